@@ -1,0 +1,44 @@
+//! The one error type of the codec crate.
+
+use crate::CodecId;
+
+/// What went wrong in a codec. Every variant says what to do about it where a
+/// user can do something.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The caller's buffer was smaller than [`Codec::bound`](crate::Codec::bound).
+    #[error("output buffer too small: {have} bytes for a unit that may need {need}")]
+    DstTooSmall { need: usize, have: usize },
+
+    /// A payload decodes to more than the caller allowed.
+    #[error("compressed data expands beyond the {limit}-byte limit for one record (corrupt file, or a declared mmap_len that is too small)")]
+    OutputLimit { limit: usize },
+
+    /// The compressed bytes are not valid for this codec.
+    #[error("corrupt {codec} data: {what}")]
+    Corrupt { codec: &'static str, what: String },
+
+    /// The compressed bytes end in the middle of a unit.
+    #[error("truncated {codec} data: {what}")]
+    Truncated { codec: &'static str, what: String },
+
+    /// libzstd reported an error while compressing.
+    #[error("zstd compression failed: {0}")]
+    Zstd(&'static str),
+
+    /// The codec exists but was left out of this build.
+    #[error("this build of perfz was compiled without {0}; rebuild with --features {0}")]
+    NotBuilt(&'static str),
+
+    /// A file names a codec id we do not know.
+    #[error("unknown compression type {:#x} in HEADER_COMPRESSED; perfz knows none (0), zstd (1), lz4 ({:#x}) and snappy ({:#x})", .0.0, CodecId::LZ4.0, CodecId::SNAPPY.0)]
+    UnknownId(CodecId),
+
+    /// A codec spec string could not be parsed.
+    #[error(
+        "invalid codec spec {spec:?}: {what}\n  valid forms: {}",
+        crate::spec::GRAMMAR_SHORT
+    )]
+    Spec { spec: String, what: String },
+}

@@ -1,0 +1,180 @@
+//! Streaming codecs for the payload of perf.data `PERF_RECORD_COMPRESSED` records.
+//!
+//! This crate is the small, dependency-light core that the recorder's push path is
+//! generic over, in the spirit of ripgrep's `grep-matcher`:
+//!
+//! * [`Codec`] compresses one push — a ring-buffer region given as one or two slices
+//!   ([`Input`]) — into a caller-provided buffer, keeping streaming state between
+//!   calls where the codec has any. It never allocates after construction.
+//! * [`Decoder`] turns the payload of one compressed record back into bytes,
+//!   appending to a `Vec` and never growing it by more than a caller-chosen limit.
+//! * [`CodecSpec`] is the user-facing name (`zstd:3,wlog=23`, `lz4`, ...); it is
+//!   parsed once and turned into a concrete codec type by [`CodecSpec::visit`], which
+//!   calls a *generic* function: the hot loop is monomorphized, never `dyn`.
+//!
+//! Every codec has a stable [`CodecId`] that is written into the perf.data
+//! `HEADER_COMPRESSED.type` field (zstd is 1, as in perf).
+//!
+//! ```
+//! use perfz_codecs::{Codec, CodecSpec, CodecVisitor, Input, Error};
+//!
+//! // The push path: generic over the codec, so each codec gets its own copy.
+//! fn push_all<C: Codec>(mut codec: C, pushes: &[&[u8]]) -> Result<usize, Error> {
+//!     let mut dst = vec![0u8; codec.bound(1 << 16)];
+//!     let mut total = 0;
+//!     for p in pushes {
+//!         total += codec.compress(Input::one(p), &mut dst)?;
+//!     }
+//!     Ok(total)
+//! }
+//!
+//! struct Run<'a>(&'a [&'a [u8]]);
+//! impl CodecVisitor for Run<'_> {
+//!     type Output = Result<usize, Error>;
+//!     fn visit<C: Codec>(self, codec: C) -> Self::Output {
+//!         push_all(codec, self.0)
+//!     }
+//! }
+//!
+//! let spec: CodecSpec = "none".parse().unwrap();
+//! // One match, inside `visit`; from here on the code is specialised for the codec.
+//! let written = spec.visit(Run(&[b"hello", b" world"])).unwrap().unwrap();
+//! assert_eq!(written, 11);
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+mod decoder;
+mod error;
+mod input;
+mod none;
+mod spec;
+
+#[cfg(any(feature = "lz4", feature = "snappy"))]
+mod framing;
+#[cfg(feature = "lz4")]
+mod lz4;
+#[cfg(feature = "snappy")]
+mod snappy;
+#[cfg(feature = "zstd")]
+mod zstd;
+
+pub use decoder::AnyDecoder;
+pub use error::Error;
+pub use input::Input;
+pub use none::{NoneCodec, NoneDecoder};
+pub use spec::{CodecKind, CodecSpec, CodecVisitor, ZstdParams};
+
+#[cfg(feature = "lz4")]
+pub use lz4::{Lz4Codec, Lz4Decoder};
+#[cfg(feature = "snappy")]
+pub use snappy::{SnappyCodec, SnappyDecoder};
+#[cfg(feature = "zstd")]
+pub use zstd::{ZstdCodec, ZstdDecoder};
+
+/// Largest payload of one perf record: `header.size` is a u16 and the 8-byte
+/// header counts, so 65 535 − 8 = 65 527 bytes (perf caps at the same value).
+pub const MAX_RECORD_PAYLOAD: usize = 65_535 - 8;
+
+/// The value written into `HEADER_COMPRESSED.type` of a perf.data file.
+///
+/// perf 6.1 knows 0 (`PERF_COMP_NONE`) and 1 (`PERF_COMP_ZSTD`). Our own codecs
+/// use values far from perf's enum, so that a future perf codec can never be
+/// mistaken for ours (see docs/FORMAT.md). An open newtype: unknown ids survive
+/// a read and are reported, not rejected at parse time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CodecId(pub u32);
+
+impl CodecId {
+    /// No compression (perf's `PERF_COMP_NONE`).
+    pub const NONE: CodecId = CodecId(0);
+    /// zstd, perf's `PERF_COMP_ZSTD`: the only one perf itself can read.
+    pub const ZSTD: CodecId = CodecId(1);
+    /// lz4 block units (perfz framing, docs/FORMAT.md). ASCII "pz" + 1.
+    pub const LZ4: CodecId = CodecId(0x707a_0001);
+    /// snappy raw units (perfz framing, docs/FORMAT.md). ASCII "pz" + 2.
+    pub const SNAPPY: CodecId = CodecId(0x707a_0002);
+
+    /// The codec's name as used in specs, or `None` for an id we do not know.
+    pub fn name(self) -> Option<&'static str> {
+        match self {
+            CodecId::NONE => Some("none"),
+            CodecId::ZSTD => Some("zstd"),
+            CodecId::LZ4 => Some("lz4"),
+            CodecId::SNAPPY => Some("snappy"),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for CodecId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name() {
+            Some(n) => write!(f, "{n} ({})", self.0),
+            None => write!(f, "unknown codec id {:#x}", self.0),
+        }
+    }
+}
+
+/// A compressor for the byte stream copied out of perf ring buffers.
+///
+/// One call compresses one push: the bytes of one ring-buffer drain, given as one
+/// slice or two (when the region wraps around the end of the buffer). The output
+/// of one call is one self-contained *unit* for the decoder: after a call returns,
+/// everything given so far can be decoded from the outputs so far (zstd flushes,
+/// block codecs emit whole blocks). That is what lets every unit become exactly one
+/// perf record that decodes to at least one byte.
+///
+/// Implementations keep their state (zstd's window, hash tables) between calls and
+/// must not allocate after construction: the push path runs in a loop that drains
+/// rings under load, and an allocation there is a stall we cannot afford.
+pub trait Codec {
+    /// The id written into `HEADER_COMPRESSED.type`.
+    const ID: CodecId;
+
+    /// Compresses the concatenation of `input`'s slices into `dst` and returns the
+    /// number of bytes written.
+    ///
+    /// An empty input writes nothing and returns 0 (so a caller can never emit a
+    /// record that decodes to nothing). `dst` must hold at least
+    /// [`bound(input.len())`](Codec::bound) bytes; if it does not, the call fails
+    /// with [`Error::DstTooSmall`] and the codec's stream state is unusable.
+    fn compress(&mut self, input: Input<'_>, dst: &mut [u8]) -> Result<usize, Error>;
+
+    /// The largest output one `compress` call may produce for `len` input bytes,
+    /// however the input is split into its two slices.
+    fn bound(&self, len: usize) -> usize;
+
+    /// The largest input length whose [`bound`](Codec::bound) fits `out_cap`, used
+    /// to split a ring drain so that each unit fits one perf record
+    /// ([`MAX_RECORD_PAYLOAD`]). Returns 0 if not even one byte fits.
+    fn max_input(&self, out_cap: usize) -> usize {
+        // bound() is monotonic; binary search keeps every codec honest without a
+        // hand-derived inverse per codec.
+        let (mut lo, mut hi) = (0usize, out_cap);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if self.bound(mid) <= out_cap {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        lo
+    }
+
+    /// Bytes of memory the codec's state holds (contexts, tables, windows).
+    fn state_size(&self) -> usize;
+}
+
+/// The inverse of a [`Codec`]: decodes the units it wrote, in order.
+pub trait Decoder {
+    /// Decodes `src` (the payload of one compressed record) and appends the result
+    /// to `dst`, returning the number of bytes appended.
+    ///
+    /// `dst` grows by at most `limit` bytes: if the payload would decode to more,
+    /// the call fails with [`Error::OutputLimit`]. Streaming decoders (zstd) may
+    /// legitimately return 0 when `src` holds only part of a block. Corrupt or
+    /// truncated input is an error, never a panic.
+    fn decompress(&mut self, src: &[u8], dst: &mut Vec<u8>, limit: usize) -> Result<usize, Error>;
+}

@@ -1,0 +1,353 @@
+//! `CodecSpec`: the user-facing codec name, parsed once, matched once.
+//!
+//! Grammar (case-sensitive, no spaces):
+//!
+//! ```text
+//! spec    = codec [ ":" level ] *( "," option )
+//! codec   = "none" | "zstd" | "lz4" | "snappy"
+//! level   = integer                  zstd only: -131072..=-1 (fast), 1..=22; 0 = zstd's default, 3
+//! option  = "wlog=" 10..=27          zstd only: window log (default: the level's own)
+//!         | "long"                   zstd only: long-distance matching (window log 27 unless wlog= says)
+//! ```
+//!
+//! `zstd` alone is `zstd:1`, perf's `-z` default. [`Display`](std::fmt::Display)
+//! prints the canonical form (`zstd:3,wlog=23,long`), which parses back to the
+//! same spec.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::{Codec, Error};
+
+/// One-line summary of the grammar, used in error messages.
+pub(crate) const GRAMMAR_SHORT: &str =
+    "none | zstd[:LEVEL][,wlog=10..27][,long] (LEVEL -131072..-1 or 1..22, default 1) | lz4 | snappy";
+
+/// Default zstd level: perf's `-z` default.
+pub const ZSTD_DEFAULT_LEVEL: i32 = 1;
+/// Fastest level libzstd accepts (`ZSTD_minCLevel()`).
+pub const ZSTD_MIN_LEVEL: i32 = -(1 << 17);
+/// Strongest level.
+pub const ZSTD_MAX_LEVEL: i32 = 22;
+/// Window log bounds (`ZSTD_WINDOWLOG_MIN`, and the largest perf 6.1 reads).
+pub const ZSTD_WLOG_RANGE: std::ops::RangeInclusive<u32> = 10..=27;
+
+/// The codecs perfz knows, built or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CodecKind {
+    None,
+    Zstd,
+    Lz4,
+    Snappy,
+}
+
+impl CodecKind {
+    /// Every codec, in the order `perfz codecs` lists them.
+    pub const ALL: [CodecKind; 4] = [
+        CodecKind::None,
+        CodecKind::Zstd,
+        CodecKind::Lz4,
+        CodecKind::Snappy,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            CodecKind::None => "none",
+            CodecKind::Zstd => "zstd",
+            CodecKind::Lz4 => "lz4",
+            CodecKind::Snappy => "snappy",
+        }
+    }
+
+    /// Whether this build of the crate contains the codec (Cargo features).
+    pub fn is_built(self) -> bool {
+        match self {
+            CodecKind::None => true,
+            CodecKind::Zstd => cfg!(feature = "zstd"),
+            CodecKind::Lz4 => cfg!(feature = "lz4"),
+            CodecKind::Snappy => cfg!(feature = "snappy"),
+        }
+    }
+
+    /// The parameters the codec takes, for `perfz codecs`.
+    pub fn parameters(self) -> &'static str {
+        match self {
+            CodecKind::None => "(none) raw records, no COMPRESSED records; the memcpy baseline",
+            CodecKind::Zstd => "LEVEL -131072..-1 (fast) or 1..22 (default 1); wlog=10..27; long",
+            CodecKind::Lz4 => "(none) lz4 block units; convert with `perfz recompress` for perf",
+            CodecKind::Snappy => {
+                "(none) snappy raw units; convert with `perfz recompress` for perf"
+            }
+        }
+    }
+}
+
+/// zstd's knobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ZstdParams {
+    /// Compression level, never 0 after parsing.
+    pub level: i32,
+    /// Window log; `None` = the level's own default (or 27 with `long`).
+    pub window_log: Option<u32>,
+    /// Long-distance matching.
+    pub long: bool,
+}
+
+impl Default for ZstdParams {
+    fn default() -> Self {
+        ZstdParams {
+            level: ZSTD_DEFAULT_LEVEL,
+            window_log: None,
+            long: false,
+        }
+    }
+}
+
+impl ZstdParams {
+    /// zstd at `level` with no other option.
+    pub fn level(level: i32) -> Self {
+        ZstdParams {
+            level,
+            ..Self::default()
+        }
+    }
+
+    /// The window log to set on the context, if any: `long` alone means 27, as
+    /// with the zstd command line tool.
+    pub fn effective_window_log(&self) -> Option<u32> {
+        self.window_log.or(if self.long {
+            Some(*ZSTD_WLOG_RANGE.end())
+        } else {
+            None
+        })
+    }
+}
+
+/// A parsed `--codec` value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CodecSpec {
+    None,
+    Zstd(ZstdParams),
+    Lz4,
+    Snappy,
+}
+
+impl Default for CodecSpec {
+    fn default() -> Self {
+        CodecSpec::Zstd(ZstdParams::default())
+    }
+}
+
+/// Called by [`CodecSpec::visit`] with the concrete codec: the generic function
+/// that every codec gets its own monomorphized copy of.
+pub trait CodecVisitor {
+    type Output;
+    fn visit<C: Codec + Send + 'static>(self, codec: C) -> Self::Output;
+}
+
+impl CodecSpec {
+    pub fn kind(&self) -> CodecKind {
+        match self {
+            CodecSpec::None => CodecKind::None,
+            CodecSpec::Zstd(_) => CodecKind::Zstd,
+            CodecSpec::Lz4 => CodecKind::Lz4,
+            CodecSpec::Snappy => CodecKind::Snappy,
+        }
+    }
+
+    /// The id written into HEADER_COMPRESSED.type.
+    pub fn id(&self) -> crate::CodecId {
+        match self.kind() {
+            CodecKind::None => crate::CodecId::NONE,
+            CodecKind::Zstd => crate::CodecId::ZSTD,
+            CodecKind::Lz4 => crate::CodecId::LZ4,
+            CodecKind::Snappy => crate::CodecId::SNAPPY,
+        }
+    }
+
+    /// The level recorded in HEADER_COMPRESSED.level (0 for codecs without one).
+    pub fn level(&self) -> i32 {
+        match self {
+            CodecSpec::Zstd(p) => p.level,
+            _ => 0,
+        }
+    }
+
+    /// Fails with [`Error::NotBuilt`] if this build lacks the codec.
+    pub fn check_built(&self) -> Result<(), Error> {
+        let kind = self.kind();
+        if kind.is_built() {
+            Ok(())
+        } else {
+            Err(Error::NotBuilt(kind.name()))
+        }
+    }
+
+    /// Builds the codec and calls `visitor` with it: the one place where the
+    /// runtime choice becomes a type.
+    pub fn visit<V: CodecVisitor>(&self, visitor: V) -> Result<V::Output, Error> {
+        match *self {
+            CodecSpec::None => Ok(visitor.visit(crate::NoneCodec::new())),
+            #[cfg(feature = "zstd")]
+            CodecSpec::Zstd(p) => Ok(visitor.visit(crate::ZstdCodec::new(&p)?)),
+            #[cfg(feature = "lz4")]
+            CodecSpec::Lz4 => Ok(visitor.visit(crate::Lz4Codec::new())),
+            #[cfg(feature = "snappy")]
+            CodecSpec::Snappy => Ok(visitor.visit(crate::SnappyCodec::new())),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::NotBuilt(self.kind().name())),
+        }
+    }
+
+    /// Parses the grammar only, without asking whether this build has the codec
+    /// (`FromStr` asks).
+    pub fn parse_grammar(s: &str) -> Result<Self, Error> {
+        let bad = |what: String| Error::Spec {
+            spec: s.to_string(),
+            what,
+        };
+        if s.is_empty() {
+            return Err(bad("empty; name a codec".into()));
+        }
+        let mut items = s.split(',');
+        let head = items.next().unwrap_or_default();
+        let (name, level) = match head.split_once(':') {
+            Some((n, l)) => (n, Some(l)),
+            None => (head, None),
+        };
+        let kind = CodecKind::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| {
+                bad(format!(
+                    "unknown codec {name:?} (known: none, zstd, lz4, snappy)"
+                ))
+            })?;
+        if kind != CodecKind::Zstd {
+            if level.is_some() {
+                return Err(bad(format!("{name} takes no level")));
+            }
+            if let Some(opt) = items.next() {
+                return Err(bad(format!("{name} takes no options, got {opt:?}")));
+            }
+            return Ok(match kind {
+                CodecKind::None => CodecSpec::None,
+                CodecKind::Lz4 => CodecSpec::Lz4,
+                _ => CodecSpec::Snappy,
+            });
+        }
+        let mut p = ZstdParams::default();
+        if let Some(l) = level {
+            let v: i32 = l
+                .parse()
+                .map_err(|_| bad(format!("zstd level {l:?} is not an integer")))?;
+            if !(ZSTD_MIN_LEVEL..=ZSTD_MAX_LEVEL).contains(&v) {
+                return Err(bad(format!(
+                    "zstd level {v} is out of range {ZSTD_MIN_LEVEL}..={ZSTD_MAX_LEVEL}"
+                )));
+            }
+            p.level = if v == 0 { 3 } else { v };
+        }
+        for opt in items {
+            match opt.split_once('=') {
+                None if opt == "long" => p.long = true,
+                Some(("wlog", v)) => {
+                    let w: u32 = v
+                        .parse()
+                        .map_err(|_| bad(format!("wlog {v:?} is not an integer")))?;
+                    if !ZSTD_WLOG_RANGE.contains(&w) {
+                        return Err(bad(format!(
+                            "wlog {w} is out of range 10..=27 (perf's reader accepts at most 27)"
+                        )));
+                    }
+                    p.window_log = Some(w);
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "unknown zstd option {opt:?} (known: wlog=N, long)"
+                    )))
+                }
+            }
+        }
+        Ok(CodecSpec::Zstd(p))
+    }
+}
+
+impl FromStr for CodecSpec {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self, Error> {
+        let spec = Self::parse_grammar(s)?;
+        spec.check_built()?;
+        Ok(spec)
+    }
+}
+
+impl fmt::Display for CodecSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CodecSpec::Zstd(p) => {
+                write!(f, "zstd:{}", p.level)?;
+                if let Some(w) = p.window_log {
+                    write!(f, ",wlog={w}")?;
+                }
+                if p.long {
+                    f.write_str(",long")?;
+                }
+                Ok(())
+            }
+            other => f.write_str(other.kind().name()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn good_specs_parse_and_round_trip() {
+        let cases = [
+            ("none", "none"),
+            ("zstd", "zstd:1"),
+            ("zstd:3", "zstd:3"),
+            ("zstd:-5", "zstd:-5"),
+            ("zstd:19", "zstd:19"),
+            ("zstd:0", "zstd:3"),
+            ("zstd:3,wlog=23", "zstd:3,wlog=23"),
+            ("zstd:1,long", "zstd:1,long"),
+            ("zstd,long,wlog=20", "zstd:1,wlog=20,long"),
+            ("lz4", "lz4"),
+            ("snappy", "snappy"),
+        ];
+        for (input, canonical) in cases {
+            let spec = CodecSpec::parse_grammar(input).unwrap();
+            assert_eq!(spec.to_string(), canonical, "{input}");
+            assert_eq!(
+                CodecSpec::parse_grammar(canonical).unwrap(),
+                spec,
+                "{input}"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong_and_list_valid_forms() {
+        let cases = [
+            ("zstd:99", "out of range"),
+            ("gzip", "unknown codec \"gzip\""),
+            ("zstd:abc", "not an integer"),
+            ("lz4:3", "lz4 takes no level"),
+            ("", "empty"),
+            ("zstd:3,wlog=28", "at most 27"),
+            ("zstd:3,fast", "unknown zstd option"),
+            ("snappy,long", "snappy takes no options"),
+            ("ZSTD", "unknown codec"),
+        ];
+        for (input, needle) in cases {
+            let msg = CodecSpec::parse_grammar(input).unwrap_err().to_string();
+            assert!(msg.contains(needle), "{input:?}: {msg}");
+            assert!(msg.contains("valid forms: none | zstd"), "{input:?}: {msg}");
+        }
+    }
+}

@@ -1,0 +1,109 @@
+use zstd_safe::zstd_sys::ZSTD_EndDirective;
+use zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer, ResetDirective};
+
+use super::zstd_err;
+use crate::{Codec, CodecId, Error, Input, ZstdParams};
+
+/// Largest zstd frame header (magic 4 + descriptor 1 + window 1 + dict id 4 +
+/// content size 8); only the first unit of a stream carries one.
+const FRAME_HEADER_MAX: usize = 18;
+
+/// zstd streaming compression through one `ZSTD_CCtx` kept for the whole stream.
+///
+/// Each [`compress`](Codec::compress) feeds the slices with `ZSTD_e_continue` and
+/// then flushes until nothing is pending (never `ZSTD_e_end`): the session is one
+/// endless frame, as perf writes it, and every unit decodes completely once read.
+/// No pledged size, no checksum, window log ≤ 27, so perf 6.1 can read the stream.
+pub struct ZstdCodec {
+    cctx: CCtx<'static>,
+}
+
+impl ZstdCodec {
+    pub fn new(params: &ZstdParams) -> Result<Self, Error> {
+        let mut cctx =
+            CCtx::try_create().ok_or(Error::Zstd("cannot allocate a compression context"))?;
+        let set = |cctx: &mut CCtx<'static>, p| {
+            cctx.set_parameter(p)
+                .map(drop)
+                .map_err(zstd_err)
+                .map_err(Error::Zstd)
+        };
+        set(&mut cctx, CParameter::CompressionLevel(params.level))?;
+        if let Some(wlog) = params.effective_window_log() {
+            set(&mut cctx, CParameter::WindowLog(wlog))?;
+        }
+        if params.long {
+            set(&mut cctx, CParameter::EnableLongDistanceMatching(true))?;
+        }
+        // libzstd sizes and allocates its workspace on the first streaming call.
+        // Make that call now, then forget the session (keeping the parameters and
+        // the workspace), so that no push ever allocates.
+        let mut scratch = [0u8; 64];
+        let mut out = OutBuffer::around(&mut scratch[..]);
+        let mut inp = InBuffer::around(&[0u8]);
+        cctx.compress_stream2(&mut out, &mut inp, ZSTD_EndDirective::ZSTD_e_flush)
+            .map_err(zstd_err)
+            .map_err(Error::Zstd)?;
+        cctx.reset(ResetDirective::SessionOnly)
+            .map_err(zstd_err)
+            .map_err(Error::Zstd)?;
+        Ok(ZstdCodec { cctx })
+    }
+}
+
+impl Codec for ZstdCodec {
+    const ID: CodecId = CodecId::ZSTD;
+
+    fn compress(&mut self, input: Input<'_>, dst: &mut [u8]) -> Result<usize, Error> {
+        if input.is_empty() {
+            return Ok(0);
+        }
+        let need = self.bound(input.len());
+        if dst.len() < need {
+            return Err(Error::DstTooSmall {
+                need,
+                have: dst.len(),
+            });
+        }
+        let have = dst.len();
+        let mut out = OutBuffer::around(dst);
+        for part in input.parts() {
+            let mut inp = InBuffer::around(part);
+            while inp.pos() < part.len() {
+                let before = (inp.pos(), out.pos());
+                self.cctx
+                    .compress_stream2(&mut out, &mut inp, ZSTD_EndDirective::ZSTD_e_continue)
+                    .map_err(zstd_err)
+                    .map_err(Error::Zstd)?;
+                if (inp.pos(), out.pos()) == before {
+                    return Err(Error::DstTooSmall { need, have });
+                }
+            }
+        }
+        loop {
+            let pending = self
+                .cctx
+                .flush_stream(&mut out)
+                .map_err(zstd_err)
+                .map_err(Error::Zstd)?;
+            if pending == 0 {
+                break;
+            }
+            if out.pos() == out.capacity() {
+                return Err(Error::DstTooSmall { need, have });
+            }
+        }
+        Ok(out.pos())
+    }
+
+    fn bound(&self, len: usize) -> usize {
+        // compressBound covers a whole frame of `len` bytes. A flush may cut the
+        // input into at most two blocks when zstd's input buffer wraps (3 bytes of
+        // block header each), and the first unit carries the frame header.
+        zstd_safe::compress_bound(len) + FRAME_HEADER_MAX + 6
+    }
+
+    fn state_size(&self) -> usize {
+        self.cctx.sizeof()
+    }
+}

@@ -1,0 +1,38 @@
+//! The command line: one module per subcommand. `anyhow` lives only here, at
+//! the edge; the library below speaks `thiserror` enums.
+
+mod codecs;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// perfz records perf events into compressed perf.data files that `perf report`
+/// reads.
+#[derive(Debug, Parser)]
+#[command(name = "perfz", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the codecs of this build, their ids and parameters.
+    Codecs(codecs::Args),
+}
+
+/// Runs the CLI and turns errors into a one-line message and exit code 1.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let res = match cli.command {
+        Command::Codecs(args) => codecs::run(args),
+    };
+    match res {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("perfz: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

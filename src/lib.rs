@@ -1,0 +1,8 @@
+//! perfz: a Linux event recorder that writes compressed perf.data files.
+//!
+//! The data flow shows in the module tree: `event` (kernel side) → `push`
+//! (ring → codec → sink) → `format` (perf.data). See docs/ARCHITECTURE.md.
+
+pub mod cli;
+
+pub use perfz_codecs as codecs;
