@@ -6,3 +6,4 @@
 pub mod cli;
 
 pub use perfz_codecs as codecs;
+pub mod format;

@@ -2,6 +2,7 @@
 //! the edge; the library below speaks `thiserror` enums.
 
 mod codecs;
+mod stat;
 
 use std::process::ExitCode;
 
@@ -20,6 +21,8 @@ pub struct Cli {
 pub enum Command {
     /// List the codecs of this build, their ids and parameters.
     Codecs(codecs::Args),
+    /// Header facts, compression, per-record-type counts and lost totals of a perf.data.
+    Stat(stat::Args),
 }
 
 /// Runs the CLI and turns errors into a one-line message and exit code 1.
@@ -27,6 +30,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.command {
         Command::Codecs(args) => codecs::run(args),
+        Command::Stat(args) => stat::run(args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,269 @@
+//! Feature sections (format notes section 3): kept as raw payloads, so that
+//! features we do not interpret survive a conversion, with typed views of the
+//! ones we do.
+
+use std::collections::BTreeMap;
+
+use perfz_codecs::CodecId;
+
+use super::endian::{Cursor, Endian};
+use super::FormatError;
+
+/// Feature bit numbers (perf 6.1 `HEADER_*`).
+pub mod feat {
+    pub const TRACING_DATA: u32 = 1;
+    pub const BUILD_ID: u32 = 2;
+    pub const HOSTNAME: u32 = 3;
+    pub const OSRELEASE: u32 = 4;
+    pub const VERSION: u32 = 5;
+    pub const ARCH: u32 = 6;
+    pub const NRCPUS: u32 = 7;
+    pub const CPUDESC: u32 = 8;
+    pub const CPUID: u32 = 9;
+    pub const TOTAL_MEM: u32 = 10;
+    pub const CMDLINE: u32 = 11;
+    pub const EVENT_DESC: u32 = 12;
+    pub const CPU_TOPOLOGY: u32 = 13;
+    pub const NUMA_TOPOLOGY: u32 = 14;
+    pub const BRANCH_STACK: u32 = 15;
+    pub const AUXTRACE: u32 = 18;
+    pub const STAT: u32 = 19;
+    pub const CACHE: u32 = 20;
+    pub const SAMPLE_TIME: u32 = 21;
+    pub const DIR_FORMAT: u32 = 24;
+    pub const COMPRESSED: u32 = 27;
+    pub const HYBRID_TOPOLOGY: u32 = 30;
+    /// Not a feature: the end marker of pipe-mode feature records.
+    pub const LAST_FEATURE: u32 = 32;
+
+    /// Whether perf sends the feature as a HEADER_FEATURE record in pipe mode.
+    pub fn pipe_capable(bit: u32) -> bool {
+        !matches!(
+            bit,
+            TRACING_DATA
+                | BUILD_ID
+                | BRANCH_STACK
+                | AUXTRACE
+                | STAT
+                | CACHE
+                | DIR_FORMAT
+                | HYBRID_TOPOLOGY
+        ) && bit < LAST_FEATURE
+    }
+
+    pub fn name(bit: u32) -> &'static str {
+        const NAMES: [&str; 32] = [
+            "RESERVED",
+            "TRACING_DATA",
+            "BUILD_ID",
+            "HOSTNAME",
+            "OSRELEASE",
+            "VERSION",
+            "ARCH",
+            "NRCPUS",
+            "CPUDESC",
+            "CPUID",
+            "TOTAL_MEM",
+            "CMDLINE",
+            "EVENT_DESC",
+            "CPU_TOPOLOGY",
+            "NUMA_TOPOLOGY",
+            "BRANCH_STACK",
+            "PMU_MAPPINGS",
+            "GROUP_DESC",
+            "AUXTRACE",
+            "STAT",
+            "CACHE",
+            "SAMPLE_TIME",
+            "MEM_TOPOLOGY",
+            "CLOCKID",
+            "DIR_FORMAT",
+            "BPF_PROG_INFO",
+            "BPF_BTF",
+            "COMPRESSED",
+            "CPU_PMU_CAPS",
+            "CLOCK_DATA",
+            "HYBRID_TOPOLOGY",
+            "PMU_CAPS",
+        ];
+        NAMES.get(bit as usize).copied().unwrap_or("UNKNOWN")
+    }
+}
+
+/// `HEADER_COMPRESSED`: `u32 version, type, level, ratio, mmap_len`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CompressedInfo {
+    pub version: u32,
+    pub codec: u32,
+    pub level: u32,
+    pub ratio: u32,
+    pub mmap_len: u32,
+}
+
+impl CompressedInfo {
+    pub fn codec_id(&self) -> CodecId {
+        CodecId(self.codec)
+    }
+
+    pub fn to_le(self) -> Vec<u8> {
+        [
+            self.version,
+            self.codec,
+            self.level,
+            self.ratio,
+            self.mmap_len,
+        ]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect()
+    }
+}
+
+/// The feature sections of a file, by bit, as raw payloads in the file's byte
+/// order (little endian for everything perfz writes).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FeatureSet {
+    pub sections: BTreeMap<u32, Vec<u8>>,
+    pub endian: Option<Endian>,
+}
+
+impl FeatureSet {
+    fn e(&self) -> Endian {
+        self.endian.unwrap_or(Endian::Little)
+    }
+
+    pub fn get(&self, bit: u32) -> Option<&[u8]> {
+        self.sections.get(&bit).map(Vec::as_slice)
+    }
+
+    pub fn set(&mut self, bit: u32, payload: Vec<u8>) {
+        self.sections.insert(bit, payload);
+    }
+
+    pub fn remove(&mut self, bit: u32) {
+        self.sections.remove(&bit);
+    }
+
+    pub fn string(&self, bit: u32) -> Option<String> {
+        let mut c = Cursor::new(self.get(bit)?, self.e(), 0);
+        read_string(&mut c).ok()
+    }
+
+    pub fn set_string(&mut self, bit: u32, s: &str) {
+        let mut out = Vec::new();
+        write_string(&mut out, s);
+        self.set(bit, out);
+    }
+
+    pub fn compressed(&self) -> Result<Option<CompressedInfo>, FormatError> {
+        let Some(b) = self.get(feat::COMPRESSED) else {
+            return Ok(None);
+        };
+        let mut c = Cursor::new(b, self.e(), 0);
+        let mut v = [0u32; 5];
+        for x in &mut v {
+            *x = c.u32("HEADER_COMPRESSED")?;
+        }
+        Ok(Some(CompressedInfo {
+            version: v[0],
+            codec: v[1],
+            level: v[2],
+            ratio: v[3],
+            mmap_len: v[4],
+        }))
+    }
+
+    pub fn set_compressed(&mut self, info: CompressedInfo) {
+        self.set(feat::COMPRESSED, info.to_le());
+    }
+
+    /// `(available, online)`.
+    pub fn nr_cpus(&self) -> Option<(u32, u32)> {
+        let mut c = Cursor::new(self.get(feat::NRCPUS)?, self.e(), 0);
+        Some((c.u32("").ok()?, c.u32("").ok()?))
+    }
+
+    /// MemTotal in kB.
+    pub fn total_mem_kb(&self) -> Option<u64> {
+        Cursor::new(self.get(feat::TOTAL_MEM)?, self.e(), 0)
+            .u64("")
+            .ok()
+    }
+
+    pub fn cmdline(&self) -> Option<Vec<String>> {
+        let mut c = Cursor::new(self.get(feat::CMDLINE)?, self.e(), 0);
+        let n = c.u32("").ok()?;
+        (0..n.min(4096)).map(|_| read_string(&mut c).ok()).collect()
+    }
+
+    /// `(name, ids)` per event.
+    pub fn event_desc(&self) -> Option<Vec<(String, Vec<u64>)>> {
+        let mut c = Cursor::new(self.get(feat::EVENT_DESC)?, self.e(), 0);
+        let nr = c.u32("").ok()?;
+        let attr_size = c.u32("").ok()? as usize;
+        let mut out = Vec::new();
+        for _ in 0..nr.min(65536) {
+            c.skip(attr_size, "").ok()?;
+            let nr_ids = c.u32("").ok()?;
+            let name = read_string(&mut c).ok()?;
+            if nr_ids as usize > c.remaining() / 8 {
+                return None;
+            }
+            let ids = (0..nr_ids)
+                .map(|_| c.u64(""))
+                .collect::<Result<_, _>>()
+                .ok()?;
+            out.push((name, ids));
+        }
+        Some(out)
+    }
+
+    /// `(misc, pid, filename)` of each BUILD_ID entry.
+    pub fn build_ids(&self) -> Option<Vec<(u16, i32, String)>> {
+        let mut c = Cursor::new(self.get(feat::BUILD_ID)?, self.e(), 0);
+        let mut out = Vec::new();
+        while c.remaining() >= 8 {
+            let start = c.pos;
+            c.u32("").ok()?;
+            let misc = c.u16("").ok()?;
+            let size = c.u16("").ok()? as usize;
+            if size < 36 || start + size > c.buf.len() {
+                return None;
+            }
+            let pid = c.u32("").ok()? as i32;
+            let name = &c.buf[start + 36..start + size];
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+            out.push((
+                misc,
+                pid,
+                String::from_utf8_lossy(&name[..end]).into_owned(),
+            ));
+            c.pos = start + size;
+        }
+        Some(out)
+    }
+}
+
+/// A "header string": `u32 len` (NUL and padding to 64 included), then the bytes.
+pub fn read_string(c: &mut Cursor<'_>) -> Result<String, FormatError> {
+    let len = c.u32("string length")? as usize;
+    let b = c.bytes(len, "string")?;
+    let end = b.iter().position(|&x| x == 0).unwrap_or(b.len());
+    Ok(String::from_utf8_lossy(&b[..end]).into_owned())
+}
+
+/// Writes a header string as perf does: padded to a multiple of 64 with NULs.
+pub fn write_string(out: &mut Vec<u8>, s: &str) {
+    let len = (s.len() + 1).div_ceil(64) * 64;
+    out.extend_from_slice(&(len as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+    out.resize(out.len() + len - s.len(), 0);
+}
+
+/// A string list: `u32 nr` then `nr` header strings.
+pub fn write_string_list(out: &mut Vec<u8>, items: &[String]) {
+    out.extend_from_slice(&(items.len() as u32).to_le_bytes());
+    for s in items {
+        write_string(out, s);
+    }
+}

@@ -1,0 +1,112 @@
+//! The file-mode header (104 bytes) and the pipe-mode header (16 bytes).
+
+use super::endian::{Cursor, Endian};
+use super::FormatError;
+
+/// `"PERFILE2"` read as a little-endian u64.
+pub const MAGIC: u64 = 0x3245_4c49_4652_4550;
+/// Size of `struct perf_file_header`.
+pub const FILE_HEADER_SIZE: u64 = 104;
+/// Size of the pipe-mode header (magic + size).
+pub const PIPE_HEADER_SIZE: u64 = 16;
+
+/// `{offset, size}` of a part of the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Section {
+    pub offset: u64,
+    pub size: u64,
+}
+
+impl Section {
+    pub fn end(&self) -> Option<u64> {
+        self.offset.checked_add(self.size)
+    }
+
+    pub(crate) fn read(c: &mut Cursor<'_>, what: &str) -> Result<Self, FormatError> {
+        Ok(Section {
+            offset: c.u64(what)?,
+            size: c.u64(what)?,
+        })
+    }
+
+    pub fn to_le(self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&self.offset.to_le_bytes());
+        b[8..].copy_from_slice(&self.size.to_le_bytes());
+        b
+    }
+}
+
+/// The magic tells file mode from pipe mode (by the size field) and the byte order.
+pub fn detect_endian(magic: [u8; 8]) -> Result<Endian, FormatError> {
+    if u64::from_le_bytes(magic) == MAGIC {
+        Ok(Endian::Little)
+    } else if u64::from_be_bytes(magic) == MAGIC {
+        Ok(Endian::Big)
+    } else {
+        Err(FormatError::BadMagic { found: magic })
+    }
+}
+
+/// `struct perf_file_header`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FileHeader {
+    pub attr_size: u64,
+    pub attrs: Section,
+    pub data: Section,
+    /// 256 feature bits.
+    pub features: [u64; 4],
+}
+
+impl FileHeader {
+    pub fn parse(buf: &[u8], endian: Endian) -> Result<Self, FormatError> {
+        let mut c = Cursor::new(buf, endian, 0);
+        c.skip(8, "magic")?;
+        let size = c.u64("header size")?;
+        if size != FILE_HEADER_SIZE && size != 72 {
+            return Err(FormatError::invalid(
+                8,
+                format!("header size {size}; perf writes 104 (or 72 for old files)"),
+            ));
+        }
+        let attr_size = c.u64("attr_size")?;
+        let attrs = Section::read(&mut c, "attrs section")?;
+        let data = Section::read(&mut c, "data section")?;
+        c.skip(16, "event_types section")?;
+        let mut features = [0u64; 4];
+        if size == FILE_HEADER_SIZE {
+            for w in &mut features {
+                *w = c.u64("feature bitmap")?;
+            }
+        }
+        Ok(FileHeader {
+            attr_size,
+            attrs,
+            data,
+            features,
+        })
+    }
+
+    pub fn has_feature(&self, bit: u32) -> bool {
+        bit < 256 && self.features[(bit / 64) as usize] & (1 << (bit % 64)) != 0
+    }
+
+    /// Set feature bits, ascending: the order of the feature index table.
+    pub fn feature_bits(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..256).filter(|&b| self.has_feature(b))
+    }
+
+    pub fn to_le(&self) -> [u8; FILE_HEADER_SIZE as usize] {
+        let mut b = [0u8; FILE_HEADER_SIZE as usize];
+        b[0..8].copy_from_slice(&MAGIC.to_le_bytes());
+        b[8..16].copy_from_slice(&FILE_HEADER_SIZE.to_le_bytes());
+        b[16..24].copy_from_slice(&self.attr_size.to_le_bytes());
+        b[24..40].copy_from_slice(&self.attrs.to_le());
+        b[40..56].copy_from_slice(&self.data.to_le());
+        // 56..72: event_types, obsolete, zero.
+        for (i, w) in self.features.iter().enumerate() {
+            b[72 + 8 * i..80 + 8 * i].copy_from_slice(&w.to_le_bytes());
+        }
+        b
+    }
+}

@@ -1,0 +1,22 @@
+//! perf.data: reading and writing the format perf 6.1 reads
+//! (`../shared/docs/perf-data-format.md`), with transparent decompression.
+
+pub mod attr;
+pub mod compress;
+pub mod endian;
+mod error;
+pub mod feature;
+pub mod header;
+pub mod reader;
+pub mod record;
+pub mod sample;
+pub mod stats;
+mod stream;
+pub mod writer;
+
+pub use attr::{Attr, AttrEntry};
+pub use error::FormatError;
+pub use feature::{feat, CompressedInfo, FeatureSet};
+pub use reader::{Meta, Mode, PerfReader};
+pub use record::{Record, RecordHeader, RecordType};
+pub use sample::Sample;

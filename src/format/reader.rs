@@ -1,0 +1,436 @@
+//! Opening a perf.data: file mode, pipe mode (also from stdin), or perf's
+//! `--threads` directory format. Metadata is read up front (file mode) or as
+//! its records arrive (pipe mode); records are then streamed one at a time.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use super::attr::{sample_type as st, Attr, AttrEntry};
+use super::endian::{Cursor, Endian};
+use super::feature::{feat, CompressedInfo, FeatureSet};
+use super::header::{detect_endian, FileHeader, FILE_HEADER_SIZE, PIPE_HEADER_SIZE};
+use super::record::{Record, RecordType};
+use super::sample::Sample;
+use super::stream::RecordStream;
+use super::FormatError;
+
+/// Largest feature section we read (perf's are a few KiB).
+const MAX_FEATURE_SIZE: u64 = 64 << 20;
+/// Largest number of ids of one event (CPUs × threads).
+const MAX_IDS: u64 = 1 << 20;
+const READ_BUF: usize = 256 * 1024;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    File,
+    Pipe,
+    Directory,
+}
+
+/// What is known about an open file: header, attrs, features. In pipe mode it
+/// fills in as the HEADER_ATTR / HEADER_FEATURE records pass.
+pub struct Meta {
+    pub path: PathBuf,
+    pub mode: Mode,
+    pub endian: Endian,
+    /// File-mode header (also for the `data` file of a directory).
+    pub header: Option<FileHeader>,
+    pub attrs: Vec<AttrEntry>,
+    pub features: FeatureSet,
+    ids: HashMap<u64, usize>,
+    compressed: Option<CompressedInfo>,
+}
+
+/// An open perf.data and the position in its record stream.
+pub struct PerfReader {
+    pub meta: Meta,
+    stream: RecordStream,
+    /// `data.N` files of a directory, still to read.
+    more_streams: Vec<(u32, PathBuf)>,
+}
+
+impl std::ops::Deref for PerfReader {
+    type Target = Meta;
+    fn deref(&self) -> &Meta {
+        &self.meta
+    }
+}
+
+impl PerfReader {
+    /// Opens `path`; `-` reads a pipe-mode stream from standard input.
+    pub fn open(path: &Path) -> Result<Self, FormatError> {
+        if path == Path::new("-") {
+            return Self::from_pipe(path, Box::new(std::io::stdin().lock()));
+        }
+        if path.is_dir() {
+            return Self::open_dir(path);
+        }
+        let mut f = File::open(path)?;
+        let mut magic = [0u8; 16];
+        let n = read_up_to(&mut f, &mut magic)?;
+        if n < 16 {
+            return Err(FormatError::Truncated {
+                offset: 0,
+                what: format!("file header: the file has only {n} bytes"),
+            });
+        }
+        let endian = detect_endian(magic[..8].try_into().unwrap())?;
+        let size = endian.u64(magic[8..16].try_into().unwrap());
+        f.seek(SeekFrom::Start(0))?;
+        if size == PIPE_HEADER_SIZE {
+            return Self::from_pipe(path, Box::new(BufReader::with_capacity(READ_BUF, f)));
+        }
+        Self::open_file(path, f, endian)
+    }
+
+    fn open_dir(dir: &Path) -> Result<Self, FormatError> {
+        let main = dir.join("data");
+        let mut r = Self::open(&main).map_err(|e| match e {
+            FormatError::Io(io) => FormatError::Unsupported(format!(
+                "{} is a directory but not perf's --threads format ({}: {io})",
+                dir.display(),
+                main.display()
+            )),
+            other => other,
+        })?;
+        let mut streams = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let Some(n) = name
+                .to_str()
+                .and_then(|s| s.strip_prefix("data."))
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if entry.file_type()?.is_file() {
+                streams.push((n, entry.path()));
+            }
+        }
+        streams.sort();
+        streams.reverse(); // popped from the back
+        r.meta.path = dir.to_path_buf();
+        r.meta.mode = Mode::Directory;
+        r.more_streams = streams;
+        Ok(r)
+    }
+
+    fn from_pipe(path: &Path, mut src: Box<dyn Read>) -> Result<Self, FormatError> {
+        let mut head = [0u8; 16];
+        let n = read_up_to(&mut src, &mut head)?;
+        if n < 16 {
+            return Err(FormatError::Truncated {
+                offset: 0,
+                what: format!("pipe header: only {n} bytes"),
+            });
+        }
+        let endian = detect_endian(head[..8].try_into().unwrap())?;
+        let size = endian.u64(head[8..].try_into().unwrap());
+        if size != PIPE_HEADER_SIZE {
+            return Err(FormatError::invalid(
+                8,
+                format!("pipe header size {size}, expected 16"),
+            ));
+        }
+        Ok(PerfReader {
+            meta: Meta {
+                path: path.to_path_buf(),
+                mode: Mode::Pipe,
+                endian,
+                header: None,
+                attrs: Vec::new(),
+                features: FeatureSet {
+                    endian: Some(endian),
+                    ..Default::default()
+                },
+                ids: HashMap::new(),
+                compressed: None,
+            },
+            stream: RecordStream::new(src, endian, PIPE_HEADER_SIZE, None, None),
+            more_streams: Vec::new(),
+        })
+    }
+
+    fn open_file(path: &Path, mut f: File, endian: Endian) -> Result<Self, FormatError> {
+        let file_len = f.metadata()?.len();
+        let mut hb = [0u8; FILE_HEADER_SIZE as usize];
+        let n = read_up_to(&mut f, &mut hb)?;
+        let header = FileHeader::parse(&hb[..n], endian)?;
+        let within = |s: super::header::Section, what: &str| -> Result<(), FormatError> {
+            match s.end() {
+                Some(end) if end <= file_len => Ok(()),
+                _ => Err(FormatError::invalid(
+                    s.offset,
+                    format!(
+                        "{what} ({} bytes at {:#x}) lies past the end of the {file_len}-byte file",
+                        s.size, s.offset
+                    ),
+                )),
+            }
+        };
+        within(header.attrs, "the attrs section")?;
+        within(header.data, "the data section")?;
+        if header.attr_size < 64 + 16 || header.attr_size > 4096 {
+            return Err(FormatError::invalid(
+                16,
+                format!(
+                    "attr_size {} is out of range (perf writes 144)",
+                    header.attr_size
+                ),
+            ));
+        }
+        if header.attrs.size % header.attr_size != 0 {
+            return Err(FormatError::invalid(
+                24,
+                format!(
+                    "attrs section size {} is not a multiple of attr_size {}",
+                    header.attrs.size, header.attr_size
+                ),
+            ));
+        }
+        // Attrs with their id arrays.
+        let mut buf = vec![0u8; header.attrs.size as usize];
+        f.seek(SeekFrom::Start(header.attrs.offset))?;
+        f.read_exact(&mut buf)?;
+        let mut attrs = Vec::new();
+        for (i, entry) in buf.chunks(header.attr_size as usize).enumerate() {
+            let base = header.attrs.offset + i as u64 * header.attr_size;
+            let mut c = Cursor::new(entry, endian, base);
+            let declared = endian.u32(entry[4..8].try_into().unwrap()) as usize;
+            let size = if declared == 0 { 64 } else { declared };
+            if size + 16 > entry.len() {
+                return Err(FormatError::invalid(
+                    base + 4,
+                    format!(
+                        "attr.size {size} does not fit the {}-byte attr entry",
+                        entry.len()
+                    ),
+                ));
+            }
+            let attr = Attr::parse(&mut c, size)?;
+            c.pos = entry.len() - 16;
+            let ids_sec = super::header::Section::read(&mut c, "attr id section")?;
+            within(ids_sec, "an attr's id array")?;
+            if ids_sec.size % 8 != 0 || ids_sec.size / 8 > MAX_IDS {
+                return Err(FormatError::invalid(
+                    base,
+                    format!("id array of {} bytes", ids_sec.size),
+                ));
+            }
+            let mut ib = vec![0u8; ids_sec.size as usize];
+            f.seek(SeekFrom::Start(ids_sec.offset))?;
+            f.read_exact(&mut ib)?;
+            let ids = ib
+                .chunks(8)
+                .map(|b| endian.u64(b.try_into().unwrap()))
+                .collect();
+            attrs.push(AttrEntry {
+                attr,
+                ids,
+                name: None,
+            });
+        }
+        // Feature sections: the index table starts where the data ends.
+        let mut features = FeatureSet {
+            endian: Some(endian),
+            ..Default::default()
+        };
+        let table_at = header.data.end().expect("checked by within()");
+        let bits: Vec<u32> = header.feature_bits().collect();
+        if !bits.is_empty() {
+            let mut tb = vec![0u8; bits.len() * 16];
+            f.seek(SeekFrom::Start(table_at))?;
+            if read_up_to(&mut f, &mut tb)? < tb.len() {
+                return Err(FormatError::Truncated {
+                    offset: table_at,
+                    what: format!("feature index table of {} entries", bits.len()),
+                });
+            }
+            for (i, &bit) in bits.iter().enumerate() {
+                let mut c = Cursor::new(&tb[i * 16..], endian, table_at + i as u64 * 16);
+                let sec = super::header::Section::read(&mut c, "feature index entry")?;
+                if bit >= feat::LAST_FEATURE {
+                    continue; // unknown to perf 6.1 too; skipped, as perf does
+                }
+                within(sec, &format!("feature {}", feat::name(bit)))?;
+                if sec.size > MAX_FEATURE_SIZE {
+                    return Err(FormatError::invalid(
+                        sec.offset,
+                        format!("feature {} claims {} bytes", feat::name(bit), sec.size),
+                    ));
+                }
+                let mut payload = vec![0u8; sec.size as usize];
+                f.seek(SeekFrom::Start(sec.offset))?;
+                f.read_exact(&mut payload)?;
+                features.set(bit, payload);
+            }
+        }
+        let compressed = features.compressed()?;
+        f.seek(SeekFrom::Start(header.data.offset))?;
+        let src = Box::new(BufReader::with_capacity(READ_BUF, f));
+        let stream = RecordStream::new(src, endian, header.data.offset, header.data.end(), None);
+        let mut meta = Meta {
+            path: path.to_path_buf(),
+            mode: Mode::File,
+            endian,
+            header: Some(header),
+            attrs,
+            features,
+            ids: HashMap::new(),
+            compressed,
+        };
+        meta.index_attrs();
+        Ok(PerfReader {
+            meta,
+            stream,
+            more_streams: Vec::new(),
+        })
+    }
+
+    /// The next record of the file; see [`Record`]. COMPRESSED records are
+    /// returned themselves, followed by the records decoded from them.
+    pub fn next_record(&mut self) -> Result<Option<(Record<'_>, &Meta)>, FormatError> {
+        loop {
+            if self.stream.advance(self.meta.compressed.as_ref())? {
+                break;
+            }
+            let Some((n, path)) = self.more_streams.pop() else {
+                return Ok(None);
+            };
+            let f = File::open(&path)?;
+            let len = f.metadata()?.len();
+            self.stream = RecordStream::new(
+                Box::new(BufReader::with_capacity(READ_BUF, f)),
+                self.meta.endian,
+                0,
+                Some(len),
+                Some(n),
+            );
+        }
+        let rec = self.stream.current();
+        let m = &mut self.meta;
+        if m.mode == Mode::Pipe && !rec.nested {
+            match rec.header.type_ {
+                RecordType::HEADER_ATTR => {
+                    let entry = parse_header_attr(&rec, m.endian)?;
+                    m.attrs.push(entry);
+                    m.index_attrs();
+                }
+                RecordType::HEADER_FEATURE => {
+                    let mut c = Cursor::new(rec.body(), m.endian, rec.offset + 8);
+                    let bit = c.u64("feature id")?;
+                    if bit < feat::LAST_FEATURE as u64 {
+                        m.features.set(bit as u32, c.buf[8..].to_vec());
+                        if bit == feat::COMPRESSED as u64 {
+                            m.compressed = m.features.compressed()?;
+                        }
+                        if bit == feat::EVENT_DESC as u64 {
+                            m.index_attrs();
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(Some((self.stream.current(), &self.meta)))
+    }
+}
+
+impl Meta {
+    /// Names from EVENT_DESC and the id → attr map.
+    fn index_attrs(&mut self) {
+        if let Some(desc) = self.features.event_desc() {
+            for (entry, (name, _)) in self.attrs.iter_mut().zip(desc) {
+                entry.name.get_or_insert(name);
+            }
+        }
+        self.ids = self
+            .attrs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, a)| a.ids.iter().map(move |&id| (id, i)))
+            .collect();
+    }
+
+    /// The HEADER_COMPRESSED feature, once known (pipe mode: once its record passed).
+    pub fn compressed(&self) -> Option<CompressedInfo> {
+        self.compressed
+    }
+
+    /// The attr a SAMPLE belongs to (format notes 4.7).
+    pub fn attr_of_sample(&self, rec: &Record<'_>) -> Option<&AttrEntry> {
+        if self.attrs.len() <= 1 {
+            return self.attrs.first();
+        }
+        let t = self.attrs[0].attr.sample_type();
+        let pos = if t & st::IDENTIFIER != 0 {
+            0
+        } else if t & st::ID != 0 {
+            [st::IP, st::TID, st::TIME, st::ADDR]
+                .iter()
+                .filter(|&&b| t & b != 0)
+                .count()
+        } else {
+            return self.attrs.first();
+        };
+        let b = rec.body().get(pos * 8..pos * 8 + 8)?;
+        let id = self.endian.u64(b.try_into().unwrap());
+        self.ids.get(&id).map(|&i| &self.attrs[i])
+    }
+
+    /// Decodes a SAMPLE record with the attr it belongs to.
+    pub fn parse_sample(&self, rec: &Record<'_>) -> Result<Option<Sample>, FormatError> {
+        match self.attr_of_sample(rec) {
+            Some(a) => Sample::parse(rec.body(), &a.attr, self.endian, rec.offset).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+fn parse_header_attr(rec: &Record<'_>, e: Endian) -> Result<AttrEntry, FormatError> {
+    let body = rec.body();
+    let at = rec.offset + 8;
+    if body.len() < 8 {
+        return Err(FormatError::invalid(
+            at,
+            "HEADER_ATTR record too short for an attr",
+        ));
+    }
+    let declared = e.u32(body[4..8].try_into().unwrap()) as usize;
+    let size = if declared == 0 { 64 } else { declared };
+    let attr_bytes = size.div_ceil(8) * 8;
+    if attr_bytes > body.len() {
+        return Err(FormatError::invalid(
+            at,
+            format!("HEADER_ATTR attr.size {size} exceeds the record"),
+        ));
+    }
+    let mut c = Cursor::new(body, e, at);
+    let attr = Attr::parse(&mut c, size)?;
+    let ids = body[attr_bytes..]
+        .chunks_exact(8)
+        .map(|b| e.u64(b.try_into().unwrap()))
+        .collect();
+    Ok(AttrEntry {
+        attr,
+        ids,
+        name: None,
+    })
+}
+
+fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}

@@ -1,0 +1,161 @@
+//! Record headers and types. Types are an open newtype: a record type we do not
+//! know passes through every tool untouched.
+
+use super::endian::Endian;
+
+/// `perf_event_header.type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RecordType(pub u32);
+
+impl RecordType {
+    pub const MMAP: Self = Self(1);
+    pub const LOST: Self = Self(2);
+    pub const COMM: Self = Self(3);
+    pub const EXIT: Self = Self(4);
+    pub const THROTTLE: Self = Self(5);
+    pub const UNTHROTTLE: Self = Self(6);
+    pub const FORK: Self = Self(7);
+    pub const READ: Self = Self(8);
+    pub const SAMPLE: Self = Self(9);
+    pub const MMAP2: Self = Self(10);
+    pub const LOST_SAMPLES: Self = Self(13);
+    pub const SWITCH: Self = Self(14);
+    pub const SWITCH_CPU_WIDE: Self = Self(15);
+    /// First of perf's own ("user") record types, which never carry a trailer.
+    pub const USER_START: Self = Self(64);
+    pub const HEADER_ATTR: Self = Self(64);
+    pub const HEADER_BUILD_ID: Self = Self(67);
+    pub const FINISHED_ROUND: Self = Self(68);
+    pub const ID_INDEX: Self = Self(69);
+    pub const THREAD_MAP: Self = Self(73);
+    pub const CPU_MAP: Self = Self(74);
+    pub const EVENT_UPDATE: Self = Self(78);
+    pub const TIME_CONV: Self = Self(79);
+    pub const HEADER_FEATURE: Self = Self(80);
+    pub const COMPRESSED: Self = Self(81);
+    pub const FINISHED_INIT: Self = Self(82);
+    pub const COMPRESSED2: Self = Self(83);
+
+    /// True for records produced by the kernel (types below 64).
+    pub fn is_kernel(self) -> bool {
+        self.0 < Self::USER_START.0
+    }
+
+    pub fn is_compressed(self) -> bool {
+        self == Self::COMPRESSED || self == Self::COMPRESSED2
+    }
+
+    /// The name `perf report --stats` prints.
+    pub fn name(self) -> Option<&'static str> {
+        const KERNEL: [&str; 22] = [
+            "",
+            "MMAP",
+            "LOST",
+            "COMM",
+            "EXIT",
+            "THROTTLE",
+            "UNTHROTTLE",
+            "FORK",
+            "READ",
+            "SAMPLE",
+            "MMAP2",
+            "AUX",
+            "ITRACE_START",
+            "LOST_SAMPLES",
+            "SWITCH",
+            "SWITCH_CPU_WIDE",
+            "NAMESPACES",
+            "KSYMBOL",
+            "BPF_EVENT",
+            "CGROUP",
+            "TEXT_POKE",
+            "AUX_OUTPUT_HW_ID",
+        ];
+        const USER: [&str; 20] = [
+            "ATTR",
+            "EVENT_TYPE",
+            "TRACING_DATA",
+            "BUILD_ID",
+            "FINISHED_ROUND",
+            "ID_INDEX",
+            "AUXTRACE_INFO",
+            "AUXTRACE",
+            "AUXTRACE_ERROR",
+            "THREAD_MAP",
+            "CPU_MAP",
+            "STAT_CONFIG",
+            "STAT",
+            "STAT_ROUND",
+            "EVENT_UPDATE",
+            "TIME_CONV",
+            "FEATURE",
+            "COMPRESSED",
+            "FINISHED_INIT",
+            "COMPRESSED2",
+        ];
+        let t = self.0 as usize;
+        match t {
+            1..=21 => Some(KERNEL[t]),
+            64..=83 => Some(USER[t - 64]),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for RecordType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.name() {
+            Some(n) => f.write_str(n),
+            None => write!(f, "type {}", self.0),
+        }
+    }
+}
+
+/// `struct perf_event_header`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordHeader {
+    pub type_: RecordType,
+    pub misc: u16,
+    pub size: u16,
+}
+
+impl RecordHeader {
+    pub const SIZE: usize = 8;
+
+    pub fn parse(b: &[u8; 8], e: Endian) -> Self {
+        RecordHeader {
+            type_: RecordType(e.u32([b[0], b[1], b[2], b[3]])),
+            misc: e.u16([b[4], b[5]]),
+            size: e.u16([b[6], b[7]]),
+        }
+    }
+
+    pub fn to_le(self) -> [u8; 8] {
+        let mut b = [0u8; 8];
+        b[..4].copy_from_slice(&self.type_.0.to_le_bytes());
+        b[4..6].copy_from_slice(&self.misc.to_le_bytes());
+        b[6..].copy_from_slice(&self.size.to_le_bytes());
+        b
+    }
+}
+
+/// One record as read: its header and all its bytes (header included), and where
+/// it came from.
+#[derive(Clone, Copy, Debug)]
+pub struct Record<'a> {
+    pub header: RecordHeader,
+    /// The whole record, header included, in the file's byte order.
+    pub bytes: &'a [u8],
+    /// File offset of the record, or of the COMPRESSED record it was inside.
+    pub offset: u64,
+    /// True if it came out of a COMPRESSED record.
+    pub nested: bool,
+    /// Which stream of a directory-format file (`None` for the main one).
+    pub stream: Option<u32>,
+}
+
+impl<'a> Record<'a> {
+    pub fn body(&self) -> &'a [u8] {
+        &self.bytes[RecordHeader::SIZE..]
+    }
+}

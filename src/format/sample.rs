@@ -1,0 +1,222 @@
+//! SAMPLE records decoded per `sample_type` (format notes 4.5), and the
+//! sample_id trailer of other records (4.3).
+
+use super::attr::{read_format as rf, sample_type as st, Attr};
+use super::endian::{Cursor, Endian};
+use super::FormatError;
+
+/// The fields of a SAMPLE; absent ones are `None`/empty.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Sample {
+    pub id: Option<u64>,
+    pub ip: Option<u64>,
+    pub pid: Option<u32>,
+    pub tid: Option<u32>,
+    pub time: Option<u64>,
+    pub addr: Option<u64>,
+    pub stream_id: Option<u64>,
+    pub cpu: Option<u32>,
+    pub period: Option<u64>,
+    pub callchain: Vec<u64>,
+    pub raw_len: usize,
+    pub user_stack_len: u64,
+}
+
+/// Branch sample type bit telling that BRANCH_STACK carries `hw_idx`.
+const BRANCH_HW_INDEX: u64 = 1 << 17;
+
+impl Sample {
+    /// Decodes `body` (the record without its 8-byte header) as laid out by `attr`.
+    pub fn parse(body: &[u8], attr: &Attr, e: Endian, offset: u64) -> Result<Sample, FormatError> {
+        let t = attr.sample_type();
+        let mut c = Cursor::new(body, e, offset + 8);
+        let mut s = Sample::default();
+        if t & st::IDENTIFIER != 0 {
+            s.id = Some(c.u64("sample id")?);
+        }
+        if t & st::IP != 0 {
+            s.ip = Some(c.u64("sample ip")?);
+        }
+        if t & st::TID != 0 {
+            s.pid = Some(c.u32("sample pid")?);
+            s.tid = Some(c.u32("sample tid")?);
+        }
+        if t & st::TIME != 0 {
+            s.time = Some(c.u64("sample time")?);
+        }
+        if t & st::ADDR != 0 {
+            s.addr = Some(c.u64("sample addr")?);
+        }
+        if t & st::ID != 0 {
+            s.id = Some(c.u64("sample id")?);
+        }
+        if t & st::STREAM_ID != 0 {
+            s.stream_id = Some(c.u64("sample stream_id")?);
+        }
+        if t & st::CPU != 0 {
+            s.cpu = Some(c.u32("sample cpu")?);
+            c.skip(4, "sample cpu reserved")?;
+        }
+        if t & st::PERIOD != 0 {
+            s.period = Some(c.u64("sample period")?);
+        }
+        if t & st::READ != 0 {
+            skip_read(&mut c, attr.read_format())?;
+        }
+        if t & st::CALLCHAIN != 0 {
+            let nr = c.u64("callchain nr")?;
+            let n = counted(&c, nr, 8, "callchain")?;
+            s.callchain.reserve(n);
+            for _ in 0..n {
+                s.callchain.push(c.u64("callchain ip")?);
+            }
+        }
+        if t & st::RAW != 0 {
+            let size = c.u32("raw size")? as usize;
+            s.raw_len = size;
+            c.skip(size, "raw data")?;
+        }
+        if t & st::BRANCH_STACK != 0 {
+            let nr = c.u64("branch stack nr")?;
+            if attr.branch_sample_type() & BRANCH_HW_INDEX != 0 {
+                c.skip(8, "branch hw_idx")?;
+            }
+            let n = counted(&c, nr, 24, "branch stack")?;
+            c.skip(n * 24, "branch entries")?;
+        }
+        if t & st::REGS_USER != 0 {
+            skip_regs(&mut c, attr.sample_regs_user(), "user regs")?;
+        }
+        if t & st::STACK_USER != 0 {
+            let size = c.u64("user stack size")?;
+            let n = counted(&c, size, 1, "user stack")?;
+            c.skip(n, "user stack")?;
+            if size != 0 {
+                s.user_stack_len = c.u64("user stack dyn_size")?;
+            }
+        }
+        // The remaining fields are fixed-size; bounds are still checked.
+        for (bit, what) in [
+            (st::WEIGHT | st::WEIGHT_STRUCT, "weight"),
+            (st::DATA_SRC, "data_src"),
+            (st::TRANSACTION, "transaction"),
+        ] {
+            if t & bit != 0 {
+                c.skip(8, what)?;
+            }
+        }
+        if t & st::REGS_INTR != 0 {
+            skip_regs(&mut c, attr.sample_regs_intr(), "intr regs")?;
+        }
+        for (bit, what) in [
+            (st::PHYS_ADDR, "phys_addr"),
+            (st::CGROUP, "cgroup"),
+            (st::DATA_PAGE_SIZE, "data_page_size"),
+            (st::CODE_PAGE_SIZE, "code_page_size"),
+        ] {
+            if t & bit != 0 {
+                c.skip(8, what)?;
+            }
+        }
+        if t & st::AUX != 0 {
+            let size = c.u64("aux size")?;
+            let n = counted(&c, size, 1, "aux data")?;
+            c.skip(n, "aux data")?;
+        }
+        Ok(s)
+    }
+}
+
+/// A count read from the file, checked against what is left before anything is
+/// reserved for it.
+fn counted(c: &Cursor<'_>, nr: u64, width: usize, what: &str) -> Result<usize, FormatError> {
+    if nr > (c.remaining() / width) as u64 {
+        return Err(FormatError::invalid(
+            c.offset(),
+            format!(
+                "{what} claims {nr} entries, the record has room for {}",
+                c.remaining() / width
+            ),
+        ));
+    }
+    Ok(nr as usize)
+}
+
+fn skip_read(c: &mut Cursor<'_>, f: u64) -> Result<(), FormatError> {
+    let per_value = 1 + (f & rf::ID != 0) as usize + (f & rf::LOST != 0) as usize;
+    let times =
+        (f & rf::TOTAL_TIME_ENABLED != 0) as usize + (f & rf::TOTAL_TIME_RUNNING != 0) as usize;
+    if f & rf::GROUP != 0 {
+        let nr = c.u64("read group nr")?;
+        c.skip(8 * times, "read times")?;
+        let n = counted(c, nr, 8 * per_value, "read group")?;
+        c.skip(n * 8 * per_value, "read values")
+    } else {
+        c.skip(8 * (per_value + times), "read value")
+    }
+}
+
+fn skip_regs(c: &mut Cursor<'_>, mask: u64, what: &str) -> Result<(), FormatError> {
+    let abi = c.u64(what)?;
+    if abi != 0 {
+        c.skip(8 * mask.count_ones() as usize, what)?;
+    }
+    Ok(())
+}
+
+/// The sample_id trailer of a non-SAMPLE kernel record, parsed backwards from
+/// the end as perf does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SampleId {
+    pub pid: Option<u32>,
+    pub tid: Option<u32>,
+    pub time: Option<u64>,
+    pub id: Option<u64>,
+    pub cpu: Option<u32>,
+}
+
+/// Size of the trailer for `sample_type`.
+pub fn id_trailer_size(sample_type: u64) -> usize {
+    [
+        st::TID,
+        st::TIME,
+        st::ID,
+        st::STREAM_ID,
+        st::CPU,
+        st::IDENTIFIER,
+    ]
+    .iter()
+    .filter(|&&b| sample_type & b != 0)
+    .count()
+        * 8
+}
+
+impl SampleId {
+    pub fn parse(body: &[u8], sample_type: u64, e: Endian) -> Option<SampleId> {
+        let size = id_trailer_size(sample_type);
+        let trailer = body.get(body.len().checked_sub(size)?..)?;
+        let mut c = Cursor::new(trailer, e, 0);
+        let mut s = SampleId::default();
+        if sample_type & st::TID != 0 {
+            s.pid = c.u32("").ok();
+            s.tid = c.u32("").ok();
+        }
+        if sample_type & st::TIME != 0 {
+            s.time = c.u64("").ok();
+        }
+        if sample_type & st::ID != 0 {
+            s.id = c.u64("").ok();
+        }
+        if sample_type & st::STREAM_ID != 0 {
+            c.u64("").ok();
+        }
+        if sample_type & st::CPU != 0 {
+            s.cpu = c.u32("").ok();
+            c.u32("").ok();
+        }
+        if sample_type & st::IDENTIFIER != 0 {
+            s.id = c.u64("").ok();
+        }
+        Some(s)
+    }
+}

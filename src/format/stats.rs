@@ -1,0 +1,231 @@
+//! What `perfz stat` reports: header facts, compression, per-type record counts
+//! like `perf report --stats`, lost totals and sizes.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::feature::feat;
+use super::reader::{Mode, PerfReader};
+use super::record::RecordType;
+use super::FormatError;
+
+#[derive(Debug, Serialize)]
+pub struct EventInfo {
+    pub name: Option<String>,
+    pub type_: u32,
+    pub config: u64,
+    pub sample_type: u64,
+    pub ids: usize,
+    pub samples: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Compression {
+    pub codec: String,
+    pub codec_id: u32,
+    pub level: u32,
+    pub declared_ratio: u32,
+    pub mmap_len: u32,
+    /// Bytes of COMPRESSED records, headers included (perf's "compressed").
+    pub compressed_bytes: u64,
+    /// Bytes decoded from them (perf's "original").
+    pub decompressed_bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Stats {
+    pub path: String,
+    pub mode: Mode,
+    pub file_size: u64,
+    pub data_size: u64,
+    pub hostname: Option<String>,
+    pub os_release: Option<String>,
+    pub perf_version: Option<String>,
+    pub arch: Option<String>,
+    pub nr_cpus_online: Option<u32>,
+    pub nr_cpus_available: Option<u32>,
+    pub cpu_desc: Option<String>,
+    pub cpuid: Option<String>,
+    pub total_mem_kb: Option<u64>,
+    pub cmdline: Option<Vec<String>>,
+    pub features: Vec<&'static str>,
+    pub build_ids: usize,
+    pub events: Vec<EventInfo>,
+    pub compression: Option<Compression>,
+    /// Records per type name, outer and decoded alike (as `perf report --stats`).
+    pub counts: BTreeMap<u32, (String, u64)>,
+    pub total_records: u64,
+    /// Sum of LOST records' `lost` fields.
+    pub lost_events: u64,
+    /// Sum of LOST_SAMPLES records' `lost` fields.
+    pub lost_samples: u64,
+}
+
+/// Reads the whole file and gathers its [`Stats`].
+pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
+    let mut counts: BTreeMap<u32, (String, u64)> = BTreeMap::new();
+    let (mut total, mut lost, mut lost_samples, mut data_size) = (0u64, 0u64, 0u64, 0u64);
+    let (mut comp_bytes, mut decomp_bytes) = (0u64, 0u64);
+    let mut samples: BTreeMap<usize, u64> = BTreeMap::new();
+    let e = r.endian;
+    while let Some((rec, meta)) = r.next_record()? {
+        let t = rec.header.type_;
+        total += 1;
+        if !rec.nested {
+            data_size += rec.bytes.len() as u64;
+        } else {
+            decomp_bytes += rec.bytes.len() as u64;
+        }
+        if t.is_compressed() {
+            comp_bytes += rec.bytes.len() as u64;
+        }
+        counts.entry(t.0).or_insert_with(|| (t.to_string(), 0)).1 += 1;
+        let body = rec.body();
+        let u64_at = |o: usize| {
+            body.get(o..o + 8)
+                .map_or(0, |b| e.u64(b.try_into().unwrap()))
+        };
+        match t {
+            RecordType::LOST => lost += u64_at(8),
+            RecordType::LOST_SAMPLES => lost_samples += u64_at(0),
+            RecordType::SAMPLE => {
+                if let Some(a) = meta.attr_of_sample(&rec) {
+                    let i = meta
+                        .attrs
+                        .iter()
+                        .position(|x| std::ptr::eq(x, a))
+                        .unwrap_or(0);
+                    *samples.entry(i).or_default() += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let f = &r.features;
+    let compression = f.compressed()?.map(|c| Compression {
+        codec: c.codec_id().name().unwrap_or("unknown").to_string(),
+        codec_id: c.codec,
+        level: c.level,
+        declared_ratio: c.ratio,
+        mmap_len: c.mmap_len,
+        compressed_bytes: comp_bytes,
+        decompressed_bytes: decomp_bytes,
+    });
+    let file_size = if r.mode == Mode::Directory {
+        std::fs::read_dir(&r.path)?
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    } else {
+        std::fs::metadata(&r.path).map(|m| m.len()).unwrap_or(0)
+    };
+    Ok(Stats {
+        path: r.path.display().to_string(),
+        mode: r.mode,
+        file_size,
+        data_size,
+        hostname: f.string(feat::HOSTNAME),
+        os_release: f.string(feat::OSRELEASE),
+        perf_version: f.string(feat::VERSION),
+        arch: f.string(feat::ARCH),
+        nr_cpus_available: f.nr_cpus().map(|c| c.0),
+        nr_cpus_online: f.nr_cpus().map(|c| c.1),
+        cpu_desc: f.string(feat::CPUDESC),
+        cpuid: f.string(feat::CPUID),
+        total_mem_kb: f.total_mem_kb(),
+        cmdline: f.cmdline(),
+        features: f.sections.keys().map(|&b| feat::name(b)).collect(),
+        build_ids: f.build_ids().map_or(0, |v| v.len()),
+        events: r
+            .attrs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| EventInfo {
+                name: a.name.clone(),
+                type_: a.attr.type_(),
+                config: a.attr.config(),
+                sample_type: a.attr.sample_type(),
+                ids: a.ids.len(),
+                samples: samples.get(&i).copied().unwrap_or(0),
+            })
+            .collect(),
+        compression,
+        counts,
+        total_records: total,
+        lost_events: lost,
+        lost_samples,
+    })
+}
+
+impl Stats {
+    /// The text `perfz stat` prints.
+    pub fn render(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        let _ = writeln!(
+            s,
+            "file        : {} ({:?} mode, {} bytes, data {} bytes)",
+            self.path, self.mode, self.file_size, self.data_size
+        );
+        let _ = writeln!(s, "hostname    : {}", opt(&self.hostname));
+        let _ = writeln!(s, "os release  : {}", opt(&self.os_release));
+        let _ = writeln!(s, "perf version: {}", opt(&self.perf_version));
+        let _ = writeln!(s, "arch        : {}", opt(&self.arch));
+        if let (Some(a), Some(o)) = (self.nr_cpus_available, self.nr_cpus_online) {
+            let _ = writeln!(s, "nr cpus     : {o} online, {a} available");
+        }
+        if let Some(d) = &self.cpu_desc {
+            let _ = writeln!(s, "cpu         : {d} ({})", opt(&self.cpuid));
+        }
+        if let Some(m) = self.total_mem_kb {
+            let _ = writeln!(s, "total memory: {m} kB");
+        }
+        if let Some(c) = &self.cmdline {
+            let _ = writeln!(s, "cmdline     : {}", c.join(" "));
+        }
+        let _ = writeln!(s, "features    : {}", self.features.join(" "));
+        for ev in &self.events {
+            let _ = writeln!(
+                s,
+                "event       : {} (type {}, config {}, sample_type {:#x}, {} ids): {} samples",
+                ev.name.as_deref().unwrap_or("?"),
+                ev.type_,
+                ev.config,
+                ev.sample_type,
+                ev.ids,
+                ev.samples
+            );
+        }
+        match &self.compression {
+            Some(c) => {
+                let actual = if c.compressed_bytes > 0 {
+                    c.decompressed_bytes as f64 / c.compressed_bytes as f64
+                } else {
+                    0.0
+                };
+                let _ = writeln!(
+                    s,
+                    "compressed  : {}, level {}, ratio {} (measured {actual:.3}: {} -> {} bytes), mmap_len {}",
+                    c.codec, c.level, c.declared_ratio, c.decompressed_bytes, c.compressed_bytes, c.mmap_len
+                );
+            }
+            None => {
+                let _ = writeln!(s, "compressed  : no");
+            }
+        }
+        let _ = writeln!(
+            s,
+            "lost        : {} events (LOST), {} samples (LOST_SAMPLES)",
+            self.lost_events, self.lost_samples
+        );
+        let _ = writeln!(s, "\nAggregated stats:");
+        let _ = writeln!(s, "{:>20} events: {:>10}", "TOTAL", self.total_records);
+        for (name, n) in self.counts.values() {
+            let pct = 100.0 * *n as f64 / self.total_records.max(1) as f64;
+            let _ = writeln!(s, "{:>20} events: {:>10}  ({pct:4.1}%)", name, n);
+        }
+        s
+    }
+}

@@ -1,0 +1,242 @@
+//! One stream of records (a data section, a pipe, or one `data.N` file), with
+//! COMPRESSED records decoded on the fly through one decoder for the whole
+//! stream. Decoded records may straddle COMPRESSED records; the partial tail is
+//! carried over, as perf does.
+
+use std::io::Read;
+
+use perfz_codecs::{AnyDecoder, Decoder};
+
+use super::endian::Endian;
+use super::feature::CompressedInfo;
+use super::record::{Record, RecordHeader, RecordType};
+use super::FormatError;
+
+/// Slack allowed on top of the declared `mmap_len` when decoding one record:
+/// what may be left over from the previous record.
+pub const DECODE_MARGIN: usize = 64 * 1024;
+/// Largest `mmap_len` we accept: perf ring buffers this large are not used in
+/// practice, and it caps what one record may make us allocate.
+pub const MAX_MMAP_LEN: u32 = 256 << 20;
+
+pub(crate) struct RecordStream {
+    src: Box<dyn Read>,
+    endian: Endian,
+    stream: Option<u32>,
+    /// Offset of the next outer record and, for file sections, where they end.
+    pos: u64,
+    end: Option<u64>,
+    decoder: Option<(AnyDecoder, usize)>,
+    outer: Vec<u8>,
+    outer_offset: u64,
+    inner: Vec<u8>,
+    inner_pos: usize,
+    /// The record `advance` stopped on: (nested, start, header).
+    cur: (bool, usize, RecordHeader),
+}
+
+impl RecordStream {
+    pub fn new(
+        src: Box<dyn Read>,
+        endian: Endian,
+        pos: u64,
+        end: Option<u64>,
+        stream: Option<u32>,
+    ) -> Self {
+        RecordStream {
+            src,
+            endian,
+            stream,
+            pos,
+            end,
+            decoder: None,
+            outer: Vec::with_capacity(1 << 16),
+            outer_offset: pos,
+            inner: Vec::new(),
+            inner_pos: 0,
+            cur: (
+                false,
+                0,
+                RecordHeader {
+                    type_: RecordType(0),
+                    misc: 0,
+                    size: 0,
+                },
+            ),
+        }
+    }
+
+    /// Fills `outer[from..to]` with as much as the source has; returns how much.
+    fn fill(&mut self, from: usize, to: usize) -> Result<usize, FormatError> {
+        self.outer.resize(to, 0);
+        let mut got = 0;
+        while from + got < to {
+            match self.src.read(&mut self.outer[from + got..to]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.outer.truncate(from + got);
+        Ok(got)
+    }
+
+    /// The record `advance` last stopped on.
+    pub fn current(&self) -> Record<'_> {
+        let (nested, start, header) = self.cur;
+        let bytes = if nested {
+            &self.inner[start..start + header.size as usize]
+        } else {
+            &self.outer[..]
+        };
+        Record {
+            header,
+            bytes,
+            offset: self.outer_offset,
+            nested,
+            stream: self.stream,
+        }
+    }
+
+    /// Moves to the next record: outer records as they are in the stream
+    /// (COMPRESSED included), each followed by the records decoded from it.
+    /// Returns false at the end of the stream.
+    pub fn advance(&mut self, codec: Option<&CompressedInfo>) -> Result<bool, FormatError> {
+        let left = self.inner.len() - self.inner_pos;
+        if left >= RecordHeader::SIZE {
+            let at = self.inner_pos;
+            let h = RecordHeader::parse(self.inner[at..at + 8].try_into().unwrap(), self.endian);
+            let size = h.size as usize;
+            if size < RecordHeader::SIZE {
+                return Err(FormatError::invalid(
+                    self.outer_offset,
+                    format!("a record inside the compressed data has size {size}, below the 8-byte header"),
+                ));
+            }
+            if left >= size {
+                self.inner_pos += size;
+                self.cur = (true, at, h);
+                return Ok(true);
+            }
+        }
+        // Keep only the incomplete tail (< 64 KiB: no record is larger).
+        self.inner.drain(..self.inner_pos);
+        self.inner_pos = 0;
+
+        if self.end.is_some_and(|end| self.pos >= end) {
+            return self.finish();
+        }
+        let offset = self.pos;
+        let got = self.fill(0, RecordHeader::SIZE)?;
+        if got == 0 && self.end.is_none() {
+            return self.finish();
+        }
+        if got < RecordHeader::SIZE {
+            return Err(FormatError::Truncated {
+                offset,
+                what: format!("record header: {got} of 8 bytes before the end of the file"),
+            });
+        }
+        let h = RecordHeader::parse(self.outer[..8].try_into().unwrap(), self.endian);
+        let size = h.size as usize;
+        if size < RecordHeader::SIZE {
+            return Err(FormatError::invalid(
+                offset,
+                format!(
+                    "{} record has size {size}, below its 8-byte header",
+                    h.type_
+                ),
+            ));
+        }
+        if let Some(end) = self.end {
+            if offset + size as u64 > end {
+                return Err(FormatError::Truncated {
+                    offset,
+                    what: format!("{} record of {size} bytes runs past the end of the data section at {end:#x}", h.type_),
+                });
+            }
+        }
+        let body_len = size - 8;
+        let got = self.fill(8, size)?;
+        if got < body_len {
+            return Err(FormatError::Truncated {
+                offset,
+                what: format!(
+                    "{} record of {size} bytes: the file ends after {}",
+                    h.type_,
+                    got + 8
+                ),
+            });
+        }
+        self.pos = offset + size as u64;
+        self.outer_offset = offset;
+        if h.type_.is_compressed() {
+            self.decode(h, codec, offset)?;
+        }
+        self.cur = (false, 0, h);
+        Ok(true)
+    }
+
+    fn finish(&mut self) -> Result<bool, FormatError> {
+        if !self.inner.is_empty() {
+            return Err(FormatError::Truncated {
+                offset: self.pos,
+                what: format!(
+                    "the stream ends inside a record: {} decompressed bytes of it are left over",
+                    self.inner.len()
+                ),
+            });
+        }
+        Ok(false)
+    }
+
+    fn decode(
+        &mut self,
+        h: RecordHeader,
+        codec: Option<&CompressedInfo>,
+        offset: u64,
+    ) -> Result<(), FormatError> {
+        let payload = if h.type_ == RecordType::COMPRESSED {
+            &self.outer[8..]
+        } else {
+            // COMPRESSED2: u64 data_size, data, zero padding to 8 bytes.
+            let b = self
+                .outer
+                .get(8..16)
+                .ok_or_else(|| FormatError::Truncated {
+                    offset,
+                    what: "COMPRESSED2 record without its data_size".into(),
+                })?;
+            let n = self.endian.u64(b.try_into().unwrap());
+            if n > (self.outer.len() - 16) as u64 {
+                return Err(FormatError::invalid(
+                    offset,
+                    format!("COMPRESSED2 data_size {n} exceeds the record"),
+                ));
+            }
+            &self.outer[16..16 + n as usize]
+        };
+        if self.decoder.is_none() {
+            let info = codec.ok_or_else(|| {
+                FormatError::invalid(offset, "COMPRESSED record, but the file has no HEADER_COMPRESSED feature saying how it was compressed")
+            })?;
+            if info.mmap_len == 0 || info.mmap_len > MAX_MMAP_LEN {
+                return Err(FormatError::invalid(
+                    offset,
+                    format!(
+                        "HEADER_COMPRESSED declares mmap_len {} (perfz accepts 1..={MAX_MMAP_LEN}); the header is corrupt",
+                        info.mmap_len
+                    ),
+                ));
+            }
+            let dec = AnyDecoder::for_id(info.codec_id())
+                .map_err(|source| FormatError::Codec { offset, source })?;
+            self.decoder = Some((dec, info.mmap_len as usize + DECODE_MARGIN));
+        }
+        let (dec, limit) = self.decoder.as_mut().expect("set above");
+        dec.decompress(payload, &mut self.inner, *limit)
+            .map_err(|source| FormatError::Codec { offset, source })?;
+        Ok(())
+    }
+}
