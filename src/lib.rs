@@ -4,6 +4,7 @@
 //! (ring → codec → sink) → `format` (perf.data). See docs/ARCHITECTURE.md.
 
 pub mod cli;
+pub mod convert;
 
 pub use perfz_codecs as codecs;
 pub mod format;

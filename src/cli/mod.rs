@@ -2,6 +2,7 @@
 //! the edge; the library below speaks `thiserror` enums.
 
 mod codecs;
+mod convert;
 mod stat;
 
 use std::process::ExitCode;
@@ -23,6 +24,10 @@ pub enum Command {
     Codecs(codecs::Args),
     /// Header facts, compression, per-record-type counts and lost totals of a perf.data.
     Stat(stat::Args),
+    /// Rewrite a perf.data of any codec as plain (uncompressed) perf.data.
+    Decompress(convert::DecompressArgs),
+    /// Rewrite a perf.data with another codec (e.g. lz4 -> zstd:3 for perf report).
+    Recompress(convert::RecompressArgs),
 }
 
 /// Runs the CLI and turns errors into a one-line message and exit code 1.
@@ -31,6 +36,8 @@ pub fn main() -> ExitCode {
     let res = match cli.command {
         Command::Codecs(args) => codecs::run(args),
         Command::Stat(args) => stat::run(args),
+        Command::Decompress(args) => convert::decompress(args),
+        Command::Recompress(args) => convert::recompress(args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,1 +1,106 @@
+//! Turning raw ring-buffer bytes into PERF_RECORD_COMPRESSED records, generic
+//! over the codec (no `dyn`): the compressing memcpy.
+//!
+//! Rules from the format notes (section 0 and 5.7): type 81, unpadded, one
+//! codec unit (one zstd flush) per record and never a unit cut in two, every
+//! record ≤ 65 535 bytes and decoding to ≥ 1 byte.
 
+use perfz_codecs::{Codec, Input, MAX_RECORD_PAYLOAD};
+
+use super::feature::CompressedInfo;
+use super::record::{RecordHeader, RecordType};
+
+/// The `mmap_len` we declare: perf's default ring mapping (129 pages). Every
+/// record we write decodes to at most `Codec::max_input(65527)` < 65 528 bytes,
+/// far below it, and perf 6.1's decoder wants room to spare (format notes 5.6).
+pub const DECLARED_MMAP_LEN: u32 = 129 * 4096;
+
+/// Compresses pushes into COMPRESSED records and keeps the numbers that go into
+/// HEADER_COMPRESSED.
+pub struct Compressor<C: Codec> {
+    codec: C,
+    /// One record being built: header, then the codec's output.
+    rec: Box<[u8]>,
+    max_in: usize,
+    /// Raw bytes fed in (perf's "original" size).
+    pub raw_bytes: u64,
+    /// Bytes of records written, headers included (perf's "compressed" size).
+    pub out_bytes: u64,
+    pub records: u64,
+    /// The most raw bytes any one record decodes to.
+    pub max_record_raw: usize,
+}
+
+impl<C: Codec> Compressor<C> {
+    pub fn new(codec: C) -> Self {
+        let max_in = codec.max_input(MAX_RECORD_PAYLOAD);
+        assert!(max_in > 0, "a codec that cannot fit one byte into a record");
+        Compressor {
+            codec,
+            rec: vec![0u8; RecordHeader::SIZE + MAX_RECORD_PAYLOAD].into_boxed_slice(),
+            max_in,
+            raw_bytes: 0,
+            out_bytes: 0,
+            records: 0,
+            max_record_raw: 0,
+        }
+    }
+
+    /// Raw bytes one record takes at most.
+    pub fn max_input(&self) -> usize {
+        self.max_in
+    }
+
+    pub fn codec(&self) -> &C {
+        &self.codec
+    }
+
+    /// Compresses `input` (one push: one or two slices) into as many records as
+    /// needed, handing each finished record to `emit`.
+    pub fn push<E>(
+        &mut self,
+        input: Input<'_>,
+        mut emit: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E>
+    where
+        E: From<perfz_codecs::Error>,
+    {
+        let mut rest = input;
+        while !rest.is_empty() {
+            let (now, later) = rest.split_at(self.max_in);
+            let n = self
+                .codec
+                .compress(now, &mut self.rec[RecordHeader::SIZE..])?;
+            let size = (RecordHeader::SIZE + n) as u16; // n ≤ 65 527 by max_input
+            let h = RecordHeader {
+                type_: RecordType::COMPRESSED,
+                misc: 0,
+                size,
+            };
+            self.rec[..RecordHeader::SIZE].copy_from_slice(&h.to_le());
+            emit(&self.rec[..size as usize])?;
+            self.raw_bytes += now.len() as u64;
+            self.out_bytes += size as u64;
+            self.records += 1;
+            self.max_record_raw = self.max_record_raw.max(now.len());
+            rest = later;
+        }
+        Ok(())
+    }
+
+    /// HEADER_COMPRESSED for what was written (ratio rounded like perf's).
+    pub fn info(&self, level: i32) -> CompressedInfo {
+        let ratio = if self.out_bytes == 0 {
+            0.0
+        } else {
+            self.raw_bytes as f64 / self.out_bytes as f64
+        };
+        CompressedInfo {
+            version: 0,
+            codec: C::ID.0,
+            level: level as u32,
+            ratio: (ratio + 0.5) as u32,
+            mmap_len: DECLARED_MMAP_LEN.max(self.max_record_raw as u32),
+        }
+    }
+}

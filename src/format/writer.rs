@@ -1,1 +1,231 @@
+//! Writing perf.data: file mode (header patched at the end) and pipe mode.
 
+use std::io::{Seek, SeekFrom, Write};
+
+use super::attr::AttrEntry;
+use super::feature::{feat, FeatureSet};
+use super::header::{FileHeader, Section, FILE_HEADER_SIZE, MAGIC, PIPE_HEADER_SIZE};
+use super::record::{RecordHeader, RecordType};
+use super::FormatError;
+
+/// Where records go: a file-mode data section or a pipe-mode stream.
+pub trait RecordSink {
+    /// Appends bytes that are whole records (or, for several calls, a sequence
+    /// of them).
+    fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()>;
+    /// Bytes of records written so far.
+    fn data_size(&self) -> u64;
+}
+
+/// Attrs as perf 6.1 accepts them, all of one size.
+fn attrs_for_perf61(attrs: &[AttrEntry]) -> Result<Vec<AttrEntry>, FormatError> {
+    let out = attrs
+        .iter()
+        .map(|a| {
+            Ok(AttrEntry {
+                attr: a.attr.for_perf61()?,
+                ..a.clone()
+            })
+        })
+        .collect::<Result<Vec<_>, FormatError>>()?;
+    if let Some(first) = out.first() {
+        if out.iter().any(|a| a.attr.raw.len() != first.attr.raw.len()) {
+            return Err(FormatError::Unsupported(
+                "attrs of different sizes in one file".into(),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// A file-mode perf.data being written: ids, attrs, then records; features and
+/// the final header at [`finish`](FileWriter::finish).
+pub struct FileWriter<W: Write + Seek> {
+    w: W,
+    header: FileHeader,
+}
+
+impl<W: Write + Seek> FileWriter<W> {
+    /// Writes the id arrays and attr entries and a header with `data.size = 0`,
+    /// as perf does, so a file cut short still has its attrs.
+    pub fn new(mut w: W, attrs: &[AttrEntry]) -> Result<Self, FormatError> {
+        let attrs = attrs_for_perf61(attrs)?;
+        let attr_size = attrs.first().map_or(128, |a| a.attr.raw.len()) as u64 + 16;
+        w.seek(SeekFrom::Start(FILE_HEADER_SIZE))?;
+        let mut pos = FILE_HEADER_SIZE;
+        let mut id_secs = Vec::new();
+        for a in &attrs {
+            for id in &a.ids {
+                w.write_all(&id.to_le_bytes())?;
+            }
+            let size = 8 * a.ids.len() as u64;
+            id_secs.push(Section { offset: pos, size });
+            pos += size;
+        }
+        let attrs_sec = Section {
+            offset: pos,
+            size: attr_size * attrs.len() as u64,
+        };
+        for (a, ids) in attrs.iter().zip(&id_secs) {
+            w.write_all(&a.attr.raw)?;
+            w.write_all(&ids.to_le())?;
+        }
+        let header = FileHeader {
+            attr_size,
+            attrs: attrs_sec,
+            data: Section {
+                offset: attrs_sec.end().unwrap(),
+                size: 0,
+            },
+            features: [0; 4],
+        };
+        let mut fw = FileWriter { w, header };
+        fw.write_header()?;
+        Ok(fw)
+    }
+
+    fn write_header(&mut self) -> std::io::Result<()> {
+        let end = self.header.data.end().unwrap();
+        self.w.seek(SeekFrom::Start(0))?;
+        self.w.write_all(&self.header.to_le())?;
+        self.w.seek(SeekFrom::Start(end))?;
+        Ok(())
+    }
+
+    /// Rewrites the header with the data written so far (a checkpoint: a file
+    /// cut off after it opens in perf up to here).
+    pub fn checkpoint(&mut self) -> std::io::Result<()> {
+        self.w.flush()?;
+        self.write_header()?;
+        self.w.flush()
+    }
+
+    /// Writes the feature table and sections after the data and the final header.
+    pub fn finish(mut self, features: &FeatureSet) -> Result<W, FormatError> {
+        let bits: Vec<u32> = features
+            .sections
+            .keys()
+            .copied()
+            .filter(|&b| b < 256)
+            .collect();
+        let table_at = self.header.data.end().unwrap();
+        let mut at = table_at + 16 * bits.len() as u64;
+        let mut table = Vec::with_capacity(16 * bits.len());
+        for &b in &bits {
+            let size = features.sections[&b].len() as u64;
+            table.extend_from_slice(&Section { offset: at, size }.to_le());
+            at += size;
+            self.header.features[(b / 64) as usize] |= 1 << (b % 64);
+        }
+        self.w.seek(SeekFrom::Start(table_at))?;
+        self.w.write_all(&table)?;
+        for &b in &bits {
+            self.w.write_all(&features.sections[&b])?;
+        }
+        self.write_header()?;
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}
+
+impl<W: Write + Seek> RecordSink for FileWriter<W> {
+    fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.w.write_all(bytes)?;
+        self.header.data.size += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn data_size(&self) -> u64 {
+        self.header.data.size
+    }
+}
+
+/// A pipe-mode stream: 16-byte header, then HEADER_ATTR and HEADER_FEATURE
+/// records, then everything else. Nothing is ever patched.
+pub struct PipeWriter<W: Write> {
+    w: W,
+    written: u64,
+}
+
+impl<W: Write> PipeWriter<W> {
+    /// Writes the header, one HEADER_ATTR per event and one HEADER_FEATURE per
+    /// pipe-capable feature (COMPRESSED among them, so it precedes any
+    /// COMPRESSED record, as perf 6.1 needs), then the end marker.
+    pub fn new(mut w: W, attrs: &[AttrEntry], features: &FeatureSet) -> Result<Self, FormatError> {
+        w.write_all(&MAGIC.to_le_bytes())?;
+        w.write_all(&PIPE_HEADER_SIZE.to_le_bytes())?;
+        let mut pw = PipeWriter { w, written: 0 };
+        for a in attrs {
+            let attr_len = a.attr.raw.len().div_ceil(8) * 8;
+            let size = 8 + attr_len + 8 * a.ids.len();
+            let size = u16::try_from(size).map_err(|_| {
+                FormatError::Unsupported(format!(
+                    "an event with {} ids does not fit one HEADER_ATTR record",
+                    a.ids.len()
+                ))
+            })?;
+            let mut rec = RecordHeader {
+                type_: RecordType::HEADER_ATTR,
+                misc: 0,
+                size,
+            }
+            .to_le()
+            .to_vec();
+            rec.extend_from_slice(&a.attr.raw);
+            rec.resize(8 + attr_len, 0);
+            for id in &a.ids {
+                rec.extend_from_slice(&id.to_le_bytes());
+            }
+            pw.write_records(&rec)?;
+        }
+        for (&bit, payload) in &features.sections {
+            if !feat::pipe_capable(bit) || 16 + payload.len() > u16::MAX as usize {
+                continue;
+            }
+            pw.feature_record(bit, payload)?;
+        }
+        pw.feature_record(feat::LAST_FEATURE, &[])?;
+        Ok(pw)
+    }
+
+    fn feature_record(&mut self, bit: u32, payload: &[u8]) -> std::io::Result<()> {
+        let size = (16 + payload.len()) as u16;
+        let mut rec = RecordHeader {
+            type_: RecordType::HEADER_FEATURE,
+            misc: 0,
+            size,
+        }
+        .to_le()
+        .to_vec();
+        rec.extend_from_slice(&(bit as u64).to_le_bytes());
+        rec.extend_from_slice(payload);
+        self.write_records(&rec)
+    }
+
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}
+
+impl<W: Write> RecordSink for PipeWriter<W> {
+    fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.w.write_all(bytes)?;
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+
+    fn data_size(&self) -> u64 {
+        self.written
+    }
+}
+
+/// Header-only user records (FINISHED_ROUND, FINISHED_INIT).
+pub fn empty_record(t: RecordType) -> [u8; 8] {
+    RecordHeader {
+        type_: t,
+        misc: 0,
+        size: 8,
+    }
+    .to_le()
+}

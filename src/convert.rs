@@ -1,0 +1,305 @@
+//! `perfz decompress` / `perfz recompress`: rewrite a perf.data with another
+//! codec (or none), keeping every record, attr and feature.
+//!
+//! Which records are compressed follows perf: bytes that came out of ring
+//! buffers (the records inside COMPRESSED records, records of `data.N` streams,
+//! and kernel records after FINISHED_INIT in a plain file) go through the codec;
+//! synthesized metadata and perf's own user records stay plain, in place.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use perfz_codecs::{Codec, CodecId, CodecSpec, CodecVisitor, Input};
+
+use crate::format::compress::Compressor;
+use crate::format::writer::{FileWriter, PipeWriter, RecordSink};
+use crate::format::{feat, FeatureSet, FormatError, Meta, Mode, PerfReader, RecordType};
+
+/// Raw bytes collected before one push through the codec.
+const PUSH_SIZE: usize = 256 * 1024;
+/// Records seen before FINISHED_INIT are held back (to keep them plain if a
+/// FINISHED_INIT follows) up to this many bytes.
+const PRE_INIT_LIMIT: usize = 16 << 20;
+
+/// What a conversion wrote.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub records: u64,
+    pub raw_bytes: u64,
+    pub compressed_bytes: u64,
+    pub output_bytes: u64,
+}
+
+/// Rewrites `input` as `output` with `spec` (`CodecSpec::None` = decompress).
+/// `output` `-` writes pipe mode to stdout; a pipe-mode input gives a pipe-mode
+/// output. The output is written to a temporary file and renamed at the end,
+/// so a failure never leaves a half-written file under the final name.
+pub fn convert(input: &Path, output: &Path, spec: &CodecSpec) -> anyhow::Result<Summary> {
+    let reader = PerfReader::open(input)?;
+    if reader.endian != crate::format::endian::Endian::Little {
+        return Err(FormatError::Unsupported(
+            "converting a big-endian perf.data is not supported (perfz writes little endian)"
+                .into(),
+        )
+        .into());
+    }
+    let to_stdout = output == Path::new("-");
+    let pipe = to_stdout || reader.mode == Mode::Pipe;
+    if !to_stdout {
+        if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(output)) {
+            anyhow::ensure!(
+                a != b,
+                "the output would overwrite the input {}; choose another -o",
+                input.display()
+            );
+        }
+    }
+    let tmp = temp_path(output);
+    let target = if to_stdout {
+        Target::Stdout
+    } else {
+        let f = File::create(&tmp)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", tmp.display()))?;
+        Target::File(BufWriter::with_capacity(1 << 20, f))
+    };
+    let res = spec.visit(Run {
+        reader,
+        target,
+        pipe,
+        level: spec.level(),
+    })?;
+    match res {
+        Ok(summary) => {
+            if !to_stdout {
+                std::fs::rename(&tmp, output)?;
+            }
+            Ok(summary)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+fn temp_path(output: &Path) -> PathBuf {
+    let mut name = output.file_name().unwrap_or_default().to_os_string();
+    name.push(".perfz-tmp");
+    output.with_file_name(name)
+}
+
+enum Target {
+    File(BufWriter<File>),
+    Stdout,
+}
+
+struct Run {
+    reader: PerfReader,
+    target: Target,
+    pipe: bool,
+    level: i32,
+}
+
+impl CodecVisitor for Run {
+    type Output = anyhow::Result<Summary>;
+    fn visit<C: Codec + Send + 'static>(self, codec: C) -> anyhow::Result<Summary> {
+        Converter::<C>::new(codec, self.level).run(self.reader, self.target, self.pipe)
+    }
+}
+
+/// The output, created when the first data record arrives (in pipe mode the
+/// attrs and features arrive as records first).
+enum Out {
+    File(FileWriter<BufWriter<File>>),
+    Pipe(PipeWriter<BufWriter<File>>),
+    Stdout(PipeWriter<BufWriter<std::io::Stdout>>),
+}
+
+impl Out {
+    fn sink(&mut self) -> &mut dyn RecordSink {
+        match self {
+            Out::File(w) => w,
+            Out::Pipe(w) => w,
+            Out::Stdout(w) => w,
+        }
+    }
+}
+
+struct Converter<C: Codec> {
+    comp: Option<Compressor<C>>,
+    level: i32,
+    /// Raw ring records waiting for one push.
+    run: Vec<u8>,
+    /// Records before FINISHED_INIT: (bytes, is a kernel record) in order.
+    pre_init: Vec<(Vec<u8>, bool)>,
+    pre_init_bytes: usize,
+    seen_init: bool,
+    summary: Summary,
+}
+
+impl<C: Codec> Converter<C> {
+    fn new(codec: C, level: i32) -> Self {
+        // `none` writes raw records: a compile-time constant branch.
+        let comp = if C::ID == CodecId::NONE {
+            None
+        } else {
+            Some(Compressor::new(codec))
+        };
+        Converter {
+            comp,
+            level,
+            run: Vec::with_capacity(PUSH_SIZE + 65536),
+            pre_init: Vec::new(),
+            pre_init_bytes: 0,
+            seen_init: false,
+            summary: Summary::default(),
+        }
+    }
+
+    /// Features of the output: the input's, minus what no longer holds.
+    fn features(&self, meta: &Meta, pipe: bool) -> FeatureSet {
+        let mut f = meta.features.clone();
+        f.remove(feat::DIR_FORMAT);
+        f.remove(feat::COMPRESSED);
+        if let Some(c) = &self.comp {
+            let mut info = c.info(self.level);
+            if pipe {
+                info.ratio = 0; // unknown until the end, as in perf's pipe mode
+            }
+            f.set_compressed(info);
+        }
+        f
+    }
+
+    fn open(&self, meta: &Meta, target: &mut Option<Target>, pipe: bool) -> anyhow::Result<Out> {
+        let features = self.features(meta, pipe);
+        Ok(match target.take().expect("opened once") {
+            Target::Stdout => {
+                let w = BufWriter::with_capacity(1 << 20, std::io::stdout());
+                Out::Stdout(PipeWriter::new(w, &meta.attrs, &features)?)
+            }
+            Target::File(w) if pipe => Out::Pipe(PipeWriter::new(w, &meta.attrs, &features)?),
+            Target::File(w) => Out::File(FileWriter::new(w, &meta.attrs)?),
+        })
+    }
+
+    fn run(
+        mut self,
+        mut reader: PerfReader,
+        target: Target,
+        pipe: bool,
+    ) -> anyhow::Result<Summary> {
+        let mut target = Some(target);
+        let mut out: Option<Out> = None;
+        while let Some((rec, meta)) = reader.next_record()? {
+            let t = rec.header.type_;
+            self.summary.records += 1;
+            if t.is_compressed()
+                || (meta.mode == Mode::Pipe
+                    && (t == RecordType::HEADER_ATTR || t == RecordType::HEADER_FEATURE))
+            {
+                continue; // re-created by the writer
+            }
+            if out.is_none() {
+                out = Some(self.open(meta, &mut target, pipe)?);
+            }
+            let sink = out.as_mut().unwrap().sink();
+            let ring = rec.nested || rec.stream.is_some();
+            if ring || (self.seen_init && t.is_kernel()) {
+                self.run.extend_from_slice(rec.bytes);
+                if self.run.len() >= PUSH_SIZE {
+                    self.flush_run(sink)?;
+                }
+            } else if !self.seen_init {
+                if t == RecordType::FINISHED_INIT {
+                    self.seen_init = true;
+                    self.flush_pre_init(sink, false)?;
+                    self.write_plain(sink, rec.bytes)?;
+                } else {
+                    self.pre_init_bytes += rec.bytes.len();
+                    self.pre_init.push((rec.bytes.to_vec(), t.is_kernel()));
+                    if self.pre_init_bytes > PRE_INIT_LIMIT {
+                        // No FINISHED_INIT in sight: an older file; treat its
+                        // kernel records as ring data from here on.
+                        self.seen_init = true;
+                        self.flush_pre_init(sink, true)?;
+                    }
+                }
+            } else {
+                self.write_plain(sink, rec.bytes)?;
+            }
+        }
+        if out.is_none() {
+            out = Some(self.open(&reader.meta, &mut target, pipe)?);
+        }
+        let meta = &reader.meta;
+        let mut out = out.unwrap();
+        let no_init = !self.seen_init;
+        self.flush_pre_init(out.sink(), no_init)?;
+        self.flush_run(out.sink())?;
+        let features = self.features(meta, pipe);
+        self.summary.output_bytes = out.sink().data_size();
+        match out {
+            Out::File(w) => {
+                let mut f = w.finish(&features)?;
+                f.flush()?;
+                f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            }
+            Out::Pipe(w) => {
+                w.finish()?;
+            }
+            Out::Stdout(w) => {
+                w.finish()?;
+            }
+        }
+        Ok(self.summary)
+    }
+
+    fn write_plain(&mut self, sink: &mut dyn RecordSink, bytes: &[u8]) -> anyhow::Result<()> {
+        self.flush_run(sink)?;
+        sink.write_records(bytes)?;
+        Ok(())
+    }
+
+    fn flush_pre_init(
+        &mut self,
+        sink: &mut dyn RecordSink,
+        compress_kernel: bool,
+    ) -> anyhow::Result<()> {
+        for (bytes, kernel) in std::mem::take(&mut self.pre_init) {
+            if compress_kernel && kernel {
+                self.run.extend_from_slice(&bytes);
+            } else {
+                self.write_plain(sink, &bytes)?;
+            }
+        }
+        self.pre_init_bytes = 0;
+        Ok(())
+    }
+
+    fn flush_run(&mut self, sink: &mut dyn RecordSink) -> anyhow::Result<()> {
+        if self.run.is_empty() {
+            return Ok(());
+        }
+        self.summary.raw_bytes += self.run.len() as u64;
+        match &mut self.comp {
+            None => sink.write_records(&self.run)?,
+            Some(c) => {
+                let before = c.out_bytes;
+                c.push(Input::one(&self.run), |rec| {
+                    sink.write_records(rec).map_err(FormatError::from)
+                })?;
+                self.summary.compressed_bytes += c.out_bytes - before;
+            }
+        }
+        self.run.clear();
+        Ok(())
+    }
+}
+
+impl From<perfz_codecs::Error> for FormatError {
+    fn from(source: perfz_codecs::Error) -> Self {
+        FormatError::Codec { offset: 0, source }
+    }
+}

@@ -1,0 +1,143 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use perfz::format::{PerfReader, RecordType};
+
+/// The perf 6.1 fixtures (`../shared/fixtures/perf61` beside the checkout).
+pub fn fixtures() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/perf61");
+    assert!(
+        dir.is_dir(),
+        "fixtures not found at {}: shared/ must sit beside the checkout",
+        dir.display()
+    );
+    dir
+}
+
+/// Every fixture's name (file or directory) without `.data`.
+pub const FIXTURES: &[&str] = &[
+    "plain-cmd",
+    "z1-cmd",
+    "z3-wrap-cmd",
+    "pipe-cmd",
+    "zpipe-cmd",
+    "zthreads-cmd",
+    "z-2events-cmd",
+    "z-aio-cmd",
+    "z-attach-p",
+    "z-sysw-switch",
+    "plain-sysw",
+];
+
+pub fn fixture(name: &str) -> PathBuf {
+    fixtures().join(format!("{name}.data"))
+}
+
+pub fn perfz(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(args)
+        .output()
+        .expect("run perfz")
+}
+
+pub fn perfz_ok(args: &[&str]) -> Output {
+    let out = perfz(args);
+    assert!(
+        out.status.success(),
+        "perfz {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The real `perf`, or `None` outside CI when it is missing. In CI
+/// (`CI=true`) a missing perf fails the test: interop must not skip silently.
+pub fn perf() -> Option<PathBuf> {
+    for p in ["/usr/bin/perf", "/usr/local/bin/perf"] {
+        if Path::new(p).exists() {
+            return Some(PathBuf::from(p));
+        }
+    }
+    if std::env::var("CI").as_deref() == Ok("true") {
+        panic!("`perf` is not installed but CI=true: install linux-perf (apt-get install -y linux-perf)");
+    }
+    eprintln!("SKIPPED: no `perf` binary (install linux-perf to run the interop tests)");
+    None
+}
+
+/// `(tid, time as perf script prints it, ip)` of every sample, sorted.
+pub fn samples(path: &Path) -> Vec<(u32, String, u64)> {
+    let mut r = PerfReader::open(path).unwrap();
+    let mut out = Vec::new();
+    while let Some((rec, meta)) = r.next_record().unwrap() {
+        if rec.header.type_ == RecordType::SAMPLE {
+            let s = meta
+                .parse_sample(&rec)
+                .unwrap()
+                .expect("sample has an attr");
+            let t = s.time.unwrap_or(0);
+            out.push((
+                s.tid.unwrap_or(0),
+                format!("{}.{:06}", t / 1_000_000_000, t % 1_000_000_000 / 1000),
+                s.ip.unwrap_or(0),
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The same triples from `perf script -F tid,time,ip`-like output (also the
+/// fuller `comm pid/tid time: event: ip sym (dso)` form), sorted. Callchain
+/// lines (indented, no time) are ignored.
+pub fn parse_script(text: &str) -> Vec<(u32, String, u64)> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let toks: Vec<&str> = line.split_whitespace().collect();
+        let Some(ti) = toks.iter().position(|t| {
+            t.ends_with(':')
+                && t[..t.len() - 1].contains('.')
+                && t[..t.len() - 1]
+                    .chars()
+                    .all(|c| c.is_ascii_digit() || c == '.')
+        }) else {
+            continue;
+        };
+        let time = toks[ti].trim_end_matches(':').to_string();
+        let tid = toks[..ti]
+            .iter()
+            .rev()
+            .find_map(|t| t.rsplit('/').next().and_then(|x| x.parse::<u32>().ok()))
+            .expect("a tid before the time");
+        // The ip is the first hex token after the time (after the event name, if any).
+        let ip = toks[ti + 1..]
+            .iter()
+            .find(|t| !t.ends_with(':') && u64::from_str_radix(t, 16).is_ok())
+            .map(|t| u64::from_str_radix(t, 16).unwrap())
+            .expect("an ip after the time");
+        out.push((tid, time, ip));
+    }
+    out.sort();
+    out
+}
+
+/// Runs perf with `args`, returning stdout; panics with stderr on failure.
+pub fn run_perf(perf: &Path, args: &[&str]) -> String {
+    let out = Command::new(perf).args(args).output().expect("run perf");
+    assert!(
+        out.status.success(),
+        "perf {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+pub fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("perfz-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
