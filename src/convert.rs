@@ -297,9 +297,3 @@ impl<C: Codec> Converter<C> {
         Ok(())
     }
 }
-
-impl From<perfz_codecs::Error> for FormatError {
-    fn from(source: perfz_codecs::Error) -> Self {
-        FormatError::Codec { offset: 0, source }
-    }
-}

@@ -42,3 +42,18 @@ pub enum Error {
     )]
     Spec { spec: String, what: String },
 }
+
+impl From<Error> for std::io::Error {
+    fn from(e: Error) -> Self {
+        let kind = match e {
+            Error::Corrupt { .. } | Error::Truncated { .. } | Error::OutputLimit { .. } => {
+                std::io::ErrorKind::InvalidData
+            }
+            Error::Spec { .. } | Error::NotBuilt(_) | Error::UnknownId(_) => {
+                std::io::ErrorKind::InvalidInput
+            }
+            _ => std::io::ErrorKind::Other,
+        };
+        std::io::Error::new(kind, e)
+    }
+}

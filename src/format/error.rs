@@ -36,3 +36,9 @@ impl FormatError {
         }
     }
 }
+
+impl From<CodecError> for FormatError {
+    fn from(source: CodecError) -> Self {
+        FormatError::Codec { offset: 0, source }
+    }
+}

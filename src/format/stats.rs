@@ -208,7 +208,7 @@ impl Stats {
                 let _ = writeln!(
                     s,
                     "compressed  : {}, level {}, ratio {} (measured {actual:.3}: {} -> {} bytes), mmap_len {}",
-                    c.codec, c.level, c.declared_ratio, c.decompressed_bytes, c.compressed_bytes, c.mmap_len
+                    c.codec, c.level as i32, c.declared_ratio, c.decompressed_bytes, c.compressed_bytes, c.mmap_len
                 );
             }
             None => {
