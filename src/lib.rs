@@ -5,6 +5,10 @@
 
 pub mod cli;
 pub mod convert;
+pub mod event;
 
 pub use perfz_codecs as codecs;
 pub mod format;
+pub mod push;
+pub mod session;
+pub mod synth;

@@ -3,6 +3,7 @@
 
 mod codecs;
 mod convert;
+mod record;
 mod stat;
 
 use std::process::ExitCode;
@@ -20,6 +21,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Record events into a compressed perf.data that perf report reads.
+    Record(Box<record::Args>),
     /// List the codecs of this build, their ids and parameters.
     Codecs(codecs::Args),
     /// Header facts, compression, per-record-type counts and lost totals of a perf.data.
@@ -34,6 +37,7 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let res = match cli.command {
+        Command::Record(args) => record::run(*args),
         Command::Codecs(args) => codecs::run(args),
         Command::Stat(args) => stat::run(args),
         Command::Decompress(args) => convert::decompress(args),

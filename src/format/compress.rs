@@ -15,6 +15,9 @@ use super::record::{RecordHeader, RecordType};
 /// far below it, and perf 6.1's decoder wants room to spare (format notes 5.6).
 pub const DECLARED_MMAP_LEN: u32 = 129 * 4096;
 
+/// Largest record the compressor writes (header + payload).
+pub const RECORD_MAX: usize = RecordHeader::SIZE + MAX_RECORD_PAYLOAD;
+
 /// Compresses pushes into COMPRESSED records and keeps the numbers that go into
 /// HEADER_COMPRESSED.
 pub struct Compressor<C: Codec> {
@@ -37,7 +40,7 @@ impl<C: Codec> Compressor<C> {
         assert!(max_in > 0, "a codec that cannot fit one byte into a record");
         Compressor {
             codec,
-            rec: vec![0u8; RecordHeader::SIZE + MAX_RECORD_PAYLOAD].into_boxed_slice(),
+            rec: vec![0u8; RECORD_MAX].into_boxed_slice(),
             max_in,
             raw_bytes: 0,
             out_bytes: 0,
@@ -55,8 +58,33 @@ impl<C: Codec> Compressor<C> {
         &self.codec
     }
 
+    /// Compresses `piece` (at most [`max_input`](Self::max_input) bytes) into
+    /// one whole COMPRESSED record at the start of `dst` — the buffer that will
+    /// be written, so the codec's output is the only copy — and returns the
+    /// record's length. `dst` must hold [`RECORD_MAX`] bytes.
+    pub fn record_into(
+        &mut self,
+        piece: Input<'_>,
+        dst: &mut [u8],
+    ) -> Result<usize, perfz_codecs::Error> {
+        debug_assert!(piece.len() <= self.max_in && !piece.is_empty());
+        let n = self.codec.compress(piece, &mut dst[RecordHeader::SIZE..])?;
+        let size = (RecordHeader::SIZE + n) as u16; // n ≤ 65 527 by max_input
+        let h = RecordHeader {
+            type_: RecordType::COMPRESSED,
+            misc: 0,
+            size,
+        };
+        dst[..RecordHeader::SIZE].copy_from_slice(&h.to_le());
+        self.raw_bytes += piece.len() as u64;
+        self.out_bytes += size as u64;
+        self.records += 1;
+        self.max_record_raw = self.max_record_raw.max(piece.len());
+        Ok(size as usize)
+    }
+
     /// Compresses `input` (one push: one or two slices) into as many records as
-    /// needed, handing each finished record to `emit`.
+    /// needed in the compressor's own buffer, handing each to `emit`.
     pub fn push<E>(
         &mut self,
         input: Input<'_>,
@@ -66,25 +94,23 @@ impl<C: Codec> Compressor<C> {
         E: From<perfz_codecs::Error>,
     {
         let mut rest = input;
+        let mut rec = std::mem::take(&mut self.rec);
         while !rest.is_empty() {
             let (now, later) = rest.split_at(self.max_in);
-            let n = self
-                .codec
-                .compress(now, &mut self.rec[RecordHeader::SIZE..])?;
-            let size = (RecordHeader::SIZE + n) as u16; // n ≤ 65 527 by max_input
-            let h = RecordHeader {
-                type_: RecordType::COMPRESSED,
-                misc: 0,
-                size,
+            let n = match self.record_into(now, &mut rec) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.rec = rec;
+                    return Err(e.into());
+                }
             };
-            self.rec[..RecordHeader::SIZE].copy_from_slice(&h.to_le());
-            emit(&self.rec[..size as usize])?;
-            self.raw_bytes += now.len() as u64;
-            self.out_bytes += size as u64;
-            self.records += 1;
-            self.max_record_raw = self.max_record_raw.max(now.len());
+            if let Err(e) = emit(&rec[..n]) {
+                self.rec = rec;
+                return Err(e);
+            }
             rest = later;
         }
+        self.rec = rec;
         Ok(())
     }
 

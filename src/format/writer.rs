@@ -13,6 +13,11 @@ pub trait RecordSink {
     /// Appends bytes that are whole records (or, for several calls, a sequence
     /// of them).
     fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()>;
+    /// Appends the concatenation of `parts` (e.g. the two slices of a wrapped
+    /// ring region) — with one `writev` where the output allows.
+    fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
+        parts.iter().try_for_each(|p| self.write_records(p))
+    }
     /// Bytes of records written so far.
     fn data_size(&self) -> u64;
 }
@@ -135,6 +140,12 @@ impl<W: Write + Seek> RecordSink for FileWriter<W> {
         Ok(())
     }
 
+    fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
+        write_all_vectored(&mut self.w, parts)?;
+        self.header.data.size += parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        Ok(())
+    }
+
     fn data_size(&self) -> u64 {
         self.header.data.size
     }
@@ -215,6 +226,12 @@ impl<W: Write> RecordSink for PipeWriter<W> {
         Ok(())
     }
 
+    fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
+        write_all_vectored(&mut self.w, parts)?;
+        self.written += parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        Ok(())
+    }
+
     fn data_size(&self) -> u64 {
         self.written
     }
@@ -228,4 +245,28 @@ pub fn empty_record(t: RecordType) -> [u8; 8] {
         size: 8,
     }
     .to_le()
+}
+
+/// `write_all` for up to four slices with `writev`, retrying partial writes.
+/// No allocation: it runs on the push path.
+pub fn write_all_vectored(w: &mut impl Write, parts: &[&[u8]]) -> std::io::Result<()> {
+    let mut arr = [std::io::IoSlice::new(&[]); 4];
+    if parts.iter().filter(|p| !p.is_empty()).count() > arr.len() {
+        return parts.iter().try_for_each(|p| w.write_all(p));
+    }
+    let mut n = 0;
+    for p in parts.iter().filter(|p| !p.is_empty()) {
+        arr[n] = std::io::IoSlice::new(p);
+        n += 1;
+    }
+    let mut bufs = &mut arr[..n];
+    while !bufs.is_empty() {
+        match w.write_vectored(bufs) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => std::io::IoSlice::advance_slices(&mut bufs, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }

@@ -1,0 +1,166 @@
+//! `perfz record`: perf record's options, plus `--codec`.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use perfz_codecs::{CodecSpec, ZstdParams};
+
+use super::convert::parse_spec;
+use crate::event::cpus::parse_list;
+use crate::event::events::{CallGraph, EventSpec, Sampling};
+use crate::event::ring::{parse_mmap_pages, parse_size};
+use crate::event::target::Target;
+use crate::session::{record, RecordOptions};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Events to sample, comma separated (cpu-clock, task-clock, page-faults,
+    /// context-switches, cpu-migrations, minor-faults, major-faults, dummy;
+    /// hardware events such as cycles when the PMU allows).
+    #[arg(
+        short,
+        long = "event",
+        value_delimiter = ',',
+        default_value = "cpu-clock"
+    )]
+    events: Vec<String>,
+    /// Sampling frequency in Hz.
+    #[arg(short = 'F', long = "freq", conflicts_with = "count")]
+    freq: Option<u64>,
+    /// Sampling period (events between samples).
+    #[arg(short = 'c', long = "count")]
+    count: Option<u64>,
+    /// Record call chains with frame pointers (same as --call-graph fp).
+    #[arg(short = 'g')]
+    g: bool,
+    /// Call chains: fp, or dwarf[,SIZE] (registers + SIZE bytes of user stack, default 8192).
+    #[arg(long = "call-graph", value_name = "MODE")]
+    call_graph: Option<String>,
+    /// Record existing processes (all their threads), comma separated.
+    #[arg(short, long, value_delimiter = ',')]
+    pid: Vec<i32>,
+    /// Record existing threads, comma separated.
+    #[arg(short, long, value_delimiter = ',')]
+    tid: Vec<i32>,
+    /// Record every online CPU.
+    #[arg(short, long = "all-cpus")]
+    all_cpus: bool,
+    /// Record these CPUs (e.g. 0-3,5).
+    #[arg(short = 'C', long = "cpu", value_name = "LIST")]
+    cpu: Option<String>,
+    /// Ring buffer data size: pages (a power of two) or a size like 512K.
+    #[arg(short, long = "mmap-pages", value_name = "PAGES|SIZE")]
+    mmap_pages: Option<String>,
+    /// Don't drain a ring holding less than SIZE bytes (except at the end).
+    #[arg(long = "mmap-flush", value_name = "SIZE", default_value = "1")]
+    mmap_flush: String,
+    /// Codec: none, zstd[:LEVEL][,wlog=N][,long], lz4, snappy (default zstd:1).
+    #[arg(long, value_name = "SPEC", value_parser = parse_spec, conflicts_with_all = ["z", "compression_level"])]
+    codec: Option<CodecSpec>,
+    /// perf's -z: zstd at level 1.
+    #[arg(short = 'z')]
+    z: bool,
+    /// perf's --compression-level=N: zstd at level N.
+    #[arg(long = "compression-level", value_name = "N")]
+    compression_level: Option<i32>,
+    /// Output file; `-` writes pipe mode to stdout.
+    #[arg(short, long, default_value = "perf.data")]
+    output: PathBuf,
+    /// Record context switches.
+    #[arg(long = "switch-events")]
+    switch_events: bool,
+    /// Don't follow child processes and threads.
+    #[arg(long = "no-inherit")]
+    no_inherit: bool,
+    /// No summary.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Write the summary numbers as JSON to FILE.
+    #[arg(long = "stats-json", value_name = "FILE")]
+    stats_json: Option<PathBuf>,
+    /// The command to record (after --).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let events = a
+        .events
+        .iter()
+        .map(|e| EventSpec::parse(e))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(anyhow::Error::msg)?;
+    let sampling = match (a.freq, a.count) {
+        (_, Some(c)) => Sampling::Period(c),
+        (Some(f), None) => Sampling::Frequency(f),
+        (None, None) => Sampling::Frequency(4000),
+    };
+    let call_graph = match (&a.call_graph, a.g) {
+        (Some(m), _) => CallGraph::parse(m).map_err(anyhow::Error::msg)?,
+        (None, true) => CallGraph::FramePointer,
+        (None, false) => CallGraph::None,
+    };
+    let targets = [
+        !a.command.is_empty(),
+        !a.pid.is_empty(),
+        !a.tid.is_empty(),
+        a.all_cpus || a.cpu.is_some(),
+    ];
+    anyhow::ensure!(
+        targets.iter().filter(|&&t| t).count() == 1,
+        "say what to record: a command after --, or one of -p PID, -t TID, -a, -C LIST"
+    );
+    let target = if !a.command.is_empty() {
+        Target::Workload(a.command.clone())
+    } else if !a.pid.is_empty() {
+        Target::Pids(a.pid.clone())
+    } else if !a.tid.is_empty() {
+        Target::Tids(a.tid.clone())
+    } else if let Some(list) = &a.cpu {
+        Target::Cpus(parse_list(list).map_err(anyhow::Error::msg)?)
+    } else {
+        Target::Cpus(crate::event::cpus::online()?)
+    };
+    let codec = match (a.codec, a.z, a.compression_level) {
+        (Some(c), ..) => c,
+        (None, _, Some(l)) => {
+            let s = format!("zstd:{l}");
+            s.parse()
+                .map_err(|e: perfz_codecs::Error| anyhow::anyhow!("--compression-level {l}: {e}"))?
+        }
+        (None, true, None) => CodecSpec::Zstd(ZstdParams::level(1)),
+        (None, false, None) => CodecSpec::default(),
+    };
+    let pages = a
+        .mmap_pages
+        .as_deref()
+        .map(parse_mmap_pages)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let mmap_flush = parse_size(&a.mmap_flush).map_err(anyhow::Error::msg)? as usize;
+    let opts = RecordOptions {
+        events,
+        sampling,
+        call_graph,
+        target,
+        output: a.output.clone(),
+        pages,
+        mmap_flush,
+        codec,
+        switch_events: a.switch_events,
+        inherit: !a.no_inherit,
+        argv: std::env::args().collect(),
+    };
+    let summary = record(&opts)?;
+    if let Some(p) = &a.stats_json {
+        std::fs::write(p, serde_json::to_string_pretty(&summary)?)
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    if !a.quiet {
+        for n in &summary.notes {
+            eprintln!("perfz: note: {n}");
+        }
+        eprint!("{}", summary.render());
+    }
+    Ok(())
+}

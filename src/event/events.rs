@@ -1,0 +1,247 @@
+//! Event names (`-e`) and the attrs perfz opens for them, built like perf's.
+
+use crate::format::attr::{flags, read_format as rf, sample_type as st, Attr};
+
+/// `PERF_TYPE_HARDWARE` / `PERF_TYPE_SOFTWARE`.
+pub const TYPE_HARDWARE: u32 = 0;
+pub const TYPE_SOFTWARE: u32 = 1;
+
+/// Software event used when hardware counters are unavailable (as perf does).
+pub const SOFTWARE_FALLBACK: &str = "cpu-clock";
+
+const NAMES: &[(&str, u32, u64)] = &[
+    ("cpu-clock", TYPE_SOFTWARE, 0),
+    ("task-clock", TYPE_SOFTWARE, 1),
+    ("page-faults", TYPE_SOFTWARE, 2),
+    ("faults", TYPE_SOFTWARE, 2),
+    ("context-switches", TYPE_SOFTWARE, 3),
+    ("cs", TYPE_SOFTWARE, 3),
+    ("cpu-migrations", TYPE_SOFTWARE, 4),
+    ("migrations", TYPE_SOFTWARE, 4),
+    ("minor-faults", TYPE_SOFTWARE, 5),
+    ("major-faults", TYPE_SOFTWARE, 6),
+    ("dummy", TYPE_SOFTWARE, 9),
+    ("cycles", TYPE_HARDWARE, 0),
+    ("cpu-cycles", TYPE_HARDWARE, 0),
+    ("instructions", TYPE_HARDWARE, 1),
+    ("cache-references", TYPE_HARDWARE, 2),
+    ("cache-misses", TYPE_HARDWARE, 3),
+    ("branches", TYPE_HARDWARE, 4),
+    ("branch-instructions", TYPE_HARDWARE, 4),
+    ("branch-misses", TYPE_HARDWARE, 5),
+    ("bus-cycles", TYPE_HARDWARE, 6),
+    ("ref-cycles", TYPE_HARDWARE, 9),
+];
+
+/// One `-e` event: a known name with optional `:u` / `:k` modifiers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventSpec {
+    pub name: String,
+    pub type_: u32,
+    pub config: u64,
+    pub exclude_user: bool,
+    pub exclude_kernel: bool,
+}
+
+impl EventSpec {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (name, mods) = s.split_once(':').unwrap_or((s, ""));
+        let &(canon, type_, config) = NAMES.iter().find(|(n, ..)| *n == name).ok_or_else(|| {
+            let known: Vec<&str> = NAMES.iter().map(|(n, ..)| *n).collect();
+            format!("unknown event {name:?}; perfz knows: {}", known.join(", "))
+        })?;
+        let (mut exclude_user, mut exclude_kernel) = (false, false);
+        if !mods.is_empty() {
+            if !mods.chars().all(|c| c == 'u' || c == 'k') {
+                return Err(format!(
+                    "unknown modifier {mods:?} in {s:?}; use :u (user only) or :k (kernel only)"
+                ));
+            }
+            exclude_user = !mods.contains('u');
+            exclude_kernel = !mods.contains('k');
+        }
+        Ok(EventSpec {
+            name: if mods.is_empty() {
+                canon.into()
+            } else {
+                format!("{canon}:{mods}")
+            },
+            type_,
+            config,
+            exclude_user,
+            exclude_kernel,
+        })
+    }
+
+    pub fn is_hardware(&self) -> bool {
+        self.type_ == TYPE_HARDWARE
+    }
+
+    /// The same modifiers on the software fallback event.
+    pub fn software_fallback(&self) -> EventSpec {
+        let mut e = EventSpec::parse(SOFTWARE_FALLBACK).expect("known");
+        e.exclude_user = self.exclude_user;
+        e.exclude_kernel = self.exclude_kernel;
+        e
+    }
+}
+
+/// `-F HZ` or `-c PERIOD`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampling {
+    Frequency(u64),
+    Period(u64),
+}
+
+/// `-g` / `--call-graph`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallGraph {
+    None,
+    FramePointer,
+    /// User registers and this many bytes of user stack per sample.
+    Dwarf(u32),
+}
+
+impl CallGraph {
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let (mode, size) = s.split_once(',').map_or((s, None), |(m, z)| (m, Some(z)));
+        match (mode, size) {
+            ("fp", None) => Ok(CallGraph::FramePointer),
+            ("dwarf", None) => Ok(CallGraph::Dwarf(8192)),
+            ("dwarf", Some(z)) => {
+                let n = crate::event::ring::parse_size(z)?;
+                if n == 0 || n > 65528 || n % 8 != 0 {
+                    return Err(format!(
+                        "dwarf stack size {n} must be a multiple of 8 in 8..=65528"
+                    ));
+                }
+                Ok(CallGraph::Dwarf(n as u32))
+            }
+            _ => Err(format!("--call-graph {s:?}: use fp or dwarf[,SIZE]")),
+        }
+    }
+}
+
+/// What every event of a session shares.
+#[derive(Clone, Copy, Debug)]
+pub struct AttrOptions {
+    pub sampling: Sampling,
+    pub call_graph: CallGraph,
+    /// Several events: samples carry their id.
+    pub with_id: bool,
+    /// Per-CPU recording of everything (-a / -C): samples carry the CPU.
+    pub with_cpu: bool,
+    /// Follow children (workload and -p).
+    pub inherit: bool,
+    /// Start disabled and enable on exec (forked workload).
+    pub enable_on_exec: bool,
+    pub switch_events: bool,
+    /// Ask for MMAP2 records carrying build ids.
+    pub build_id: bool,
+}
+
+/// x86_64 user registers perf asks for with `--call-graph dwarf` (AX..R15 minus segment registers).
+pub const DWARF_REGS_X86_64: u64 = 0xff0fff;
+
+/// Builds the 128-byte attr perf 6.1 would build. `tracking` marks the event
+/// that carries mmap/comm/task records (the first one).
+pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
+    let mut a = Attr::new();
+    a.set_u32(0, ev.type_);
+    a.set_u64(8, ev.config);
+    let mut sample_type = st::IP | st::TID | st::TIME;
+    let mut fl = flags::DISABLED | flags::SAMPLE_ID_ALL | flags::EXCLUDE_GUEST;
+    match o.sampling {
+        Sampling::Frequency(hz) => {
+            a.set_u64(16, hz);
+            fl |= flags::FREQ;
+            sample_type |= st::PERIOD;
+        }
+        Sampling::Period(p) => a.set_u64(16, p),
+    }
+    match o.call_graph {
+        CallGraph::None => {}
+        CallGraph::FramePointer => sample_type |= st::CALLCHAIN,
+        CallGraph::Dwarf(size) => {
+            sample_type |= st::CALLCHAIN | st::REGS_USER | st::STACK_USER;
+            fl |= flags::EXCLUDE_CALLCHAIN_USER;
+            a.set_u64(80, DWARF_REGS_X86_64);
+            a.set_u32(88, size);
+        }
+    }
+    if o.with_id {
+        sample_type |= st::ID;
+    }
+    if o.with_cpu {
+        sample_type |= st::CPU;
+    }
+    a.set_u64(24, sample_type);
+    a.set_u64(32, rf::ID | rf::LOST);
+    if o.inherit {
+        fl |= flags::INHERIT;
+    }
+    if o.enable_on_exec {
+        fl |= flags::ENABLE_ON_EXEC;
+    }
+    if ev.exclude_user {
+        fl |= 1 << 4;
+    }
+    if ev.exclude_kernel {
+        fl |= 1 << 5;
+    }
+    if tracking {
+        fl |= flags::MMAP
+            | flags::COMM
+            | flags::TASK
+            | flags::MMAP2
+            | flags::COMM_EXEC
+            | flags::KSYMBOL
+            | flags::BPF_EVENT;
+        if o.switch_events {
+            fl |= flags::CONTEXT_SWITCH;
+        }
+        if o.build_id {
+            fl |= flags::BUILD_ID;
+        }
+    }
+    a.set_u64(40, fl);
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perfs_default_attr_for_cpu_clock_with_g() {
+        // perf record -e cpu-clock -F 999 -g -- cmd  (format notes 2.3)
+        let ev = EventSpec::parse("cpu-clock").unwrap();
+        let o = AttrOptions {
+            sampling: Sampling::Frequency(999),
+            call_graph: CallGraph::FramePointer,
+            with_id: false,
+            with_cpu: false,
+            inherit: true,
+            enable_on_exec: true,
+            switch_events: false,
+            build_id: false,
+        };
+        let a = build_attr(&ev, &o, true);
+        assert_eq!(a.sample_type(), 0x127);
+        assert_eq!(a.read_format(), 0x14);
+        assert_eq!(a.flags(), 0x61943703);
+        assert_eq!(a.raw.len(), 128);
+    }
+
+    #[test]
+    fn event_names() {
+        assert_eq!(EventSpec::parse("cs").unwrap().config, 3);
+        assert!(EventSpec::parse("cycles").unwrap().is_hardware());
+        let e = EventSpec::parse("cpu-clock:u").unwrap();
+        assert!(e.exclude_kernel && !e.exclude_user);
+        assert!(EventSpec::parse("nonsense")
+            .unwrap_err()
+            .contains("perfz knows: cpu-clock"));
+        assert!(EventSpec::parse("cpu-clock:x").is_err());
+    }
+}

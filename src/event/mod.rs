@@ -1,0 +1,14 @@
+//! The kernel side: events (attrs and perf_event_open), the CPUs and threads
+//! they watch, and the mmap ring buffers their records land in.
+
+pub mod cpus;
+pub mod events;
+pub mod open;
+pub mod ring;
+pub mod sys;
+pub mod target;
+
+pub use events::{CallGraph, EventSpec, Sampling};
+pub use open::{EventSet, OpenError};
+pub use ring::Ring;
+pub use target::Target;

@@ -1,0 +1,201 @@
+//! Opening the session's events: one fd per (event, CPU, thread), one ring per
+//! CPU, every other fd on that CPU redirected into it (PERF_EVENT_IOC_SET_OUTPUT).
+
+use std::io;
+use std::os::fd::OwnedFd;
+
+use super::events::{build_attr, AttrOptions, EventSpec};
+use super::ring::Ring;
+use super::sys;
+use crate::format::{Attr, AttrEntry};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("cannot open event {event} on cpu {cpu}{}: {source}{hint}", .pid.map(|p| format!(" for pid {p}")).unwrap_or_default())]
+    Open {
+        event: String,
+        cpu: i32,
+        pid: Option<i32>,
+        source: io::Error,
+        hint: String,
+    },
+    #[error("cannot map a ring buffer for cpu {cpu}: {source} (tried down to {pages} pages; raise `ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb)")]
+    Map {
+        cpu: i32,
+        pages: usize,
+        source: io::Error,
+    },
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// One event fd and where its records go.
+pub struct EventFd {
+    pub fd: OwnedFd,
+    pub attr_index: usize,
+    pub id: u64,
+}
+
+/// All open events of a session with their rings.
+pub struct EventSet {
+    pub attrs: Vec<AttrEntry>,
+    pub fds: Vec<EventFd>,
+    /// One per CPU, in CPU order, with the CPU number.
+    pub rings: Vec<(u32, Ring)>,
+    /// Data pages per ring actually mapped (may be less than asked).
+    pub pages: usize,
+    /// Messages for the user (fallbacks taken).
+    pub notes: Vec<String>,
+}
+
+/// Smallest ring we degrade to when locked memory is short.
+pub const MIN_PAGES: usize = 2;
+
+fn hint_for(err: &io::Error, ev: &EventSpec) -> String {
+    match err.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            " (not permitted: run as root or lower /proc/sys/kernel/perf_event_paranoid)".into()
+        }
+        Some(libc::ESRCH) => " (no such process)".into(),
+        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) if ev.is_hardware() => {
+            " (hardware counters are not available here)".into()
+        }
+        Some(libc::EINVAL) => {
+            " (the kernel rejected the attr: an option this kernel does not support)".into()
+        }
+        _ => String::new(),
+    }
+}
+
+impl EventSet {
+    /// Opens `events` for `pids` (-1 = any) on `cpus`. A hardware event the
+    /// PMU refuses is replaced by its software fallback with a note; a ring the
+    /// locked-memory limit refuses is halved down to [`MIN_PAGES`], with a note.
+    pub fn open(
+        events: &[EventSpec],
+        opts: &AttrOptions,
+        cpus: &[u32],
+        pids: &[i32],
+        pages: usize,
+    ) -> Result<EventSet, OpenError> {
+        let mut notes = Vec::new();
+        let mut specs: Vec<EventSpec> = events.to_vec();
+        let mut attrs: Vec<Attr> = Vec::new();
+        let mut opts = *opts;
+        // Probe each event once on the first CPU, to fall back early.
+        for (i, ev) in specs.iter_mut().enumerate() {
+            let mut attr = build_attr(ev, &opts, i == 0);
+            match sys::open(&attr, pids[0], cpus[0] as i32, -1) {
+                Ok(_) => {}
+                Err(e)
+                    if ev.is_hardware()
+                        && matches!(
+                            e.raw_os_error(),
+                            Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV)
+                        ) =>
+                {
+                    let fb = ev.software_fallback();
+                    notes.push(format!(
+                        "hardware counters are not available here ({} refused: {e}); recording the software event {} instead",
+                        ev.name, fb.name
+                    ));
+                    *ev = fb;
+                    attr = build_attr(ev, &opts, i == 0);
+                }
+                Err(e) if i == 0 && opts.build_id && e.raw_os_error() == Some(libc::EINVAL) => {
+                    // Kernels before 5.12 know no build-id MMAP2.
+                    opts.build_id = false;
+                    notes.push(
+                        "this kernel cannot put build ids into MMAP2 records; recording without"
+                            .into(),
+                    );
+                    attr = build_attr(ev, &opts, i == 0);
+                }
+                Err(_) => {} // reported with context below
+            }
+            attrs.push(attr);
+        }
+        let mut entries: Vec<AttrEntry> = attrs
+            .iter()
+            .zip(&specs)
+            .map(|(a, s)| AttrEntry {
+                attr: a.clone(),
+                ids: Vec::new(),
+                name: Some(s.name.clone()),
+            })
+            .collect();
+        let mut fds: Vec<EventFd> = Vec::new();
+        let mut rings = Vec::new();
+        let mut pages = pages;
+        for &cpu in cpus {
+            let mut leader: Option<usize> = None;
+            for (ai, attr) in attrs.iter().enumerate() {
+                for &pid in pids {
+                    let fd =
+                        sys::open(attr, pid, cpu as i32, -1).map_err(|source| OpenError::Open {
+                            event: specs[ai].name.clone(),
+                            cpu: cpu as i32,
+                            pid: (pid >= 0).then_some(pid),
+                            hint: hint_for(&source, &specs[ai]),
+                            source,
+                        })?;
+                    let id = sys::id(&fd)?;
+                    entries[ai].ids.push(id);
+                    match leader {
+                        None => {
+                            let ring = loop {
+                                match Ring::map(&fd, pages) {
+                                    Ok(r) => break r,
+                                    Err(e)
+                                        if pages > MIN_PAGES
+                                            && matches!(
+                                                e.raw_os_error(),
+                                                Some(libc::EPERM | libc::ENOMEM | libc::EAGAIN)
+                                            ) =>
+                                    {
+                                        pages /= 2;
+                                        notes.push(format!(
+                                            "locked memory refused the ring size ({e}); using {pages} pages ({} KiB) per ring",
+                                            pages * super::ring::page_size() / 1024
+                                        ));
+                                    }
+                                    Err(source) => {
+                                        return Err(OpenError::Map {
+                                            cpu: cpu as i32,
+                                            pages,
+                                            source,
+                                        })
+                                    }
+                                }
+                            };
+                            rings.push((cpu, ring));
+                            leader = Some(fds.len());
+                        }
+                        Some(l) => sys::set_output(&fd, &fds[l].fd)?,
+                    }
+                    fds.push(EventFd {
+                        fd,
+                        attr_index: ai,
+                        id,
+                    });
+                }
+            }
+        }
+        notes.dedup();
+        Ok(EventSet {
+            attrs: entries,
+            fds,
+            rings,
+            pages,
+            notes,
+        })
+    }
+
+    pub fn enable(&self) -> io::Result<()> {
+        self.fds.iter().try_for_each(|f| sys::enable(&f.fd))
+    }
+
+    pub fn disable(&self) -> io::Result<()> {
+        self.fds.iter().try_for_each(|f| sys::disable(&f.fd))
+    }
+}

@@ -1,0 +1,198 @@
+//! One perf mmap ring buffer: a control page plus 2^n data pages.
+//!
+//! Protocol (format notes 6.1): read `data_head` with **acquire** ordering —
+//! it pairs with the kernel's release of the records it wrote before moving
+//! the head, so every byte below head is visible; copy (or compress) the bytes
+//! in `[tail, head)`; then store `data_tail` with **release** ordering, so our
+//! reads of those bytes happen before the kernel may see the space as free and
+//! overwrite it. With a writable mapping the kernel never overwrites unread
+//! data; it drops records and reports LOST instead.
+
+use std::io;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use memmap2::{MmapOptions, MmapRaw};
+use perfz_codecs::Input;
+
+/// Offsets of the ring positions inside `struct perf_event_mmap_page`.
+const DATA_HEAD: usize = 1024;
+const DATA_TAIL: usize = 1032;
+
+/// The page size of this machine.
+pub fn page_size() -> usize {
+    // SAFETY: sysconf has no memory effects.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+/// Parses `-m`-style sizes: a plain number of bytes, or with a K/M/G suffix
+/// (with or without a trailing B).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim().trim_end_matches(['B', 'b']);
+    let (num, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    num.parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(mult))
+        .ok_or_else(|| format!("bad size {s:?}: use a number with an optional K, M or G suffix"))
+}
+
+/// `-m` as perf reads it: a bare number is pages (a power of two), a number
+/// with a suffix is bytes (rounded to whole pages, a power of two).
+pub fn parse_mmap_pages(s: &str) -> Result<usize, String> {
+    let page = page_size() as u64;
+    let pages = if s.chars().all(|c| c.is_ascii_digit()) {
+        s.parse::<u64>().map_err(|e| e.to_string())?
+    } else {
+        parse_size(s)?.div_ceil(page)
+    };
+    if pages == 0 || !pages.is_power_of_two() || pages > 1 << 20 {
+        return Err(format!(
+            "-m {s}: the ring needs a power-of-two number of pages (1..=1048576), got {pages}"
+        ));
+    }
+    Ok(pages as usize)
+}
+
+/// perf's default data size: perf_event_mlock_kb (516 KiB by default) minus the
+/// control page, rounded down to a power of two → 128 pages with 4 KiB pages.
+pub fn default_pages() -> usize {
+    let kb = std::fs::read_to_string("/proc/sys/kernel/perf_event_mlock_kb")
+        .ok()
+        .and_then(|s| s.trim().parse::<usize>().ok())
+        .unwrap_or(516);
+    let pages = (kb * 1024 / page_size()).saturating_sub(1).max(1);
+    1 << (usize::BITS - 1 - pages.leading_zeros())
+}
+
+/// Where `[tail, head)` lies in a data area of `data_size` bytes (a power of
+/// two): `(start, first_len, second_len)`, the first piece running from
+/// `start` towards the end, the second from 0. Positions are free-running
+/// counters; a distance larger than the buffer (a reader that fell behind, or
+/// garbage) is clamped to the buffer. Always in bounds.
+pub fn split(tail: u64, head: u64, data_size: usize) -> (usize, usize, usize) {
+    if data_size == 0 || !data_size.is_power_of_two() {
+        return (0, 0, 0);
+    }
+    let len = head.wrapping_sub(tail).min(data_size as u64) as usize;
+    let start = (tail & (data_size as u64 - 1)) as usize;
+    let first_len = len.min(data_size - start);
+    (start, first_len, len - first_len)
+}
+
+pub struct Ring {
+    map: MmapRaw,
+    data_size: u64,
+    /// Our copy of data_tail: the position up to which we have consumed.
+    tail: u64,
+}
+
+// SAFETY: the mapping is owned by the Ring; the only shared state is the
+// control page, accessed through atomics.
+unsafe impl Send for Ring {}
+
+impl Ring {
+    /// Maps `1 + pages` pages of `fd`.
+    pub fn map(fd: &OwnedFd, pages: usize) -> io::Result<Ring> {
+        let page = page_size();
+        let map = MmapOptions::new().len((1 + pages) * page).map_raw(fd)?;
+        Ok(Ring {
+            map,
+            data_size: (pages * page) as u64,
+            tail: 0,
+        })
+    }
+
+    pub fn data_size(&self) -> usize {
+        self.data_size as usize
+    }
+
+    /// Bytes of the whole mapping (what perf declares as mmap_len).
+    pub fn mapping_len(&self) -> usize {
+        self.map.len()
+    }
+
+    fn ctl(&self, off: usize) -> &AtomicU64 {
+        // SAFETY: the control page is the first page of the mapping, which
+        // lives as long as self; offsets 1024/1032 are 8-aligned u64 fields of
+        // perf_event_mmap_page that the kernel updates concurrently, so they
+        // may only be touched atomically.
+        unsafe { &*(self.map.as_ptr().add(off) as *const AtomicU64) }
+    }
+
+    /// The kernel's write position. Acquire: see the module docs.
+    pub fn head(&self) -> u64 {
+        self.ctl(DATA_HEAD).load(Ordering::Acquire)
+    }
+
+    /// Bytes ready to read.
+    pub fn pending(&self) -> u64 {
+        self.head().wrapping_sub(self.tail)
+    }
+
+    /// The readable region up to `head`: one slice, or two when it wraps. Never
+    /// copied to be made contiguous.
+    pub fn region(&self, head: u64) -> Input<'_> {
+        let (start, first_len, second_len) = split(self.tail, head, self.data_size as usize);
+        let page = page_size();
+        // SAFETY: the data area is `data_size` bytes right after the control
+        // page, inside the mapping. The bytes in [tail, head) are complete
+        // records the kernel will not touch until we publish a tail past them
+        // (the acquire load of head made them visible).
+        let data = unsafe {
+            std::slice::from_raw_parts(self.map.as_ptr().add(page), self.data_size as usize)
+        };
+        Input::two(&data[start..start + first_len], &data[..second_len])
+    }
+
+    /// Gives `[tail, head)` back to the kernel. Release: see the module docs.
+    pub fn consume(&mut self, head: u64) {
+        self.tail = head;
+        self.ctl(DATA_TAIL).store(head, Ordering::Release);
+    }
+
+    /// Consumed position (for tests and accounting).
+    pub fn tail(&self) -> u64 {
+        self.tail
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("512K").unwrap(), 512 << 10);
+        assert_eq!(parse_size("1MB").unwrap(), 1 << 20);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("lots").is_err());
+        assert_eq!(parse_mmap_pages("4").unwrap(), 4);
+        assert!(parse_mmap_pages("3").is_err());
+        assert_eq!(parse_mmap_pages("512K").unwrap() * page_size(), 512 << 10);
+        assert!(default_pages().is_power_of_two());
+    }
+
+    #[test]
+    fn split_wraps_and_clamps() {
+        assert_eq!(split(0, 100, 4096), (0, 100, 0));
+        assert_eq!(split(4000, 4200, 4096), (4000, 96, 104));
+        assert_eq!(split(8192 + 10, 8192 + 10, 4096), (10, 0, 0));
+        assert_eq!(
+            split(5, 1 << 40, 4096),
+            (5, 4091, 5),
+            "clamped to the buffer"
+        );
+        assert_eq!(split(u64::MAX - 3, 4, 4096), (4092, 4, 4), "counter wrap");
+        assert_eq!(split(0, 10, 3000), (0, 0, 0), "not a power of two");
+    }
+}

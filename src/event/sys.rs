@@ -1,0 +1,86 @@
+//! Thin, checked wrappers over perf_event_open(2) and its ioctls.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+use perf_event_open_sys as sys;
+
+use crate::format::Attr;
+
+/// Opens one event. `attr` is our 128-byte attr; the kernel is told its size,
+/// so what is opened is byte for byte what the file will say.
+pub fn open(attr: &Attr, pid: i32, cpu: i32, group_fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: perf_event_attr is plain old data (integers and unions of
+    // integers); all-zero is a valid value.
+    let mut kattr: sys::bindings::perf_event_attr = unsafe { std::mem::zeroed() };
+    let n = attr.raw.len().min(std::mem::size_of_val(&kattr));
+    // SAFETY: copies n ≤ size_of(kattr) bytes from a live Vec into the local
+    // struct; the regions do not overlap.
+    unsafe {
+        std::ptr::copy_nonoverlapping(attr.raw.as_ptr(), &mut kattr as *mut _ as *mut u8, n);
+    }
+    // SAFETY: kattr is a valid, initialised attr whose size field says how much
+    // of it the kernel may read; the call has no other memory effects.
+    let fd = unsafe {
+        sys::perf_event_open(
+            &mut kattr,
+            pid,
+            cpu,
+            group_fd,
+            sys::bindings::PERF_FLAG_FD_CLOEXEC as _,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the kernel returned a new fd that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn check(r: i32) -> io::Result<()> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Redirects `fd`'s records into the ring buffer mapped for `target`.
+pub fn set_output(fd: &OwnedFd, target: &OwnedFd) -> io::Result<()> {
+    // SAFETY: both are perf event fds we own; the ioctl takes an fd by value.
+    check(unsafe { sys::ioctls::SET_OUTPUT(fd.as_raw_fd(), target.as_raw_fd()) })
+}
+
+/// The kernel's id of the event (what samples carry with PERF_SAMPLE_ID).
+pub fn id(fd: &OwnedFd) -> io::Result<u64> {
+    let mut id = 0u64;
+    // SAFETY: the ioctl writes one u64 through the pointer, which is valid.
+    check(unsafe { sys::ioctls::ID(fd.as_raw_fd(), &mut id) })?;
+    Ok(id)
+}
+
+pub fn enable(fd: &OwnedFd) -> io::Result<()> {
+    // SAFETY: a perf event fd we own; the argument is unused (0 = this event).
+    check(unsafe { sys::ioctls::ENABLE(fd.as_raw_fd(), 0) })
+}
+
+pub fn disable(fd: &OwnedFd) -> io::Result<()> {
+    // SAFETY: as for enable.
+    check(unsafe { sys::ioctls::DISABLE(fd.as_raw_fd(), 0) })
+}
+
+/// `read()` of an event opened with read_format ID|LOST: `(value, id, lost)`.
+pub fn read_counts(fd: &OwnedFd) -> io::Result<(u64, u64, u64)> {
+    let mut buf = [0u64; 3];
+    // SAFETY: reads at most 24 bytes into a 24-byte buffer.
+    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), 24) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if n != 24 {
+        return Err(io::Error::other(format!(
+            "short read of event counts: {n} bytes"
+        )));
+    }
+    Ok((buf[0], buf[1], buf[2]))
+}

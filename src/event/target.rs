@@ -1,0 +1,128 @@
+//! What to record: a workload perfz starts, existing processes or threads, or
+//! whole CPUs.
+
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+use std::thread::JoinHandle;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `-- cmd args...`
+    Workload(Vec<String>),
+    /// `-p PID[,PID]`: every thread of these processes.
+    Pids(Vec<i32>),
+    /// `-t TID[,TID]`.
+    Tids(Vec<i32>),
+    /// `-a` (all online CPUs) or `-C LIST`.
+    Cpus(Vec<u32>),
+}
+
+impl Target {
+    /// Whether the events count per CPU for everything running there.
+    pub fn is_system_wide(&self) -> bool {
+        matches!(self, Target::Cpus(_))
+    }
+}
+
+/// The threads of process `pid`, from /proc/PID/task.
+pub fn threads_of(pid: i32) -> io::Result<Vec<i32>> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no process with pid {pid}"),
+            )
+        } else {
+            e
+        }
+    })?;
+    let mut tids: Vec<i32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    Ok(tids)
+}
+
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two fds into the array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both fds are new and ours.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// A workload forked and held just before `exec`, so events can be opened on
+/// its pid with `enable_on_exec` before it runs a single instruction of the
+/// command (perf's scheme).
+pub struct Workload {
+    pub pid: i32,
+    go: std::fs::File,
+    spawn: JoinHandle<io::Result<Child>>,
+}
+
+impl Workload {
+    pub fn prepare(argv: &[String]) -> io::Result<Workload> {
+        let (pid_r, pid_w) = pipe()?;
+        let (go_r, go_w) = pipe()?;
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]);
+        let (pid_w_raw, go_r_raw) = (pid_w.as_raw_fd(), go_r.as_raw_fd());
+        // SAFETY: the closure runs in the forked child before exec and only
+        // makes async-signal-safe calls (getpid, write, read) on fds that stay
+        // open until exec (the parent keeps its copies alive until `start`).
+        unsafe {
+            cmd.pre_exec(move || {
+                let pid = libc::getpid();
+                libc::write(pid_w_raw, (&pid as *const i32).cast(), 4);
+                let mut b = 0u8;
+                if libc::read(go_r_raw, (&mut b as *mut u8).cast(), 1) != 1 || b != b'g' {
+                    return Err(io::Error::other(
+                        "perfz gave up before starting the workload",
+                    ));
+                }
+                Ok(())
+            });
+        }
+        // std's spawn waits until exec succeeds or fails, which here is after
+        // we say go; so it runs on a thread of its own.
+        let spawn = std::thread::spawn(move || {
+            let r = cmd.spawn();
+            drop((pid_w, go_r));
+            r
+        });
+        let mut buf = [0u8; 4];
+        let mut f = std::fs::File::from(pid_r);
+        if f.read_exact(&mut buf).is_err() {
+            // The fork never happened: spawn failed early (e.g. not found).
+            return Err(spawn
+                .join()
+                .expect("spawn thread")
+                .err()
+                .unwrap_or_else(|| io::Error::other("workload vanished")));
+        }
+        Ok(Workload {
+            pid: i32::from_ne_bytes(buf),
+            go: std::fs::File::from(go_w),
+            spawn,
+        })
+    }
+
+    /// Lets the workload exec. Errors if the command cannot be executed.
+    pub fn start(mut self) -> io::Result<Child> {
+        self.go.write_all(b"g")?;
+        drop(self.go);
+        self.spawn
+            .join()
+            .map_err(|_| io::Error::other("spawn thread panicked"))?
+    }
+
+    /// Gives up: the child exits without running the command.
+    pub fn abort(self) {
+        drop(self.go);
+        let _ = self.spawn.join();
+    }
+}

@@ -1,0 +1,419 @@
+//! One recording: open the events, write the side band, run the poll loop
+//! that drains the rings through the push path, and finalize the file.
+
+mod output;
+pub mod signals;
+mod summary;
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use perfz_codecs::{Codec, CodecSpec, CodecVisitor};
+
+use crate::event::events::{AttrOptions, CallGraph, EventSpec, Sampling};
+use crate::event::open::{EventSet, OpenError};
+use crate::event::target::{threads_of, Target, Workload};
+use crate::event::{cpus, ring, sys};
+use crate::format::attr::sample_type as st;
+use crate::format::compress::DECLARED_MMAP_LEN;
+use crate::format::sample::id_trailer_size;
+use crate::format::writer::{empty_record, FileWriter, PipeWriter, RecordSink};
+use crate::format::{CompressedInfo, FeatureSet, FormatError, RecordType};
+use crate::push::scan::{scan, RecordCounts};
+use crate::push::{Pusher, SerialSink, Sink};
+use crate::synth;
+
+pub use summary::Summary;
+
+/// Everything `perfz record` was asked to do.
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    pub events: Vec<EventSpec>,
+    pub sampling: Sampling,
+    pub call_graph: CallGraph,
+    pub target: Target,
+    pub output: PathBuf,
+    /// Data pages per ring; `None` = perf's default.
+    pub pages: Option<usize>,
+    /// Don't drain a ring holding fewer bytes than this (except at the end).
+    pub mmap_flush: usize,
+    pub codec: CodecSpec,
+    pub switch_events: bool,
+    pub inherit: bool,
+    /// The command line, for HEADER_CMDLINE.
+    pub argv: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{0}")]
+    Open(#[from] OpenError),
+    #[error("{0}")]
+    Format(#[from] FormatError),
+    #[error("{what}: {source}")]
+    Io { what: String, source: io::Error },
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Codec(#[from] perfz_codecs::Error),
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
+    let what = what.into();
+    move |source| RecordError::Io { what, source }
+}
+
+/// Runs a recording to the end and returns what it did.
+pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
+    if let Sampling::Frequency(0) | Sampling::Period(0) = o.sampling {
+        return Err(RecordError::Usage(
+            "the sampling frequency/period must be at least 1 (-F/-c)".into(),
+        ));
+    }
+    o.codec.check_built()?;
+    signals::install();
+    let online = cpus::online().map_err(io_err("cannot read the online CPUs"))?;
+    let mut workload = None;
+    let (cpus, pids, tgids): (Vec<u32>, Vec<i32>, Vec<i32>) = match &o.target {
+        Target::Workload(argv) => {
+            let w =
+                Workload::prepare(argv).map_err(io_err(format!("cannot start {:?}", argv[0])))?;
+            let pid = w.pid;
+            workload = Some(w);
+            (online, vec![pid], vec![pid])
+        }
+        Target::Pids(list) => {
+            let mut tids = Vec::new();
+            for &p in list {
+                tids.extend(threads_of(p).map_err(io_err(format!("cannot attach to pid {p}")))?);
+            }
+            (online, tids, list.clone())
+        }
+        Target::Tids(list) => {
+            for &t in list {
+                if !std::path::Path::new(&format!("/proc/{t}")).exists() {
+                    return Err(RecordError::Usage(format!("no thread with tid {t}")));
+                }
+            }
+            (online, list.clone(), list.clone())
+        }
+        Target::Cpus(list) => {
+            if let Some(bad) = list.iter().find(|c| !online.contains(c)) {
+                return Err(RecordError::Usage(format!(
+                    "cpu {bad} is not online (online: {})",
+                    cpus::format_list(&online)
+                )));
+            }
+            (list.clone(), vec![-1], Vec::new())
+        }
+    };
+    let system_wide = o.target.is_system_wide();
+    let attr_opts = AttrOptions {
+        sampling: o.sampling,
+        call_graph: o.call_graph,
+        with_id: o.events.len() > 1,
+        with_cpu: system_wide,
+        inherit: o.inherit && !system_wide,
+        enable_on_exec: workload.is_some(),
+        switch_events: o.switch_events,
+        build_id: true,
+    };
+    let pages = o.pages.unwrap_or_else(ring::default_pages);
+    let set = match EventSet::open(&o.events, &attr_opts, &cpus, &pids, pages) {
+        Ok(s) => s,
+        Err(e) => {
+            if let Some(w) = workload {
+                w.abort();
+            }
+            return Err(e.into());
+        }
+    };
+    let session = Session {
+        o,
+        set,
+        workload,
+        tgids,
+        system_wide,
+    };
+    o.codec.visit(session)?
+}
+
+struct Session<'a> {
+    o: &'a RecordOptions,
+    set: EventSet,
+    workload: Option<Workload>,
+    tgids: Vec<i32>,
+    system_wide: bool,
+}
+
+impl CodecVisitor for Session<'_> {
+    type Output = Result<Summary, RecordError>;
+    fn visit<C: Codec + Send + 'static>(self, codec: C) -> Self::Output {
+        let features = synth::features::session_features(&self.set.attrs, &self.o.argv);
+        if output::is_stdout(&self.o.output) {
+            let mut f = features.clone();
+            if C::ID != perfz_codecs::CodecId::NONE {
+                // Pipe mode must announce the codec before the first COMPRESSED
+                // record; the ratio is unknown until the end (perf writes 0).
+                f.set_compressed(CompressedInfo {
+                    version: 0,
+                    codec: C::ID.0,
+                    level: self.o.codec.level() as u32,
+                    ratio: 0,
+                    mmap_len: DECLARED_MMAP_LEN,
+                });
+            }
+            let w = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout());
+            let writer = match PipeWriter::new(w, &self.set.attrs, &f) {
+                Ok(w) => w,
+                Err(e) => {
+                    self.abort();
+                    return Err(e.into());
+                }
+            };
+            self.run(codec, writer, features)
+        } else {
+            let file = match output::create(&self.o.output) {
+                Ok(f) => f,
+                Err(e) => {
+                    self.abort();
+                    return Err(RecordError::Io {
+                        what: "output".into(),
+                        source: e,
+                    });
+                }
+            };
+            let writer = match FileWriter::new(file, &self.set.attrs) {
+                Ok(w) => w,
+                Err(e) => {
+                    let _ = std::fs::remove_file(&self.o.output);
+                    self.abort();
+                    return Err(e.into());
+                }
+            };
+            self.run(codec, writer, features)
+        }
+    }
+}
+
+/// What the output writer must do at the end, beyond the records.
+trait Finish: RecordSink + Sized {
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError>;
+}
+
+impl Finish for FileWriter<std::fs::File> {
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
+        let f = FileWriter::finish(self, features)?;
+        f.sync_all()?;
+        Ok(())
+    }
+}
+
+impl<W: std::io::Write> Finish for PipeWriter<W> {
+    fn finish(self, _: &FeatureSet) -> Result<(), FormatError> {
+        PipeWriter::finish(self)?;
+        Ok(())
+    }
+}
+
+impl Session<'_> {
+    fn abort(self) {
+        if let Some(w) = self.workload {
+            w.abort();
+        }
+    }
+
+    fn trailer_size(&self) -> usize {
+        let a = &self.set.attrs[0].attr;
+        if a.sample_id_all() {
+            id_trailer_size(a.sample_type())
+        } else {
+            0
+        }
+    }
+
+    /// The side band: kernel map and what /proc says about existing processes.
+    fn synthesize<C: Codec, S: Sink>(
+        &self,
+        p: &mut Pusher<C, S>,
+        notes: &mut Vec<String>,
+    ) -> io::Result<()> {
+        let trailer = self.trailer_size();
+        match synth::kernel::synthesize(trailer) {
+            Ok(rec) => p.write_plain(&rec)?,
+            Err(why) => notes.push(why),
+        }
+        if self.system_wide {
+            for pid in synth::proc::all_pids() {
+                for rec in synth::proc::process_records(pid, true, trailer) {
+                    p.write_plain(&rec)?;
+                }
+            }
+        } else if self.workload.is_some() {
+            let pid = self.tgids[0];
+            let comm = synth::proc::comm_of(pid, pid).unwrap_or_else(|| "perfz-exec".into());
+            p.write_plain(&synth::proc::comm_record(pid, pid, &comm, trailer))?;
+        } else {
+            for &pid in &self.tgids {
+                for rec in synth::proc::process_records(pid, false, trailer) {
+                    p.write_plain(&rec)?;
+                }
+            }
+        }
+        p.write_plain(&empty_record(RecordType::FINISHED_INIT))
+    }
+
+    fn run<C: Codec, W: Finish>(
+        mut self,
+        codec: C,
+        writer: W,
+        mut features: FeatureSet,
+    ) -> Result<Summary, RecordError> {
+        let started = Instant::now();
+        let mut notes = std::mem::take(&mut self.set.notes);
+        let mut pusher = Pusher::new(codec, SerialSink::new(writer));
+        self.synthesize(&mut pusher, &mut notes)
+            .map_err(io_err("writing the side band"))?;
+        let side_band = pusher.sink().bytes_written();
+
+        let mut child = match self.workload.take() {
+            Some(w) => Some(
+                w.start()
+                    .map_err(io_err(format!("cannot run {:?}", self.o.target)))?,
+            ),
+            None => {
+                self.set
+                    .enable()
+                    .map_err(io_err("cannot enable the events"))?;
+                None
+            }
+        };
+
+        let flush = self.o.mmap_flush.max(1) as u64;
+        let mut counts = RecordCounts::default();
+        let mut wakeups = 0u64;
+        let mut final_pass = false;
+        let mut stop_signal = None;
+        let mut exit_status = None;
+        // Every event fd polls its ring (redirected fds report the ring they
+        // write into) and reports POLLHUP when its task is gone.
+        let mut pfds: Vec<libc::pollfd> = {
+            use std::os::fd::AsRawFd;
+            self.set
+                .fds
+                .iter()
+                .map(|f| libc::pollfd {
+                    fd: f.fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect()
+        };
+        loop {
+            let mut wrote = false;
+            for (_, ring) in self.set.rings.iter_mut() {
+                let head = ring.head();
+                let pending = head.wrapping_sub(ring.tail());
+                if pending == 0 || (pending < flush && !final_pass) {
+                    continue;
+                }
+                let region = ring.region(head);
+                scan(region, &mut counts);
+                pusher.push(region).map_err(io_err("writing"))?;
+                ring.consume(head);
+                wrote = true;
+            }
+            if wrote {
+                pusher
+                    .write_plain(&empty_record(RecordType::FINISHED_ROUND))
+                    .map_err(io_err("writing"))?;
+            }
+            if final_pass {
+                break;
+            }
+            if stop_signal.is_none() {
+                stop_signal = signals::stop_requested();
+            }
+            if let Some(c) = child.as_mut() {
+                if exit_status.is_none() {
+                    exit_status = c.try_wait().map_err(io_err("waiting for the workload"))?;
+                }
+            }
+            if stop_signal.is_some() || exit_status.is_some() {
+                let _ = self.set.disable();
+                final_pass = true;
+                continue;
+            }
+            if !wrote {
+                // SAFETY: pfds is a valid array of pollfd for its length.
+                let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 100) };
+                if n > 0 {
+                    wakeups += 1;
+                }
+            }
+        }
+        if let Some(mut c) = child {
+            if exit_status.is_none() {
+                // Stopped by a signal while the workload still runs: end it, as perf does.
+                // SAFETY: kill has no memory effects; the pid is our own child.
+                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+                exit_status = c.wait().ok();
+            }
+        }
+
+        // LOST_SAMPLES per event fd whose PERF_FORMAT_LOST count is non-zero.
+        let mut lost_samples = 0u64;
+        let a0 = self.set.attrs[0].attr.sample_type();
+        for f in &self.set.fds {
+            if let Ok((_, id, lost)) = sys::read_counts(&f.fd) {
+                if lost > 0 {
+                    lost_samples += lost;
+                    let rec = lost_samples_record(lost, id, a0, self.trailer_size());
+                    pusher.write_plain(&rec).map_err(io_err("writing"))?;
+                }
+            }
+        }
+        let ring_bytes = pusher.stats.ring_bytes;
+        let compressed_bytes = pusher.compressed_bytes();
+        if let Some(info) = pusher.compressed_info(self.o.codec.level()) {
+            features.set_compressed(info);
+        }
+        let sink = pusher.into_sink();
+        let bytes_written = sink.bytes_written();
+        sink.into_inner().finish(&features)?;
+        Ok(Summary {
+            output: self.o.output.display().to_string(),
+            codec: self.o.codec.to_string(),
+            wakeups,
+            samples: counts.samples,
+            records: counts.records,
+            lost_events: counts.lost_events,
+            lost_samples,
+            ring_bytes,
+            side_band_bytes: side_band,
+            bytes_written,
+            compressed_bytes,
+            pages: self.set.pages,
+            rings: self.set.rings.len(),
+            seconds: started.elapsed().as_secs_f64(),
+            stop_signal,
+            workload_exit: exit_status.and_then(|s| s.code()),
+            notes,
+        })
+    }
+}
+
+/// LOST_SAMPLES: `u64 lost` + a trailer carrying the event's id.
+fn lost_samples_record(lost: u64, id: u64, sample_type: u64, trailer: usize) -> Vec<u8> {
+    let mut rec = synth::record(13, 0, &lost.to_le_bytes(), trailer);
+    if sample_type & st::ID != 0 && trailer > 0 {
+        let at = 16
+            + 8 * [st::TID, st::TIME]
+                .iter()
+                .filter(|&&b| sample_type & b != 0)
+                .count();
+        rec[at..at + 8].copy_from_slice(&id.to_le_bytes());
+    }
+    rec
+}

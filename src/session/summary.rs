@@ -1,0 +1,66 @@
+//! The end-of-session summary, printed like perf's and written as JSON.
+
+use serde::Serialize;
+
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub output: String,
+    pub codec: String,
+    pub wakeups: u64,
+    pub samples: u64,
+    /// Records read out of the rings.
+    pub records: u64,
+    /// Events the kernel dropped because a ring was full (LOST records).
+    pub lost_events: u64,
+    /// Samples the kernel could not write (PERF_FORMAT_LOST counts).
+    pub lost_samples: u64,
+    /// Bytes drained from the rings.
+    pub ring_bytes: u64,
+    /// Bytes of synthesized records before the ring data.
+    pub side_band_bytes: u64,
+    /// Bytes of records written (data section).
+    pub bytes_written: u64,
+    /// Bytes of COMPRESSED records (0 with codec none).
+    pub compressed_bytes: u64,
+    pub pages: usize,
+    pub rings: usize,
+    pub seconds: f64,
+    pub stop_signal: Option<i32>,
+    pub workload_exit: Option<i32>,
+    pub notes: Vec<String>,
+}
+
+impl Summary {
+    /// Lines for stderr, in perf's style.
+    pub fn render(&self) -> String {
+        let mb = |b: u64| b as f64 / 1e6;
+        let mut s = format!(
+            "[ perfz record: Woken up {} times to write data ]\n",
+            self.wakeups
+        );
+        let comp = if self.compressed_bytes > 0 {
+            format!(
+                ", compressed with {} (original {:.3} MB, ratio is {:.3})",
+                self.codec,
+                mb(self.ring_bytes),
+                self.ring_bytes as f64 / self.compressed_bytes as f64
+            )
+        } else {
+            String::new()
+        };
+        s += &format!(
+            "[ perfz record: Captured and wrote {:.3} MB {} ({} samples){comp} ]\n",
+            mb(self.bytes_written),
+            self.output,
+            self.samples
+        );
+        if self.lost_events > 0 || self.lost_samples > 0 {
+            s += &format!(
+                "[ perfz record: lost {} events and {} samples: the rings filled faster than they were drained; \
+                 try a bigger -m (now {} pages), a lower -F, or a faster codec ]\n",
+                self.lost_events, self.lost_samples, self.pages
+            );
+        }
+        s
+    }
+}

@@ -1,0 +1,122 @@
+//! The header features of a recording, gathered like perf does (format notes
+//! 3.2): host facts, the command line and the event descriptions.
+
+use crate::format::feature::{write_string, write_string_list};
+use crate::format::{feat, AttrEntry, FeatureSet};
+
+fn uname() -> Option<(String, String, String)> {
+    // SAFETY: utsname is plain data; uname fills it in.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: passes a valid pointer to a local struct.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return None;
+    }
+    let s = |f: &[libc::c_char]| -> String {
+        let b: Vec<u8> = f
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        String::from_utf8_lossy(&b).into_owned()
+    };
+    Some((s(&u.nodename), s(&u.release), s(&u.machine)))
+}
+
+fn cpuinfo_field(info: &str, key: &str) -> Option<String> {
+    info.lines()
+        .find(|l| l.split(':').next().map(str::trim) == Some(key))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// Features known at the start of a session.
+pub fn session_features(attrs: &[AttrEntry], argv: &[String]) -> FeatureSet {
+    let mut f = FeatureSet::default();
+    if let Some((host, release, machine)) = uname() {
+        f.set_string(feat::HOSTNAME, &host);
+        f.set_string(feat::OSRELEASE, &release);
+        f.set_string(feat::ARCH, &machine);
+    }
+    f.set_string(feat::VERSION, concat!("perfz-", env!("CARGO_PKG_VERSION")));
+    let online = crate::event::cpus::online().map(|c| c.len()).unwrap_or(1) as u32;
+    let avail = crate::event::cpus::possible()
+        .map(|c| c.len() as u32)
+        .unwrap_or(online);
+    f.set(
+        feat::NRCPUS,
+        [avail.to_le_bytes(), online.to_le_bytes()].concat(),
+    );
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if let Some(model) = cpuinfo_field(&info, "model name") {
+        f.set_string(feat::CPUDESC, &model);
+    }
+    if let (Some(v), Some(fam), Some(m), Some(s)) = (
+        cpuinfo_field(&info, "vendor_id"),
+        cpuinfo_field(&info, "cpu family"),
+        cpuinfo_field(&info, "model"),
+        cpuinfo_field(&info, "stepping"),
+    ) {
+        f.set_string(feat::CPUID, &format!("{v},{fam},{m},{s}"));
+    }
+    let mem = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    if let Some(kb) = mem
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
+    {
+        f.set(feat::TOTAL_MEM, kb.to_le_bytes().to_vec());
+    }
+    // CMDLINE: the binary's absolute path, then the arguments after it.
+    let exe = std::fs::read_link("/proc/self/exe")
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "perfz".into());
+    let mut cmd = vec![exe];
+    cmd.extend(argv.iter().skip(1).cloned());
+    let mut b = Vec::new();
+    write_string_list(&mut b, &cmd);
+    f.set(feat::CMDLINE, b);
+    f.set(feat::EVENT_DESC, event_desc(attrs));
+    f
+}
+
+/// EVENT_DESC: where perf report gets event names.
+pub fn event_desc(attrs: &[AttrEntry]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&(attrs.len() as u32).to_le_bytes());
+    let size = attrs.first().map_or(128, |a| a.attr.raw.len()) as u32;
+    b.extend_from_slice(&size.to_le_bytes());
+    for a in attrs {
+        b.extend_from_slice(&a.attr.raw);
+        b.extend_from_slice(&(a.ids.len() as u32).to_le_bytes());
+        write_string(&mut b, a.name.as_deref().unwrap_or("unknown"));
+        for id in &a.ids {
+            b.extend_from_slice(&id.to_le_bytes());
+        }
+    }
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_read_back() {
+        let attrs = vec![AttrEntry {
+            attr: crate::format::Attr::new(),
+            ids: vec![5, 6],
+            name: Some("cpu-clock".into()),
+        }];
+        let f = session_features(&attrs, &["perfz".into(), "record".into(), "-g".into()]);
+        assert!(f.string(feat::HOSTNAME).is_some());
+        assert_eq!(
+            f.cmdline().unwrap()[1..],
+            ["record".to_string(), "-g".to_string()]
+        );
+        assert_eq!(
+            f.event_desc().unwrap(),
+            vec![("cpu-clock".to_string(), vec![5, 6])]
+        );
+        assert!(f.total_mem_kb().unwrap() > 0);
+    }
+}

@@ -1,0 +1,207 @@
+//! COMM / FORK / MMAP2 for processes that exist before the recording, read
+//! from /proc the way perf does (format notes 7.2).
+
+use super::{cstr8, record};
+
+const COMM: u32 = 3;
+const FORK: u32 = 7;
+const MMAP2: u32 = 10;
+const MISC_USER: u16 = 2;
+
+/// `Name:` of /proc/PID/task/TID/status.
+pub fn comm_of(pid: i32, tid: i32) -> Option<String> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/status")).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("Name:"))
+        .map(|n| n.trim().to_string())
+}
+
+/// `PPid:` of /proc/PID/status.
+fn ppid_of(pid: i32) -> i32 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("PPid:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+pub fn comm_record(pid: i32, tid: i32, comm: &str, trailer: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    body.extend_from_slice(&(pid as u32).to_le_bytes());
+    body.extend_from_slice(&(tid as u32).to_le_bytes());
+    cstr8(&mut body, &comm.as_bytes()[..comm.len().min(15)]);
+    record(COMM, 0, &body, trailer)
+}
+
+pub fn fork_record(pid: i32, ppid: i32, tid: i32, ptid: i32, trailer: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    for v in [pid, ppid, tid, ptid] {
+        body.extend_from_slice(&(v as u32).to_le_bytes());
+    }
+    body.extend_from_slice(&0u64.to_le_bytes());
+    record(FORK, 0, &body, trailer)
+}
+
+/// MMAP2 records for the executable mappings of a /proc/PID/maps text.
+pub fn mmap2_records(pid: i32, maps: &str, trailer: usize) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for line in maps.lines() {
+        let mut it = line.split_whitespace();
+        let (Some(range), Some(perms), Some(off), Some(dev), Some(ino)) =
+            (it.next(), it.next(), it.next(), it.next(), it.next())
+        else {
+            continue;
+        };
+        let path: String = it.collect::<Vec<_>>().join(" ");
+        if !perms.contains('x') {
+            continue;
+        }
+        let Some((start, end)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(start), Ok(end), Ok(off)) = (
+            u64::from_str_radix(start, 16),
+            u64::from_str_radix(end, 16),
+            u64::from_str_radix(off, 16),
+        ) else {
+            continue;
+        };
+        let (maj, min) = dev.split_once(':').map_or((0, 0), |(a, b)| {
+            (
+                u32::from_str_radix(a, 16).unwrap_or(0),
+                u32::from_str_radix(b, 16).unwrap_or(0),
+            )
+        });
+        let ino: u64 = ino.parse().unwrap_or(0);
+        let prot = perms
+            .bytes()
+            .zip([1u32, 2, 4])
+            .filter(|(c, _)| *c != b'-')
+            .map(|(_, p)| p)
+            .sum::<u32>();
+        let flags: u32 = if perms.ends_with('s') { 1 } else { 2 };
+        let name = if path.is_empty() {
+            "//anon"
+        } else {
+            path.as_str()
+        };
+        let mut body = Vec::new();
+        body.extend_from_slice(&(pid as u32).to_le_bytes());
+        body.extend_from_slice(&(pid as u32).to_le_bytes());
+        body.extend_from_slice(&start.to_le_bytes());
+        body.extend_from_slice(&(end - start).to_le_bytes());
+        body.extend_from_slice(&off.to_le_bytes());
+        body.extend_from_slice(&maj.to_le_bytes());
+        body.extend_from_slice(&min.to_le_bytes());
+        body.extend_from_slice(&ino.to_le_bytes());
+        body.extend_from_slice(&0u64.to_le_bytes()); // ino_generation
+        body.extend_from_slice(&prot.to_le_bytes());
+        body.extend_from_slice(&flags.to_le_bytes());
+        cstr8(&mut body, name.as_bytes());
+        out.push(record(MMAP2, MISC_USER, &body, trailer));
+    }
+    out
+}
+
+/// Records for one process: optionally FORK per thread (system-wide mode, like
+/// perf), COMM per thread, MMAP2 of the process's executable mappings.
+/// A process that vanished meanwhile yields nothing.
+pub fn process_records(pid: i32, with_fork: bool, trailer: usize) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let Ok(tids) = crate::event::target::threads_of(pid) else {
+        return out;
+    };
+    for tid in tids {
+        let Some(comm) = comm_of(pid, tid) else {
+            continue;
+        };
+        if with_fork {
+            let (ppid, ptid) = if tid == pid {
+                (ppid_of(pid), ppid_of(pid))
+            } else {
+                (pid, pid)
+            };
+            out.push(fork_record(pid, ppid, tid, ptid, trailer));
+        }
+        out.push(comm_record(pid, tid, &comm, trailer));
+    }
+    if let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/maps")) {
+        out.extend(mmap2_records(pid, &maps, trailer));
+    }
+    out
+}
+
+/// Every process under /proc, in pid order.
+pub fn all_pids() -> Vec<i32> {
+    let mut pids: Vec<i32> = std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    pids.sort_unstable();
+    pids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mmap2_from_a_maps_line() {
+        let maps = "56499e898000-56499e8a6000 r-xp 00002000 fe:00 247085                     /usr/bin/dd\n\
+                    7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n";
+        let r = mmap2_records(42, maps, 24);
+        assert_eq!(r.len(), 1, "only executable maps");
+        let rec = &r[0];
+        assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 10);
+        assert_eq!(
+            u64::from_le_bytes(rec[24..32].try_into().unwrap()),
+            0xe000,
+            "len"
+        );
+        assert_eq!(
+            u64::from_le_bytes(rec[32..40].try_into().unwrap()),
+            0x2000,
+            "pgoff"
+        );
+        assert_eq!(
+            u32::from_le_bytes(rec[40..44].try_into().unwrap()),
+            0xfe,
+            "maj"
+        );
+        assert_eq!(
+            u64::from_le_bytes(rec[48..56].try_into().unwrap()),
+            247085,
+            "ino"
+        );
+        assert_eq!(
+            u32::from_le_bytes(rec[64..68].try_into().unwrap()),
+            5,
+            "prot r-x"
+        );
+        assert_eq!(
+            u32::from_le_bytes(rec[68..72].try_into().unwrap()),
+            2,
+            "MAP_PRIVATE"
+        );
+        assert_eq!(&rec[72..84], b"/usr/bin/dd\0");
+        assert_eq!(
+            rec.len(),
+            72 + 16 + 24,
+            "example size 104 + 24-byte trailer"
+        );
+    }
+
+    #[test]
+    fn this_process_has_comm_and_maps() {
+        let pid = std::process::id() as i32;
+        let recs = process_records(pid, true, 0);
+        assert!(recs.iter().any(|r| r[0] == 3), "a COMM");
+        assert!(recs.iter().any(|r| r[0] == 7), "a FORK");
+        assert!(recs.iter().any(|r| r[0] == 10), "an MMAP2");
+    }
+}
