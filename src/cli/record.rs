@@ -100,26 +100,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         (None, true) => CallGraph::FramePointer,
         (None, false) => CallGraph::None,
     };
-    let targets = [
-        !a.command.is_empty(),
-        !a.pid.is_empty(),
-        !a.tid.is_empty(),
-        a.all_cpus || a.cpu.is_some(),
-    ];
+    let targets = [!a.pid.is_empty(), !a.tid.is_empty(), a.all_cpus || a.cpu.is_some()];
+    let n_targets = targets.iter().filter(|&&t| t).count();
     anyhow::ensure!(
-        targets.iter().filter(|&&t| t).count() == 1,
-        "say what to record: a command after --, or one of -p PID, -t TID, -a, -C LIST"
+        n_targets <= 1 && (n_targets == 1 || !a.command.is_empty()),
+        "say what to record: a command after --, or one of -p PID, -t TID, -a, -C LIST (optionally with a command that times it)"
     );
-    let target = if !a.command.is_empty() {
-        Target::Workload(a.command.clone())
-    } else if !a.pid.is_empty() {
-        Target::Pids(a.pid.clone())
-    } else if !a.tid.is_empty() {
-        Target::Tids(a.tid.clone())
-    } else if let Some(list) = &a.cpu {
-        Target::Cpus(parse_list(list).map_err(anyhow::Error::msg)?)
+    let (target, timing_command) = if n_targets == 0 {
+        (Target::Workload(a.command.clone()), Vec::new())
     } else {
-        Target::Cpus(crate::event::cpus::online()?)
+        (explicit_target(&a)?, a.command.clone())
     };
     let codec = match (a.codec, a.z, a.compression_level) {
         (Some(c), ..) => c,
@@ -149,6 +139,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         codec,
         switch_events: a.switch_events,
         inherit: !a.no_inherit,
+        timing_command,
         argv: std::env::args().collect(),
     };
     let summary = record(&opts)?;
@@ -163,4 +154,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         eprint!("{}", summary.render());
     }
     Ok(())
+}
+
+fn explicit_target(a: &Args) -> anyhow::Result<Target> {
+    Ok(if !a.pid.is_empty() {
+        Target::Pids(a.pid.clone())
+    } else if !a.tid.is_empty() {
+        Target::Tids(a.tid.clone())
+    } else if let Some(list) = &a.cpu {
+        Target::Cpus(parse_list(list).map_err(anyhow::Error::msg)?)
+    } else {
+        Target::Cpus(crate::event::cpus::online()?)
+    })
 }

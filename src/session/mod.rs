@@ -41,6 +41,9 @@ pub struct RecordOptions {
     pub codec: CodecSpec,
     pub switch_events: bool,
     pub inherit: bool,
+    /// With -a / -C / -p / -t: a command that only times the recording (it
+    /// runs after the events are enabled; the recording ends when it exits).
+    pub timing_command: Vec<String>,
     /// The command line, for HEADER_CMDLINE.
     pub argv: Vec<String>,
 }
@@ -108,6 +111,10 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
             (list.clone(), vec![-1], Vec::new())
         }
     };
+    if !o.timing_command.is_empty() {
+        let w = Workload::prepare(&o.timing_command).map_err(io_err(format!("cannot start {:?}", o.timing_command[0])))?;
+        workload = Some(w);
+    }
     let system_wide = o.target.is_system_wide();
     let attr_opts = AttrOptions {
         sampling: o.sampling,
@@ -115,7 +122,7 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         with_id: o.events.len() > 1,
         with_cpu: system_wide,
         inherit: o.inherit && !system_wide,
-        enable_on_exec: workload.is_some(),
+        enable_on_exec: matches!(o.target, Target::Workload(_)),
         switch_events: o.switch_events,
         build_id: true,
     };
@@ -250,7 +257,7 @@ impl Session<'_> {
                     p.write_plain(&rec)?;
                 }
             }
-        } else if self.workload.is_some() {
+        } else if matches!(self.o.target, Target::Workload(_)) {
             let pid = self.tgids[0];
             let comm = synth::proc::comm_of(pid, pid).unwrap_or_else(|| "perfz-exec".into());
             p.write_plain(&synth::proc::comm_record(pid, pid, &comm, trailer))?;
@@ -277,17 +284,14 @@ impl Session<'_> {
             .map_err(io_err("writing the side band"))?;
         let side_band = pusher.sink().bytes_written();
 
+        // A forked workload enables its events itself, on exec; anything else
+        // is enabled now (and a timing command starts after that).
+        if !matches!(self.o.target, Target::Workload(_)) {
+            self.set.enable().map_err(io_err("cannot enable the events"))?;
+        }
         let mut child = match self.workload.take() {
-            Some(w) => Some(
-                w.start()
-                    .map_err(io_err(format!("cannot run {:?}", self.o.target)))?,
-            ),
-            None => {
-                self.set
-                    .enable()
-                    .map_err(io_err("cannot enable the events"))?;
-                None
-            }
+            Some(w) => Some(w.start().map_err(io_err("cannot run the command"))?),
+            None => None,
         };
 
         let flush = self.o.mmap_flush.max(1) as u64;
