@@ -100,7 +100,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         (None, true) => CallGraph::FramePointer,
         (None, false) => CallGraph::None,
     };
-    let targets = [!a.pid.is_empty(), !a.tid.is_empty(), a.all_cpus || a.cpu.is_some()];
+    let targets = [
+        !a.pid.is_empty(),
+        !a.tid.is_empty(),
+        a.all_cpus || a.cpu.is_some(),
+    ];
     let n_targets = targets.iter().filter(|&&t| t).count();
     anyhow::ensure!(
         n_targets <= 1 && (n_targets == 1 || !a.command.is_empty()),

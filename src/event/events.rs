@@ -164,7 +164,9 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
         CallGraph::FramePointer => sample_type |= st::CALLCHAIN,
         CallGraph::Dwarf(size) => {
             sample_type |= st::CALLCHAIN | st::REGS_USER | st::STACK_USER;
-            fl |= flags::EXCLUDE_CALLCHAIN_USER;
+            // Unwinding reads .eh_frame_hdr, which sits in a non-executable
+            // mapping: perf asks for data mmaps in dwarf mode, and so do we.
+            fl |= flags::EXCLUDE_CALLCHAIN_USER | flags::MMAP_DATA;
             a.set_u64(80, DWARF_REGS_X86_64);
             a.set_u32(88, size);
         }

@@ -11,19 +11,19 @@ use crate::format::{Attr, AttrEntry};
 
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
-    #[error("cannot open event {event} on cpu {cpu}{}: {source}{hint}", .pid.map(|p| format!(" for pid {p}")).unwrap_or_default())]
+    #[error("cannot open event {event} on cpu {cpu}{}: {err}{hint}", .pid.map(|p| format!(" for pid {p}")).unwrap_or_default())]
     Open {
         event: String,
         cpu: i32,
         pid: Option<i32>,
-        source: io::Error,
+        err: io::Error,
         hint: String,
     },
-    #[error("cannot map a ring buffer for cpu {cpu}: {source} (tried down to {pages} pages; raise `ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb)")]
+    #[error("cannot map a ring buffer for cpu {cpu}: {err} (tried down to {pages} pages; raise `ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb)")]
     Map {
         cpu: i32,
         pages: usize,
-        source: io::Error,
+        err: io::Error,
     },
     #[error("{0}")]
     Io(#[from] io::Error),
@@ -132,12 +132,12 @@ impl EventSet {
             for (ai, attr) in attrs.iter().enumerate() {
                 for &pid in pids {
                     let fd =
-                        sys::open(attr, pid, cpu as i32, -1).map_err(|source| OpenError::Open {
+                        sys::open(attr, pid, cpu as i32, -1).map_err(|err| OpenError::Open {
                             event: specs[ai].name.clone(),
                             cpu: cpu as i32,
                             pid: (pid >= 0).then_some(pid),
-                            hint: hint_for(&source, &specs[ai]),
-                            source,
+                            hint: hint_for(&err, &specs[ai]),
+                            err,
                         })?;
                     let id = sys::id(&fd)?;
                     entries[ai].ids.push(id);
@@ -159,11 +159,11 @@ impl EventSet {
                                             pages * super::ring::page_size() / 1024
                                         ));
                                     }
-                                    Err(source) => {
+                                    Err(err) => {
                                         return Err(OpenError::Map {
                                             cpu: cpu as i32,
                                             pages,
-                                            source,
+                                            err,
                                         })
                                     }
                                 }

@@ -71,11 +71,17 @@ impl Workload {
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..]);
         let (pid_w_raw, go_r_raw) = (pid_w.as_raw_fd(), go_r.as_raw_fd());
+        let (pid_r_raw, go_w_raw) = (pid_r.as_raw_fd(), go_w.as_raw_fd());
         // SAFETY: the closure runs in the forked child before exec and only
         // makes async-signal-safe calls (getpid, write, read) on fds that stay
         // open until exec (the parent keeps its copies alive until `start`).
         unsafe {
             cmd.pre_exec(move || {
+                // The child's copies of the parent's ends: without closing
+                // go_w here, a parent that gives up could never make our read
+                // see EOF.
+                libc::close(go_w_raw);
+                libc::close(pid_r_raw);
                 let pid = libc::getpid();
                 libc::write(pid_w_raw, (&pid as *const i32).cast(), 4);
                 let mut b = 0u8;
@@ -121,7 +127,8 @@ impl Workload {
     }
 
     /// Gives up: the child exits without running the command.
-    pub fn abort(self) {
+    pub fn abort(mut self) {
+        let _ = self.go.write_all(b"n");
         drop(self.go);
         let _ = self.spawn.join();
     }

@@ -17,12 +17,9 @@ pub enum FormatError {
     #[error("at offset {offset:#x}: {what}")]
     Invalid { offset: u64, what: String },
 
-    #[error("at offset {offset:#x}: cannot decompress: {source}")]
-    Codec {
-        offset: u64,
-        #[source]
-        source: CodecError,
-    },
+    // The cause is part of the message, not a `source`: one line, said once.
+    #[error("at offset {offset:#x}: cannot decompress: {err}")]
+    Codec { offset: u64, err: CodecError },
 
     #[error("{0}")]
     Unsupported(String),
@@ -39,6 +36,9 @@ impl FormatError {
 
 impl From<CodecError> for FormatError {
     fn from(source: CodecError) -> Self {
-        FormatError::Codec { offset: 0, source }
+        FormatError::Codec {
+            offset: 0,
+            err: source,
+        }
     }
 }

@@ -231,12 +231,12 @@ impl RecordStream {
                 ));
             }
             let dec = AnyDecoder::for_id(info.codec_id())
-                .map_err(|source| FormatError::Codec { offset, source })?;
+                .map_err(|err| FormatError::Codec { offset, err })?;
             self.decoder = Some((dec, info.mmap_len as usize + DECODE_MARGIN));
         }
         let (dec, limit) = self.decoder.as_mut().expect("set above");
         dec.decompress(payload, &mut self.inner, *limit)
-            .map_err(|source| FormatError::Codec { offset, source })?;
+            .map_err(|err| FormatError::Codec { offset, err })?;
         Ok(())
     }
 }

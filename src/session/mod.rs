@@ -54,8 +54,8 @@ pub enum RecordError {
     Open(#[from] OpenError),
     #[error("{0}")]
     Format(#[from] FormatError),
-    #[error("{what}: {source}")]
-    Io { what: String, source: io::Error },
+    #[error("{what}: {err}")]
+    Io { what: String, err: io::Error },
     #[error("{0}")]
     Usage(String),
     #[error(transparent)]
@@ -64,7 +64,7 @@ pub enum RecordError {
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
     let what = what.into();
-    move |source| RecordError::Io { what, source }
+    move |err| RecordError::Io { what, err }
 }
 
 /// Runs a recording to the end and returns what it did.
@@ -112,7 +112,8 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         }
     };
     if !o.timing_command.is_empty() {
-        let w = Workload::prepare(&o.timing_command).map_err(io_err(format!("cannot start {:?}", o.timing_command[0])))?;
+        let w = Workload::prepare(&o.timing_command)
+            .map_err(io_err(format!("cannot start {:?}", o.timing_command[0])))?;
         workload = Some(w);
     }
     let system_wide = o.target.is_system_wide();
@@ -185,10 +186,7 @@ impl CodecVisitor for Session<'_> {
                 Ok(f) => f,
                 Err(e) => {
                     self.abort();
-                    return Err(RecordError::Io {
-                        what: "output".into(),
-                        source: e,
-                    });
+                    return Err(RecordError::Usage(e.to_string()));
                 }
             };
             let writer = match FileWriter::new(file, &self.set.attrs) {
@@ -247,13 +245,14 @@ impl Session<'_> {
         notes: &mut Vec<String>,
     ) -> io::Result<()> {
         let trailer = self.trailer_size();
+        let data_mmaps = matches!(self.o.call_graph, CallGraph::Dwarf(_));
         match synth::kernel::synthesize(trailer) {
             Ok(rec) => p.write_plain(&rec)?,
             Err(why) => notes.push(why),
         }
         if self.system_wide {
             for pid in synth::proc::all_pids() {
-                for rec in synth::proc::process_records(pid, true, trailer) {
+                for rec in synth::proc::process_records(pid, true, data_mmaps, trailer) {
                     p.write_plain(&rec)?;
                 }
             }
@@ -263,7 +262,7 @@ impl Session<'_> {
             p.write_plain(&synth::proc::comm_record(pid, pid, &comm, trailer))?;
         } else {
             for &pid in &self.tgids {
-                for rec in synth::proc::process_records(pid, false, trailer) {
+                for rec in synth::proc::process_records(pid, false, data_mmaps, trailer) {
                     p.write_plain(&rec)?;
                 }
             }
@@ -287,10 +286,25 @@ impl Session<'_> {
         // A forked workload enables its events itself, on exec; anything else
         // is enabled now (and a timing command starts after that).
         if !matches!(self.o.target, Target::Workload(_)) {
-            self.set.enable().map_err(io_err("cannot enable the events"))?;
+            self.set
+                .enable()
+                .map_err(io_err("cannot enable the events"))?;
         }
         let mut child = match self.workload.take() {
-            Some(w) => Some(w.start().map_err(io_err("cannot run the command"))?),
+            Some(w) => match w.start() {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    // Nothing was recorded: leave no file behind.
+                    if !output::is_stdout(&self.o.output) {
+                        let _ = std::fs::remove_file(&self.o.output);
+                    }
+                    let cmd = match &self.o.target {
+                        Target::Workload(argv) => argv[0].clone(),
+                        _ => self.o.timing_command[0].clone(),
+                    };
+                    return Err(io_err(format!("cannot run {cmd}"))(e));
+                }
+            },
             None => None,
         };
 
@@ -354,6 +368,18 @@ impl Session<'_> {
                 let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 100) };
                 if n > 0 {
                     wakeups += 1;
+                    // A hung-up fd (its task is gone) stays readable forever:
+                    // drop it from the set, and stop when none is left.
+                    for p in pfds
+                        .iter_mut()
+                        .filter(|p| p.revents & (libc::POLLHUP | libc::POLLERR) != 0)
+                    {
+                        p.fd = -1;
+                    }
+                    if pfds.iter().all(|p| p.fd < 0) {
+                        let _ = self.set.disable();
+                        final_pass = true;
+                    }
                 }
             }
         }

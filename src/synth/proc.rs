@@ -45,8 +45,13 @@ pub fn fork_record(pid: i32, ppid: i32, tid: i32, ptid: i32, trailer: usize) -> 
     record(FORK, 0, &body, trailer)
 }
 
-/// MMAP2 records for the executable mappings of a /proc/PID/maps text.
-pub fn mmap2_records(pid: i32, maps: &str, trailer: usize) -> Vec<Vec<u8>> {
+/// `misc` bit of an MMAP2 for a non-executable mapping.
+const MISC_MMAP_DATA: u16 = 1 << 13;
+
+/// MMAP2 records for the executable mappings of a /proc/PID/maps text, and
+/// with `data` the others too (perf's `mmap_data`, needed to unwind dwarf
+/// stacks: .eh_frame_hdr is not executable).
+pub fn mmap2_records(pid: i32, maps: &str, data: bool, trailer: usize) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     for line in maps.lines() {
         let mut it = line.split_whitespace();
@@ -56,7 +61,8 @@ pub fn mmap2_records(pid: i32, maps: &str, trailer: usize) -> Vec<Vec<u8>> {
             continue;
         };
         let path: String = it.collect::<Vec<_>>().join(" ");
-        if !perms.contains('x') {
+        let exec = perms.contains('x');
+        if !exec && !data {
             continue;
         }
         let Some((start, end)) = range.split_once('-') else {
@@ -101,7 +107,12 @@ pub fn mmap2_records(pid: i32, maps: &str, trailer: usize) -> Vec<Vec<u8>> {
         body.extend_from_slice(&prot.to_le_bytes());
         body.extend_from_slice(&flags.to_le_bytes());
         cstr8(&mut body, name.as_bytes());
-        out.push(record(MMAP2, MISC_USER, &body, trailer));
+        let misc = if exec {
+            MISC_USER
+        } else {
+            MISC_USER | MISC_MMAP_DATA
+        };
+        out.push(record(MMAP2, misc, &body, trailer));
     }
     out
 }
@@ -109,7 +120,12 @@ pub fn mmap2_records(pid: i32, maps: &str, trailer: usize) -> Vec<Vec<u8>> {
 /// Records for one process: optionally FORK per thread (system-wide mode, like
 /// perf), COMM per thread, MMAP2 of the process's executable mappings.
 /// A process that vanished meanwhile yields nothing.
-pub fn process_records(pid: i32, with_fork: bool, trailer: usize) -> Vec<Vec<u8>> {
+pub fn process_records(
+    pid: i32,
+    with_fork: bool,
+    data_mmaps: bool,
+    trailer: usize,
+) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let Ok(tids) = crate::event::target::threads_of(pid) else {
         return out;
@@ -129,7 +145,7 @@ pub fn process_records(pid: i32, with_fork: bool, trailer: usize) -> Vec<Vec<u8>
         out.push(comm_record(pid, tid, &comm, trailer));
     }
     if let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/maps")) {
-        out.extend(mmap2_records(pid, &maps, trailer));
+        out.extend(mmap2_records(pid, &maps, data_mmaps, trailer));
     }
     out
 }
@@ -154,7 +170,7 @@ mod tests {
     fn mmap2_from_a_maps_line() {
         let maps = "56499e898000-56499e8a6000 r-xp 00002000 fe:00 247085                     /usr/bin/dd\n\
                     7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n";
-        let r = mmap2_records(42, maps, 24);
+        let r = mmap2_records(42, maps, false, 24);
         assert_eq!(r.len(), 1, "only executable maps");
         let rec = &r[0];
         assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 10);
@@ -199,7 +215,7 @@ mod tests {
     #[test]
     fn this_process_has_comm_and_maps() {
         let pid = std::process::id() as i32;
-        let recs = process_records(pid, true, 0);
+        let recs = process_records(pid, true, true, 0);
         assert!(recs.iter().any(|r| r[0] == 3), "a COMM");
         assert!(recs.iter().any(|r| r[0] == 7), "a FORK");
         assert!(recs.iter().any(|r| r[0] == 10), "an MMAP2");

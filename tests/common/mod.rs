@@ -141,3 +141,49 @@ pub fn tempdir(name: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// Whether this machine lets us open perf events (a software event on CPU 0
+/// for ourselves). In CI a refusal fails the test instead of skipping it.
+pub fn can_record() -> bool {
+    use perfz::event::events::{build_attr, AttrOptions, CallGraph, EventSpec, Sampling};
+    let ev = EventSpec::parse("cpu-clock").unwrap();
+    let o = AttrOptions {
+        sampling: Sampling::Frequency(100),
+        call_graph: CallGraph::None,
+        with_id: false,
+        with_cpu: false,
+        inherit: false,
+        enable_on_exec: false,
+        switch_events: false,
+        build_id: false,
+    };
+    match perfz::event::sys::open(&build_attr(&ev, &o, false), 0, -1, -1) {
+        Ok(_) => true,
+        Err(e) => {
+            if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("perf_event_open is refused here ({e}) but CI=true: CI must run as root");
+            }
+            eprintln!("SKIPPED: perf_event_open refused ({e}); run as root to test recording");
+            false
+        }
+    }
+}
+
+/// The workload of tests/workload/deep.c, built once per test binary.
+pub fn workload() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workload/deep.c");
+            let out = std::env::temp_dir().join(format!("perfz-deep-{}", std::process::id()));
+            let st = Command::new("cc")
+                .args(["-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
+                .arg(&out)
+                .arg(&src)
+                .status()
+                .expect("a C compiler (cc) to build the test workload");
+            assert!(st.success(), "building {}", src.display());
+            out
+        })
+        .clone()
+}

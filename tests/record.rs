@@ -1,0 +1,280 @@
+//! `perfz record` end to end, as root, read back by our reader and by the real
+//! perf 6.1: every codec, frame-pointer and dwarf call graphs, attach,
+//! system-wide, a wrapping ring, and bad usage.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::*;
+use perfz::format::{PerfReader, RecordType};
+
+/// Samples according to our reader; every SAMPLE must decode.
+fn our_samples(path: &Path) -> u64 {
+    let mut r = PerfReader::open(path).unwrap();
+    let mut n = 0;
+    while let Some((rec, meta)) = r.next_record().unwrap() {
+        if rec.header.type_ == RecordType::SAMPLE {
+            meta.parse_sample(&rec).unwrap().expect("a known attr");
+            n += 1;
+        }
+    }
+    n
+}
+
+fn perf_sample_count(perf: &Path, path: &Path) -> u64 {
+    let out = run_perf(perf, &["report", "--stats", "-i", path.to_str().unwrap()]);
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("SAMPLE events:"))
+        .unwrap_or_else(|| panic!("no SAMPLE line in {out}"));
+    line.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
+fn record(args: &[&str], out: &Path) -> std::process::Output {
+    let mut a = vec!["record", "-o", out.to_str().unwrap()];
+    a.extend_from_slice(args);
+    perfz_ok(&a)
+}
+
+/// Checks a recording of the workload: our count, perf's count and the
+/// workload's function names in perf's view of it.
+fn check_with_perf(perf: &Path, file: &Path, label: &str) {
+    let ours = our_samples(file);
+    assert!(ours > 50, "{label}: only {ours} samples");
+    let theirs = perf_sample_count(perf, file);
+    let diff = (ours as f64 - theirs as f64).abs() / ours as f64;
+    assert!(
+        diff <= 0.01,
+        "{label}: perf counts {theirs} samples, we count {ours}"
+    );
+    let script = run_perf(
+        perf,
+        &["script", "-i", file.to_str().unwrap(), "-F", "comm,ip,sym"],
+    );
+    for f in ["perfz_workload_leaf", "perfz_workload_alpha"] {
+        assert!(script.contains(f), "{label}: perf script does not show {f}");
+    }
+}
+
+#[test]
+fn every_codec_with_fp_and_dwarf_call_graphs() {
+    if !can_record() {
+        return;
+    }
+    let perf = perf();
+    let wl = workload();
+    let dir = tempdir("rec-codecs");
+    for codec in ["zstd:1", "zstd:3", "none", "lz4", "snappy"] {
+        for (cg, cg_args) in [("fp", vec!["-g"]), ("dwarf", vec!["--call-graph", "dwarf"])] {
+            let label = format!("{codec} {cg}");
+            let file = dir.join(format!("{}-{cg}.data", codec.replace(':', "")));
+            let mut args = vec!["--codec", codec, "-F", "1999", "-q"];
+            args.extend(&cg_args);
+            args.extend(["--", wl.to_str().unwrap(), "0.4"]);
+            record(&args, &file);
+            let Some(perf) = perf.as_deref() else {
+                assert!(our_samples(&file) > 50, "{label}");
+                continue;
+            };
+            if codec.starts_with("zstd") || codec == "none" {
+                check_with_perf(perf, &file, &label);
+            } else {
+                // perf cannot read lz4/snappy; the converted file must be equivalent.
+                let conv = dir.join(format!("{}-{cg}.zstd.data", codec));
+                perfz_ok(&[
+                    "recompress",
+                    "--codec",
+                    "zstd:1",
+                    file.to_str().unwrap(),
+                    "-o",
+                    conv.to_str().unwrap(),
+                ]);
+                assert_eq!(our_samples(&conv), our_samples(&file), "{label}");
+                check_with_perf(perf, &conv, &label);
+            }
+        }
+    }
+}
+
+#[test]
+fn attach_to_a_running_process() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rec-attach");
+    let mut child = Command::new(workload()).arg("3").spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let file = dir.join("p.data");
+    let pid = child.id().to_string();
+    record(&["-g", "-q", "-p", &pid, "--", "sleep", "0.5"], &file);
+    let _ = child.kill();
+    let _ = child.wait();
+    match perf() {
+        Some(perf) => check_with_perf(&perf, &file, "-p"),
+        None => assert!(our_samples(&file) > 50),
+    }
+}
+
+#[test]
+fn system_wide() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rec-sysw");
+    let file = dir.join("a.data");
+    let wl = workload();
+    record(
+        &["-a", "-g", "-q", "--", wl.to_str().unwrap(), "0.4"],
+        &file,
+    );
+    let st = perfz::format::stats::collect(PerfReader::open(&file).unwrap()).unwrap();
+    assert!(
+        st.counts.values().any(|(n, c)| n == "FORK" && *c > 5),
+        "FORK records from /proc"
+    );
+    match perf() {
+        Some(perf) => check_with_perf(&perf, &file, "-a"),
+        None => assert!(our_samples(&file) > 50),
+    }
+}
+
+#[test]
+fn pipe_output_to_perf_report() {
+    if !can_record() {
+        return;
+    }
+    let Some(perf) = perf() else { return };
+    let dir = tempdir("rec-pipe");
+    let wl = workload();
+    let out = perfz_ok(&[
+        "record",
+        "-g",
+        "-q",
+        "-o",
+        "-",
+        "--",
+        wl.to_str().unwrap(),
+        "0.3",
+    ]);
+    let file = dir.join("pipe.data");
+    std::fs::write(&file, &out.stdout).unwrap();
+    assert_eq!(
+        u64::from_le_bytes(out.stdout[8..16].try_into().unwrap()),
+        16,
+        "pipe header"
+    );
+    let script = run_perf(
+        &perf,
+        &["script", "-i", file.to_str().unwrap(), "-F", "ip,sym"],
+    );
+    assert!(script.contains("perfz_workload_leaf"));
+    assert!(our_samples(&file) > 50);
+}
+
+#[test]
+fn a_tiny_wrapping_ring_keeps_every_record_intact() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rec-wrap");
+    let file = dir.join("wrap.data");
+    let json = dir.join("wrap.json");
+    let wl = workload();
+    // 2 data pages, a sample every 20 µs of CPU, deep stacks: the ring wraps
+    // thousands of times and may overflow.
+    record(
+        &[
+            "-m",
+            "2",
+            "-c",
+            "20000",
+            "-g",
+            "-q",
+            "--stats-json",
+            json.to_str().unwrap(),
+            "--",
+            wl.to_str().unwrap(),
+            "0.4",
+        ],
+        &file,
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let ring_bytes = summary["ring_bytes"].as_u64().unwrap();
+    assert!(
+        ring_bytes > 16 * 8192,
+        "the ring wrapped many times ({ring_bytes} bytes through 8 KiB)"
+    );
+    let n = our_samples(&file);
+    assert_eq!(
+        n,
+        summary["samples"].as_u64().unwrap(),
+        "every sample pushed is read back"
+    );
+    if let Some(perf) = perf() {
+        assert_eq!(perf_sample_count(&perf, &file), n);
+    }
+}
+
+fn fails(args: &[&str], needle: &str) {
+    let out = perfz(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert_ne!(out.status.code(), Some(101), "{args:?} panicked: {err}");
+    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
+}
+
+#[test]
+fn bad_usage_is_refused_without_leaving_files() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rec-bad");
+    let out = dir.join("x.data");
+    let o = out.to_str().unwrap();
+    fails(&["record", "-F", "0", "-o", o, "--", "true"], "at least 1");
+    fails(
+        &["record", "-e", "bogus", "-o", o, "--", "true"],
+        "unknown event \"bogus\"",
+    );
+    fails(
+        &["record", "-p", "999999999", "-o", o],
+        "no process with pid 999999999",
+    );
+    fails(
+        &["record", "-o", "/nonexistent-dir/x.data", "--", "true"],
+        "cannot write /nonexistent-dir/x.data",
+    );
+    fails(
+        &["record", "--codec", "gzip", "-o", o, "--", "true"],
+        "unknown codec",
+    );
+    fails(&["record", "-o", o], "say what to record");
+    fails(&["record", "-o", o, "--", "/no/such/program"], "cannot");
+    assert!(!out.exists(), "a failed record left {o} behind");
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+}
+
+#[test]
+fn an_existing_output_becomes_old() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rec-old");
+    let file = dir.join("perf.data");
+    std::fs::write(&file, b"previous").unwrap();
+    record(&["-q", "--", "true"], &file);
+    assert_eq!(
+        std::fs::read(dir.join("perf.data.old")).unwrap(),
+        b"previous"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let _ = Command::new("true").stdout(Stdio::null()).status();
+}

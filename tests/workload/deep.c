@@ -1,0 +1,46 @@
+/* The recorder tests' workload: CPU-bound, with deep and distinct call stacks
+ * whose function names the tests look for in `perf report`.
+ * Build: cc -O1 -g -fno-omit-frame-pointer -fno-inline -o deep deep.c
+ * Run:   ./deep SECONDS */
+#include <stdlib.h>
+#include <time.h>
+
+volatile unsigned long perfz_sink;
+
+__attribute__((noinline)) unsigned long perfz_workload_leaf(unsigned long n) {
+    unsigned long x = n;
+    for (int i = 0; i < 4000; i++)
+        x = x * 6364136223846793005UL + 1442695040888963407UL;
+    return x;
+}
+
+__attribute__((noinline)) unsigned long perfz_workload_recurse(int depth, unsigned long n) {
+    if (depth == 0)
+        return perfz_workload_leaf(n);
+    return perfz_workload_recurse(depth - 1, n + depth) + 1;
+}
+
+__attribute__((noinline)) unsigned long perfz_workload_alpha(unsigned long n) {
+    return perfz_workload_recurse(24, n);
+}
+
+__attribute__((noinline)) unsigned long perfz_workload_beta(unsigned long n) {
+    return perfz_workload_recurse(12, n) ^ perfz_workload_recurse(6, n);
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv) {
+    double secs = argc > 1 ? atof(argv[1]) : 1.0;
+    double end = now() + secs;
+    unsigned long i = 0;
+    while (now() < end) {
+        perfz_sink += perfz_workload_alpha(i) + perfz_workload_beta(i);
+        i++;
+    }
+    return 0;
+}
