@@ -278,3 +278,46 @@ fn an_existing_output_becomes_old() {
     );
     let _ = Command::new("true").stdout(Stdio::null()).status();
 }
+
+#[test]
+fn without_privileges_it_degrades_and_says_so() {
+    if !can_record() {
+        return;
+    }
+    // Root without CAP_IPC_LOCK/SYS_ADMIN/PERFMON and a 64 KiB lock limit: the
+    // kernel refuses kernel profiling (paranoid 2) and big rings.
+    let setpriv = Path::new("/usr/bin/setpriv");
+    if !setpriv.exists() {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("setpriv (util-linux) is needed for this test");
+        }
+        eprintln!("SKIPPED: no setpriv");
+        return;
+    }
+    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap();
+    let dir = tempdir("rec-degrade");
+    let file = dir.join("d.data");
+    let cmd = format!(
+        "ulimit -l 64; exec {} record -m 1024 -o {} -- {} 0.3",
+        env!("CARGO_BIN_EXE_perfz"),
+        file.display(),
+        workload().display()
+    );
+    let out = Command::new(setpriv)
+        .args([
+            "--inh-caps=-ipc_lock,-sys_admin,-perfmon",
+            "--bounding-set=-ipc_lock,-sys_admin,-perfmon",
+            "bash",
+            "-c",
+            &cmd,
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("refused 1024 pages per ring; using"), "{err}");
+    if paranoid.trim().parse::<i32>().unwrap_or(0) >= 2 {
+        assert!(err.contains("recording user space only"), "{err}");
+    }
+    assert!(our_samples(&file) > 50);
+}

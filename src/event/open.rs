@@ -84,15 +84,16 @@ impl EventSet {
         let mut opts = *opts;
         // Probe each event once on the first CPU, to fall back early.
         for (i, ev) in specs.iter_mut().enumerate() {
-            let mut attr = build_attr(ev, &opts, i == 0);
-            match sys::open(&attr, pids[0], cpus[0] as i32, -1) {
-                Ok(_) => {}
-                Err(e)
-                    if ev.is_hardware()
-                        && matches!(
-                            e.raw_os_error(),
-                            Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV)
-                        ) =>
+            // Each fallback flips one setting, so this ends.
+            let attr = loop {
+                let attr = build_attr(ev, &opts, i == 0);
+                let e = match sys::open(&attr, pids[0], cpus[0] as i32, -1) {
+                    Ok(_) => break attr,
+                    Err(e) => e,
+                };
+                let errno = e.raw_os_error();
+                if ev.is_hardware()
+                    && matches!(errno, Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV))
                 {
                     let fb = ev.software_fallback();
                     notes.push(format!(
@@ -100,19 +101,27 @@ impl EventSet {
                         ev.name, fb.name
                     ));
                     *ev = fb;
-                    attr = build_attr(ev, &opts, i == 0);
-                }
-                Err(e) if i == 0 && opts.build_id && e.raw_os_error() == Some(libc::EINVAL) => {
+                } else if !ev.exclude_kernel && matches!(errno, Some(libc::EACCES | libc::EPERM)) {
+                    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+                        .unwrap_or_default();
+                    notes.push(format!(
+                        "kernel profiling is not permitted here (perf_event_paranoid = {}); recording user space only, as {}:u",
+                        paranoid.trim(),
+                        ev.name
+                    ));
+                    ev.exclude_kernel = true;
+                    ev.name = format!("{}:u", ev.name);
+                } else if i == 0 && opts.build_id && errno == Some(libc::EINVAL) {
                     // Kernels before 5.12 know no build-id MMAP2.
                     opts.build_id = false;
                     notes.push(
                         "this kernel cannot put build ids into MMAP2 records; recording without"
                             .into(),
                     );
-                    attr = build_attr(ev, &opts, i == 0);
+                } else {
+                    break attr; // reported with context below
                 }
-                Err(_) => {} // reported with context below
-            }
+            };
             attrs.push(attr);
         }
         let mut entries: Vec<AttrEntry> = attrs
@@ -126,6 +135,7 @@ impl EventSet {
             .collect();
         let mut fds: Vec<EventFd> = Vec::new();
         let mut rings = Vec::new();
+        let requested = pages;
         let mut pages = pages;
         for &cpu in cpus {
             let mut leader: Option<usize> = None;
@@ -154,10 +164,6 @@ impl EventSet {
                                             ) =>
                                     {
                                         pages /= 2;
-                                        notes.push(format!(
-                                            "locked memory refused the ring size ({e}); using {pages} pages ({} KiB) per ring",
-                                            pages * super::ring::page_size() / 1024
-                                        ));
                                     }
                                     Err(err) => {
                                         return Err(OpenError::Map {
@@ -181,7 +187,12 @@ impl EventSet {
                 }
             }
         }
-        notes.dedup();
+        if pages < requested {
+            notes.push(format!(
+                "locked memory (ulimit -l, perf_event_mlock_kb) refused {requested} pages per ring; using {pages} pages ({} KiB)",
+                pages * super::ring::page_size() / 1024
+            ));
+        }
         Ok(EventSet {
             attrs: entries,
             fds,

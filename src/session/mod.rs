@@ -50,9 +50,9 @@ pub struct RecordOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("{0}")]
+    #[error(transparent)]
     Open(#[from] OpenError),
-    #[error("{0}")]
+    #[error(transparent)]
     Format(#[from] FormatError),
     #[error("{what}: {err}")]
     Io { what: String, err: io::Error },
