@@ -66,10 +66,17 @@ fn every_codec_with_fp_and_dwarf_call_graphs() {
     let perf = perf();
     let wl = workload();
     let dir = tempdir("rec-codecs");
-    for codec in ["zstd:1", "zstd:3", "none", "lz4", "snappy"] {
+    for codec in [
+        "zstd:1",
+        "zstd:3",
+        "zstd:1,oneshot",
+        "none",
+        "lz4",
+        "snappy",
+    ] {
         for (cg, cg_args) in [("fp", vec!["-g"]), ("dwarf", vec!["--call-graph", "dwarf"])] {
             let label = format!("{codec} {cg}");
-            let file = dir.join(format!("{}-{cg}.data", codec.replace(':', "")));
+            let file = dir.join(format!("{}-{cg}.data", codec.replace([':', ','], "")));
             let mut args = vec!["--codec", codec, "-F", "1999", "-q"];
             args.extend(&cg_args);
             args.extend(["--", wl.to_str().unwrap(), "0.4"]);

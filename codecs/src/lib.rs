@@ -70,7 +70,7 @@ pub use lz4::{Lz4Codec, Lz4Decoder};
 #[cfg(feature = "snappy")]
 pub use snappy::{SnappyCodec, SnappyDecoder};
 #[cfg(feature = "zstd")]
-pub use zstd::{ZstdCodec, ZstdDecoder};
+pub use zstd::{ZstdCodec, ZstdDecoder, ZstdOneShotCodec};
 
 /// Largest payload of one perf record: `header.size` is a u16 and the 8-byte
 /// header counts, so 65 535 − 8 = 65 527 bytes (perf caps at the same value).
@@ -131,6 +131,11 @@ impl std::fmt::Display for CodecId {
 pub trait Codec {
     /// The id written into `HEADER_COMPRESSED.type`.
     const ID: CodecId;
+
+    /// True if each slice of a push becomes a complete frame of its own
+    /// (zstd one-shot). perf 6.1 cannot read two frame ends in one record, so
+    /// the record layer then never gives this codec two slices at once.
+    const FRAME_PER_SLICE: bool = false;
 
     /// Compresses the concatenation of `input`'s slices into `dst` and returns the
     /// number of bytes written.

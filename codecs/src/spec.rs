@@ -8,6 +8,7 @@
 //! level   = integer                  zstd only: -131072..=-1 (fast), 1..=22; 0 = zstd's default, 3
 //! option  = "wlog=" 10..=27          zstd only: window log (default: the level's own)
 //!         | "long"                   zstd only: long-distance matching (window log 27 unless wlog= says)
+//!         | "oneshot"                zstd only: a complete frame per push slice (no window copy)
 //! ```
 //!
 //! `zstd` alone is `zstd:1`, perf's `-z` default. [`Display`](std::fmt::Display)
@@ -21,7 +22,7 @@ use crate::{Codec, Error};
 
 /// One-line summary of the grammar, used in error messages.
 pub(crate) const GRAMMAR_SHORT: &str =
-    "none | zstd[:LEVEL][,wlog=10..27][,long] (LEVEL -131072..-1 or 1..22, default 1) | lz4 | snappy";
+    "none | zstd[:LEVEL][,wlog=10..27][,long][,oneshot] (LEVEL -131072..-1 or 1..22, default 1) | lz4 | snappy";
 
 /// Default zstd level: perf's `-z` default.
 pub const ZSTD_DEFAULT_LEVEL: i32 = 1;
@@ -73,7 +74,9 @@ impl CodecKind {
     pub fn parameters(self) -> &'static str {
         match self {
             CodecKind::None => "(none) raw records, no COMPRESSED records; the memcpy baseline",
-            CodecKind::Zstd => "LEVEL -131072..-1 (fast) or 1..22 (default 1); wlog=10..27; long",
+            CodecKind::Zstd => {
+                "LEVEL -131072..-1 (fast) or 1..22 (default 1); wlog=10..27; long; oneshot"
+            }
             CodecKind::Lz4 => "(none) lz4 block units; convert with `perfz recompress` for perf",
             CodecKind::Snappy => {
                 "(none) snappy raw units; convert with `perfz recompress` for perf"
@@ -91,6 +94,9 @@ pub struct ZstdParams {
     pub window_log: Option<u32>,
     /// Long-distance matching.
     pub long: bool,
+    /// One-shot frames per push slice instead of one stream (see
+    /// `ZstdOneShotCodec`).
+    pub oneshot: bool,
 }
 
 impl Default for ZstdParams {
@@ -99,6 +105,7 @@ impl Default for ZstdParams {
             level: ZSTD_DEFAULT_LEVEL,
             window_log: None,
             long: false,
+            oneshot: false,
         }
     }
 }
@@ -189,6 +196,8 @@ impl CodecSpec {
         match *self {
             CodecSpec::None => Ok(visitor.visit(crate::NoneCodec::new())),
             #[cfg(feature = "zstd")]
+            CodecSpec::Zstd(p) if p.oneshot => Ok(visitor.visit(crate::ZstdOneShotCodec::new(&p)?)),
+            #[cfg(feature = "zstd")]
             CodecSpec::Zstd(p) => Ok(visitor.visit(crate::ZstdCodec::new(&p)?)),
             #[cfg(feature = "lz4")]
             CodecSpec::Lz4 => Ok(visitor.visit(crate::Lz4Codec::new())),
@@ -251,6 +260,7 @@ impl CodecSpec {
         for opt in items {
             match opt.split_once('=') {
                 None if opt == "long" => p.long = true,
+                None if opt == "oneshot" => p.oneshot = true,
                 Some(("wlog", v)) => {
                     let w: u32 = v
                         .parse()
@@ -264,7 +274,7 @@ impl CodecSpec {
                 }
                 _ => {
                     return Err(bad(format!(
-                        "unknown zstd option {opt:?} (known: wlog=N, long)"
+                        "unknown zstd option {opt:?} (known: wlog=N, long, oneshot)"
                     )))
                 }
             }
@@ -294,6 +304,9 @@ impl fmt::Display for CodecSpec {
                 if p.long {
                     f.write_str(",long")?;
                 }
+                if p.oneshot {
+                    f.write_str(",oneshot")?;
+                }
                 Ok(())
             }
             other => f.write_str(other.kind().name()),
@@ -317,6 +330,7 @@ mod tests {
             ("zstd:3,wlog=23", "zstd:3,wlog=23"),
             ("zstd:1,long", "zstd:1,long"),
             ("zstd,long,wlog=20", "zstd:1,wlog=20,long"),
+            ("zstd:3,oneshot", "zstd:3,oneshot"),
             ("lz4", "lz4"),
             ("snappy", "snappy"),
         ];

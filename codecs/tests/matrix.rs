@@ -71,6 +71,8 @@ codec_matrix! {
     zstd_22 => "zstd:22",
     zstd_wlog => "zstd:3,wlog=23",
     zstd_long => "zstd:1,long",
+    zstd_oneshot => "zstd:3,oneshot",
+    zstd_oneshot_fast => "zstd:-3,oneshot",
     lz4 => "lz4",
     snappy => "snappy",
 }

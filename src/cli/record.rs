@@ -78,6 +78,15 @@ pub struct Args {
     /// Write the summary numbers as JSON to FILE.
     #[arg(long = "stats-json", value_name = "FILE")]
     stats_json: Option<PathBuf>,
+    /// Write asynchronously with N buffers in flight (1..=4, default 1).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1", value_parser = clap::value_parser!(u8).range(1..=4))]
+    aio: Option<u8>,
+    /// How --aio writes: io_uring, a pwrite thread, or auto (io_uring where available).
+    #[arg(long = "aio-backend", value_enum, default_value = "auto")]
+    aio_backend: crate::session::AioBackend,
+    /// Print how many bytes the push path read, copied, compressed and wrote.
+    #[arg(short, long)]
+    verbose: bool,
     /// The command to record (after --).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
@@ -144,6 +153,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         switch_events: a.switch_events,
         inherit: !a.no_inherit,
         timing_command,
+        aio: a.aio.map(usize::from),
+        aio_backend: a.aio_backend,
+        copy_meter: a.verbose || a.stats_json.is_some(),
         argv: std::env::args().collect(),
     };
     let summary = record(&opts)?;

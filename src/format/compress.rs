@@ -58,6 +58,18 @@ impl<C: Codec> Compressor<C> {
         &self.codec
     }
 
+    /// The next piece of `rest` that fits one record, and what remains. Codecs
+    /// that make a frame per slice are never given both slices of a wrap, so
+    /// no record holds two frame ends (perf 6.1 cannot read that).
+    pub fn split<'a>(&self, rest: Input<'a>) -> (Input<'a>, Input<'a>) {
+        let limit = if C::FRAME_PER_SLICE && !rest.first.is_empty() {
+            self.max_in.min(rest.first.len())
+        } else {
+            self.max_in
+        };
+        rest.split_at(limit)
+    }
+
     /// Compresses `piece` (at most [`max_input`](Self::max_input) bytes) into
     /// one whole COMPRESSED record at the start of `dst` — the buffer that will
     /// be written, so the codec's output is the only copy — and returns the
@@ -96,7 +108,7 @@ impl<C: Codec> Compressor<C> {
         let mut rest = input;
         let mut rec = std::mem::take(&mut self.rec);
         while !rest.is_empty() {
-            let (now, later) = rest.split_at(self.max_in);
+            let (now, later) = self.split(rest);
             let n = match self.record_into(now, &mut rec) {
                 Ok(n) => n,
                 Err(e) => {

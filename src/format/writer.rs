@@ -97,6 +97,22 @@ impl<W: Write + Seek> FileWriter<W> {
         Ok(())
     }
 
+    /// Where the next data byte goes (for writers that write at offsets).
+    pub fn data_end(&self) -> u64 {
+        self.header.data.end().unwrap()
+    }
+
+    /// Counts `n` bytes written to the data section at offsets by someone
+    /// else (the async sink), so the header and feature table land after them.
+    pub fn account(&mut self, n: u64) {
+        self.header.data.size += n;
+    }
+
+    /// The underlying writer.
+    pub fn get_ref(&self) -> &W {
+        &self.w
+    }
+
     /// Rewrites the header with the data written so far (a checkpoint: a file
     /// cut off after it opens in perf up to here).
     pub fn checkpoint(&mut self) -> std::io::Result<()> {

@@ -1,12 +1,16 @@
 //! The push path: ring region → codec → the buffer that gets written.
 //!
-//! `Pusher<C, S>` is generic over the codec and the sink; the session picks
-//! both once (`CodecSpec::visit`) and from there every push is monomorphized.
-//! Nothing in this module may use `dyn` (tests/no_dyn.rs checks).
+//! `Pusher<C, S, M>` is generic over the codec, the sink and the copy meter;
+//! the session picks all three once and from there every push is
+//! monomorphized. Nothing in this module may use `dyn` (tests/no_dyn.rs).
 
+pub mod aio;
+pub mod meter;
 mod pusher;
 pub mod scan;
 pub mod sink;
 
+pub use aio::{AsyncSink, Backend, ThreadBackend, UringBackend};
+pub use meter::{Copies, CopyMeter, Meter, NoMeter};
 pub use pusher::{PushStats, Pusher};
 pub use sink::{SerialSink, Sink};

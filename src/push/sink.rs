@@ -9,22 +9,26 @@ use crate::format::writer::RecordSink;
 
 /// The write side of the push path.
 pub trait Sink {
-    /// Raw ring bytes (codec `none`), one or two slices.
-    fn write_raw(&mut self, region: Input<'_>) -> io::Result<()>;
-    /// The buffer a compressed record is built in ([`RECORD_MAX`] bytes): the
-    /// codec writes straight into it, then [`commit`](Sink::commit) writes it.
-    fn record_buf(&mut self) -> &mut [u8];
-    /// Writes the first `n` bytes of the record buffer.
+    /// Raw ring bytes (codec `none`), one or two slices. Returns how many
+    /// bytes it memcpy'd to do so (0 when it writes straight from the ring).
+    fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize>;
+    /// The buffer the next compressed record is built in (at least
+    /// [`RECORD_MAX`] bytes): the codec writes straight into it, then
+    /// [`commit`](Sink::commit) takes its first `n` bytes.
+    fn record_buf(&mut self) -> io::Result<&mut [u8]>;
     fn commit(&mut self, n: usize) -> io::Result<()>;
+    /// The end of one push: an async sink submits what it gathered.
+    fn end_push(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Plain records (synthesized metadata, FINISHED_ROUND, LOST_SAMPLES).
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
-    /// Bytes written so far.
+    /// Bytes of records written (or queued) so far.
     fn bytes_written(&self) -> u64;
 }
 
-/// The serial sink: writes synchronously to the output, one write per record;
-/// raw ring bytes go out with one `writev` of the ring's own slices — zero
-/// copies by our code.
+/// The serial sink: writes synchronously, one write per record; raw ring bytes
+/// go out with one `writev` of the ring's own slices — no copy by our code.
 pub struct SerialSink<W: RecordSink> {
     pub out: W,
     buf: Box<[u8]>,
@@ -44,13 +48,14 @@ impl<W: RecordSink> SerialSink<W> {
 }
 
 impl<W: RecordSink> Sink for SerialSink<W> {
-    fn write_raw(&mut self, region: Input<'_>) -> io::Result<()> {
+    fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
         self.out
-            .write_records_vectored(&[region.first, region.second])
+            .write_records_vectored(&[region.first, region.second])?;
+        Ok(0)
     }
 
-    fn record_buf(&mut self) -> &mut [u8] {
-        &mut self.buf
+    fn record_buf(&mut self) -> io::Result<&mut [u8]> {
+        Ok(&mut self.buf)
     }
 
     fn commit(&mut self, n: usize) -> io::Result<()> {

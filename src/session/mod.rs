@@ -21,7 +21,10 @@ use crate::format::sample::id_trailer_size;
 use crate::format::writer::{empty_record, FileWriter, PipeWriter, RecordSink};
 use crate::format::{CompressedInfo, FeatureSet, FormatError, RecordType};
 use crate::push::scan::{scan, RecordCounts};
-use crate::push::{Pusher, SerialSink, Sink};
+use crate::push::{
+    AsyncSink, Backend, CopyMeter, Meter, NoMeter, Pusher, SerialSink, Sink, ThreadBackend,
+    UringBackend,
+};
 use crate::synth;
 
 pub use summary::Summary;
@@ -46,6 +49,20 @@ pub struct RecordOptions {
     pub timing_command: Vec<String>,
     /// The command line, for HEADER_CMDLINE.
     pub argv: Vec<String>,
+    /// `--aio[=N]`: N async buffers; `None` = serial writes.
+    pub aio: Option<usize>,
+    pub aio_backend: AioBackend,
+    /// Count bytes moved on the push path (`-v`, `--stats-json`).
+    pub copy_meter: bool,
+}
+
+/// Which async backend `--aio` uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AioBackend {
+    /// io_uring, or the pwrite thread where io_uring is unavailable.
+    Auto,
+    Uring,
+    Thread,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -180,7 +197,11 @@ impl CodecVisitor for Session<'_> {
                     return Err(e.into());
                 }
             };
-            self.run(codec, writer, features)
+            let mut notes = Vec::new();
+            if self.o.aio.is_some() {
+                notes.push("--aio needs a file output (it writes at file offsets); writing the pipe serially".into());
+            }
+            self.run_metered(codec, SerialSink::new(writer), features, notes)
         } else {
             let file = match output::create(&self.o.output) {
                 Ok(f) => f,
@@ -197,8 +218,78 @@ impl CodecVisitor for Session<'_> {
                     return Err(e.into());
                 }
             };
-            self.run(codec, writer, features)
+            let Some(n) = self.o.aio else {
+                return self.run_metered(codec, SerialSink::new(writer), features, Vec::new());
+            };
+            // The one choice of backend; from here the loop is monomorphized.
+            let ring_size = self
+                .set
+                .rings
+                .iter()
+                .map(|(_, r)| r.data_size())
+                .max()
+                .unwrap_or(1 << 19);
+            let uring = match self.o.aio_backend {
+                AioBackend::Thread => Err(io::Error::other("--aio-backend thread")),
+                _ => UringBackend::new(writer.get_ref()),
+            };
+            match uring {
+                Ok(b) => self.run_metered(
+                    codec,
+                    AsyncSink::new(writer, b, n, ring_size),
+                    features,
+                    Vec::new(),
+                ),
+                Err(e) if self.o.aio_backend == AioBackend::Uring => {
+                    let _ = std::fs::remove_file(&self.o.output);
+                    self.abort();
+                    Err(RecordError::Usage(format!(
+                        "io_uring is not available here: {e}"
+                    )))
+                }
+                Err(e) => {
+                    let notes = if self.o.aio_backend == AioBackend::Auto {
+                        vec![format!("io_uring is not available ({e}); async writes go through a pwrite thread")]
+                    } else {
+                        Vec::new()
+                    };
+                    let b = ThreadBackend::new(writer.get_ref())
+                        .map_err(io_err("starting the writer thread"))?;
+                    self.run_metered(
+                        codec,
+                        AsyncSink::new(writer, b, n, ring_size),
+                        features,
+                        notes,
+                    )
+                }
+            }
         }
+    }
+}
+
+/// A sink the session can finish: everything written, features, header.
+trait SessionSink: Sink + Sized {
+    fn finish(self, features: &FeatureSet) -> Result<(), RecordError>;
+    /// How writes are done, for the summary.
+    fn describe(&self) -> String;
+}
+
+impl<W: Finish> SessionSink for SerialSink<W> {
+    fn finish(self, features: &FeatureSet) -> Result<(), RecordError> {
+        Ok(self.into_inner().finish(features)?)
+    }
+    fn describe(&self) -> String {
+        "serial".into()
+    }
+}
+
+impl<B: Backend> SessionSink for AsyncSink<B> {
+    fn finish(self, features: &FeatureSet) -> Result<(), RecordError> {
+        let w = self.into_inner().map_err(io_err("writing"))?;
+        Ok(Finish::finish(w, features)?)
+    }
+    fn describe(&self) -> String {
+        format!("async ({})", self.backend_name())
     }
 }
 
@@ -239,9 +330,9 @@ impl Session<'_> {
     }
 
     /// The side band: kernel map and what /proc says about existing processes.
-    fn synthesize<C: Codec, S: Sink>(
+    fn synthesize<C: Codec, S: Sink, M: Meter>(
         &self,
-        p: &mut Pusher<C, S>,
+        p: &mut Pusher<C, S, M>,
         notes: &mut Vec<String>,
     ) -> io::Result<()> {
         let trailer = self.trailer_size();
@@ -270,15 +361,33 @@ impl Session<'_> {
         p.write_plain(&empty_record(RecordType::FINISHED_INIT))
     }
 
-    fn run<C: Codec, W: Finish>(
+    /// Picks the meter (a type: no cost when off) and runs.
+    fn run_metered<C: Codec, S: SessionSink>(
+        self,
+        codec: C,
+        sink: S,
+        features: FeatureSet,
+        notes: Vec<String>,
+    ) -> Result<Summary, RecordError> {
+        if self.o.copy_meter {
+            self.run::<C, S, CopyMeter>(codec, sink, features, notes)
+        } else {
+            self.run::<C, S, NoMeter>(codec, sink, features, notes)
+        }
+    }
+
+    fn run<C: Codec, S: SessionSink, M: Meter>(
         mut self,
         codec: C,
-        writer: W,
+        sink: S,
         mut features: FeatureSet,
+        extra_notes: Vec<String>,
     ) -> Result<Summary, RecordError> {
         let started = Instant::now();
         let mut notes = std::mem::take(&mut self.set.notes);
-        let mut pusher = Pusher::new(codec, SerialSink::new(writer));
+        notes.extend(extra_notes);
+        let sink_name = sink.describe();
+        let mut pusher = Pusher::<C, S, M>::new(codec, sink);
         self.synthesize(&mut pusher, &mut notes)
             .map_err(io_err("writing the side band"))?;
         let side_band = pusher.sink().bytes_written();
@@ -409,9 +518,11 @@ impl Session<'_> {
         if let Some(info) = pusher.compressed_info(self.o.codec.level()) {
             features.set_compressed(info);
         }
+        let copies = pusher.meter.copies();
+        let codec_state_bytes = pusher.codec_state_size();
         let sink = pusher.into_sink();
         let bytes_written = sink.bytes_written();
-        sink.into_inner().finish(&features)?;
+        sink.finish(&features)?;
         Ok(Summary {
             output: self.o.output.display().to_string(),
             codec: self.o.codec.to_string(),
@@ -429,6 +540,9 @@ impl Session<'_> {
             seconds: started.elapsed().as_secs_f64(),
             stop_signal,
             workload_exit: exit_status.and_then(|s| s.code()),
+            sink: sink_name,
+            copies,
+            codec_state_bytes,
             notes,
         })
     }

@@ -27,6 +27,12 @@ pub struct Summary {
     pub seconds: f64,
     pub stop_signal: Option<i32>,
     pub workload_exit: Option<i32>,
+    /// How the data was written: serial, or async and by which backend.
+    pub sink: String,
+    /// Bytes moved on the push path, when the copy meter was on.
+    pub copies: Option<crate::push::Copies>,
+    /// Bytes held by the codec's state (contexts, windows, tables).
+    pub codec_state_bytes: usize,
     pub notes: Vec<String>,
 }
 
@@ -54,6 +60,18 @@ impl Summary {
             self.output,
             self.samples
         );
+        if let Some(c) = &self.copies {
+            s += &format!(
+                "[ perfz record: {} writes; ring {} B, memcpy {} B ({:.2} copies/byte), codec in {} B, written {} B; codec state {} B ]\n",
+                self.sink,
+                c.ring_bytes,
+                c.memcpy_bytes,
+                c.copies_per_byte(),
+                c.codec_in_bytes,
+                c.written_bytes,
+                self.codec_state_bytes
+            );
+        }
         if self.lost_events > 0 || self.lost_samples > 0 {
             s += &format!(
                 "[ perfz record: lost {} events and {} samples: the rings filled faster than they were drained; \

@@ -3,9 +3,11 @@
 
 mod decoder;
 mod encoder;
+mod oneshot;
 
 pub use decoder::ZstdDecoder;
 pub use encoder::ZstdCodec;
+pub use oneshot::ZstdOneShotCodec;
 
 /// Largest window log perf's reader (and zstd's default decoder limit) accepts.
 pub const MAX_WINDOW_LOG: u32 = 27;

@@ -69,6 +69,7 @@ pub fn all_specs() -> Vec<CodecSpec> {
         "zstd:19",
         "zstd:3,wlog=23",
         "zstd:1,long",
+        "zstd:3,oneshot",
         "lz4",
         "snappy",
     ]

@@ -1,0 +1,170 @@
+//! The async sink (`--aio[=N]`): a push compresses (or, with `none`, copies
+//! once) straight into a free buffer, the ring space is released at once, and
+//! the write is submitted at an explicit file offset. A push waits for the disk
+//! only when all N buffers are in flight.
+//!
+//! Backends: io_uring, or a writer thread doing `pwrite` where io_uring is not
+//! available. Both are chosen once, at session start (no `dyn`).
+
+mod thread;
+mod uring;
+
+use std::fs::File;
+use std::io;
+
+use perfz_codecs::Input;
+
+pub use thread::ThreadBackend;
+pub use uring::UringBackend;
+
+use super::Sink;
+use crate::format::compress::RECORD_MAX;
+use crate::format::writer::{FileWriter, RecordSink};
+
+/// Most buffers in flight, like perf's `--aio` (1..=4).
+pub const MAX_BUFFERS: usize = 4;
+
+/// Writes whole buffers at file offsets, asynchronously.
+pub trait Backend {
+    /// Queues `buf[..len]` for writing at `offset`; the backend owns the buffer
+    /// until it hands it back.
+    fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()>;
+    /// A buffer whose write completed; with `wait`, blocks until one is.
+    fn reclaim(&mut self, wait: bool) -> io::Result<Option<Box<[u8]>>>;
+    /// Waits for every write in flight.
+    fn drain(&mut self) -> io::Result<()>;
+    /// A short name for messages.
+    fn name(&self) -> &'static str;
+}
+
+/// The async sink over a file-mode writer.
+pub struct AsyncSink<B: Backend> {
+    out: FileWriter<File>,
+    backend: B,
+    free: Vec<Box<[u8]>>,
+    /// The buffer being filled and how much of it is.
+    cur: Option<(Box<[u8]>, usize)>,
+    in_flight: usize,
+    next_offset: u64,
+}
+
+impl<B: Backend> AsyncSink<B> {
+    /// `buffers` buffers, each large enough for one whole ring drain.
+    pub fn new(out: FileWriter<File>, backend: B, buffers: usize, ring_size: usize) -> Self {
+        let cap = ring_size.max(RECORD_MAX) + RECORD_MAX;
+        let free = (0..buffers.clamp(1, MAX_BUFFERS))
+            .map(|_| vec![0u8; cap].into_boxed_slice())
+            .collect();
+        let next_offset = out.data_end();
+        AsyncSink {
+            out,
+            backend,
+            free,
+            cur: None,
+            in_flight: 0,
+            next_offset,
+        }
+    }
+
+    fn submit_cur(&mut self) -> io::Result<()> {
+        if let Some((buf, len)) = self.cur.take() {
+            if len == 0 {
+                self.free.push(buf);
+                return Ok(());
+            }
+            let off = self.next_offset;
+            self.next_offset += len as u64;
+            self.out.account(len as u64);
+            self.in_flight += 1;
+            self.backend.submit(buf, len, off)?;
+        }
+        Ok(())
+    }
+
+    /// Makes sure the current buffer has `need` free bytes.
+    fn room(&mut self, need: usize) -> io::Result<&mut (Box<[u8]>, usize)> {
+        if self
+            .cur
+            .as_ref()
+            .is_some_and(|(b, len)| b.len() - len < need)
+        {
+            self.submit_cur()?;
+        }
+        if self.cur.is_none() {
+            // Take back whatever finished; wait only when nothing is free.
+            while let Some(b) = self.backend.reclaim(false)? {
+                self.in_flight -= 1;
+                self.free.push(b);
+            }
+            let buf = match self.free.pop() {
+                Some(b) => b,
+                None => {
+                    let b = self.backend.reclaim(true)?.expect("a buffer in flight");
+                    self.in_flight -= 1;
+                    b
+                }
+            };
+            self.cur = Some((buf, 0));
+        }
+        let cur = self.cur.as_mut().expect("set above");
+        if cur.0.len() - cur.1 < need {
+            return Err(io::Error::other(format!(
+                "{need} bytes do not fit an async buffer of {}",
+                cur.0.len()
+            )));
+        }
+        Ok(cur)
+    }
+
+    fn append(&mut self, parts: &[&[u8]]) -> io::Result<usize> {
+        let need: usize = parts.iter().map(|p| p.len()).sum();
+        let (buf, len) = self.room(need)?;
+        for p in parts {
+            buf[*len..*len + p.len()].copy_from_slice(p);
+            *len += p.len();
+        }
+        Ok(need)
+    }
+
+    /// Waits for every write and gives the file writer back.
+    pub fn into_inner(mut self) -> io::Result<FileWriter<File>> {
+        self.submit_cur()?;
+        self.backend.drain()?;
+        Ok(self.out)
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        self.backend.name()
+    }
+}
+
+impl<B: Backend> Sink for AsyncSink<B> {
+    fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
+        // The one copy of the `none` async path: ring -> async buffer.
+        self.append(&[region.first, region.second])
+    }
+
+    fn record_buf(&mut self) -> io::Result<&mut [u8]> {
+        let (buf, len) = self.room(RECORD_MAX)?;
+        Ok(&mut buf[*len..])
+    }
+
+    fn commit(&mut self, n: usize) -> io::Result<()> {
+        if let Some((_, len)) = self.cur.as_mut() {
+            *len += n;
+        }
+        Ok(())
+    }
+
+    fn end_push(&mut self) -> io::Result<()> {
+        self.submit_cur()
+    }
+
+    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.append(&[bytes]).map(drop)
+    }
+
+    fn bytes_written(&self) -> u64 {
+        self.out.data_size() + self.cur.as_ref().map_or(0, |c| c.1 as u64)
+    }
+}

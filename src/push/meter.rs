@@ -1,0 +1,74 @@
+//! Copy accounting for the push path, as a type parameter: with [`NoMeter`]
+//! every call is an empty inline function and the counting compiles away;
+//! [`CopyMeter`] counts.
+
+/// Bytes moved by one push path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Copies {
+    /// Bytes read out of ring buffers.
+    pub ring_bytes: u64,
+    /// Bytes our code memcpy'd (async buffers with `none`; the layered bench).
+    pub memcpy_bytes: u64,
+    /// Bytes fed to the codec.
+    pub codec_in_bytes: u64,
+    /// Bytes handed to the output (records, including plain ones).
+    pub written_bytes: u64,
+}
+
+impl Copies {
+    /// memcpy'd bytes per ring byte.
+    pub fn copies_per_byte(&self) -> f64 {
+        if self.ring_bytes == 0 {
+            0.0
+        } else {
+            self.memcpy_bytes as f64 / self.ring_bytes as f64
+        }
+    }
+}
+
+pub trait Meter: Default {
+    #[inline(always)]
+    fn ring(&mut self, _n: usize) {}
+    #[inline(always)]
+    fn copied(&mut self, _n: usize) {}
+    #[inline(always)]
+    fn codec_in(&mut self, _n: usize) {}
+    #[inline(always)]
+    fn written(&mut self, _n: usize) {}
+    /// The counts, if this meter keeps any.
+    fn copies(&self) -> Option<Copies> {
+        None
+    }
+}
+
+/// Counts nothing, costs nothing.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct NoMeter;
+
+impl Meter for NoMeter {}
+
+/// Counts every byte moved.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct CopyMeter(pub Copies);
+
+impl Meter for CopyMeter {
+    #[inline(always)]
+    fn ring(&mut self, n: usize) {
+        self.0.ring_bytes += n as u64;
+    }
+    #[inline(always)]
+    fn copied(&mut self, n: usize) {
+        self.0.memcpy_bytes += n as u64;
+    }
+    #[inline(always)]
+    fn codec_in(&mut self, n: usize) {
+        self.0.codec_in_bytes += n as u64;
+    }
+    #[inline(always)]
+    fn written(&mut self, n: usize) {
+        self.0.written_bytes += n as u64;
+    }
+    fn copies(&self) -> Option<Copies> {
+        Some(self.0)
+    }
+}
