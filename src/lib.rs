@@ -10,5 +10,6 @@ pub mod event;
 pub use perfz_codecs as codecs;
 pub mod format;
 pub mod push;
+pub mod replay;
 pub mod session;
 pub mod synth;

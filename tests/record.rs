@@ -23,15 +23,6 @@ fn our_samples(path: &Path) -> u64 {
     n
 }
 
-fn perf_sample_count(perf: &Path, path: &Path) -> u64 {
-    let out = run_perf(perf, &["report", "--stats", "-i", path.to_str().unwrap()]);
-    let line = out
-        .lines()
-        .find(|l| l.trim_start().starts_with("SAMPLE events:"))
-        .unwrap_or_else(|| panic!("no SAMPLE line in {out}"));
-    line.split_whitespace().nth(2).unwrap().parse().unwrap()
-}
-
 fn record(args: &[&str], out: &Path) -> std::process::Output {
     let mut a = vec!["record", "-o", out.to_str().unwrap()];
     a.extend_from_slice(args);

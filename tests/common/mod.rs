@@ -187,3 +187,13 @@ pub fn workload() -> PathBuf {
         })
         .clone()
 }
+
+/// `SAMPLE events: N` of `perf report --stats`.
+pub fn perf_sample_count(perf: &Path, path: &Path) -> u64 {
+    let out = run_perf(perf, &["report", "--stats", "-i", path.to_str().unwrap()]);
+    let line = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("SAMPLE events:"))
+        .unwrap_or_else(|| panic!("no SAMPLE line in {out}"));
+    line.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
