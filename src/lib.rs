@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod convert;
+pub mod eval;
 pub mod event;
 
 pub use perfz_codecs as codecs;

@@ -34,6 +34,40 @@ pub fn ring_stream(path: &Path) -> Result<Vec<u8>, FormatError> {
     Ok(out)
 }
 
+/// Repeats a record stream up to `len` bytes, XOR-ing every 8-byte word of
+/// every record body with a key of its repetition. Within one repetition the
+/// structure (and so the ratio) is the original's; across repetitions nothing
+/// matches, so a codec with a long window cannot cheat on the repeats.
+/// Headers stay intact, so the result is still a walkable record stream.
+pub fn varied_stream(base: &[u8], len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len + base.len());
+    let mut key = 0x9e37_79b9_7f4a_7c15u64;
+    let mut first = true;
+    while out.len() < len && !base.is_empty() {
+        let start = out.len();
+        out.extend_from_slice(base);
+        if !first {
+            let mut at = start;
+            while at + 8 <= out.len() {
+                let size = u16::from_le_bytes([out[at + 6], out[at + 7]]) as usize;
+                if size < 8 || at + size > out.len() {
+                    break;
+                }
+                let mut w = at + 8;
+                while w + 8 <= at + size {
+                    let v = u64::from_le_bytes(out[w..w + 8].try_into().unwrap()) ^ key;
+                    out[w..w + 8].copy_from_slice(&v.to_le_bytes());
+                    w += 8;
+                }
+                at += size;
+            }
+        }
+        first = false;
+        key = key.rotate_left(17).wrapping_mul(0x2545_f491_4f6c_dd1d);
+    }
+    out
+}
+
 /// Cuts a record stream into pushes of about `push` bytes that end at record
 /// boundaries (a ring's head always does), each presented as two slices split
 /// at a point that moves the way a ring's wrap does — the wrap cuts records

@@ -3,6 +3,7 @@
 
 mod codecs;
 mod convert;
+mod eval;
 mod record;
 mod stat;
 
@@ -25,6 +26,8 @@ pub enum Command {
     Record(Box<record::Args>),
     /// List the codecs of this build, their ids and parameters.
     Codecs(codecs::Args),
+    /// Compare codecs on a recording through the real push path.
+    Eval(Box<eval::Args>),
     /// Header facts, compression, per-record-type counts and lost totals of a perf.data.
     Stat(stat::Args),
     /// Rewrite a perf.data of any codec as plain (uncompressed) perf.data.
@@ -40,6 +43,7 @@ pub fn main() -> ExitCode {
         Command::Record(args) => record::run(*args),
         Command::Codecs(args) => codecs::run(args),
         Command::Stat(args) => stat::run(args),
+        Command::Eval(args) => eval::run(*args),
         Command::Decompress(args) => convert::decompress(args),
         Command::Recompress(args) => convert::recompress(args),
     };

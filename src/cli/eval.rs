@@ -1,0 +1,157 @@
+//! `perfz eval`: compare codecs on a recording.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::eval::{self, Options};
+use crate::event::ring::{default_pages, page_size, parse_size};
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The perf.data to evaluate (any codec; file, pipe or --threads directory).
+    #[arg(required_unless_present = "record")]
+    input: Option<PathBuf>,
+    /// Record COMMAND first (codec none, into a temporary file), then evaluate.
+    #[arg(long, requires = "command")]
+    record: bool,
+    /// With --record: call chains by frame pointer.
+    #[arg(short = 'g')]
+    g: bool,
+    /// With --record: fp, or dwarf[,SIZE].
+    #[arg(long = "call-graph", value_name = "MODE")]
+    call_graph: Option<String>,
+    /// Codec specs to compare, comma separated (options like wlog=23 join the spec before them).
+    #[arg(long, default_value = eval::DEFAULT_SPECS)]
+    codecs: String,
+    /// Bytes per push (one ring drain); default: the recorder's default ring size.
+    #[arg(long = "push-size", value_name = "SIZE")]
+    push_size: Option<String>,
+    /// perf's --mmap-flush: no push is smaller than this.
+    #[arg(long = "mmap-flush", value_name = "SIZE", default_value = "1")]
+    mmap_flush: String,
+    /// Keep timing each codec for at least this many seconds (3 runs at least).
+    #[arg(long = "min-time", value_name = "SECONDS", default_value = "1.0")]
+    min_time: f64,
+    #[arg(long, value_enum, default_value = "table")]
+    format: Format,
+    /// Also draw ratio against compress speed, with the Pareto front, as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// With --record: the command to record (after --).
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+pub fn run(a: Args) -> anyhow::Result<()> {
+    let specs = eval::parse_spec_list(&a.codecs)?;
+    anyhow::ensure!(!specs.is_empty(), "--codecs names no codec");
+    let push_size = match &a.push_size {
+        Some(s) => parse_size(s).map_err(anyhow::Error::msg)? as usize,
+        None => default_pages() * page_size(),
+    };
+    let mmap_flush = parse_size(&a.mmap_flush).map_err(anyhow::Error::msg)? as usize;
+    anyhow::ensure!(
+        a.min_time >= 0.0 && a.min_time < 3600.0,
+        "--min-time takes seconds (0..3600)"
+    );
+    let tmp;
+    let input = match (&a.input, a.record) {
+        (_, true) => {
+            tmp = TempFile(
+                std::env::temp_dir().join(format!("perfz-eval-{}.data", std::process::id())),
+            );
+            record_first(&a, &tmp.0)?;
+            tmp.0.clone()
+        }
+        (Some(p), false) => p.clone(),
+        (None, false) => anyhow::bail!("name a perf.data to evaluate, or use --record -- COMMAND"),
+    };
+    let name = input.display().to_string();
+    let (stream, rate) = eval::load(&input).with_context(|| name.clone())?;
+    let o = Options {
+        specs,
+        push_size,
+        mmap_flush,
+        min_time: Duration::from_secs_f64(a.min_time),
+    };
+    let tty = std::io::stderr().is_terminal();
+    let e = eval::evaluate(&name, &stream, rate, &o, |done, total, spec| {
+        if tty {
+            let w = 30;
+            let fill = w * done / total.max(1);
+            eprint!(
+                "\r[{}{}] {done}/{total} {spec:<24}",
+                "#".repeat(fill),
+                " ".repeat(w - fill)
+            );
+            if done == total {
+                eprint!("\r{}\r", " ".repeat(w + 40));
+            }
+        }
+    })?;
+    if let Some(p) = &a.plot {
+        std::fs::write(p, eval::render_svg(&e))
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    let out = match a.format {
+        Format::Table => eval::render_table(&e),
+        Format::Csv => eval::render_csv(&e),
+        Format::Markdown => eval::render_markdown(&e),
+        Format::Json => serde_json::to_string_pretty(&e)? + "\n",
+    };
+    print!("{out}");
+    Ok(())
+}
+
+/// Removes the temporary recording however eval ends.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
+    use crate::event::events::{CallGraph, EventSpec, Sampling};
+    use crate::session::{record, AioBackend, RecordOptions};
+    let call_graph = match (&a.call_graph, a.g) {
+        (Some(m), _) => CallGraph::parse(m).map_err(anyhow::Error::msg)?,
+        (None, true) => CallGraph::FramePointer,
+        (None, false) => CallGraph::None,
+    };
+    let opts = RecordOptions {
+        events: vec![EventSpec::parse("cpu-clock").expect("known")],
+        sampling: Sampling::Frequency(4000),
+        call_graph,
+        target: crate::event::Target::Workload(a.command.clone()),
+        output: out.to_path_buf(),
+        pages: None,
+        mmap_flush: 1,
+        codec: perfz_codecs::CodecSpec::None,
+        switch_events: false,
+        inherit: true,
+        timing_command: Vec::new(),
+        argv: std::env::args().collect(),
+        aio: None,
+        aio_backend: AioBackend::Auto,
+        copy_meter: false,
+    };
+    let s = record(&opts)?;
+    eprintln!(
+        "perfz eval: recorded {} samples ({} bytes of ring data)",
+        s.samples, s.ring_bytes
+    );
+    Ok(())
+}

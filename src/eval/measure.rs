@@ -1,0 +1,211 @@
+//! Measuring one codec through the real push path.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use perfz_codecs::{AnyDecoder, Codec, CodecSpec, CodecVisitor, Decoder, Input};
+
+use super::{EvalError, Row};
+use crate::format::compress::RECORD_MAX;
+use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher, Sink};
+use crate::replay::pushes;
+
+/// A sink that writes nowhere: it keeps the records (to verify them) or only
+/// counts them (for timing). Like the serial sink it copies nothing itself.
+struct NullSink {
+    buf: Box<[u8]>,
+    keep: Option<Vec<u8>>,
+    written: u64,
+}
+
+impl Sink for NullSink {
+    fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
+        if let Some(k) = &mut self.keep {
+            k.extend_from_slice(region.first);
+            k.extend_from_slice(region.second);
+        }
+        self.written += region.len() as u64;
+        Ok(0) // the serial sink's writev: no copy on the measured path
+    }
+    fn record_buf(&mut self) -> io::Result<&mut [u8]> {
+        Ok(&mut self.buf)
+    }
+    fn commit(&mut self, n: usize) -> io::Result<()> {
+        if let Some(k) = &mut self.keep {
+            k.extend_from_slice(&self.buf[..n]);
+        }
+        self.written += n as u64;
+        Ok(())
+    }
+    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.written += bytes.len() as u64;
+        Ok(())
+    }
+    fn bytes_written(&self) -> u64 {
+        self.written
+    }
+}
+
+struct RunOut {
+    secs: f64,
+    written: u64,
+    kept: Option<Vec<u8>>,
+    copies: Option<Copies>,
+    state: usize,
+}
+
+struct OneRun<'a> {
+    stream: &'a [u8],
+    push: usize,
+    keep: bool,
+}
+
+impl OneRun<'_> {
+    fn go<C: Codec, M: Meter>(&self, codec: C) -> io::Result<RunOut> {
+        let sink = NullSink {
+            buf: vec![0u8; RECORD_MAX].into_boxed_slice(),
+            keep: self.keep.then(Vec::new),
+            written: 0,
+        };
+        let mut p = Pusher::<C, NullSink, M>::new(codec, sink);
+        let t = Instant::now();
+        for region in pushes(self.stream, self.push) {
+            p.push(region)?;
+        }
+        let secs = t.elapsed().as_secs_f64();
+        let copies = p.meter.copies();
+        let state = p.codec_state_size();
+        let sink = p.into_sink();
+        Ok(RunOut {
+            secs,
+            written: sink.written,
+            kept: sink.keep,
+            copies,
+            state,
+        })
+    }
+}
+
+impl CodecVisitor for OneRun<'_> {
+    type Output = io::Result<RunOut>;
+    fn visit<C: Codec + Send + 'static>(self, codec: C) -> io::Result<RunOut> {
+        // The verification run also counts copies; timed runs have no meter.
+        if self.keep {
+            self.go::<C, CopyMeter>(codec)
+        } else {
+            self.go::<C, NoMeter>(codec)
+        }
+    }
+}
+
+/// Decodes the records a run kept back into the raw stream.
+fn decode(spec: &CodecSpec, kept: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    out.clear();
+    if *spec == CodecSpec::None {
+        out.extend_from_slice(kept);
+        return Ok(());
+    }
+    let mut dec = AnyDecoder::for_id(spec.id()).map_err(|e| e.to_string())?;
+    let mut at = 0;
+    while at < kept.len() {
+        let size = u16::from_le_bytes([kept[at + 6], kept[at + 7]]) as usize;
+        let n = dec
+            .decompress(&kept[at + 8..at + size], out, usize::MAX)
+            .map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err(format!("the record at {at} decodes to nothing"));
+        }
+        at += size;
+    }
+    Ok(())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Runs `spec` over the stream: one verified run (also the warm-up), then timed
+/// runs until `min_time` has passed and at least three were made.
+pub fn measure(
+    spec: &CodecSpec,
+    stream: &[u8],
+    push: usize,
+    min_time: Duration,
+) -> Result<Row, EvalError> {
+    if stream.is_empty() {
+        return Err(EvalError::Empty);
+    }
+    let io_err = |e: io::Error| EvalError::Verify {
+        spec: spec.to_string(),
+        what: e.to_string(),
+    };
+    let first = spec
+        .visit(OneRun {
+            stream,
+            push,
+            keep: true,
+        })?
+        .map_err(io_err)?;
+    let kept = first.kept.expect("kept");
+    let mut back = Vec::with_capacity(stream.len());
+    decode(spec, &kept, &mut back).map_err(|what| EvalError::Verify {
+        spec: spec.to_string(),
+        what,
+    })?;
+    if back != stream {
+        let at = back
+            .iter()
+            .zip(stream)
+            .position(|(a, b)| a != b)
+            .unwrap_or(back.len().min(stream.len()));
+        return Err(EvalError::Verify {
+            spec: spec.to_string(),
+            what: format!(
+                "decoded {} bytes, expected {}; first difference at byte {at}",
+                back.len(),
+                stream.len()
+            ),
+        });
+    }
+    let mb = stream.len() as f64 / 1e6;
+    let mut c_speeds = Vec::new();
+    let start = Instant::now();
+    while c_speeds.len() < 3 || start.elapsed() < min_time {
+        let r = spec
+            .visit(OneRun {
+                stream,
+                push,
+                keep: false,
+            })?
+            .map_err(io_err)?;
+        c_speeds.push(mb / r.secs.max(1e-9));
+    }
+    let mut d_speeds = Vec::new();
+    let start = Instant::now();
+    while d_speeds.len() < 3 || start.elapsed() < min_time / 2 {
+        let t = Instant::now();
+        decode(spec, &kept, &mut back).map_err(|what| EvalError::Verify {
+            spec: spec.to_string(),
+            what,
+        })?;
+        d_speeds.push(mb / t.elapsed().as_secs_f64().max(1e-9));
+    }
+    let best_c = c_speeds.iter().copied().fold(0.0, f64::max);
+    let best_d = d_speeds.iter().copied().fold(0.0, f64::max);
+    let copies = first.copies.unwrap_or_default();
+    Ok(Row {
+        spec: spec.to_string(),
+        ratio: stream.len() as f64 / first.written.max(1) as f64,
+        compressed_bytes: first.written,
+        compress_mbs_best: best_c,
+        compress_mbs_median: median(&mut c_speeds.clone()),
+        decompress_mbs_best: best_d,
+        decompress_mbs_median: median(&mut d_speeds.clone()),
+        copies_per_byte: copies.copies_per_byte(),
+        codec_state_bytes: first.state,
+        keeps_up_mbs: best_c,
+        runs: c_speeds.len(),
+        pareto: false,
+    })
+}

@@ -1,0 +1,242 @@
+//! `perfz eval`: which codec for this workload? Replays a recording's ring
+//! data through the real push path with each codec, the way lzbench and
+//! `zstd -b` answer it for files: stream in memory, warm-up, repeated runs,
+//! best and median, every round trip verified byte for byte.
+
+mod measure;
+mod report;
+
+use std::path::Path;
+use std::time::Duration;
+
+use perfz_codecs::CodecSpec;
+use serde::Serialize;
+
+pub use measure::measure;
+pub use report::{render_csv, render_markdown, render_svg, render_table};
+
+use crate::format::{FormatError, PerfReader, RecordType};
+
+/// The specs `perfz eval` compares unless told otherwise: from the memcpy
+/// baseline to zstd's stronger levels.
+pub const DEFAULT_SPECS: &str =
+    "none,lz4,snappy,zstd:-5,zstd:1,zstd:1,oneshot,zstd:3,zstd:6,zstd:9";
+
+/// Splits a `--codecs` list. Specs contain commas themselves (`zstd:1,long`),
+/// so an item that is an option (`long`, `oneshot`, `wlog=N`) joins the spec
+/// before it.
+pub fn parse_spec_list(s: &str) -> Result<Vec<CodecSpec>, perfz_codecs::Error> {
+    let mut items: Vec<String> = Vec::new();
+    for tok in s.split(',').filter(|t| !t.is_empty()) {
+        let is_option = tok.contains('=') || tok == "long" || tok == "oneshot";
+        match items.last_mut() {
+            Some(last) if is_option => {
+                last.push(',');
+                last.push_str(tok);
+            }
+            _ => items.push(tok.to_string()),
+        }
+    }
+    items.iter().map(|i| i.parse()).collect()
+}
+
+/// One codec's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    pub spec: String,
+    /// Raw ring bytes / bytes written (COMPRESSED records with their headers).
+    pub ratio: f64,
+    pub compressed_bytes: u64,
+    /// Compression through the push path, MB/s (10^6 bytes) of raw trace.
+    pub compress_mbs_best: f64,
+    pub compress_mbs_median: f64,
+    pub decompress_mbs_best: f64,
+    pub decompress_mbs_median: f64,
+    /// Bytes our code memcpy'd per raw byte on this path (serial sink).
+    pub copies_per_byte: f64,
+    /// Bytes of the codec's state (contexts, windows, tables).
+    pub codec_state_bytes: usize,
+    /// The raw trace rate one core can sustain with this codec (MB/s): the
+    /// best compress speed of the push path.
+    pub keeps_up_mbs: f64,
+    pub runs: usize,
+    pub pareto: bool,
+}
+
+/// The whole evaluation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Evaluation {
+    pub input: String,
+    pub raw_bytes: u64,
+    pub push_bytes: usize,
+    /// The recording's own trace rate (raw ring bytes per second of samples),
+    /// when the file has timestamps.
+    pub trace_mbs: Option<f64>,
+    pub rows: Vec<Row>,
+    pub recommendation: Option<String>,
+}
+
+pub struct Options {
+    pub specs: Vec<CodecSpec>,
+    pub push_size: usize,
+    pub mmap_flush: usize,
+    pub min_time: Duration,
+}
+
+/// Headroom asked of a codec over the recording's trace rate before it is
+/// recommended: bursts run well above the average.
+pub const HEADROOM: f64 = 4.0;
+
+/// The ring bytes of `path` and its trace rate.
+pub fn load(path: &Path) -> Result<(Vec<u8>, Option<f64>), FormatError> {
+    let stream = crate::replay::ring_stream(path)?;
+    let (mut first, mut last) = (u64::MAX, 0u64);
+    let mut r = PerfReader::open(path)?;
+    while let Some((rec, meta)) = r.next_record()? {
+        if rec.header.type_ == RecordType::SAMPLE {
+            if let Ok(Some(s)) = meta.parse_sample(&rec) {
+                if let Some(t) = s.time {
+                    first = first.min(t);
+                    last = last.max(t);
+                }
+            }
+        }
+    }
+    let rate = (last > first).then(|| stream.len() as f64 / ((last - first) as f64 / 1e9) / 1e6);
+    Ok((stream, rate))
+}
+
+/// Evaluates `stream` with every spec; `progress` is told (done, total, spec).
+pub fn evaluate(
+    input: &str,
+    stream: &[u8],
+    trace_mbs: Option<f64>,
+    o: &Options,
+    mut progress: impl FnMut(usize, usize, &str),
+) -> Result<Evaluation, EvalError> {
+    let push = o.push_size.max(o.mmap_flush).max(1);
+    let mut rows = Vec::new();
+    for (i, spec) in o.specs.iter().enumerate() {
+        progress(i, o.specs.len(), &spec.to_string());
+        rows.push(measure(spec, stream, push, o.min_time)?);
+    }
+    progress(o.specs.len(), o.specs.len(), "");
+    mark_pareto(&mut rows);
+    let recommendation = recommend(&rows, trace_mbs);
+    Ok(Evaluation {
+        input: input.to_string(),
+        raw_bytes: stream.len() as u64,
+        push_bytes: push,
+        trace_mbs,
+        rows,
+        recommendation,
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("{spec}: the round trip failed: {what}")]
+    Verify { spec: String, what: String },
+    #[error(transparent)]
+    Codec(#[from] perfz_codecs::Error),
+    #[error("the recording holds no ring data to evaluate")]
+    Empty,
+}
+
+/// A row is Pareto-optimal when no other row is at least as good on both ratio
+/// and compress speed and better on one.
+pub fn mark_pareto(rows: &mut [Row]) {
+    let pts: Vec<(f64, f64)> = rows
+        .iter()
+        .map(|r| (r.ratio, r.compress_mbs_best))
+        .collect();
+    for (i, r) in rows.iter_mut().enumerate() {
+        let (a, s) = pts[i];
+        r.pareto = !pts
+            .iter()
+            .enumerate()
+            .any(|(j, &(a2, s2))| j != i && a2 >= a && s2 >= s && (a2 > a || s2 > s));
+    }
+}
+
+/// The best ratio among codecs whose push path sustains HEADROOM × the trace
+/// rate (or, without a rate, the best ratio at ≥ 100 MB/s).
+pub fn recommend(rows: &[Row], trace_mbs: Option<f64>) -> Option<String> {
+    let need = trace_mbs.map_or(100.0, |r| r * HEADROOM);
+    let best = rows
+        .iter()
+        .filter(|r| r.keeps_up_mbs >= need && r.spec != "none")
+        .max_by(|a, b| a.ratio.total_cmp(&b.ratio))?;
+    Some(match trace_mbs {
+        Some(rate) => format!(
+            "{}: ratio {:.2}, keeps up with {:.0} MB/s, {:.0}x this recording's {:.2} MB/s",
+            best.spec,
+            best.ratio,
+            best.keeps_up_mbs,
+            best.keeps_up_mbs / rate.max(1e-9),
+            rate
+        ),
+        None => format!(
+            "{}: ratio {:.2} at {:.0} MB/s (no timestamps to measure the trace rate)",
+            best.spec, best.ratio, best.keeps_up_mbs
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_lists_with_commas_inside_specs() {
+        let v = parse_spec_list("none,lz4,zstd:1,wlog=23,long,zstd:3,oneshot,snappy").unwrap();
+        let s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+        assert_eq!(
+            s,
+            [
+                "none",
+                "lz4",
+                "zstd:1,wlog=23,long",
+                "zstd:3,oneshot",
+                "snappy"
+            ]
+        );
+        assert!(parse_spec_list(DEFAULT_SPECS).unwrap().len() >= 8);
+        assert!(parse_spec_list("none,gzip").is_err());
+    }
+
+    fn row(spec: &str, ratio: f64, speed: f64) -> Row {
+        Row {
+            spec: spec.into(),
+            ratio,
+            compressed_bytes: 0,
+            compress_mbs_best: speed,
+            compress_mbs_median: speed,
+            decompress_mbs_best: 0.0,
+            decompress_mbs_median: 0.0,
+            copies_per_byte: 0.0,
+            codec_state_bytes: 0,
+            keeps_up_mbs: speed,
+            runs: 1,
+            pareto: false,
+        }
+    }
+
+    #[test]
+    fn pareto_and_recommendation() {
+        let mut rows = vec![
+            row("none", 1.0, 5000.0),
+            row("a", 5.0, 800.0),
+            row("b", 4.0, 700.0),
+            row("c", 8.0, 90.0),
+        ];
+        mark_pareto(&mut rows);
+        let p: Vec<bool> = rows.iter().map(|r| r.pareto).collect();
+        assert_eq!(p, [true, true, false, true]);
+        assert!(
+            recommend(&rows, Some(30.0)).unwrap().starts_with("a:"),
+            "c is too slow for 4 × 30 MB/s"
+        );
+        assert!(recommend(&rows, Some(10.0)).unwrap().starts_with("c:"));
+    }
+}

@@ -1,0 +1,251 @@
+//! `perfz eval` on the fixtures, on a generated recording and on a fresh one:
+//! its JSON parses, its ratios match an independent computation with the codec
+//! crates themselves, and its plot is valid SVG with one point per codec.
+
+mod common;
+
+use std::io::Cursor;
+use std::path::Path;
+
+use common::*;
+use perfz::codecs::MAX_RECORD_PAYLOAD;
+use perfz::format::writer::{empty_record, FileWriter, RecordSink};
+use perfz::format::{FeatureSet, RecordType};
+use perfz::replay::{pushes, ring_stream};
+
+/// Pieces the way the record layer cuts pushes: at most `max_in` bytes each.
+fn pieces(stream: &[u8], push: usize, max_in: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::new();
+    for region in pushes(stream, push) {
+        let mut rest = region;
+        while !rest.is_empty() {
+            let (now, later) = rest.split_at(max_in);
+            out.push((now.first.to_vec(), now.second.to_vec()));
+            rest = later;
+        }
+    }
+    out
+}
+
+/// Bytes of COMPRESSED records for zstd level 1, computed with the `zstd`
+/// crate's streaming encoder (flush per record, never ending the frame).
+fn zstd_bytes(stream: &[u8], push: usize) -> u64 {
+    use zstd_oracle::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
+    let mut enc = Encoder::new(1).unwrap();
+    let mut out = vec![0u8; 2 * MAX_RECORD_PAYLOAD];
+    let mut total = 0u64;
+    for (a, b) in pieces(stream, push, 65_217) {
+        let mut o = OutBuffer::around(&mut out[..]);
+        for part in [&a, &b] {
+            let mut i = InBuffer::around(part);
+            while i.pos < part.len() {
+                enc.run(&mut i, &mut o).unwrap();
+            }
+        }
+        while enc.flush(&mut o).unwrap() > 0 {}
+        total += 8 + o.pos() as u64;
+    }
+    total
+}
+
+/// Same for lz4 units (8-byte unit header per non-empty slice), with lz4_flex.
+fn lz4_bytes(stream: &[u8], push: usize) -> u64 {
+    pieces(stream, push, 59_516)
+        .iter()
+        .map(|(a, b)| {
+            8 + [a, b]
+                .iter()
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    // lz4_flex's block API with a u32 table, the same table type perfz keeps.
+                    let mut out = vec![0u8; lz4_oracle::block::get_maximum_output_size(p.len())];
+                    let mut table = lz4_oracle::block::CompressTable::large();
+                    8 + lz4_oracle::block::compress_into_with_table(p, &mut out, &mut table)
+                        .unwrap() as u64
+                })
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+fn eval_json(file: &Path, codecs: &str, push: &str) -> serde_json::Value {
+    let out = perfz_ok(&[
+        "eval",
+        file.to_str().unwrap(),
+        "--codecs",
+        codecs,
+        "--push-size",
+        push,
+        "--min-time",
+        "0",
+        "--format",
+        "json",
+    ]);
+    serde_json::from_slice(&out.stdout).expect("eval --format json prints JSON")
+}
+
+fn check_ratios(file: &Path, push: usize) {
+    let stream = ring_stream(file).unwrap();
+    let v = eval_json(file, "none,zstd:1,lz4", &push.to_string());
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(v["raw_bytes"].as_u64().unwrap(), stream.len() as u64);
+    let ratio = |i: usize| rows[i]["ratio"].as_f64().unwrap();
+    assert_eq!(ratio(0), 1.0);
+    for (i, want_bytes) in [
+        (1, zstd_bytes(&stream, push)),
+        (2, lz4_bytes(&stream, push)),
+    ] {
+        let want = stream.len() as f64 / want_bytes as f64;
+        let got = ratio(i);
+        assert!(
+            (got - want).abs() / want < 0.005,
+            "{} {}: eval says {got:.4}, the codec crate {want:.4}",
+            file.display(),
+            rows[i]["spec"]
+        );
+    }
+    for r in rows {
+        assert!(r["compress_mbs_best"].as_f64().unwrap() > 0.0);
+        assert!(r["decompress_mbs_best"].as_f64().unwrap() > 0.0);
+        assert_eq!(
+            r["copies_per_byte"].as_f64().unwrap(),
+            0.0,
+            "the serial push path copies nothing"
+        );
+    }
+}
+
+#[test]
+fn ratios_match_the_codec_crates_on_fixtures() {
+    for name in ["z3-wrap-cmd", "z-sysw-switch", "zthreads-cmd", "pipe-cmd"] {
+        check_ratios(&fixture(name), 64 * 1024);
+    }
+}
+
+/// A recording made up here: a file whose ring data is the fixtures' records,
+/// varied, 3 MiB of it.
+fn generated(dir: &Path) -> std::path::PathBuf {
+    let base = ring_stream(&fixture("z3-wrap-cmd")).unwrap();
+    let stream = perfz::replay::varied_stream(&base, 3 << 20);
+    let attrs = perfz::format::PerfReader::open(&fixture("z3-wrap-cmd"))
+        .unwrap()
+        .attrs
+        .clone();
+    let mut w = FileWriter::new(Cursor::new(Vec::new()), &attrs).unwrap();
+    w.write_records(&empty_record(RecordType::FINISHED_INIT))
+        .unwrap();
+    w.write_records(&stream).unwrap();
+    let bytes = w.finish(&FeatureSet::default()).unwrap().into_inner();
+    let p = dir.join("generated.data");
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn ratios_match_on_a_generated_stream() {
+    let dir = tempdir("eval-gen");
+    check_ratios(&generated(&dir), 512 * 1024);
+}
+
+#[test]
+fn plot_is_svg_with_one_point_per_codec_and_outputs_agree() {
+    let dir = tempdir("eval-plot");
+    let svg = dir.join("p.svg");
+    let file = fixture("z3-wrap-cmd");
+    let codecs = "none,lz4,snappy,zstd:1,zstd:3,oneshot";
+    let out = perfz_ok(&[
+        "eval",
+        file.to_str().unwrap(),
+        "--codecs",
+        codecs,
+        "--min-time",
+        "0",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(table.contains("recommendation: "), "{table}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("valid XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let points: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("circle") && n.attribute("class") == Some("codec"))
+        .map(|n| n.attribute("data-codec").unwrap())
+        .collect();
+    assert_eq!(
+        points,
+        ["none", "lz4", "snappy", "zstd:1", "zstd:3,oneshot"]
+    );
+    let csv = perfz_ok(&[
+        "eval",
+        file.to_str().unwrap(),
+        "--codecs",
+        codecs,
+        "--min-time",
+        "0",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(
+        String::from_utf8(csv.stdout).unwrap().lines().count(),
+        1 + 5
+    );
+    let md = perfz_ok(&[
+        "eval",
+        file.to_str().unwrap(),
+        "--codecs",
+        codecs,
+        "--min-time",
+        "0",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(
+        String::from_utf8(md.stdout)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("| "))
+            .count(),
+        1 + 5
+    );
+}
+
+#[test]
+fn bad_codec_lists_are_refused() {
+    let out = perfz(&[
+        "eval",
+        fixture("z1-cmd").to_str().unwrap(),
+        "--codecs",
+        "zstd:1,gzip",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown codec \"gzip\""));
+}
+
+#[test]
+fn eval_record_evaluates_a_fresh_recording() {
+    if !can_record() {
+        return;
+    }
+    let wl = workload();
+    let out = perfz_ok(&[
+        "eval",
+        "--record",
+        "-g",
+        "--codecs",
+        "none,zstd:1",
+        "--min-time",
+        "0",
+        "--format",
+        "json",
+        "--",
+        wl.to_str().unwrap(),
+        "0.3",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["raw_bytes"].as_u64().unwrap() > 10_000);
+    assert!(v["trace_mbs"].as_f64().unwrap() > 0.0);
+    assert!(v["rows"][1]["ratio"].as_f64().unwrap() > 2.0);
+}
