@@ -139,9 +139,15 @@ pub enum CodecSpec {
     Snappy,
 }
 
+/// The recorder's default codec: zstd at level 3. Measured on the repo's
+/// workload (docs/BENCHMARKS.md), level 3 both compresses better than perf's
+/// `-z` level 1 and runs as fast, with gigabytes per second to spare over a
+/// dwarf-stack recording's trace rate; and perf 6.1 reads it.
+pub const RECORD_DEFAULT_LEVEL: i32 = 3;
+
 impl Default for CodecSpec {
     fn default() -> Self {
-        CodecSpec::Zstd(ZstdParams::default())
+        CodecSpec::Zstd(ZstdParams::level(RECORD_DEFAULT_LEVEL))
     }
 }
 

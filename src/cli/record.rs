@@ -54,7 +54,7 @@ pub struct Args {
     /// Don't drain a ring holding less than SIZE bytes (except at the end).
     #[arg(long = "mmap-flush", value_name = "SIZE", default_value = "1")]
     mmap_flush: String,
-    /// Codec: none, zstd[:LEVEL][,wlog=N][,long], lz4, snappy (default zstd:1).
+    /// Codec: none, zstd[:LEVEL][,wlog=N][,long][,oneshot], lz4, snappy (default zstd:3; `zstd` alone is level 1, as perf -z).
     #[arg(long, value_name = "SPEC", value_parser = parse_spec, conflicts_with_all = ["z", "compression_level"])]
     codec: Option<CodecSpec>,
     /// perf's -z: zstd at level 1.

@@ -43,7 +43,7 @@ fn human(b: u64) -> String {
 
 fn footer(e: &Evaluation) -> String {
     let mut s = format!(
-        "{} bytes of ring data from {}, pushed {} bytes at a time; MB = 10^6 bytes of uncompressed trace; * = Pareto-optimal (ratio vs compress speed)\n",
+        "{} bytes of ring data from {}, pushed {} bytes at a time; MB = 10^6 bytes of uncompressed trace; none = memcpy baseline; * = Pareto-optimal (ratio vs compress speed)\n",
         e.raw_bytes, e.input, e.push_bytes
     );
     if let Some(r) = &e.recommendation {
