@@ -110,7 +110,12 @@ fn check_ratios(file: &Path, push: usize) {
         assert!(r["decompress_mbs_best"].as_f64().unwrap() > 0.0);
         // The none row is the memcpy baseline (1 copy); codecs copy nothing of ours.
         let want = if r["spec"] == "none" { 1.0 } else { 0.0 };
-        assert_eq!(r["copies_per_byte"].as_f64().unwrap(), want, "{}", r["spec"]);
+        assert_eq!(
+            r["copies_per_byte"].as_f64().unwrap(),
+            want,
+            "{}",
+            r["spec"]
+        );
     }
 }
 

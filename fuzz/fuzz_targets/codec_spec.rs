@@ -6,9 +6,15 @@ use libfuzzer_sys::fuzz_target;
 use perfz_codecs::CodecSpec;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(s) = std::str::from_utf8(data) else { return };
+    let Ok(s) = std::str::from_utf8(data) else {
+        return;
+    };
     if let Ok(spec) = CodecSpec::parse_grammar(s) {
         let shown = spec.to_string();
-        assert_eq!(CodecSpec::parse_grammar(&shown).unwrap(), spec, "{s:?} -> {shown:?}");
+        assert_eq!(
+            CodecSpec::parse_grammar(&shown).unwrap(),
+            spec,
+            "{s:?} -> {shown:?}"
+        );
     }
 });

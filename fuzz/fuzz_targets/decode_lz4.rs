@@ -11,7 +11,9 @@ const LIMIT: usize = 1 << 20;
 fuzz_target!(|data: &[u8]| {
     let mut dec = AnyDecoder::for_id(CodecId::LZ4).unwrap();
     // The first byte picks how the input is cut into consecutive payloads.
-    let Some((&step, rest)) = data.split_first() else { return };
+    let Some((&step, rest)) = data.split_first() else {
+        return;
+    };
     let step = usize::from(step).max(1) * 64;
     let mut out = vec![0xAAu8; 7]; // a dirty, reused buffer
     for payload in rest.chunks(step) {

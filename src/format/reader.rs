@@ -83,7 +83,8 @@ impl PerfReader {
         if size == PIPE_HEADER_SIZE {
             return Self::from_pipe(path, Box::new(BufReader::with_capacity(READ_BUF, f)));
         }
-        Self::open_file(path, f, endian)
+        let len = f.metadata()?.len();
+        Self::open_file(path, f, len, endian)
     }
 
     fn open_dir(dir: &Path) -> Result<Self, FormatError> {
@@ -155,8 +156,32 @@ impl PerfReader {
         })
     }
 
-    fn open_file(path: &Path, mut f: File, endian: Endian) -> Result<Self, FormatError> {
-        let file_len = f.metadata()?.len();
+    /// Reads a perf.data held in memory (file or pipe mode): what the fuzzers
+    /// and tests use.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self, FormatError> {
+        let path = Path::new("<memory>");
+        if bytes.len() < 16 {
+            return Err(FormatError::Truncated {
+                offset: 0,
+                what: format!("file header: only {} bytes", bytes.len()),
+            });
+        }
+        let endian = detect_endian(bytes[..8].try_into().unwrap())?;
+        let size = endian.u64(bytes[8..16].try_into().unwrap());
+        let len = bytes.len() as u64;
+        let cur = std::io::Cursor::new(bytes);
+        if size == PIPE_HEADER_SIZE {
+            return Self::from_pipe(path, Box::new(cur));
+        }
+        Self::open_file(path, cur, len, endian)
+    }
+
+    fn open_file<R: Read + Seek + 'static>(
+        path: &Path,
+        mut f: R,
+        file_len: u64,
+        endian: Endian,
+    ) -> Result<Self, FormatError> {
         let mut hb = [0u8; FILE_HEADER_SIZE as usize];
         let n = read_up_to(&mut f, &mut hb)?;
         let header = FileHeader::parse(&hb[..n], endian)?;
