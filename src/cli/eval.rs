@@ -147,6 +147,7 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         aio: None,
         aio_backend: AioBackend::Auto,
         copy_meter: false,
+        checkpoint: None,
     };
     let s = record(&opts)?;
     eprintln!(

@@ -84,6 +84,10 @@ pub struct Args {
     /// How --aio writes: io_uring, a pwrite thread, or auto (io_uring where available).
     #[arg(long = "aio-backend", value_enum, default_value = "auto")]
     aio_backend: crate::session::AioBackend,
+    /// Make the file readable by perf every SECONDS while recording, so a
+    /// crash (kill -9, full disk) loses at most that much; 0 = only at the end.
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds)]
+    checkpoint: f64,
     /// Print how many bytes the push path read, copied, compressed and wrote.
     #[arg(short, long)]
     verbose: bool,
@@ -156,6 +160,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         aio: a.aio.map(usize::from),
         aio_backend: a.aio_backend,
         copy_meter: a.verbose || a.stats_json.is_some(),
+        checkpoint: (a.checkpoint > 0.0).then(|| std::time::Duration::from_secs_f64(a.checkpoint)),
         argv: std::env::args().collect(),
     };
     let summary = record(&opts)?;
@@ -182,4 +187,11 @@ fn explicit_target(a: &Args) -> anyhow::Result<Target> {
     } else {
         Target::Cpus(crate::event::cpus::online()?)
     })
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=86400.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a number of seconds (0..=86400)")),
+    }
 }

@@ -278,8 +278,11 @@ impl PerfReader {
             for (i, &bit) in bits.iter().enumerate() {
                 let mut c = Cursor::new(&tb[i * 16..], endian, table_at + i as u64 * 16);
                 let sec = super::header::Section::read(&mut c, "feature index entry")?;
-                if bit >= feat::LAST_FEATURE {
-                    continue; // unknown to perf 6.1 too; skipped, as perf does
+                if bit == 0 || bit >= feat::LAST_FEATURE {
+                    // Bit 0 is reserved (a checkpoint's table uses its entry
+                    // for a record header); higher bits are unknown to perf
+                    // 6.1 too. Both are skipped, as perf does.
+                    continue;
                 }
                 within(sec, &format!("feature {}", feat::name(bit)))?;
                 if sec.size > MAX_FEATURE_SIZE {

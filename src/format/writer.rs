@@ -48,7 +48,14 @@ fn attrs_for_perf61(attrs: &[AttrEntry]) -> Result<Vec<AttrEntry>, FormatError> 
 pub struct FileWriter<W: Write + Seek> {
     w: W,
     header: FileHeader,
+    /// End of the last checkpoint block, if one was written.
+    checkpoint_end: Option<u64>,
 }
+
+/// Record type of the block a checkpoint leaves in the data section: perf's
+/// obsolete HEADER_EVENT_TYPE (65), which perf 6.1 reads and skips whatever
+/// its size.
+pub const SKIP_RECORD: RecordType = RecordType(65);
 
 impl<W: Write + Seek> FileWriter<W> {
     /// Writes the id arrays and attr entries and a header with `data.size = 0`,
@@ -84,7 +91,11 @@ impl<W: Write + Seek> FileWriter<W> {
             },
             features: [0; 4],
         };
-        let mut fw = FileWriter { w, header };
+        let mut fw = FileWriter {
+            w,
+            header,
+            checkpoint_end: None,
+        };
         fw.write_header()?;
         Ok(fw)
     }
@@ -113,12 +124,87 @@ impl<W: Write + Seek> FileWriter<W> {
         &self.w
     }
 
-    /// Rewrites the header with the data written so far (a checkpoint: a file
-    /// cut off after it opens in perf up to here).
-    pub fn checkpoint(&mut self) -> std::io::Result<()> {
+    /// Makes the file readable by perf as it is now, whatever happens next
+    /// (`kill -9`, a full disk).
+    ///
+    /// perf finds the feature table at `data.offset + data.size`, right where
+    /// the next records go. So the checkpoint writes, at the data's end, one
+    /// block that is two things at once: a feature table whose first entry
+    /// belongs to the reserved feature bit 0 (which perf 6.1 and perfz skip),
+    /// and — the same first 8 bytes read as a record header — a skip record
+    /// ([`SKIP_RECORD`]) spanning the whole block. The header's `data.size`
+    /// stops right before the block; later records go after it, so the table
+    /// is never overwritten, and once the header moves past it the block is an
+    /// ordinary record perf reads and ignores. Returns the block's size, or
+    /// `None` if the features do not fit one record.
+    pub fn checkpoint(&mut self, features: &FeatureSet) -> std::io::Result<Option<u64>> {
+        let at = self.data_end();
+        let bits: Vec<u32> = features
+            .sections
+            .keys()
+            .copied()
+            .filter(|&b| b > 0 && b < 256)
+            .collect();
+        let table_len = 16 * (1 + bits.len());
+        let body: usize = table_len
+            + bits
+                .iter()
+                .map(|b| features.sections[b].len())
+                .sum::<usize>();
+        let size = body.div_ceil(8) * 8;
+        let Ok(size16) = u16::try_from(size) else {
+            return Ok(None);
+        };
+        let mut block = Vec::with_capacity(size);
+        // Entry 0 (feature bit 0): its offset field is the skip record's header.
+        block.extend_from_slice(
+            &RecordHeader {
+                type_: SKIP_RECORD,
+                misc: 0,
+                size: size16,
+            }
+            .to_le(),
+        );
+        block.extend_from_slice(&0u64.to_le_bytes());
+        let mut off = at + table_len as u64;
+        let mut bitmap = [1u64, 0, 0, 0];
+        for &b in &bits {
+            let len = features.sections[&b].len() as u64;
+            block.extend_from_slice(
+                &Section {
+                    offset: off,
+                    size: len,
+                }
+                .to_le(),
+            );
+            off += len;
+            bitmap[(b / 64) as usize] |= 1 << (b % 64);
+        }
+        for &b in &bits {
+            block.extend_from_slice(&features.sections[&b]);
+        }
+        block.resize(size, 0);
+        self.w.seek(SeekFrom::Start(at))?;
+        self.w.write_all(&block)?;
         self.w.flush()?;
-        self.write_header()?;
-        self.w.flush()
+        // The block is written before the header points at it.
+        let on_disk = FileHeader {
+            features: bitmap,
+            ..self.header.clone()
+        };
+        self.w.seek(SeekFrom::Start(0))?;
+        self.w.write_all(&on_disk.to_le())?;
+        self.header.data.size += size as u64;
+        self.checkpoint_end = Some(self.data_end());
+        self.w.seek(SeekFrom::Start(self.data_end()))?;
+        self.w.flush()?;
+        Ok(Some(size as u64))
+    }
+
+    /// Where the last checkpoint block ends: everything before it is what a
+    /// crash leaves readable.
+    pub fn checkpoint_end(&self) -> Option<u64> {
+        self.checkpoint_end
     }
 
     /// Writes the feature table and sections after the data and the final header.

@@ -54,6 +54,9 @@ pub struct RecordOptions {
     pub aio_backend: AioBackend,
     /// Count bytes moved on the push path (`-v`, `--stats-json`).
     pub copy_meter: bool,
+    /// Make the file perf-readable this often while recording (file mode),
+    /// so a `kill -9` or a full disk loses at most this much; `None` = never.
+    pub checkpoint: Option<std::time::Duration>,
 }
 
 /// Which async backend `--aio` uses.
@@ -77,6 +80,16 @@ pub enum RecordError {
     Usage(String),
     #[error(transparent)]
     Codec(#[from] perfz_codecs::Error),
+    #[error("writing {path} failed: {err}; {}", match .kept {
+        Some(Kept::Everything(n)) => format!("the file was finalized with every record written before the failure ({n} bytes) and opens in perf report"),
+        Some(Kept::Checkpoint(n)) => format!("kept the recording up to the last checkpoint ({n} bytes), which perf report opens"),
+        None => "nothing could be kept".to_string(),
+    })]
+    WriteFailed {
+        path: String,
+        err: io::Error,
+        kept: Option<Kept>,
+    },
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
@@ -267,16 +280,43 @@ impl CodecVisitor for Session<'_> {
     }
 }
 
+/// What a failed recording kept (file size in bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    Everything(u64),
+    Checkpoint(u64),
+}
+
 /// A sink the session can finish: everything written, features, header.
 trait SessionSink: Sink + Sized {
+    /// After a failed write: finalize with what was fully written, if this
+    /// sink knows exactly what that is (the serial one does; an async one
+    /// cannot tell which buffers landed, and falls back to the checkpoint).
+    fn salvage(self, features: &FeatureSet) -> Result<(), RecordError>;
     fn finish(self, features: &FeatureSet) -> Result<(), RecordError>;
+    /// Makes what was written so far perf-readable (see `FileWriter::checkpoint`).
+    /// Returns the bytes it used, `None` where the output cannot (a pipe).
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
+    /// The file offset where the last checkpoint block ends.
+    fn checkpoint_end(&self) -> Option<u64>;
     /// How writes are done, for the summary.
     fn describe(&self) -> String;
 }
 
 impl<W: Finish> SessionSink for SerialSink<W> {
+    fn salvage(self, features: &FeatureSet) -> Result<(), RecordError> {
+        // Records are written whole or counted as not written; the file
+        // position of a half-done write does not matter (finish seeks).
+        self.finish(features)
+    }
     fn finish(self, features: &FeatureSet) -> Result<(), RecordError> {
         Ok(self.into_inner().finish(features)?)
+    }
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        self.out.checkpoint(features)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        self.out.checkpoint_end()
     }
     fn describe(&self) -> String {
         "serial".into()
@@ -284,9 +324,20 @@ impl<W: Finish> SessionSink for SerialSink<W> {
 }
 
 impl<B: Backend> SessionSink for AsyncSink<B> {
+    fn salvage(self, _: &FeatureSet) -> Result<(), RecordError> {
+        Err(RecordError::Usage(
+            "an async sink cannot tell which writes landed".into(),
+        ))
+    }
     fn finish(self, features: &FeatureSet) -> Result<(), RecordError> {
         let w = self.into_inner().map_err(io_err("writing"))?;
         Ok(Finish::finish(w, features)?)
+    }
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        AsyncSink::checkpoint(self, features)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        AsyncSink::checkpoint_end(self)
     }
     fn describe(&self) -> String {
         format!("async ({})", self.backend_name())
@@ -296,6 +347,8 @@ impl<B: Backend> SessionSink for AsyncSink<B> {
 /// What the output writer must do at the end, beyond the records.
 trait Finish: RecordSink + Sized {
     fn finish(self, features: &FeatureSet) -> Result<(), FormatError>;
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
+    fn checkpoint_end(&self) -> Option<u64>;
 }
 
 impl Finish for FileWriter<std::fs::File> {
@@ -304,6 +357,12 @@ impl Finish for FileWriter<std::fs::File> {
         f.sync_all()?;
         Ok(())
     }
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        FileWriter::checkpoint(self, features)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        FileWriter::checkpoint_end(self)
+    }
 }
 
 impl<W: std::io::Write> Finish for PipeWriter<W> {
@@ -311,9 +370,32 @@ impl<W: std::io::Write> Finish for PipeWriter<W> {
         PipeWriter::finish(self)?;
         Ok(())
     }
+    fn checkpoint(&mut self, _: &FeatureSet) -> io::Result<Option<u64>> {
+        Ok(None) // a pipe is read as it comes: nothing to patch
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl Session<'_> {
+    /// After a failed write (a full disk, a file size limit): cut the file
+    /// back to the last checkpoint, which the header already describes, so
+    /// what it holds opens in perf.
+    fn rolled_back(&self, err: io::Error, kept: Option<u64>) -> RecordError {
+        let path = self.o.output.display().to_string();
+        let kept = kept.and_then(|end| {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.o.output)
+                .ok()?;
+            f.set_len(end).ok()?;
+            f.sync_all().ok()?;
+            Some(Kept::Checkpoint(end))
+        });
+        RecordError::WriteFailed { path, err, kept }
+    }
+
     fn abort(self) {
         if let Some(w) = self.workload {
             w.abort();
@@ -437,7 +519,18 @@ impl Session<'_> {
                 })
                 .collect()
         };
-        loop {
+        let level = self.o.codec.level();
+        let mut write_error: Option<io::Error> = None;
+        let mut cp = CheckpointStats::default();
+        // A first checkpoint right after the side band: from here on, a crash
+        // never leaves a file perf cannot open.
+        if self.o.checkpoint.is_some() {
+            if let Err(e) = take_checkpoint(&mut pusher, &features, level, &mut cp) {
+                write_error = Some(e);
+            }
+        }
+        let mut last_cp = Instant::now();
+        while write_error.is_none() {
             let mut wrote = false;
             for (_, ring) in self.set.rings.iter_mut() {
                 let head = ring.head();
@@ -447,17 +540,33 @@ impl Session<'_> {
                 }
                 let region = ring.region(head);
                 scan(region, &mut counts);
-                pusher.push(region).map_err(io_err("writing"))?;
+                if let Err(e) = pusher.push(region) {
+                    write_error = Some(e);
+                    break;
+                }
                 ring.consume(head);
                 wrote = true;
             }
+            if write_error.is_some() {
+                break;
+            }
             if wrote {
-                pusher
-                    .write_plain(&empty_record(RecordType::FINISHED_ROUND))
-                    .map_err(io_err("writing"))?;
+                if let Err(e) = pusher.write_plain(&empty_record(RecordType::FINISHED_ROUND)) {
+                    write_error = Some(e);
+                    break;
+                }
             }
             if final_pass {
                 break;
+            }
+            if let Some(every) = self.o.checkpoint {
+                if last_cp.elapsed() >= every {
+                    if let Err(e) = take_checkpoint(&mut pusher, &features, level, &mut cp) {
+                        write_error = Some(e);
+                        break;
+                    }
+                    last_cp = Instant::now();
+                }
             }
             if stop_signal.is_none() {
                 stop_signal = signals::stop_requested();
@@ -492,13 +601,36 @@ impl Session<'_> {
                 }
             }
         }
+        if write_error.is_some() {
+            let _ = self.set.disable();
+        }
         if let Some(mut c) = child {
             if exit_status.is_none() {
-                // Stopped by a signal while the workload still runs: end it, as perf does.
+                // Stopped by a signal (or a failed write) while the workload
+                // still runs: end it, as perf does.
                 // SAFETY: kill has no memory effects; the pid is our own child.
                 unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
                 exit_status = c.wait().ok();
             }
+        }
+        if let Some(err) = write_error {
+            let kept = pusher.sink().checkpoint_end();
+            let mut f = features.clone();
+            if let Some(info) = pusher.compressed_info(level) {
+                f.set_compressed(info);
+            }
+            if !output::is_stdout(&self.o.output) && pusher.into_sink().salvage(&f).is_ok() {
+                let n = std::fs::metadata(&self.o.output)
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+                let path = self.o.output.display().to_string();
+                return Err(RecordError::WriteFailed {
+                    path,
+                    err,
+                    kept: Some(Kept::Everything(n)),
+                });
+            }
+            return Err(self.rolled_back(err, kept));
         }
 
         // LOST_SAMPLES per event fd whose PERF_FORMAT_LOST count is non-zero.
@@ -509,7 +641,11 @@ impl Session<'_> {
                 if lost > 0 {
                     lost_samples += lost;
                     let rec = lost_samples_record(lost, id, a0, self.trailer_size());
-                    pusher.write_plain(&rec).map_err(io_err("writing"))?;
+                    if let Err(e) = pusher.write_plain(&rec) {
+                        let kept = pusher.sink().checkpoint_end();
+                        drop(pusher);
+                        return Err(self.rolled_back(e, kept));
+                    }
                 }
             }
         }
@@ -520,9 +656,16 @@ impl Session<'_> {
         }
         let copies = pusher.meter.copies();
         let codec_state_bytes = pusher.codec_state_size();
+        let kept = pusher.sink().checkpoint_end();
         let sink = pusher.into_sink();
         let bytes_written = sink.bytes_written();
-        sink.finish(&features)?;
+        if let Err(e) = sink.finish(&features) {
+            let err = match e {
+                RecordError::Format(FormatError::Io(e)) | RecordError::Io { err: e, .. } => e,
+                other => io::Error::other(other.to_string()),
+            };
+            return Err(self.rolled_back(err, kept));
+        }
         Ok(Summary {
             output: self.o.output.display().to_string(),
             codec: self.o.codec.to_string(),
@@ -541,11 +684,42 @@ impl Session<'_> {
             stop_signal,
             workload_exit: exit_status.and_then(|s| s.code()),
             sink: sink_name,
+            checkpoints: cp.count,
+            checkpoint_bytes: cp.bytes,
+            checkpoint_seconds: cp.seconds,
             copies,
             codec_state_bytes,
             notes,
         })
     }
+}
+
+#[derive(Default)]
+struct CheckpointStats {
+    count: u64,
+    bytes: u64,
+    seconds: f64,
+}
+
+/// Writes a checkpoint with the features as they stand (COMPRESSED with the
+/// ratio so far) and counts its cost.
+fn take_checkpoint<C: Codec, S: SessionSink, M: Meter>(
+    p: &mut Pusher<C, S, M>,
+    features: &FeatureSet,
+    level: i32,
+    cp: &mut CheckpointStats,
+) -> io::Result<()> {
+    let t = Instant::now();
+    let mut f = features.clone();
+    if let Some(info) = p.compressed_info(level) {
+        f.set_compressed(info);
+    }
+    if let Some(n) = p.sink_mut().checkpoint(&f)? {
+        cp.count += 1;
+        cp.bytes += n;
+    }
+    cp.seconds += t.elapsed().as_secs_f64();
+    Ok(())
 }
 
 /// LOST_SAMPLES: `u64 lost` + a trailer carrying the event's id.

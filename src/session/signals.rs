@@ -12,8 +12,12 @@ extern "C" fn on_signal(sig: libc::c_int) {
     STOP.store(true, Ordering::Release);
 }
 
-/// Installs the handlers (without SA_RESTART, so a blocked poll wakes up).
+/// Installs the handlers (without SA_RESTART, so a blocked poll wakes up),
+/// and ignores SIGXFSZ: a write past RLIMIT_FSIZE must fail with EFBIG, so
+/// the recording can be finalized, not kill the process.
 pub fn install() {
+    // SAFETY: setting a signal to SIG_IGN has no memory effects.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: sigaction is zero-initialisable; the handler is an
         // `extern "C" fn(c_int)` that only touches atomics.

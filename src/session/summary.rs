@@ -29,6 +29,11 @@ pub struct Summary {
     pub workload_exit: Option<i32>,
     /// How the data was written: serial, or async and by which backend.
     pub sink: String,
+    /// Checkpoints taken (the file was perf-readable after each), their bytes
+    /// (skip records in the data section) and the time they took.
+    pub checkpoints: u64,
+    pub checkpoint_bytes: u64,
+    pub checkpoint_seconds: f64,
     /// Bytes moved on the push path, when the copy meter was on.
     pub copies: Option<crate::push::Copies>,
     /// Bytes held by the codec's state (contexts, windows, tables).

@@ -31,8 +31,8 @@ pub trait Backend {
     fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()>;
     /// A buffer whose write completed; with `wait`, blocks until one is.
     fn reclaim(&mut self, wait: bool) -> io::Result<Option<Box<[u8]>>>;
-    /// Waits for every write in flight.
-    fn drain(&mut self) -> io::Result<()>;
+    /// Waits for every write in flight and gives their buffers back.
+    fn drain(&mut self, free: &mut Vec<Box<[u8]>>) -> io::Result<()>;
     /// A short name for messages.
     fn name(&self) -> &'static str;
 }
@@ -129,8 +129,24 @@ impl<B: Backend> AsyncSink<B> {
     /// Waits for every write and gives the file writer back.
     pub fn into_inner(mut self) -> io::Result<FileWriter<File>> {
         self.submit_cur()?;
-        self.backend.drain()?;
+        self.backend.drain(&mut self.free)?;
+        self.in_flight = 0;
         Ok(self.out)
+    }
+
+    /// A checkpoint (see `FileWriter::checkpoint`): every write in flight
+    /// lands first, so the header never points past data still in a buffer.
+    pub fn checkpoint(&mut self, features: &crate::format::FeatureSet) -> io::Result<Option<u64>> {
+        self.submit_cur()?;
+        self.backend.drain(&mut self.free)?;
+        self.in_flight = 0;
+        let used = self.out.checkpoint(features)?;
+        self.next_offset = self.out.data_end();
+        Ok(used)
+    }
+
+    pub fn checkpoint_end(&self) -> Option<u64> {
+        self.out.checkpoint_end()
     }
 
     pub fn backend_name(&self) -> &'static str {

@@ -77,13 +77,13 @@ impl Backend for ThreadBackend {
         self.take(d).map(Some)
     }
 
-    fn drain(&mut self) -> io::Result<()> {
+    fn drain(&mut self, free: &mut Vec<Box<[u8]>>) -> io::Result<()> {
         while self.in_flight > 0 {
             let d = self
                 .done
                 .recv()
                 .map_err(|_| io::Error::other("the writer thread is gone"))?;
-            self.take(d)?;
+            free.push(self.take(d)?);
         }
         Ok(())
     }
@@ -95,7 +95,8 @@ impl Backend for ThreadBackend {
 
 impl Drop for ThreadBackend {
     fn drop(&mut self) {
-        let _ = self.drain();
+        let mut sink = Vec::new();
+        let _ = self.drain(&mut sink);
         self.jobs.take();
         if let Some(t) = self.thread.take() {
             let _ = t.join();

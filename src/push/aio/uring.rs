@@ -74,24 +74,37 @@ impl UringBackend {
                 break;
             }
         }
+        // Every reaped completion is settled, even after an error: a slot
+        // left pending would have drain() wait forever.
+        let mut first_err = None;
         for &(idx, res) in &done[..n] {
             let idx = idx as usize;
-            if res < 0 {
-                return Err(io::Error::from_raw_os_error(-res));
+            if res <= 0 {
+                // The write failed (EFBIG, ENOSPC, ...): the buffer comes back
+                // all the same, so nothing waits for it any more.
+                let s = self.slots[idx].take().expect("completed slot");
+                self.ready.push(s.buf);
+                first_err.get_or_insert(if res == 0 {
+                    io::ErrorKind::WriteZero.into()
+                } else {
+                    io::Error::from_raw_os_error(-res)
+                });
+                continue;
             }
             let slot = self.slots[idx].as_mut().expect("completed slot");
             slot.done += res as usize;
-            if res == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
             if slot.done < slot.len {
-                self.queue(idx)?;
+                if let Err(e) = self.queue(idx) {
+                    let s = self.slots[idx].take().expect("queued slot");
+                    self.ready.push(s.buf);
+                    first_err.get_or_insert(e);
+                }
             } else {
                 let s = self.slots[idx].take().expect("completed slot");
                 self.ready.push(s.buf);
             }
         }
-        Ok(())
+        first_err.map_or(Ok(()), Err)
     }
 
     fn pending(&self) -> usize {
@@ -114,7 +127,12 @@ impl Backend for UringBackend {
             offset,
             done: 0,
         });
-        self.queue(idx)
+        if let Err(e) = self.queue(idx) {
+            let s = self.slots[idx].take().expect("just set");
+            self.ready.push(s.buf);
+            return Err(e);
+        }
+        Ok(())
     }
 
     fn reclaim(&mut self, wait: bool) -> io::Result<Option<Box<[u8]>>> {
@@ -126,12 +144,23 @@ impl Backend for UringBackend {
         Ok(self.ready.pop())
     }
 
-    fn drain(&mut self) -> io::Result<()> {
+    fn drain(&mut self, free: &mut Vec<Box<[u8]>>) -> io::Result<()> {
+        // Waits for every write even after one failed: the kernel may still be
+        // reading the other buffers, which must outlive that.
+        let mut first_err = None;
         while self.pending() > 0 {
-            self.ring.submit_and_wait(1)?;
-            self.reap()?;
+            if let Err(e) = self.ring.submit_and_wait(1) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    first_err.get_or_insert(e);
+                    break; // the ring itself is broken; nothing completes any more
+                }
+            }
+            if let Err(e) = self.reap() {
+                first_err.get_or_insert(e);
+            }
         }
-        Ok(())
+        free.append(&mut self.ready);
+        first_err.map_or(Ok(()), Err)
     }
 
     fn name(&self) -> &'static str {
@@ -142,6 +171,7 @@ impl Backend for UringBackend {
 impl Drop for UringBackend {
     fn drop(&mut self) {
         // Buffers must outlive the kernel's use of them.
-        let _ = self.drain();
+        let mut sink = Vec::new();
+        let _ = self.drain(&mut sink);
     }
 }

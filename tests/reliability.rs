@@ -1,0 +1,213 @@
+//! A recording survives how recordings end: signals, the workload's exit or
+//! death, `kill -9` of the recorder, a full disk, a file size limit. Every
+//! file left behind opens in the real perf.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use perfz::format::{PerfReader, RecordType};
+
+fn our_samples(path: &Path) -> u64 {
+    let mut r = PerfReader::open(path).unwrap();
+    let mut n = 0;
+    while let Some((rec, _)) = r.next_record().unwrap() {
+        n += (rec.header.type_ == RecordType::SAMPLE) as u64;
+    }
+    n
+}
+
+/// perf reads the file and counts what we count.
+fn opens_in_perf(file: &Path) -> u64 {
+    let ours = our_samples(file);
+    if let Some(perf) = perf() {
+        assert_eq!(perf_sample_count(&perf, file), ours, "{}", file.display());
+        run_perf(&perf, &["report", "--stdio", "-i", file.to_str().unwrap()]);
+    }
+    ours
+}
+
+fn spawn_record(args: &[&str], out: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .arg("record")
+        .arg("-o")
+        .arg(out)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until a checkpoint made samples readable in the file (a checkpoint
+/// never leaves the file inconsistent, so reading it while it grows is safe).
+fn wait_for_samples(out: &Path) {
+    let count = || -> u64 {
+        let Ok(mut r) = PerfReader::open(out) else {
+            return 0;
+        };
+        let mut n = 0;
+        while let Ok(Some((rec, _))) = r.next_record() {
+            n += (rec.header.type_ == RecordType::SAMPLE) as u64;
+        }
+        n
+    };
+    for _ in 0..200 {
+        if count() > 200 {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!(
+        "no samples became readable in {} within 10 s",
+        out.display()
+    );
+}
+
+#[test]
+fn stop_signals_finish_the_file() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rel-signals");
+    let wl = workload();
+    for (sig, name) in [
+        (libc::SIGINT, "int"),
+        (libc::SIGTERM, "term"),
+        (libc::SIGHUP, "hup"),
+    ] {
+        let out = dir.join(format!("{name}.data"));
+        let mut child = spawn_record(&["-g", "--", wl.to_str().unwrap(), "20"], &out);
+        wait_for_samples(&out);
+        let kids = children_of(child.id());
+        assert_eq!(kids.len(), 1, "one workload child");
+        // SAFETY: sends a signal to our own child process.
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let status = child.wait().unwrap();
+        assert!(status.success(), "SIG{name}: perfz exited with {status}");
+        assert!(opens_in_perf(&out) > 100, "SIG{name}");
+        // The workload was ended with the recording (and reaped: no /proc entry).
+        assert!(
+            !Path::new(&format!("/proc/{}", kids[0])).exists(),
+            "SIG{name}: the workload outlived the recording"
+        );
+    }
+}
+
+fn children_of(pid: u32) -> Vec<i32> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    s.split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+#[test]
+fn a_killed_workload_ends_the_recording_cleanly() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rel-wl-killed");
+    let out = dir.join("w.data");
+    let mut child = spawn_record(&["-g", "--", workload().to_str().unwrap(), "20"], &out);
+    wait_for_samples(&out);
+    let kids = children_of(child.id());
+    assert_eq!(kids.len(), 1, "one workload child");
+    // SAFETY: kills the workload, a child of our child.
+    unsafe { libc::kill(kids[0], libc::SIGKILL) };
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    assert!(opens_in_perf(&out) > 100);
+}
+
+#[test]
+fn kill_9_of_the_recorder_leaves_a_file_perf_opens() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rel-kill9");
+    let wl = workload();
+    for extra in [&[][..], &["--aio=2"][..], &["--codec", "none"][..]] {
+        let out = dir.join("k.data");
+        let mut args = vec!["-g", "--checkpoint", "0.2"];
+        args.extend_from_slice(extra);
+        args.extend(["--", wl.to_str().unwrap(), "20"]);
+        let mut child = spawn_record(&args, &out);
+        wait_for_samples(&out);
+        let kids = children_of(child.id());
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        for k in kids {
+            // SAFETY: the orphaned workload, ours to end.
+            unsafe { libc::kill(k, libc::SIGKILL) };
+        }
+        let n = opens_in_perf(&out);
+        assert!(n > 100, "{extra:?}: only {n} samples survived the kill");
+    }
+}
+
+fn run_limited(shell_prefix: &str, args: &str, out: &Path) -> std::process::Output {
+    let cmd = format!(
+        "{shell_prefix} exec {} record -o {} {args} -- {} 3",
+        env!("CARGO_BIN_EXE_perfz"),
+        out.display(),
+        workload().display()
+    );
+    Command::new("bash").args(["-c", &cmd]).output().unwrap()
+}
+
+#[test]
+fn a_file_size_limit_stops_the_recording_with_a_readable_file() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rel-efbig");
+    for args in [
+        "--codec none -g",
+        "--codec none -g --aio=2",
+        "-g --call-graph dwarf",
+    ] {
+        let out = dir.join("f.data");
+        let _ = std::fs::remove_file(&out);
+        let o = run_limited("ulimit -f 300;", &format!("{args} --checkpoint 0.2"), &out);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args}: {err}");
+        assert!(err.contains("File too large"), "{args}: {err}");
+        assert!(err.contains("perf report"), "{args}: {err}");
+        assert!(std::fs::metadata(&out).unwrap().len() <= 300 * 1024);
+        assert!(opens_in_perf(&out) > 0, "{args}");
+    }
+}
+
+struct Tmpfs(PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_stops_the_recording_with_a_readable_file() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rel-enospc");
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=400k", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mounting a small tmpfs (needs root)");
+    let _guard = Tmpfs(mnt.clone());
+    let out = mnt.join("d.data");
+    let o = run_limited("", "--codec none -g --checkpoint 0.2", &out);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(opens_in_perf(&out) > 0);
+}
