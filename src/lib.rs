@@ -11,6 +11,7 @@ pub mod event;
 pub use perfz_codecs as codecs;
 pub mod format;
 pub mod push;
+pub mod recover;
 pub mod replay;
 pub mod session;
 pub mod synth;

@@ -211,3 +211,63 @@ fn a_full_disk_stops_the_recording_with_a_readable_file() {
     assert!(err.contains("No space left on device"), "{err}");
     assert!(opens_in_perf(&out) > 0);
 }
+
+#[test]
+fn recover_rebuilds_a_file_left_without_checkpoints() {
+    if !can_record() {
+        return;
+    }
+    let dir = tempdir("rel-recover");
+    let wl = workload();
+    for codec in ["zstd:3", "none", "lz4"] {
+        let out = dir.join("r.data");
+        // No checkpoints: a kill -9 leaves data.size = 0 and no features.
+        let mut child = spawn_record(
+            &[
+                "-g",
+                "--checkpoint",
+                "0",
+                "--codec",
+                codec,
+                "--",
+                wl.to_str().unwrap(),
+                "20",
+            ],
+            &out,
+        );
+        std::thread::sleep(Duration::from_millis(1500));
+        let kids = children_of(child.id());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        for k in kids {
+            // SAFETY: the orphaned workload, ours to end.
+            unsafe { libc::kill(k, libc::SIGKILL) };
+        }
+        // Some garbage after the records, as a crash mid-write can leave.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&out).unwrap();
+        std::io::Write::write_all(&mut f, &[0xAB; 333]).unwrap();
+        drop(f);
+        let o = perfz_ok(&["recover", out.to_str().unwrap()]);
+        let msg = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            msg.contains("recovered") && msg.contains("dropped 333 bytes"),
+            "{codec}: {msg}"
+        );
+        let n = our_samples(&out);
+        assert!(n > 1000, "{codec}: {n} samples recovered");
+        if codec != "lz4" {
+            opens_in_perf(&out);
+        } else {
+            let z = dir.join("r.zstd.data");
+            perfz_ok(&[
+                "recompress",
+                "--codec",
+                "zstd:1",
+                out.to_str().unwrap(),
+                "-o",
+                z.to_str().unwrap(),
+            ]);
+            assert_eq!(opens_in_perf(&z), n);
+        }
+    }
+}

@@ -5,6 +5,7 @@ mod codecs;
 mod convert;
 mod eval;
 mod record;
+mod recover;
 mod stat;
 
 use std::process::ExitCode;
@@ -26,6 +27,8 @@ pub enum Command {
     Record(Box<record::Args>),
     /// List the codecs of this build, their ids and parameters.
     Codecs(codecs::Args),
+    /// Make a crashed recording readable again (scan records, rebuild the header).
+    Recover(recover::Args),
     /// Compare codecs on a recording through the real push path.
     Eval(Box<eval::Args>),
     /// Header facts, compression, per-record-type counts and lost totals of a perf.data.
@@ -44,6 +47,7 @@ pub fn main() -> ExitCode {
         Command::Codecs(args) => codecs::run(args),
         Command::Stat(args) => stat::run(args),
         Command::Eval(args) => eval::run(*args),
+        Command::Recover(args) => recover::run(args),
         Command::Decompress(args) => convert::decompress(args),
         Command::Recompress(args) => convert::recompress(args),
     };

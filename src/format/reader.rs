@@ -84,7 +84,7 @@ impl PerfReader {
             return Self::from_pipe(path, Box::new(BufReader::with_capacity(READ_BUF, f)));
         }
         let len = f.metadata()?.len();
-        Self::open_file(path, f, len, endian)
+        Self::open_file(path, f, len, endian, false)
     }
 
     fn open_dir(dir: &Path) -> Result<Self, FormatError> {
@@ -173,7 +173,31 @@ impl PerfReader {
         if size == PIPE_HEADER_SIZE {
             return Self::from_pipe(path, Box::new(cur));
         }
-        Self::open_file(path, cur, len, endian)
+        Self::open_file(path, cur, len, endian, false)
+    }
+
+    /// Opens a file-mode perf.data whose header may not describe its data (a
+    /// recording that crashed): the records are read from `data.offset` to the
+    /// end of the file, and features that cannot be read are left out.
+    pub fn open_for_recovery(path: &Path) -> Result<Self, FormatError> {
+        let mut f = File::open(path)?;
+        let mut magic = [0u8; 8];
+        if read_up_to(&mut f, &mut magic)? < 8 {
+            return Err(FormatError::Truncated {
+                offset: 0,
+                what: "no file header".into(),
+            });
+        }
+        let endian = detect_endian(magic)?;
+        f.seek(SeekFrom::Start(0))?;
+        let len = f.metadata()?.len();
+        Self::open_file(path, f, len, endian, true)
+    }
+
+    /// Declares the codec of the COMPRESSED records (recovery of a file whose
+    /// HEADER_COMPRESSED was never written).
+    pub fn assume_compressed(&mut self, info: CompressedInfo) {
+        self.meta.compressed = Some(info);
     }
 
     fn open_file<R: Read + Seek + 'static>(
@@ -181,6 +205,7 @@ impl PerfReader {
         mut f: R,
         file_len: u64,
         endian: Endian,
+        recover: bool,
     ) -> Result<Self, FormatError> {
         let mut hb = [0u8; FILE_HEADER_SIZE as usize];
         let n = read_up_to(&mut f, &mut hb)?;
@@ -198,7 +223,16 @@ impl PerfReader {
             }
         };
         within(header.attrs, "the attrs section")?;
-        within(header.data, "the data section")?;
+        if recover {
+            if header.data.offset > file_len {
+                return Err(FormatError::invalid(
+                    40,
+                    "the data section starts past the end of the file",
+                ));
+            }
+        } else {
+            within(header.data, "the data section")?;
+        }
         if header.attr_size < 64 + 16 || header.attr_size > 4096 {
             return Err(FormatError::invalid(
                 16,
@@ -260,47 +294,69 @@ impl PerfReader {
             });
         }
         // Feature sections: the index table starts where the data ends.
-        let mut features = FeatureSet {
-            endian: Some(endian),
-            ..Default::default()
+        let read_features = |f: &mut R| -> Result<FeatureSet, FormatError> {
+            let mut features = FeatureSet {
+                endian: Some(endian),
+                ..Default::default()
+            };
+            let table_at = header
+                .data
+                .end()
+                .ok_or_else(|| FormatError::invalid(48, "data section size overflows"))?;
+            let bits: Vec<u32> = header.feature_bits().collect();
+            if !bits.is_empty() {
+                let mut tb = vec![0u8; bits.len() * 16];
+                f.seek(SeekFrom::Start(table_at))?;
+                if read_up_to(f, &mut tb)? < tb.len() {
+                    return Err(FormatError::Truncated {
+                        offset: table_at,
+                        what: format!("feature index table of {} entries", bits.len()),
+                    });
+                }
+                for (i, &bit) in bits.iter().enumerate() {
+                    let mut c = Cursor::new(&tb[i * 16..], endian, table_at + i as u64 * 16);
+                    let sec = super::header::Section::read(&mut c, "feature index entry")?;
+                    if bit == 0 || bit >= feat::LAST_FEATURE {
+                        // Bit 0 is reserved (a checkpoint's table uses its entry
+                        // for a record header); higher bits are unknown to perf
+                        // 6.1 too. Both are skipped, as perf does.
+                        continue;
+                    }
+                    within(sec, &format!("feature {}", feat::name(bit)))?;
+                    if sec.size > MAX_FEATURE_SIZE {
+                        return Err(FormatError::invalid(
+                            sec.offset,
+                            format!("feature {} claims {} bytes", feat::name(bit), sec.size),
+                        ));
+                    }
+                    let mut payload = vec![0u8; sec.size as usize];
+                    f.seek(SeekFrom::Start(sec.offset))?;
+                    f.read_exact(&mut payload)?;
+                    features.set(bit, payload);
+                }
+            }
+            Ok(features)
         };
-        let table_at = header.data.end().expect("checked by within()");
-        let bits: Vec<u32> = header.feature_bits().collect();
-        if !bits.is_empty() {
-            let mut tb = vec![0u8; bits.len() * 16];
-            f.seek(SeekFrom::Start(table_at))?;
-            if read_up_to(&mut f, &mut tb)? < tb.len() {
-                return Err(FormatError::Truncated {
-                    offset: table_at,
-                    what: format!("feature index table of {} entries", bits.len()),
-                });
-            }
-            for (i, &bit) in bits.iter().enumerate() {
-                let mut c = Cursor::new(&tb[i * 16..], endian, table_at + i as u64 * 16);
-                let sec = super::header::Section::read(&mut c, "feature index entry")?;
-                if bit == 0 || bit >= feat::LAST_FEATURE {
-                    // Bit 0 is reserved (a checkpoint's table uses its entry
-                    // for a record header); higher bits are unknown to perf
-                    // 6.1 too. Both are skipped, as perf does.
-                    continue;
-                }
-                within(sec, &format!("feature {}", feat::name(bit)))?;
-                if sec.size > MAX_FEATURE_SIZE {
-                    return Err(FormatError::invalid(
-                        sec.offset,
-                        format!("feature {} claims {} bytes", feat::name(bit), sec.size),
-                    ));
-                }
-                let mut payload = vec![0u8; sec.size as usize];
-                f.seek(SeekFrom::Start(sec.offset))?;
-                f.read_exact(&mut payload)?;
-                features.set(bit, payload);
-            }
-        }
-        let compressed = features.compressed()?;
+        let features = match read_features(&mut f) {
+            Ok(fs) => fs,
+            // A crashed recording's features may be missing: read on without.
+            Err(_) if recover => FeatureSet {
+                endian: Some(endian),
+                ..Default::default()
+            },
+            Err(e) => return Err(e),
+        };
+        let compressed = features
+            .compressed()
+            .or_else(|e| if recover { Ok(None) } else { Err(e) })?;
         f.seek(SeekFrom::Start(header.data.offset))?;
         let src = Box::new(BufReader::with_capacity(READ_BUF, f));
-        let stream = RecordStream::new(src, endian, header.data.offset, header.data.end(), None);
+        let end = if recover {
+            Some(file_len)
+        } else {
+            header.data.end()
+        };
+        let stream = RecordStream::new(src, endian, header.data.offset, end, None);
         let mut meta = Meta {
             path: path.to_path_buf(),
             mode: Mode::File,

@@ -1,0 +1,187 @@
+//! `perfz recover`: make a crashed recording readable again. Scans the records
+//! from the start of the data section, keeps every record up to the first one
+//! that is cut off or not a record at all (decoding COMPRESSED records to be
+//! sure), and rewrites the features and the header after them — in place,
+//! without touching the records it keeps.
+
+use std::fs::OpenOptions;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use perfz_codecs::{AnyDecoder, CodecId, Decoder};
+
+use crate::format::compress::DECLARED_MMAP_LEN;
+use crate::format::header::Section;
+use crate::format::{feat, CompressedInfo, FormatError, PerfReader, RecordType};
+
+/// What recovery found and kept.
+#[derive(Debug, serde::Serialize)]
+pub struct Recovered {
+    /// Bytes of records kept (from `data.offset`).
+    pub data_bytes: u64,
+    pub records: u64,
+    pub samples: u64,
+    /// Bytes after the kept records that were dropped.
+    pub dropped_bytes: u64,
+    /// Why the scan stopped before the end of the file, if it did.
+    pub stopped_because: Option<String>,
+    /// The codec, when it had to be guessed from the data.
+    pub guessed_codec: Option<String>,
+}
+
+/// Record types a sane recording contains (kernel 1..=21, perf's 64..=83).
+fn plausible(t: RecordType) -> bool {
+    (1..=21).contains(&t.0) || (64..=83).contains(&t.0)
+}
+
+/// Finds the first COMPRESSED record's payload and tells which codec decodes it.
+fn guess_codec(path: &Path, data_offset: u64) -> Result<Option<CodecId>, FormatError> {
+    let mut f = std::io::BufReader::new(std::fs::File::open(path)?);
+    f.seek(SeekFrom::Start(data_offset))?;
+    let mut h = [0u8; 8];
+    for _ in 0..1_000_000 {
+        if f.read_exact(&mut h).is_err() {
+            return Ok(None);
+        }
+        let t = u32::from_le_bytes(h[..4].try_into().unwrap());
+        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
+        if size < 8 || !plausible(RecordType(t)) {
+            return Ok(None);
+        }
+        let mut body = vec![0u8; size - 8];
+        if f.read_exact(&mut body).is_err() {
+            return Ok(None);
+        }
+        if t == RecordType::COMPRESSED.0 {
+            for id in [CodecId::ZSTD, CodecId::LZ4, CodecId::SNAPPY] {
+                if let Ok(mut d) = AnyDecoder::for_id(id) {
+                    let mut out = Vec::new();
+                    if matches!(d.decompress(&body, &mut out, 64 << 20), Ok(n) if n >= 8) {
+                        return Ok(Some(id));
+                    }
+                }
+            }
+            return Ok(None);
+        }
+    }
+    Ok(None)
+}
+
+pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
+    let mut r = PerfReader::open_for_recovery(path)?;
+    let header = r.header.clone().expect("file mode");
+    let data_offset = header.data.offset;
+    let mut guessed = None;
+    if r.compressed().is_none() {
+        if let Some(id) = guess_codec(path, data_offset)? {
+            r.assume_compressed(CompressedInfo {
+                version: 0,
+                codec: id.0,
+                level: 0,
+                ratio: 0,
+                mmap_len: DECLARED_MMAP_LEN,
+            });
+            guessed = Some(id.name().unwrap_or("?").to_string());
+        }
+    }
+    let mut good_end = data_offset;
+    let (mut records, mut samples) = (0u64, 0u64);
+    // The outer record being read: (offset, end, compressed).
+    let mut outer = (data_offset, data_offset, false);
+    let mut stopped = None;
+    loop {
+        match r.next_record() {
+            Ok(Some((rec, _))) => {
+                if !plausible(rec.header.type_) {
+                    stopped = Some(format!(
+                        "a record of unknown type {} at {:#x}",
+                        rec.header.type_.0, rec.offset
+                    ));
+                    if rec.nested {
+                        good_end = outer.0;
+                    }
+                    break;
+                }
+                if rec.nested {
+                    samples += (rec.header.type_ == RecordType::SAMPLE) as u64;
+                } else {
+                    outer = (
+                        rec.offset,
+                        rec.offset + rec.bytes.len() as u64,
+                        rec.header.type_.is_compressed(),
+                    );
+                    good_end = outer.1;
+                    samples += (rec.header.type_ == RecordType::SAMPLE) as u64;
+                }
+                records += 1;
+            }
+            Ok(None) => break,
+            Err(e) => {
+                // A cut-off record at the end of the stream leaves the records
+                // before it intact; anything else ends the kept part before the
+                // outer record it happened in.
+                let trailing =
+                    matches!(&e, FormatError::Truncated { what, .. } if what.contains("left over"));
+                if !trailing && outer.2 {
+                    good_end = outer.0;
+                }
+                stopped = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    let mut features = r.features.clone();
+    features.remove(0);
+    if guessed.is_some() && features.get(feat::COMPRESSED).is_none() {
+        features.set_compressed(r.compressed().expect("assumed above"));
+    }
+    drop(r);
+
+    // Rewrite: features right after the kept records, then the header.
+    let mut f = OpenOptions::new().read(true).write(true).open(path)?;
+    let file_len = f.metadata()?.len();
+    let bits: Vec<u32> = features
+        .sections
+        .keys()
+        .copied()
+        .filter(|&b| b > 0 && b < 256)
+        .collect();
+    let mut at = good_end + 16 * bits.len() as u64;
+    let mut block = Vec::new();
+    let mut bitmap = [0u64; 4];
+    for &b in &bits {
+        let len = features.sections[&b].len() as u64;
+        block.extend_from_slice(
+            &Section {
+                offset: at,
+                size: len,
+            }
+            .to_le(),
+        );
+        at += len;
+        bitmap[(b / 64) as usize] |= 1 << (b % 64);
+    }
+    for &b in &bits {
+        block.extend_from_slice(&features.sections[&b]);
+    }
+    f.seek(SeekFrom::Start(good_end))?;
+    f.write_all(&block)?;
+    f.set_len(good_end + block.len() as u64)?;
+    let mut h = header.clone();
+    h.data = Section {
+        offset: data_offset,
+        size: good_end - data_offset,
+    };
+    h.features = bitmap;
+    f.seek(SeekFrom::Start(0))?;
+    f.write_all(&h.to_le())?;
+    f.sync_all()?;
+    Ok(Recovered {
+        data_bytes: good_end - data_offset,
+        records,
+        samples,
+        dropped_bytes: file_len.saturating_sub(good_end),
+        stopped_because: stopped,
+        guessed_codec: guessed,
+    })
+}
