@@ -15,7 +15,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 targets=${FUZZ_TARGETS:-$(cargo fuzz list)}
-cargo fuzz build -s none $targets >/dev/null 2>&1 || cargo fuzz build -s none
+cargo fuzz build -s none
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf "%-14s %12s %8s\n" target executions seconds
