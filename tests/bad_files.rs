@@ -168,3 +168,22 @@ fn truncation_anywhere_is_an_error_not_a_panic() {
         }
     }
 }
+
+#[test]
+fn feature_sections_past_the_end_are_named() {
+    let dir = tempdir("featpast");
+    // The first feature's section pointer moved past the end of the file.
+    let p = patched("z1-cmd", &dir, |b| {
+        let data_end = (u64::from_le_bytes(b[40..48].try_into().unwrap())
+            + u64::from_le_bytes(b[48..56].try_into().unwrap())) as usize;
+        b[data_end..data_end + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    });
+    fails_cleanly(&p, "feature HOSTNAME");
+    // ... or claiming 2^60 bytes.
+    let p = patched("z1-cmd", &dir, |b| {
+        let data_end = (u64::from_le_bytes(b[40..48].try_into().unwrap())
+            + u64::from_le_bytes(b[48..56].try_into().unwrap())) as usize;
+        b[data_end + 8..data_end + 16].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    });
+    fails_cleanly(&p, "feature HOSTNAME");
+}
