@@ -12,6 +12,7 @@ use perfz_codecs::{AnyDecoder, CodecId, Decoder};
 
 use crate::format::compress::DECLARED_MMAP_LEN;
 use crate::format::header::Section;
+use crate::format::writer::feature_block;
 use crate::format::{feat, CompressedInfo, FormatError, PerfReader, RecordType};
 
 /// What recovery found and kept.
@@ -140,30 +141,7 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
     // Rewrite: features right after the kept records, then the header.
     let mut f = OpenOptions::new().read(true).write(true).open(path)?;
     let file_len = f.metadata()?.len();
-    let bits: Vec<u32> = features
-        .sections
-        .keys()
-        .copied()
-        .filter(|&b| b > 0 && b < 256)
-        .collect();
-    let mut at = good_end + 16 * bits.len() as u64;
-    let mut block = Vec::new();
-    let mut bitmap = [0u64; 4];
-    for &b in &bits {
-        let len = features.sections[&b].len() as u64;
-        block.extend_from_slice(
-            &Section {
-                offset: at,
-                size: len,
-            }
-            .to_le(),
-        );
-        at += len;
-        bitmap[(b / 64) as usize] |= 1 << (b % 64);
-    }
-    for &b in &bits {
-        block.extend_from_slice(&features.sections[&b]);
-    }
+    let (block, bitmap) = feature_block(&features, good_end);
     f.seek(SeekFrom::Start(good_end))?;
     f.write_all(&block)?;
     f.set_len(good_end + block.len() as u64)?;

@@ -110,25 +110,6 @@ fn linux_perf_data_agrees_on_the_fixtures() {
     }
 }
 
-/// Sample count according to linux-perf-data, an independent reader.
-pub fn oracle_samples(path: &std::path::Path) -> usize {
-    use linux_perf_data::{PerfFileReader, PerfFileRecord};
-    let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
-    let PerfFileReader {
-        mut perf_file,
-        mut record_iter,
-    } = PerfFileReader::parse_file(f).unwrap();
-    let mut n = 0;
-    while let Some(rec) = record_iter.next_record(&mut perf_file).unwrap() {
-        if let PerfFileRecord::EventRecord { record, .. } = rec {
-            if record.record_type == linux_perf_data::linux_perf_event_reader::RecordType::SAMPLE {
-                n += 1;
-            }
-        }
-    }
-    n
-}
-
 /// Rewrites every COMPRESSED (81) record of a file-mode fixture as newer
 /// perf's COMPRESSED2 (83): u64 data_size, the data, zero padding to 8 bytes.
 fn as_compressed2(name: &str) -> Vec<u8> {

@@ -110,24 +110,6 @@ fn linux_perf_data_reads_our_output() {
     }
 }
 
-fn oracle_samples(path: &std::path::Path) -> usize {
-    use linux_perf_data::{PerfFileReader, PerfFileRecord};
-    let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
-    let PerfFileReader {
-        mut perf_file,
-        mut record_iter,
-    } = PerfFileReader::parse_file(f).unwrap();
-    let mut n = 0;
-    while let Some(rec) = record_iter.next_record(&mut perf_file).unwrap() {
-        if let PerfFileRecord::EventRecord { record, .. } = rec {
-            if record.record_type == linux_perf_data::linux_perf_event_reader::RecordType::SAMPLE {
-                n += 1;
-            }
-        }
-    }
-    n
-}
-
 #[test]
 fn pipe_output_to_stdout_is_read_by_perf() {
     let Some(perf) = perf() else { return };

@@ -129,8 +129,13 @@ fn kill_9_of_the_recorder_leaves_a_file_perf_opens() {
     }
     let dir = tempdir("rel-kill9");
     let wl = workload();
-    for extra in [&[][..], &["--aio=2"][..], &["--codec", "none"][..]] {
-        let out = dir.join("k.data");
+    for (i, extra) in [&[][..], &["--aio=2"][..], &["--codec", "none"][..]]
+        .iter()
+        .enumerate()
+    {
+        // A fresh name per run: waiting on a file an earlier run left behind
+        // would return before this run wrote anything.
+        let out = dir.join(format!("k{i}.data"));
         let mut args = vec!["-g", "--checkpoint", "0.2"];
         args.extend_from_slice(extra);
         args.extend(["--", wl.to_str().unwrap(), "20"]);
@@ -220,7 +225,7 @@ fn recover_rebuilds_a_file_left_without_checkpoints() {
     let dir = tempdir("rel-recover");
     let wl = workload();
     for codec in ["zstd:3", "none", "lz4"] {
-        let out = dir.join("r.data");
+        let out = dir.join(format!("r-{codec}.data"));
         // No checkpoints: a kill -9 leaves data.size = 0 and no features.
         let mut child = spawn_record(
             &[

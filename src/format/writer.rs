@@ -139,19 +139,12 @@ impl<W: Write + Seek> FileWriter<W> {
     /// `None` if the features do not fit one record.
     pub fn checkpoint(&mut self, features: &FeatureSet) -> std::io::Result<Option<u64>> {
         let at = self.data_end();
-        let bits: Vec<u32> = features
-            .sections
-            .keys()
-            .copied()
-            .filter(|&b| b > 0 && b < 256)
-            .collect();
-        let table_len = 16 * (1 + bits.len());
-        let body: usize = table_len
-            + bits
-                .iter()
-                .map(|b| features.sections[b].len())
-                .sum::<usize>();
-        let size = body.div_ceil(8) * 8;
+        let mut rest = features.clone();
+        rest.remove(0);
+        // Entry 0 (16 bytes), then the real table and sections right after it.
+        let (tail, mut bitmap) = feature_block(&rest, at + 16);
+        bitmap[0] |= 1;
+        let size = (16 + tail.len()).div_ceil(8) * 8;
         let Ok(size16) = u16::try_from(size) else {
             return Ok(None);
         };
@@ -166,23 +159,7 @@ impl<W: Write + Seek> FileWriter<W> {
             .to_le(),
         );
         block.extend_from_slice(&0u64.to_le_bytes());
-        let mut off = at + table_len as u64;
-        let mut bitmap = [1u64, 0, 0, 0];
-        for &b in &bits {
-            let len = features.sections[&b].len() as u64;
-            block.extend_from_slice(
-                &Section {
-                    offset: off,
-                    size: len,
-                }
-                .to_le(),
-            );
-            off += len;
-            bitmap[(b / 64) as usize] |= 1 << (b % 64);
-        }
-        for &b in &bits {
-            block.extend_from_slice(&features.sections[&b]);
-        }
+        block.extend_from_slice(&tail);
         block.resize(size, 0);
         self.w.seek(SeekFrom::Start(at))?;
         self.w.write_all(&block)?;
@@ -209,26 +186,11 @@ impl<W: Write + Seek> FileWriter<W> {
 
     /// Writes the feature table and sections after the data and the final header.
     pub fn finish(mut self, features: &FeatureSet) -> Result<W, FormatError> {
-        let bits: Vec<u32> = features
-            .sections
-            .keys()
-            .copied()
-            .filter(|&b| b < 256)
-            .collect();
         let table_at = self.header.data.end().unwrap();
-        let mut at = table_at + 16 * bits.len() as u64;
-        let mut table = Vec::with_capacity(16 * bits.len());
-        for &b in &bits {
-            let size = features.sections[&b].len() as u64;
-            table.extend_from_slice(&Section { offset: at, size }.to_le());
-            at += size;
-            self.header.features[(b / 64) as usize] |= 1 << (b % 64);
-        }
+        let (block, bitmap) = feature_block(features, table_at);
+        self.header.features = bitmap;
         self.w.seek(SeekFrom::Start(table_at))?;
-        self.w.write_all(&table)?;
-        for &b in &bits {
-            self.w.write_all(&features.sections[&b])?;
-        }
+        self.w.write_all(&block)?;
         self.write_header()?;
         self.w.flush()?;
         Ok(self.w)
@@ -371,4 +333,35 @@ pub fn write_all_vectored(w: &mut impl Write, parts: &[&[u8]]) -> std::io::Resul
         }
     }
     Ok(())
+}
+
+/// The feature index table for `features` as it is laid out at file offset
+/// `at` — one entry per feature bit 1..256 in ascending order — followed by the
+/// sections it points to; and the feature bitmap that goes with it.
+pub fn feature_block(features: &FeatureSet, at: u64) -> (Vec<u8>, [u64; 4]) {
+    let bits: Vec<u32> = features
+        .sections
+        .keys()
+        .copied()
+        .filter(|&b| b > 0 && b < 256)
+        .collect();
+    let mut off = at + 16 * bits.len() as u64;
+    let mut block = Vec::new();
+    let mut bitmap = [0u64; 4];
+    for &b in &bits {
+        let len = features.sections[&b].len() as u64;
+        block.extend_from_slice(
+            &Section {
+                offset: off,
+                size: len,
+            }
+            .to_le(),
+        );
+        off += len;
+        bitmap[(b / 64) as usize] |= 1 << (b % 64);
+    }
+    for &b in &bits {
+        block.extend_from_slice(&features.sections[&b]);
+    }
+    (block, bitmap)
 }

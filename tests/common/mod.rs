@@ -197,3 +197,22 @@ pub fn perf_sample_count(perf: &Path, path: &Path) -> u64 {
         .unwrap_or_else(|| panic!("no SAMPLE line in {out}"));
     line.split_whitespace().nth(2).unwrap().parse().unwrap()
 }
+
+/// Sample count according to linux-perf-data 0.13, an independent reader.
+pub fn oracle_samples(path: &Path) -> usize {
+    use linux_perf_data::{PerfFileReader, PerfFileRecord};
+    let f = std::io::BufReader::new(std::fs::File::open(path).unwrap());
+    let PerfFileReader {
+        mut perf_file,
+        mut record_iter,
+    } = PerfFileReader::parse_file(f).unwrap();
+    let mut n = 0;
+    while let Some(rec) = record_iter.next_record(&mut perf_file).unwrap() {
+        if let PerfFileRecord::EventRecord { record, .. } = rec {
+            if record.record_type == linux_perf_data::linux_perf_event_reader::RecordType::SAMPLE {
+                n += 1;
+            }
+        }
+    }
+    n
+}

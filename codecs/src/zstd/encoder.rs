@@ -1,5 +1,5 @@
 use zstd_safe::zstd_sys::ZSTD_EndDirective;
-use zstd_safe::{CCtx, CParameter, InBuffer, OutBuffer, ResetDirective};
+use zstd_safe::{CCtx, InBuffer, OutBuffer, ResetDirective};
 
 use super::zstd_err;
 use crate::{Codec, CodecId, Error, Input, ZstdParams};
@@ -20,21 +20,7 @@ pub struct ZstdCodec {
 
 impl ZstdCodec {
     pub fn new(params: &ZstdParams) -> Result<Self, Error> {
-        let mut cctx =
-            CCtx::try_create().ok_or(Error::Zstd("cannot allocate a compression context"))?;
-        let set = |cctx: &mut CCtx<'static>, p| {
-            cctx.set_parameter(p)
-                .map(drop)
-                .map_err(zstd_err)
-                .map_err(Error::Zstd)
-        };
-        set(&mut cctx, CParameter::CompressionLevel(params.level))?;
-        if let Some(wlog) = params.effective_window_log() {
-            set(&mut cctx, CParameter::WindowLog(wlog))?;
-        }
-        if params.long {
-            set(&mut cctx, CParameter::EnableLongDistanceMatching(true))?;
-        }
+        let mut cctx = super::context(params)?;
         // libzstd sizes and allocates its workspace on the first streaming call.
         // Make that call now, then forget the session (keeping the parameters and
         // the workspace), so that no push ever allocates.

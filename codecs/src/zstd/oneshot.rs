@@ -1,4 +1,4 @@
-use zstd_safe::{CCtx, CParameter};
+use zstd_safe::CCtx;
 
 use super::zstd_err;
 use crate::{Codec, CodecId, Error, Input, ZstdParams};
@@ -20,21 +20,7 @@ pub struct ZstdOneShotCodec {
 
 impl ZstdOneShotCodec {
     pub fn new(params: &ZstdParams) -> Result<Self, Error> {
-        let mut cctx =
-            CCtx::try_create().ok_or(Error::Zstd("cannot allocate a compression context"))?;
-        let set = |cctx: &mut CCtx<'static>, p| {
-            cctx.set_parameter(p)
-                .map(drop)
-                .map_err(zstd_err)
-                .map_err(Error::Zstd)
-        };
-        set(&mut cctx, CParameter::CompressionLevel(params.level))?;
-        if let Some(wlog) = params.effective_window_log() {
-            set(&mut cctx, CParameter::WindowLog(wlog))?;
-        }
-        if params.long {
-            set(&mut cctx, CParameter::EnableLongDistanceMatching(true))?;
-        }
+        let mut cctx = super::context(params)?;
         // Size the workspace for the largest unit now, so pushes never allocate.
         let warm = vec![0u8; crate::MAX_RECORD_PAYLOAD];
         let mut out = vec![0u8; zstd_safe::compress_bound(warm.len()) + 64];
