@@ -65,6 +65,9 @@ impl Summary {
             self.output,
             self.samples
         );
+        if self.copies.is_none() && self.sink != "serial" {
+            s += &format!("[ perfz record: {} writes ]\n", self.sink);
+        }
         if let Some(c) = &self.copies {
             s += &format!(
                 "[ perfz record: {} writes; ring {} B, memcpy {} B ({:.2} copies/byte), codec in {} B, written {} B; codec state {} B ]\n",
