@@ -175,14 +175,7 @@ fn record_with_aio_matches_perf() {
             if let Some(perf) = perf() {
                 let target = if codec == "lz4" {
                     let z = dir.join("conv.data");
-                    perfz_ok(&[
-                        "recompress",
-                        "--codec",
-                        "zstd:1",
-                        file.to_str().unwrap(),
-                        "-o",
-                        z.to_str().unwrap(),
-                    ]);
+                    recompress_zstd(&file, &z);
                     z
                 } else {
                     file.clone()

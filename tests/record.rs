@@ -81,14 +81,7 @@ fn every_codec_with_fp_and_dwarf_call_graphs() {
             } else {
                 // perf cannot read lz4/snappy; the converted file must be equivalent.
                 let conv = dir.join(format!("{}-{cg}.zstd.data", codec));
-                perfz_ok(&[
-                    "recompress",
-                    "--codec",
-                    "zstd:1",
-                    file.to_str().unwrap(),
-                    "-o",
-                    conv.to_str().unwrap(),
-                ]);
+                recompress_zstd(&file, &conv);
                 assert_eq!(our_samples(&conv), our_samples(&file), "{label}");
                 check_with_perf(perf, &conv, &label);
             }

@@ -270,14 +270,7 @@ fn recover_rebuilds_a_file_left_without_checkpoints() {
             opens_in_perf(&out);
         } else {
             let z = dir.join("r.zstd.data");
-            perfz_ok(&[
-                "recompress",
-                "--codec",
-                "zstd:1",
-                out.to_str().unwrap(),
-                "-o",
-                z.to_str().unwrap(),
-            ]);
+            recompress_zstd(&out, &z);
             assert_eq!(opens_in_perf(&z), n);
         }
     }

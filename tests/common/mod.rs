@@ -216,3 +216,15 @@ pub fn oracle_samples(path: &Path) -> usize {
     }
     n
 }
+
+/// Converts a recording to zstd:1 (which perf reads) with `perfz recompress`.
+pub fn recompress_zstd(input: &Path, output: &Path) {
+    perfz_ok(&[
+        "recompress",
+        "--codec",
+        "zstd:1",
+        input.to_str().unwrap(),
+        "-o",
+        output.to_str().unwrap(),
+    ]);
+}
