@@ -181,30 +181,12 @@ fn plot_is_svg_with_one_point_per_codec_and_outputs_agree() {
         points,
         ["none", "lz4", "snappy", "zstd:1", "zstd:3,oneshot"]
     );
-    let csv = perfz_ok(&[
-        "eval",
-        file.to_str().unwrap(),
-        "--codecs",
-        codecs,
-        "--min-time",
-        "0",
-        "--format",
-        "csv",
-    ]);
+    let csv = eval_codecs(&file, codecs, &["--format", "csv"]);
     assert_eq!(
         String::from_utf8(csv.stdout).unwrap().lines().count(),
         1 + 5
     );
-    let md = perfz_ok(&[
-        "eval",
-        file.to_str().unwrap(),
-        "--codecs",
-        codecs,
-        "--min-time",
-        "0",
-        "--format",
-        "markdown",
-    ]);
+    let md = eval_codecs(&file, codecs, &["--format", "markdown"]);
     assert_eq!(
         String::from_utf8(md.stdout)
             .unwrap()
@@ -251,4 +233,18 @@ fn eval_record_evaluates_a_fresh_recording() {
     assert!(v["raw_bytes"].as_u64().unwrap() > 10_000);
     assert!(v["trace_mbs"].as_f64().unwrap() > 0.0);
     assert!(v["rows"][1]["ratio"].as_f64().unwrap() > 2.0);
+}
+
+/// `perfz eval FILE --codecs CODECS --min-time 0 EXTRA...`.
+fn eval_codecs(file: &Path, codecs: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "eval",
+        file.to_str().unwrap(),
+        "--codecs",
+        codecs,
+        "--min-time",
+        "0",
+    ];
+    args.extend_from_slice(extra);
+    perfz_ok(&args)
 }

@@ -44,7 +44,6 @@ pub struct AsyncSink<B: Backend> {
     free: Vec<Box<[u8]>>,
     /// The buffer being filled and how much of it is.
     cur: Option<(Box<[u8]>, usize)>,
-    in_flight: usize,
     next_offset: u64,
 }
 
@@ -61,7 +60,6 @@ impl<B: Backend> AsyncSink<B> {
             backend,
             free,
             cur: None,
-            in_flight: 0,
             next_offset,
         }
     }
@@ -75,7 +73,6 @@ impl<B: Backend> AsyncSink<B> {
             let off = self.next_offset;
             self.next_offset += len as u64;
             self.out.account(len as u64);
-            self.in_flight += 1;
             self.backend.submit(buf, len, off)?;
         }
         Ok(())
@@ -93,16 +90,11 @@ impl<B: Backend> AsyncSink<B> {
         if self.cur.is_none() {
             // Take back whatever finished; wait only when nothing is free.
             while let Some(b) = self.backend.reclaim(false)? {
-                self.in_flight -= 1;
                 self.free.push(b);
             }
             let buf = match self.free.pop() {
                 Some(b) => b,
-                None => {
-                    let b = self.backend.reclaim(true)?.expect("a buffer in flight");
-                    self.in_flight -= 1;
-                    b
-                }
+                None => self.backend.reclaim(true)?.expect("a buffer in flight"),
             };
             self.cur = Some((buf, 0));
         }
@@ -130,7 +122,6 @@ impl<B: Backend> AsyncSink<B> {
     pub fn into_inner(mut self) -> io::Result<FileWriter<File>> {
         self.submit_cur()?;
         self.backend.drain(&mut self.free)?;
-        self.in_flight = 0;
         Ok(self.out)
     }
 
@@ -139,7 +130,6 @@ impl<B: Backend> AsyncSink<B> {
     pub fn checkpoint(&mut self, features: &crate::format::FeatureSet) -> io::Result<Option<u64>> {
         self.submit_cur()?;
         self.backend.drain(&mut self.free)?;
-        self.in_flight = 0;
         let used = self.out.checkpoint(features)?;
         self.next_offset = self.out.data_end();
         Ok(used)
