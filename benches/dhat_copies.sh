@@ -9,7 +9,7 @@
 # total bytes copied, both per ring byte.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fixture=${1:-../shared/fixtures/perf61/z3-wrap-cmd.data}
+fixture=${1:-tests/fixtures/perf61/z3-wrap-cmd.data}
 cargo build --release -q --example push_replay
 bin=target/release/examples/push_replay
 tmp=$(mktemp -d)

@@ -67,7 +67,6 @@ pub fn convert(input: &Path, output: &Path, spec: &CodecSpec) -> anyhow::Result<
         reader,
         target,
         pipe,
-        level: spec.level(),
     })?;
     match res {
         Ok(summary) => {
@@ -98,13 +97,12 @@ struct Run {
     reader: PerfReader,
     target: Target,
     pipe: bool,
-    level: i32,
 }
 
 impl CodecVisitor for Run {
     type Output = anyhow::Result<Summary>;
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> anyhow::Result<Summary> {
-        Converter::<C>::new(codec, self.level).run(self.reader, self.target, self.pipe)
+        Converter::<C>::new(codec).run(self.reader, self.target, self.pipe)
     }
 }
 
@@ -128,7 +126,6 @@ impl Out {
 
 struct Converter<C: Codec> {
     comp: Option<Compressor<C>>,
-    level: i32,
     /// Raw ring records waiting for one push.
     run: Vec<u8>,
     /// Records before FINISHED_INIT: (bytes, is a kernel record) in order.
@@ -139,7 +136,7 @@ struct Converter<C: Codec> {
 }
 
 impl<C: Codec> Converter<C> {
-    fn new(codec: C, level: i32) -> Self {
+    fn new(codec: C) -> Self {
         // `none` writes raw records: a compile-time constant branch.
         let comp = if C::ID == CodecId::NONE {
             None
@@ -148,7 +145,6 @@ impl<C: Codec> Converter<C> {
         };
         Converter {
             comp,
-            level,
             run: Vec::with_capacity(PUSH_SIZE + 65536),
             pre_init: Vec::new(),
             pre_init_bytes: 0,
@@ -163,7 +159,7 @@ impl<C: Codec> Converter<C> {
         f.remove(feat::DIR_FORMAT);
         f.remove(feat::COMPRESSED);
         if let Some(c) = &self.comp {
-            let mut info = c.info(self.level);
+            let mut info = c.info();
             if pipe {
                 info.ratio = 0; // unknown until the end, as in perf's pipe mode
             }
@@ -205,8 +201,7 @@ impl<C: Codec> Converter<C> {
                 out = Some(self.open(meta, &mut target, pipe)?);
             }
             let sink = out.as_mut().unwrap().sink();
-            let ring = rec.nested || rec.stream.is_some();
-            if ring || (self.seen_init && t.is_kernel()) {
+            if rec.from_ring(self.seen_init) {
                 self.run.extend_from_slice(rec.bytes);
                 if self.run.len() >= PUSH_SIZE {
                     self.flush_run(sink)?;

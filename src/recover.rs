@@ -13,7 +13,7 @@ use perfz_codecs::{AnyDecoder, CodecId, Decoder};
 use crate::format::compress::DECLARED_MMAP_LEN;
 use crate::format::header::Section;
 use crate::format::writer::feature_block;
-use crate::format::{feat, CompressedInfo, FormatError, PerfReader, RecordType};
+use crate::format::{feat, CompressedInfo, FormatError, PerfReader, RecordHeader, RecordType};
 
 /// What recovery found and kept.
 #[derive(Debug, serde::Serialize)]
@@ -44,16 +44,16 @@ fn guess_codec(path: &Path, data_offset: u64) -> Result<Option<CodecId>, FormatE
         if f.read_exact(&mut h).is_err() {
             return Ok(None);
         }
-        let t = u32::from_le_bytes(h[..4].try_into().unwrap());
-        let size = u16::from_le_bytes([h[6], h[7]]) as usize;
-        if size < 8 || !plausible(RecordType(t)) {
+        let header = RecordHeader::from_le(h);
+        let (t, size) = (header.type_, header.size as usize);
+        if size < RecordHeader::SIZE || !plausible(t) {
             return Ok(None);
         }
-        let mut body = vec![0u8; size - 8];
+        let mut body = vec![0u8; size - RecordHeader::SIZE];
         if f.read_exact(&mut body).is_err() {
             return Ok(None);
         }
-        if t == RecordType::COMPRESSED.0 {
+        if t == RecordType::COMPRESSED {
             for id in [CodecId::ZSTD, CodecId::LZ4, CodecId::SNAPPY] {
                 if let Ok(mut d) = AnyDecoder::for_id(id) {
                     let mut out = Vec::new();
@@ -121,8 +121,7 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
                 // A cut-off record at the end of the stream leaves the records
                 // before it intact; anything else ends the kept part before the
                 // outer record it happened in.
-                let trailing =
-                    matches!(&e, FormatError::Truncated { what, .. } if what.contains("left over"));
+                let trailing = matches!(e, FormatError::CutOffRecord { .. });
                 if !trailing && outer.2 {
                     good_end = outer.0;
                 }

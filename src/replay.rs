@@ -6,6 +6,7 @@ use std::path::Path;
 
 use perfz_codecs::Input;
 
+use crate::format::record::{records, RecordHeader};
 use crate::format::{FormatError, PerfReader};
 
 /// The kernel records of a file in order (decompressed), as one byte stream:
@@ -21,7 +22,7 @@ pub fn ring_stream(path: &Path) -> Result<Vec<u8>, FormatError> {
         if t == crate::format::RecordType::FINISHED_INIT {
             after_init = true;
             pre_init.clear();
-        } else if rec.nested || rec.stream.is_some() || (after_init && t.is_kernel()) {
+        } else if rec.from_ring(after_init) {
             out.extend_from_slice(rec.bytes);
         } else if !after_init && t.is_kernel() {
             pre_init.extend_from_slice(rec.bytes);
@@ -47,19 +48,20 @@ pub fn varied_stream(base: &[u8], len: usize) -> Vec<u8> {
         let start = out.len();
         out.extend_from_slice(base);
         if !first {
-            let mut at = start;
-            while at + 8 <= out.len() {
-                let size = u16::from_le_bytes([out[at + 6], out[at + 7]]) as usize;
-                if size < 8 || at + size > out.len() {
-                    break;
+            // Where each record's body lies, then XOR the bodies.
+            let bodies: Vec<(usize, usize)> = records(&out[start..])
+                .map_while(Result::ok)
+                .scan(start, |at, (h, _)| {
+                    let body = (*at + RecordHeader::SIZE, *at + h.size as usize);
+                    *at += h.size as usize;
+                    Some(body)
+                })
+                .collect();
+            for (from, to) in bodies {
+                for w in out[from..to].chunks_exact_mut(8) {
+                    let v = u64::from_le_bytes(w.try_into().unwrap()) ^ key;
+                    w.copy_from_slice(&v.to_le_bytes());
                 }
-                let mut w = at + 8;
-                while w + 8 <= at + size {
-                    let v = u64::from_le_bytes(out[w..w + 8].try_into().unwrap()) ^ key;
-                    out[w..w + 8].copy_from_slice(&v.to_le_bytes());
-                    w += 8;
-                }
-                at += size;
             }
         }
         first = false;
@@ -81,16 +83,19 @@ pub fn pushes(stream: &[u8], push: usize) -> impl Iterator<Item = Input<'_>> {
             return None;
         }
         let mut end = start;
-        while end < stream.len() && end - start < push {
-            let size = stream
-                .get(end + 6..end + 8)
-                .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]) as usize);
-            // Not a record stream (or a broken one): cut anywhere.
-            end = if size < 8 {
-                stream.len().min(start + push)
-            } else {
-                (end + size).min(stream.len())
-            };
+        for rec in records(&stream[start..]) {
+            match rec {
+                Ok((h, _)) if end - start < push => end += h.size as usize,
+                Ok(_) => break,
+                // Not a record stream (or a broken one): cut anywhere.
+                Err(_) => {
+                    end = stream.len().min(start + push);
+                    break;
+                }
+            }
+        }
+        if end == start {
+            end = stream.len().min(start + push);
         }
         let c = &stream[start..end];
         start = end;

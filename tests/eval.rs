@@ -211,9 +211,7 @@ fn bad_codec_lists_are_refused() {
 
 #[test]
 fn eval_record_evaluates_a_fresh_recording() {
-    if !can_record() {
-        return;
-    }
+    require_recording();
     let wl = workload();
     let out = perfz_ok(&[
         "eval",

@@ -23,10 +23,9 @@ fn our_samples(path: &Path) -> u64 {
 /// perf reads the file and counts what we count.
 fn opens_in_perf(file: &Path) -> u64 {
     let ours = our_samples(file);
-    if let Some(perf) = perf() {
-        assert_eq!(perf_sample_count(&perf, file), ours, "{}", file.display());
-        run_perf(&perf, &["report", "--stdio", "-i", file.to_str().unwrap()]);
-    }
+    let perf = perf();
+    assert_eq!(perf_sample_count(&perf, file), ours, "{}", file.display());
+    run_perf(&perf, &["report", "--stdio", "-i", file.to_str().unwrap()]);
     ours
 }
 
@@ -69,9 +68,7 @@ fn wait_for_samples(out: &Path) {
 
 #[test]
 fn stop_signals_finish_the_file() {
-    if !can_record() {
-        return;
-    }
+    require_recording();
     let dir = tempdir("rel-signals");
     let wl = workload();
     for (sig, name) in [
@@ -106,9 +103,7 @@ fn children_of(pid: u32) -> Vec<i32> {
 
 #[test]
 fn a_killed_workload_ends_the_recording_cleanly() {
-    if !can_record() {
-        return;
-    }
+    require_recording();
     let dir = tempdir("rel-wl-killed");
     let out = dir.join("w.data");
     let mut child = spawn_record(&["-g", "--", workload().to_str().unwrap(), "20"], &out);
@@ -124,9 +119,7 @@ fn a_killed_workload_ends_the_recording_cleanly() {
 
 #[test]
 fn kill_9_of_the_recorder_leaves_a_file_perf_opens() {
-    if !can_record() {
-        return;
-    }
+    require_recording();
     let dir = tempdir("rel-kill9");
     let wl = workload();
     for (i, extra) in [&[][..], &["--aio=2"][..], &["--codec", "none"][..]]
@@ -165,9 +158,7 @@ fn run_limited(shell_prefix: &str, args: &str, out: &Path) -> std::process::Outp
 
 #[test]
 fn a_file_size_limit_stops_the_recording_with_a_readable_file() {
-    if !can_record() {
-        return;
-    }
+    require_recording();
     let dir = tempdir("rel-efbig");
     // Limits well below what 3 s of each writes (zstd:1 -g: ~30 KB/s).
     for (args, kb) in [
@@ -202,9 +193,7 @@ impl Drop for Tmpfs {
 
 #[test]
 fn a_full_disk_stops_the_recording_with_a_readable_file() {
-    if !can_record() {
-        return;
-    }
+    require_recording();
     let dir = tempdir("rel-enospc");
     let mnt = dir.join("mnt");
     std::fs::create_dir_all(&mnt).unwrap();
@@ -225,9 +214,7 @@ fn a_full_disk_stops_the_recording_with_a_readable_file() {
 
 #[test]
 fn recover_rebuilds_a_file_left_without_checkpoints() {
-    if !can_record() {
-        return;
-    }
+    require_recording();
     let dir = tempdir("rel-recover");
     let wl = workload();
     for codec in ["zstd:3", "none", "lz4"] {

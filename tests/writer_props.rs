@@ -136,7 +136,7 @@ impl CodecVisitor for Write<'_> {
             i += 1;
         }
         let mut f = FeatureSet::default();
-        f.set_compressed(comp.info(1));
+        f.set_compressed(comp.info());
         w.finish(&f).unwrap().into_inner()
     }
 }

@@ -32,7 +32,7 @@ pub enum Error {
     NotBuilt(&'static str),
 
     /// A file names a codec id we do not know.
-    #[error("unknown compression type {:#x} in HEADER_COMPRESSED; perfz knows none (0), zstd (1), lz4 ({:#x}) and snappy ({:#x})", .0.0, CodecId::LZ4.0, CodecId::SNAPPY.0)]
+    #[error("unknown compression type {:#x} in HEADER_COMPRESSED; perfz knows {}", .0.0, crate::table::ids())]
     UnknownId(CodecId),
 
     /// A codec spec string could not be parsed.

@@ -49,6 +49,7 @@ mod error;
 mod input;
 mod none;
 mod spec;
+pub mod table;
 
 #[cfg(any(feature = "lz4", feature = "snappy"))]
 mod framing;
@@ -63,7 +64,8 @@ pub use decoder::AnyDecoder;
 pub use error::Error;
 pub use input::Input;
 pub use none::{NoneCodec, NoneDecoder};
-pub use spec::{CodecKind, CodecSpec, CodecVisitor, ZstdParams};
+pub use spec::{CodecSpec, CodecVisitor, ZstdParams};
+pub use table::{CodecInfo, CodecKind, CODECS};
 
 #[cfg(feature = "lz4")]
 pub use lz4::{Lz4Codec, Lz4Decoder};
@@ -97,13 +99,7 @@ impl CodecId {
 
     /// The codec's name as used in specs, or `None` for an id we do not know.
     pub fn name(self) -> Option<&'static str> {
-        match self {
-            CodecId::NONE => Some("none"),
-            CodecId::ZSTD => Some("zstd"),
-            CodecId::LZ4 => Some("lz4"),
-            CodecId::SNAPPY => Some("snappy"),
-            _ => None,
-        }
+        CodecKind::by_id(self).map(CodecKind::name)
     }
 }
 
@@ -170,6 +166,17 @@ pub trait Codec {
 
     /// Bytes of memory the codec's state holds (contexts, tables, windows).
     fn state_size(&self) -> usize;
+
+    /// The level recorded in HEADER_COMPRESSED.level (0 for codecs without one).
+    fn level(&self) -> i32 {
+        0
+    }
+
+    /// Whether the codec copies its input into a buffer of its own before
+    /// compressing (zstd's streaming API fills its window this way: one more
+    /// copy of every byte, done by libzstd, not by perfz). Declared here,
+    /// measured by tests/dhat_copies.rs.
+    const COPIES_INPUT: bool = false;
 }
 
 /// The inverse of a [`Codec`]: decodes the units it wrote, in order.

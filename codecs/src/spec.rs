@@ -18,6 +18,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::table::{self, CodecKind};
 use crate::{Codec, Error};
 
 /// One-line summary of the grammar, used in error messages.
@@ -32,58 +33,6 @@ pub const ZSTD_MIN_LEVEL: i32 = -(1 << 17);
 pub const ZSTD_MAX_LEVEL: i32 = 22;
 /// Window log bounds (`ZSTD_WINDOWLOG_MIN`, and the largest perf 6.1 reads).
 pub const ZSTD_WLOG_RANGE: std::ops::RangeInclusive<u32> = 10..=27;
-
-/// The codecs perfz knows, built or not.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum CodecKind {
-    None,
-    Zstd,
-    Lz4,
-    Snappy,
-}
-
-impl CodecKind {
-    /// Every codec, in the order `perfz codecs` lists them.
-    pub const ALL: [CodecKind; 4] = [
-        CodecKind::None,
-        CodecKind::Zstd,
-        CodecKind::Lz4,
-        CodecKind::Snappy,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CodecKind::None => "none",
-            CodecKind::Zstd => "zstd",
-            CodecKind::Lz4 => "lz4",
-            CodecKind::Snappy => "snappy",
-        }
-    }
-
-    /// Whether this build of the crate contains the codec (Cargo features).
-    pub fn is_built(self) -> bool {
-        match self {
-            CodecKind::None => true,
-            CodecKind::Zstd => cfg!(feature = "zstd"),
-            CodecKind::Lz4 => cfg!(feature = "lz4"),
-            CodecKind::Snappy => cfg!(feature = "snappy"),
-        }
-    }
-
-    /// The parameters the codec takes, for `perfz codecs`.
-    pub fn parameters(self) -> &'static str {
-        match self {
-            CodecKind::None => "(none) raw records, no COMPRESSED records; the memcpy baseline",
-            CodecKind::Zstd => {
-                "LEVEL -131072..-1 (fast) or 1..22 (default 1); wlog=10..27; long; oneshot"
-            }
-            CodecKind::Lz4 => "(none) lz4 block units; convert with `perfz recompress` for perf",
-            CodecKind::Snappy => {
-                "(none) snappy raw units; convert with `perfz recompress` for perf"
-            }
-        }
-    }
-}
 
 /// zstd's knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -170,12 +119,7 @@ impl CodecSpec {
 
     /// The id written into HEADER_COMPRESSED.type.
     pub fn id(&self) -> crate::CodecId {
-        match self.kind() {
-            CodecKind::None => crate::CodecId::NONE,
-            CodecKind::Zstd => crate::CodecId::ZSTD,
-            CodecKind::Lz4 => crate::CodecId::LZ4,
-            CodecKind::Snappy => crate::CodecId::SNAPPY,
-        }
+        self.kind().id()
     }
 
     /// The level recorded in HEADER_COMPRESSED.level (0 for codecs without one).
@@ -230,15 +174,13 @@ impl CodecSpec {
             Some((n, l)) => (n, Some(l)),
             None => (head, None),
         };
-        let kind = CodecKind::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| {
-                bad(format!(
-                    "unknown codec {name:?} (known: none, zstd, lz4, snappy)"
-                ))
-            })?;
-        if kind != CodecKind::Zstd {
+        let kind = CodecKind::by_name(name).ok_or_else(|| {
+            bad(format!(
+                "unknown codec {name:?} (known: {})",
+                table::names()
+            ))
+        })?;
+        if !kind.info().takes_level {
             if level.is_some() {
                 return Err(bad(format!("{name} takes no level")));
             }
@@ -248,7 +190,8 @@ impl CodecSpec {
             return Ok(match kind {
                 CodecKind::None => CodecSpec::None,
                 CodecKind::Lz4 => CodecSpec::Lz4,
-                _ => CodecSpec::Snappy,
+                CodecKind::Snappy => CodecSpec::Snappy,
+                CodecKind::Zstd => unreachable!("zstd takes a level"),
             });
         }
         let mut p = ZstdParams::default();

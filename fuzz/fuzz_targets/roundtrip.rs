@@ -58,7 +58,7 @@ impl CodecVisitor for W<'_> {
             i += 1;
         }
         let mut f = FeatureSet::default();
-        f.set_compressed(comp.info(1));
+        f.set_compressed(comp.info());
         w.finish(&f).unwrap().into_inner()
     }
 }

@@ -26,8 +26,8 @@ pub struct RecompressArgs {
     codec: CodecSpec,
 }
 
-pub fn parse_spec(s: &str) -> Result<CodecSpec, String> {
-    s.parse().map_err(|e: perfz_codecs::Error| e.to_string())
+pub fn parse_spec(s: &str) -> Result<CodecSpec, perfz_codecs::Error> {
+    s.parse()
 }
 
 pub fn decompress(a: DecompressArgs) -> anyhow::Result<()> {

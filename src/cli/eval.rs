@@ -1,6 +1,5 @@
 //! `perfz eval`: compare codecs on a recording.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -57,22 +56,26 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let specs = eval::parse_spec_list(&a.codecs)?;
     anyhow::ensure!(!specs.is_empty(), "--codecs names no codec");
     let push_size = match &a.push_size {
-        Some(s) => parse_size(s).map_err(anyhow::Error::msg)? as usize,
+        Some(s) => parse_size(s)? as usize,
         None => default_pages() * page_size(),
     };
-    let mmap_flush = parse_size(&a.mmap_flush).map_err(anyhow::Error::msg)? as usize;
+    let mmap_flush = parse_size(&a.mmap_flush)? as usize;
     anyhow::ensure!(
         a.min_time >= 0.0 && a.min_time < 3600.0,
         "--min-time takes seconds (0..3600)"
     );
+    // A private directory (mode 0700, unpredictable name) holds the
+    // recording; it is removed however eval ends.
     let tmp;
     let input = match (&a.input, a.record) {
         (_, true) => {
-            tmp = TempFile(
-                std::env::temp_dir().join(format!("perfz-eval-{}.data", std::process::id())),
-            );
-            record_first(&a, &tmp.0)?;
-            tmp.0.clone()
+            tmp = tempfile::Builder::new()
+                .prefix("perfz-eval-")
+                .tempdir()
+                .context("creating a temporary directory for the recording")?;
+            let file = tmp.path().join("perf.data");
+            record_first(&a, &file)?;
+            file
         }
         (Some(p), false) => p.clone(),
         (None, false) => anyhow::bail!("name a perf.data to evaluate, or use --record -- COMMAND"),
@@ -85,21 +88,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         mmap_flush,
         min_time: Duration::from_secs_f64(a.min_time),
     };
-    let tty = std::io::stderr().is_terminal();
-    let e = eval::evaluate(&name, &stream, rate, &o, |done, total, spec| {
-        if tty {
-            let w = 30;
-            let fill = w * done / total.max(1);
-            eprint!(
-                "\r[{}{}] {done}/{total} {spec:<24}",
-                "#".repeat(fill),
-                " ".repeat(w - fill)
-            );
-            if done == total {
-                eprint!("\r{}\r", " ".repeat(w + 40));
-            }
-        }
-    })?;
+    // indicatif draws only on a terminal (hidden otherwise).
+    let bar = indicatif::ProgressBar::new(o.specs.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("[{bar:30}] {pos}/{len} {msg}")
+            .expect("a valid template")
+            .progress_chars("#>-"),
+    );
+    let e = eval::evaluate(&name, &stream, rate, &o, |done, _total, spec| {
+        bar.set_position(done as u64);
+        bar.set_message(spec.to_string());
+    });
+    bar.finish_and_clear();
+    let e = e?;
     if let Some(p) = &a.plot {
         std::fs::write(p, eval::render_svg(&e))
             .with_context(|| format!("writing {}", p.display()))?;
@@ -114,20 +115,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Removes the temporary recording however eval ends.
-struct TempFile(PathBuf);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
 fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
     use crate::event::events::{CallGraph, EventSpec, Sampling};
     use crate::session::{record, AioBackend, RecordOptions};
     let call_graph = match (&a.call_graph, a.g) {
-        (Some(m), _) => CallGraph::parse(m).map_err(anyhow::Error::msg)?,
+        (Some(m), _) => CallGraph::parse(m)?,
         (None, true) => CallGraph::FramePointer,
         (None, false) => CallGraph::None,
     };
@@ -148,6 +140,7 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         aio_backend: AioBackend::Auto,
         copy_meter: false,
         checkpoint: None,
+        status: false,
     };
     let s = record(&opts)?;
     eprintln!(

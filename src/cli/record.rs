@@ -1,5 +1,6 @@
 //! `perfz record`: perf record's options, plus `--codec`.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -82,7 +83,11 @@ pub struct Args {
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1", value_parser = clap::value_parser!(u8).range(1..=4))]
     aio: Option<u8>,
     /// How --aio writes: io_uring, a pwrite thread, or auto (io_uring where available).
-    #[arg(long = "aio-backend", value_enum, default_value = "auto")]
+    #[arg(
+        long = "aio-backend",
+        value_name = "auto|uring|thread",
+        default_value = "auto"
+    )]
     aio_backend: crate::session::AioBackend,
     /// Make the file readable by perf every SECONDS while recording, so a
     /// crash (kill -9, full disk) loses at most that much; 0 = only at the end.
@@ -101,15 +106,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .events
         .iter()
         .map(|e| EventSpec::parse(e))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(anyhow::Error::msg)?;
+        .collect::<Result<Vec<_>, _>>()?;
     let sampling = match (a.freq, a.count) {
         (_, Some(c)) => Sampling::Period(c),
         (Some(f), None) => Sampling::Frequency(f),
         (None, None) => Sampling::Frequency(4000),
     };
     let call_graph = match (&a.call_graph, a.g) {
-        (Some(m), _) => CallGraph::parse(m).map_err(anyhow::Error::msg)?,
+        (Some(m), _) => CallGraph::parse(m)?,
         (None, true) => CallGraph::FramePointer,
         (None, false) => CallGraph::None,
     };
@@ -138,13 +142,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         (None, true, None) => CodecSpec::Zstd(ZstdParams::level(1)),
         (None, false, None) => CodecSpec::default(),
     };
-    let pages = a
-        .mmap_pages
-        .as_deref()
-        .map(parse_mmap_pages)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    let mmap_flush = parse_size(&a.mmap_flush).map_err(anyhow::Error::msg)? as usize;
+    let pages = a.mmap_pages.as_deref().map(parse_mmap_pages).transpose()?;
+    let mmap_flush = parse_size(&a.mmap_flush)? as usize;
     let opts = RecordOptions {
         events,
         sampling,
@@ -162,6 +161,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         copy_meter: a.verbose || a.stats_json.is_some(),
         checkpoint: (a.checkpoint > 0.0).then(|| std::time::Duration::from_secs_f64(a.checkpoint)),
         argv: std::env::args().collect(),
+        status: !a.quiet && std::io::stderr().is_terminal(),
     };
     let summary = record(&opts)?;
     if let Some(p) = &a.stats_json {
@@ -183,7 +183,7 @@ fn explicit_target(a: &Args) -> anyhow::Result<Target> {
     } else if !a.tid.is_empty() {
         Target::Tids(a.tid.clone())
     } else if let Some(list) = &a.cpu {
-        Target::Cpus(parse_list(list).map_err(anyhow::Error::msg)?)
+        Target::Cpus(parse_list(list)?)
     } else {
         Target::Cpus(crate::event::cpus::online()?)
     })

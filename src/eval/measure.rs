@@ -7,6 +7,7 @@ use perfz_codecs::{AnyDecoder, Codec, CodecSpec, CodecVisitor, Decoder, Input};
 
 use super::{EvalError, Row};
 use crate::format::compress::RECORD_MAX;
+use crate::format::record::{records, RecordHeader};
 use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher, Sink};
 use crate::replay::pushes;
 
@@ -106,24 +107,35 @@ impl CodecVisitor for OneRun<'_> {
     }
 }
 
+/// Why a run's records do not decode back to the stream.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error(transparent)]
+    Record(#[from] crate::format::record::BadRecord),
+    #[error(transparent)]
+    Codec(#[from] perfz_codecs::Error),
+    #[error("the record at byte {0} decodes to nothing")]
+    Empty(usize),
+    #[error("decoded {got} bytes, expected {want}; first difference at byte {at}")]
+    Differs { got: usize, want: usize, at: usize },
+}
+
 /// Decodes the records a run kept back into the raw stream.
-fn decode(spec: &CodecSpec, kept: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+fn decode(spec: &CodecSpec, kept: &[u8], out: &mut Vec<u8>) -> Result<(), VerifyError> {
     out.clear();
     if *spec == CodecSpec::None {
         out.extend_from_slice(kept);
         return Ok(());
     }
-    let mut dec = AnyDecoder::for_id(spec.id()).map_err(|e| e.to_string())?;
+    let mut dec = AnyDecoder::for_id(spec.id())?;
     let mut at = 0;
-    while at < kept.len() {
-        let size = u16::from_le_bytes([kept[at + 6], kept[at + 7]]) as usize;
-        let n = dec
-            .decompress(&kept[at + 8..at + size], out, usize::MAX)
-            .map_err(|e| e.to_string())?;
+    for rec in records(kept) {
+        let (_, bytes) = rec?;
+        let n = dec.decompress(&bytes[RecordHeader::SIZE..], out, usize::MAX)?;
         if n == 0 {
-            return Err(format!("the record at {at} decodes to nothing"));
+            return Err(VerifyError::Empty(at));
         }
-        at += size;
+        at += bytes.len();
     }
     Ok(())
 }
@@ -144,9 +156,9 @@ pub fn measure(
     if stream.is_empty() {
         return Err(EvalError::Empty);
     }
-    let io_err = |e: io::Error| EvalError::Verify {
+    let io_err = |e: io::Error| EvalError::Push {
         spec: spec.to_string(),
-        what: e.to_string(),
+        err: e,
     };
     let first = spec
         .visit(OneRun {
@@ -157,24 +169,22 @@ pub fn measure(
         .map_err(io_err)?;
     let kept = first.kept.expect("kept");
     let mut back = Vec::with_capacity(stream.len());
-    decode(spec, &kept, &mut back).map_err(|what| EvalError::Verify {
+    let verify = |err| EvalError::Verify {
         spec: spec.to_string(),
-        what,
-    })?;
+        err,
+    };
+    decode(spec, &kept, &mut back).map_err(verify)?;
     if back != stream {
         let at = back
             .iter()
             .zip(stream)
             .position(|(a, b)| a != b)
             .unwrap_or(back.len().min(stream.len()));
-        return Err(EvalError::Verify {
-            spec: spec.to_string(),
-            what: format!(
-                "decoded {} bytes, expected {}; first difference at byte {at}",
-                back.len(),
-                stream.len()
-            ),
-        });
+        return Err(verify(VerifyError::Differs {
+            got: back.len(),
+            want: stream.len(),
+            at,
+        }));
     }
     let mb = stream.len() as f64 / 1e6;
     let mut c_speeds = Vec::new();
@@ -193,10 +203,7 @@ pub fn measure(
     let start = Instant::now();
     while d_speeds.len() < 3 || start.elapsed() < min_time / 2 {
         let t = Instant::now();
-        decode(spec, &kept, &mut back).map_err(|what| EvalError::Verify {
-            spec: spec.to_string(),
-            what,
-        })?;
+        decode(spec, &kept, &mut back).map_err(verify)?;
         d_speeds.push(mb / t.elapsed().as_secs_f64().max(1e-9));
     }
     let best_c = c_speeds.iter().copied().fold(0.0, f64::max);

@@ -28,7 +28,7 @@ pub const DEFAULT_SPECS: &str =
 pub fn parse_spec_list(s: &str) -> Result<Vec<CodecSpec>, perfz_codecs::Error> {
     let mut items: Vec<String> = Vec::new();
     for tok in s.split(',').filter(|t| !t.is_empty()) {
-        let is_option = tok.contains('=') || tok == "long" || tok == "oneshot";
+        let is_option = perfz_codecs::table::is_option_token(tok);
         match items.last_mut() {
             Some(last) if is_option => {
                 last.push(',');
@@ -135,8 +135,13 @@ pub fn evaluate(
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
-    #[error("{spec}: the round trip failed: {what}")]
-    Verify { spec: String, what: String },
+    #[error("{spec}: the round trip failed: {err}")]
+    Verify {
+        spec: String,
+        err: measure::VerifyError,
+    },
+    #[error("{spec}: the push path failed: {err}")]
+    Push { spec: String, err: std::io::Error },
     #[error(transparent)]
     Codec(#[from] perfz_codecs::Error),
     #[error("the recording holds no ring data to evaluate")]

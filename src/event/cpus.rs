@@ -1,10 +1,13 @@
 //! CPU lists as the kernel and perf write them: `0-3,5,7-8`.
 
 /// Parses a CPU list; errors name the bad part.
-pub fn parse_list(s: &str) -> Result<Vec<u32>, String> {
+pub fn parse_list(s: &str) -> Result<Vec<u32>, super::error::OptionError> {
     let mut out = Vec::new();
     for part in s.trim().split(',').filter(|p| !p.is_empty()) {
-        let bad = || format!("bad CPU list {s:?}: {part:?} is not N or N-M");
+        let bad = || super::error::OptionError::CpuList {
+            list: s.into(),
+            part: part.into(),
+        };
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (u32, u32) =
@@ -25,13 +28,13 @@ pub fn parse_list(s: &str) -> Result<Vec<u32>, String> {
 /// The online CPUs.
 pub fn online() -> std::io::Result<Vec<u32>> {
     let s = std::fs::read_to_string("/sys/devices/system/cpu/online")?;
-    parse_list(&s).map_err(std::io::Error::other)
+    parse_list(&s).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// The possible CPUs (what perf calls "available").
 pub fn possible() -> std::io::Result<Vec<u32>> {
     let s = std::fs::read_to_string("/sys/devices/system/cpu/possible")?;
-    parse_list(&s).map_err(std::io::Error::other)
+    parse_list(&s).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 /// Formats a sorted list back into ranges.

@@ -1,5 +1,6 @@
 //! Event names (`-e`) and the attrs perfz opens for them, built like perf's.
 
+use super::error::OptionError;
 use crate::format::attr::{flags, read_format as rf, sample_type as st, Attr};
 
 /// `PERF_TYPE_HARDWARE` / `PERF_TYPE_SOFTWARE`.
@@ -44,18 +45,22 @@ pub struct EventSpec {
 }
 
 impl EventSpec {
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, OptionError> {
         let (name, mods) = s.split_once(':').unwrap_or((s, ""));
         let &(canon, type_, config) = NAMES.iter().find(|(n, ..)| *n == name).ok_or_else(|| {
             let known: Vec<&str> = NAMES.iter().map(|(n, ..)| *n).collect();
-            format!("unknown event {name:?}; perfz knows: {}", known.join(", "))
+            OptionError::UnknownEvent {
+                name: name.into(),
+                known: known.join(", "),
+            }
         })?;
         let (mut exclude_user, mut exclude_kernel) = (false, false);
         if !mods.is_empty() {
             if !mods.chars().all(|c| c == 'u' || c == 'k') {
-                return Err(format!(
-                    "unknown modifier {mods:?} in {s:?}; use :u (user only) or :k (kernel only)"
-                ));
+                return Err(OptionError::UnknownModifier {
+                    event: s.into(),
+                    modifier: mods.into(),
+                });
             }
             exclude_user = !mods.contains('u');
             exclude_kernel = !mods.contains('k');
@@ -103,7 +108,7 @@ pub enum CallGraph {
 }
 
 impl CallGraph {
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, OptionError> {
         let (mode, size) = s.split_once(',').map_or((s, None), |(m, z)| (m, Some(z)));
         match (mode, size) {
             ("fp", None) => Ok(CallGraph::FramePointer),
@@ -111,13 +116,11 @@ impl CallGraph {
             ("dwarf", Some(z)) => {
                 let n = crate::event::ring::parse_size(z)?;
                 if n == 0 || n > 65528 || n % 8 != 0 {
-                    return Err(format!(
-                        "dwarf stack size {n} must be a multiple of 8 in 8..=65528"
-                    ));
+                    return Err(OptionError::DwarfStackSize(n));
                 }
                 Ok(CallGraph::Dwarf(n as u32))
             }
-            _ => Err(format!("--call-graph {s:?}: use fp or dwarf[,SIZE]")),
+            _ => Err(OptionError::CallGraph(s.into())),
         }
     }
 }
@@ -243,6 +246,7 @@ mod tests {
         assert!(e.exclude_kernel && !e.exclude_user);
         assert!(EventSpec::parse("nonsense")
             .unwrap_err()
+            .to_string()
             .contains("perfz knows: cpu-clock"));
         assert!(EventSpec::parse("cpu-clock:x").is_err());
     }

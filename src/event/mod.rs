@@ -2,12 +2,14 @@
 //! they watch, and the mmap ring buffers their records land in.
 
 pub mod cpus;
+pub mod error;
 pub mod events;
 pub mod open;
 pub mod ring;
 pub mod sys;
 pub mod target;
 
+pub use error::OptionError;
 pub use events::{CallGraph, EventSpec, Sampling};
 pub use open::{EventSet, OpenError};
 pub use ring::Ring;

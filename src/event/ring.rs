@@ -15,6 +15,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use memmap2::{MmapOptions, MmapRaw};
 use perfz_codecs::Input;
 
+use super::error::OptionError;
+
 /// Offsets of the ring positions inside `struct perf_event_mmap_page`.
 const DATA_HEAD: usize = 1024;
 const DATA_TAIL: usize = 1032;
@@ -32,7 +34,7 @@ pub fn page_size() -> usize {
 
 /// Parses `-m`-style sizes: a plain number of bytes, or with a K/M/G suffix
 /// (with or without a trailing B).
-pub fn parse_size(s: &str) -> Result<u64, String> {
+pub fn parse_size(s: &str) -> Result<u64, OptionError> {
     let t = s.trim().trim_end_matches(['B', 'b']);
     let (num, mult) = match t.chars().last() {
         Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
@@ -43,22 +45,23 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| format!("bad size {s:?}: use a number with an optional K, M or G suffix"))
+        .ok_or_else(|| OptionError::Size(s.into()))
 }
 
 /// `-m` as perf reads it: a bare number is pages (a power of two), a number
 /// with a suffix is bytes (rounded to whole pages, a power of two).
-pub fn parse_mmap_pages(s: &str) -> Result<usize, String> {
+pub fn parse_mmap_pages(s: &str) -> Result<usize, OptionError> {
     let page = page_size() as u64;
     let pages = if s.chars().all(|c| c.is_ascii_digit()) {
-        s.parse::<u64>().map_err(|e| e.to_string())?
+        s.parse::<u64>().map_err(|_| OptionError::Size(s.into()))?
     } else {
         parse_size(s)?.div_ceil(page)
     };
     if pages == 0 || !pages.is_power_of_two() || pages > 1 << 20 {
-        return Err(format!(
-            "-m {s}: the ring needs a power-of-two number of pages (1..=1048576), got {pages}"
-        ));
+        return Err(OptionError::MmapPages {
+            input: s.into(),
+            pages,
+        });
     }
     Ok(pages as usize)
 }
@@ -143,15 +146,20 @@ impl Ring {
     /// copied to be made contiguous.
     pub fn region(&self, head: u64) -> Input<'_> {
         let (start, first_len, second_len) = split(self.tail, head, self.data_size as usize);
-        let page = page_size();
         // SAFETY: the data area is `data_size` bytes right after the control
-        // page, inside the mapping. The bytes in [tail, head) are complete
-        // records the kernel will not touch until we publish a tail past them
-        // (the acquire load of head made them visible).
-        let data = unsafe {
-            std::slice::from_raw_parts(self.map.as_ptr().add(page), self.data_size as usize)
-        };
-        Input::two(&data[start..start + first_len], &data[..second_len])
+        // page, inside the mapping, and `split` keeps both pieces in bounds.
+        // Only the bytes in [tail, head) are turned into slices: they are
+        // complete records the kernel will not touch until we publish a tail
+        // past them (the acquire load of head made them visible). The rest of
+        // the data area, which the kernel writes concurrently, is never
+        // referenced.
+        unsafe {
+            let data = self.map.as_ptr().add(page_size());
+            Input::two(
+                std::slice::from_raw_parts(data.add(start), first_len),
+                std::slice::from_raw_parts(data, second_len),
+            )
+        }
     }
 
     /// Gives `[tail, head)` back to the kernel. Release: see the module docs.

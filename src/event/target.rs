@@ -133,3 +133,37 @@ impl Workload {
         let _ = self.spawn.join();
     }
 }
+
+/// Finds `cmd` as `execvp` would (a name with a `/` as is, otherwise in
+/// `$PATH`), so a command that cannot run is refused before anything is
+/// opened or written.
+pub fn resolve_command(cmd: &str) -> io::Result<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if cmd.is_empty() {
+        return Err(io::Error::new(io::ErrorKind::NotFound, "empty command"));
+    }
+    if cmd.contains('/') {
+        let p = std::path::PathBuf::from(cmd);
+        return match std::fs::metadata(&p) {
+            Err(e) => Err(e),
+            Ok(_) if runnable(&p) => Ok(p),
+            Ok(_) => Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "not an executable file",
+            )),
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    std::env::split_paths(&path)
+        .map(|d| d.join(cmd))
+        .find(|p| runnable(p))
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                "command not found (not a file with execute permission in $PATH)",
+            )
+        })
+}

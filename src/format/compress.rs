@@ -127,7 +127,7 @@ impl<C: Codec> Compressor<C> {
     }
 
     /// HEADER_COMPRESSED for what was written (ratio rounded like perf's).
-    pub fn info(&self, level: i32) -> CompressedInfo {
+    pub fn info(&self) -> CompressedInfo {
         let ratio = if self.out_bytes == 0 {
             0.0
         } else {
@@ -136,7 +136,7 @@ impl<C: Codec> Compressor<C> {
         CompressedInfo {
             version: 0,
             codec: C::ID.0,
-            level: level as u32,
+            level: self.codec.level() as u32,
             ratio: (ratio + 0.5) as u32,
             mmap_len: DECLARED_MMAP_LEN.max(self.max_record_raw as u32),
         }

@@ -10,6 +10,47 @@ pub const FILE_HEADER_SIZE: u64 = 104;
 /// Size of the pipe-mode header (magic + size).
 pub const PIPE_HEADER_SIZE: u64 = 16;
 
+/// Byte offsets of the fields of `struct perf_file_header`.
+pub mod field {
+    pub const MAGIC: u64 = 0;
+    pub const SIZE: u64 = 8;
+    pub const ATTR_SIZE: u64 = 16;
+    pub const ATTRS: u64 = 24;
+    pub const DATA: u64 = 40;
+    /// `data.size`, the second half of the data section.
+    pub const DATA_SIZE: u64 = 48;
+    /// Obsolete, always zero.
+    pub const EVENT_TYPES: u64 = 56;
+    /// The 256-bit feature bitmap.
+    pub const FEATURES: u64 = 72;
+}
+
+/// Size of the header perf wrote before the feature bitmap existed.
+pub const OLD_FILE_HEADER_SIZE: u64 = field::FEATURES;
+
+/// The first 16 bytes of any perf.data: the byte order (from the magic) and
+/// the header size, which tells file mode (104) from pipe mode (16).
+pub fn read_prefix(src: &mut impl std::io::Read) -> Result<(Endian, u64), FormatError> {
+    let mut b = [0u8; 16];
+    let mut n = 0;
+    while n < b.len() {
+        match src.read(&mut b[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if n < b.len() {
+        return Err(FormatError::Truncated {
+            offset: 0,
+            what: format!("file header: the input has only {n} bytes"),
+        });
+    }
+    let endian = detect_endian(b[..8].try_into().expect("8 bytes"))?;
+    Ok((endian, endian.u64(b[8..].try_into().expect("8 bytes"))))
+}
+
 /// `{offset, size}` of a part of the file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Section {
@@ -63,9 +104,9 @@ impl FileHeader {
         let mut c = Cursor::new(buf, endian, 0);
         c.skip(8, "magic")?;
         let size = c.u64("header size")?;
-        if size != FILE_HEADER_SIZE && size != 72 {
+        if size != FILE_HEADER_SIZE && size != OLD_FILE_HEADER_SIZE {
             return Err(FormatError::invalid(
-                8,
+                field::SIZE,
                 format!("header size {size}; perf writes 104 (or 72 for old files)"),
             ));
         }
@@ -98,14 +139,17 @@ impl FileHeader {
 
     pub fn to_le(&self) -> [u8; FILE_HEADER_SIZE as usize] {
         let mut b = [0u8; FILE_HEADER_SIZE as usize];
-        b[0..8].copy_from_slice(&MAGIC.to_le_bytes());
-        b[8..16].copy_from_slice(&FILE_HEADER_SIZE.to_le_bytes());
-        b[16..24].copy_from_slice(&self.attr_size.to_le_bytes());
-        b[24..40].copy_from_slice(&self.attrs.to_le());
-        b[40..56].copy_from_slice(&self.data.to_le());
-        // 56..72: event_types, obsolete, zero.
+        let mut put = |at: u64, bytes: &[u8]| {
+            b[at as usize..at as usize + bytes.len()].copy_from_slice(bytes);
+        };
+        put(field::MAGIC, &MAGIC.to_le_bytes());
+        put(field::SIZE, &FILE_HEADER_SIZE.to_le_bytes());
+        put(field::ATTR_SIZE, &self.attr_size.to_le_bytes());
+        put(field::ATTRS, &self.attrs.to_le());
+        put(field::DATA, &self.data.to_le());
+        // field::EVENT_TYPES: obsolete, zero.
         for (i, w) in self.features.iter().enumerate() {
-            b[72 + 8 * i..80 + 8 * i].copy_from_slice(&w.to_le_bytes());
+            put(field::FEATURES + 8 * i as u64, &w.to_le_bytes());
         }
         b
     }

@@ -1,5 +1,5 @@
 //! perf.data: reading and writing the format perf 6.1 reads
-//! (`../shared/docs/perf-data-format.md`), with transparent decompression.
+//! (`docs/perf-data-format.md`), with transparent decompression.
 
 pub mod attr;
 pub mod compress;

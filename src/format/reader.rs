@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::attr::{sample_type as st, Attr, AttrEntry};
 use super::endian::{Cursor, Endian};
 use super::feature::{feat, CompressedInfo, FeatureSet};
-use super::header::{detect_endian, FileHeader, FILE_HEADER_SIZE, PIPE_HEADER_SIZE};
+use super::header::{field, read_prefix, FileHeader, FILE_HEADER_SIZE, PIPE_HEADER_SIZE};
 use super::record::{Record, RecordType};
 use super::sample::Sample;
 use super::stream::RecordStream;
@@ -44,6 +44,16 @@ pub struct Meta {
     compressed: Option<CompressedInfo>,
 }
 
+/// Where a file-mode data section ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DataEnd {
+    /// Where the header says (a finished file).
+    Header,
+    /// At the end of the file (a recording that crashed: its header may not
+    /// describe its data); features that cannot be read are left out.
+    EndOfFile,
+}
+
 /// An open perf.data and the position in its record stream.
 pub struct PerfReader {
     pub meta: Meta,
@@ -69,22 +79,13 @@ impl PerfReader {
             return Self::open_dir(path);
         }
         let mut f = File::open(path)?;
-        let mut magic = [0u8; 16];
-        let n = read_up_to(&mut f, &mut magic)?;
-        if n < 16 {
-            return Err(FormatError::Truncated {
-                offset: 0,
-                what: format!("file header: the file has only {n} bytes"),
-            });
-        }
-        let endian = detect_endian(magic[..8].try_into().unwrap())?;
-        let size = endian.u64(magic[8..16].try_into().unwrap());
+        let (endian, size) = read_prefix(&mut f)?;
         f.seek(SeekFrom::Start(0))?;
         if size == PIPE_HEADER_SIZE {
             return Self::from_pipe(path, Box::new(BufReader::with_capacity(READ_BUF, f)));
         }
         let len = f.metadata()?.len();
-        Self::open_file(path, f, len, endian, false)
+        Self::open_file(path, f, len, endian, DataEnd::Header)
     }
 
     fn open_dir(dir: &Path) -> Result<Self, FormatError> {
@@ -121,19 +122,10 @@ impl PerfReader {
     }
 
     fn from_pipe(path: &Path, mut src: Box<dyn Read>) -> Result<Self, FormatError> {
-        let mut head = [0u8; 16];
-        let n = read_up_to(&mut src, &mut head)?;
-        if n < 16 {
-            return Err(FormatError::Truncated {
-                offset: 0,
-                what: format!("pipe header: only {n} bytes"),
-            });
-        }
-        let endian = detect_endian(head[..8].try_into().unwrap())?;
-        let size = endian.u64(head[8..].try_into().unwrap());
+        let (endian, size) = read_prefix(&mut src)?;
         if size != PIPE_HEADER_SIZE {
             return Err(FormatError::invalid(
-                8,
+                field::SIZE,
                 format!("pipe header size {size}, expected 16"),
             ));
         }
@@ -160,20 +152,13 @@ impl PerfReader {
     /// and tests use.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Self, FormatError> {
         let path = Path::new("<memory>");
-        if bytes.len() < 16 {
-            return Err(FormatError::Truncated {
-                offset: 0,
-                what: format!("file header: only {} bytes", bytes.len()),
-            });
-        }
-        let endian = detect_endian(bytes[..8].try_into().unwrap())?;
-        let size = endian.u64(bytes[8..16].try_into().unwrap());
+        let (endian, size) = read_prefix(&mut bytes.as_slice())?;
         let len = bytes.len() as u64;
         let cur = std::io::Cursor::new(bytes);
         if size == PIPE_HEADER_SIZE {
             return Self::from_pipe(path, Box::new(cur));
         }
-        Self::open_file(path, cur, len, endian, false)
+        Self::open_file(path, cur, len, endian, DataEnd::Header)
     }
 
     /// Opens a file-mode perf.data whose header may not describe its data (a
@@ -181,17 +166,10 @@ impl PerfReader {
     /// end of the file, and features that cannot be read are left out.
     pub fn open_for_recovery(path: &Path) -> Result<Self, FormatError> {
         let mut f = File::open(path)?;
-        let mut magic = [0u8; 8];
-        if read_up_to(&mut f, &mut magic)? < 8 {
-            return Err(FormatError::Truncated {
-                offset: 0,
-                what: "no file header".into(),
-            });
-        }
-        let endian = detect_endian(magic)?;
+        let (endian, _) = read_prefix(&mut f)?;
         f.seek(SeekFrom::Start(0))?;
         let len = f.metadata()?.len();
-        Self::open_file(path, f, len, endian, true)
+        Self::open_file(path, f, len, endian, DataEnd::EndOfFile)
     }
 
     /// Declares the codec of the COMPRESSED records (recovery of a file whose
@@ -205,7 +183,7 @@ impl PerfReader {
         mut f: R,
         file_len: u64,
         endian: Endian,
-        recover: bool,
+        data_end: DataEnd,
     ) -> Result<Self, FormatError> {
         let mut hb = [0u8; FILE_HEADER_SIZE as usize];
         let n = read_up_to(&mut f, &mut hb)?;
@@ -223,19 +201,19 @@ impl PerfReader {
             }
         };
         within(header.attrs, "the attrs section")?;
-        if recover {
-            if header.data.offset > file_len {
+        match data_end {
+            DataEnd::EndOfFile if header.data.offset > file_len => {
                 return Err(FormatError::invalid(
-                    40,
+                    field::DATA,
                     "the data section starts past the end of the file",
                 ));
             }
-        } else {
-            within(header.data, "the data section")?;
+            DataEnd::EndOfFile => {}
+            DataEnd::Header => within(header.data, "the data section")?,
         }
         if header.attr_size < 64 + 16 || header.attr_size > 4096 {
             return Err(FormatError::invalid(
-                16,
+                field::ATTR_SIZE,
                 format!(
                     "attr_size {} is out of range (perf writes 144)",
                     header.attr_size
@@ -244,7 +222,7 @@ impl PerfReader {
         }
         if header.attrs.size % header.attr_size != 0 {
             return Err(FormatError::invalid(
-                24,
+                field::ATTRS,
                 format!(
                     "attrs section size {} is not a multiple of attr_size {}",
                     header.attrs.size, header.attr_size
@@ -299,10 +277,9 @@ impl PerfReader {
                 endian: Some(endian),
                 ..Default::default()
             };
-            let table_at = header
-                .data
-                .end()
-                .ok_or_else(|| FormatError::invalid(48, "data section size overflows"))?;
+            let table_at = header.data.end().ok_or_else(|| {
+                FormatError::invalid(field::DATA_SIZE, "data section size overflows")
+            })?;
             let bits: Vec<u32> = header.feature_bits().collect();
             if !bits.is_empty() {
                 let mut tb = vec![0u8; bits.len() * 16];
@@ -340,18 +317,22 @@ impl PerfReader {
         let features = match read_features(&mut f) {
             Ok(fs) => fs,
             // A crashed recording's features may be missing: read on without.
-            Err(_) if recover => FeatureSet {
+            Err(_) if data_end == DataEnd::EndOfFile => FeatureSet {
                 endian: Some(endian),
                 ..Default::default()
             },
             Err(e) => return Err(e),
         };
-        let compressed = features
-            .compressed()
-            .or_else(|e| if recover { Ok(None) } else { Err(e) })?;
+        let compressed = features.compressed().or_else(|e| {
+            if data_end == DataEnd::EndOfFile {
+                Ok(None)
+            } else {
+                Err(e)
+            }
+        })?;
         f.seek(SeekFrom::Start(header.data.offset))?;
         let src = Box::new(BufReader::with_capacity(READ_BUF, f));
-        let end = if recover {
+        let end = if data_end == DataEnd::EndOfFile {
             Some(file_len)
         } else {
             header.data.end()

@@ -130,6 +130,11 @@ impl RecordHeader {
         }
     }
 
+    /// A header of a little-endian stream (what rings and our files hold).
+    pub fn from_le(b: [u8; 8]) -> Self {
+        Self::parse(&b, Endian::Little)
+    }
+
     pub fn to_le(self) -> [u8; 8] {
         let mut b = [0u8; 8];
         b[..4].copy_from_slice(&self.type_.0.to_le_bytes());
@@ -157,5 +162,65 @@ pub struct Record<'a> {
 impl<'a> Record<'a> {
     pub fn body(&self) -> &'a [u8] {
         &self.bytes[RecordHeader::SIZE..]
+    }
+
+    /// Whether this record passed through a ring buffer, as opposed to the
+    /// side band perf synthesizes before FINISHED_INIT and perf's own user
+    /// records: anything inside a COMPRESSED record or a `--threads` data
+    /// file, and kernel records once `after_init` (FINISHED_INIT was seen).
+    /// The one rule for conversion, replay and eval.
+    pub fn from_ring(&self, after_init: bool) -> bool {
+        self.nested || self.stream.is_some() || (after_init && self.header.type_.is_kernel())
+    }
+}
+
+/// A record stream in memory that does not walk: a header whose size is
+/// below 8, or a record that runs past the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("at byte {offset} of the record stream: {what}")]
+pub struct BadRecord {
+    pub offset: usize,
+    pub what: &'static str,
+}
+
+/// Walks a little-endian record stream held in memory (ring data, the
+/// payloads kept by eval): each item is one whole record, header included.
+/// Stops after the first error.
+pub struct Records<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+/// The records of `bytes`, in order.
+pub fn records(bytes: &[u8]) -> Records<'_> {
+    Records { bytes, at: 0 }
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<(RecordHeader, &'a [u8]), BadRecord>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let rest = self.bytes.get(self.at..)?;
+        if rest.is_empty() {
+            return None;
+        }
+        let offset = self.at;
+        let fail = |what| Some(Err(BadRecord { offset, what }));
+        let Some(h) = rest.first_chunk::<8>() else {
+            self.at = self.bytes.len();
+            return fail("a record header cut off by the end");
+        };
+        let h = RecordHeader::from_le(*h);
+        let size = h.size as usize;
+        if size < RecordHeader::SIZE {
+            self.at = self.bytes.len();
+            return fail("a record header with a size below 8");
+        }
+        if size > rest.len() {
+            self.at = self.bytes.len();
+            return fail("a record cut off by the end");
+        }
+        self.at += size;
+        Some(Ok((h, &rest[..size])))
     }
 }

@@ -175,20 +175,39 @@ pub struct SampleId {
     pub cpu: Option<u32>,
 }
 
+/// The fields of a sample_id trailer, in their order; each is 8 bytes.
+const ID_TRAILER_FIELDS: [u64; 6] = [
+    st::TID,
+    st::TIME,
+    st::ID,
+    st::STREAM_ID,
+    st::CPU,
+    st::IDENTIFIER,
+];
+
 /// Size of the trailer for `sample_type`.
 pub fn id_trailer_size(sample_type: u64) -> usize {
-    [
-        st::TID,
-        st::TIME,
-        st::ID,
-        st::STREAM_ID,
-        st::CPU,
-        st::IDENTIFIER,
-    ]
-    .iter()
-    .filter(|&&b| sample_type & b != 0)
-    .count()
+    ID_TRAILER_FIELDS
+        .iter()
+        .filter(|&&b| sample_type & b != 0)
+        .count()
         * 8
+}
+
+/// Where `field` (one of the trailer's `sample_type` bits) sits inside the
+/// trailer of `sample_type`, or `None` if the trailer has no such field.
+pub fn id_trailer_offset(sample_type: u64, field: u64) -> Option<usize> {
+    if sample_type & field == 0 {
+        return None;
+    }
+    let i = ID_TRAILER_FIELDS.iter().position(|&b| b == field)?;
+    Some(
+        ID_TRAILER_FIELDS[..i]
+            .iter()
+            .filter(|&&b| sample_type & b != 0)
+            .count()
+            * 8,
+    )
 }
 
 impl SampleId {

@@ -180,12 +180,9 @@ impl RecordStream {
 
     fn finish(&mut self) -> Result<bool, FormatError> {
         if !self.inner.is_empty() {
-            return Err(FormatError::Truncated {
+            return Err(FormatError::CutOffRecord {
                 offset: self.pos,
-                what: format!(
-                    "the stream ends inside a record: {} decompressed bytes of it are left over",
-                    self.inner.len()
-                ),
+                left_over: self.inner.len(),
             });
         }
         Ok(false)

@@ -81,8 +81,8 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
     }
 
     /// HEADER_COMPRESSED for this session, or `None` for raw output.
-    pub fn compressed_info(&self, level: i32) -> Option<CompressedInfo> {
-        (!Self::RAW).then(|| self.comp.info(level))
+    pub fn compressed_info(&self) -> Option<CompressedInfo> {
+        (!Self::RAW).then(|| self.comp.info())
     }
 
     /// Bytes of COMPRESSED records written (headers included).

@@ -4,6 +4,8 @@
 
 use perfz_codecs::Input;
 
+use crate::format::record::{RecordHeader, RecordType};
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RecordCounts {
     pub records: u64,
@@ -22,13 +24,16 @@ fn byte(region: &Input<'_>, i: usize) -> u8 {
     }
 }
 
-fn read_u64(region: &Input<'_>, at: usize) -> u64 {
+fn read8(region: &Input<'_>, at: usize) -> [u8; 8] {
     let mut b = [0u8; 8];
     for (k, x) in b.iter_mut().enumerate() {
         *x = byte(region, at + k);
     }
-    u64::from_le_bytes(b)
+    b
 }
+
+/// Offset of `u64 lost` in a LOST record (after the header and `u64 id`).
+const LOST_FIELD: usize = RecordHeader::SIZE + 8;
 
 /// Adds the records of `region` to `counts`. Stops at a header that cannot be
 /// right (size < 8 or past the end) instead of looping.
@@ -36,18 +41,17 @@ pub fn scan(region: Input<'_>, counts: &mut RecordCounts) {
     let len = region.len();
     let mut at = 0;
     while at + 8 <= len {
-        let h = read_u64(&region, at);
-        let type_ = h as u32;
-        let size = (h >> 48) as usize;
-        if size < 8 || at + size > len {
+        let h = RecordHeader::from_le(read8(&region, at));
+        let size = h.size as usize;
+        if size < RecordHeader::SIZE || at + size > len {
             break;
         }
         counts.records += 1;
-        match type_ {
-            9 => counts.samples += 1,
-            2 if size >= 24 => {
+        match h.type_ {
+            RecordType::SAMPLE => counts.samples += 1,
+            RecordType::LOST if size >= LOST_FIELD + 8 => {
                 counts.lost_records += 1;
-                counts.lost_events += read_u64(&region, at + 16);
+                counts.lost_events += u64::from_le_bytes(read8(&region, at + LOST_FIELD));
             }
             _ => {}
         }

@@ -1,37 +1,34 @@
-//! SIGINT / SIGTERM / SIGHUP end a recording cleanly: the handler only sets a
-//! flag; the poll loop sees it (poll returns EINTR), drains and finalizes.
+//! SIGINT / SIGTERM / SIGHUP end a recording cleanly: the handler (signal-hook)
+//! only stores the signal number; the poll loop sees it (poll returns EINTR
+//! or times out within 100 ms), drains and finalizes.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
-static STOP: AtomicBool = AtomicBool::new(false);
-static SIGNAL: AtomicI32 = AtomicI32::new(0);
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    // Async-signal-safe: two atomic stores.
-    SIGNAL.store(sig, Ordering::Relaxed);
-    STOP.store(true, Ordering::Release);
-}
+/// The signal that asked us to stop; 0 = none yet.
+static STOP: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
 
-/// Installs the handlers (without SA_RESTART, so a blocked poll wakes up),
-/// and ignores SIGXFSZ: a write past RLIMIT_FSIZE must fail with EFBIG, so
-/// the recording can be finalized, not kill the process.
-pub fn install() {
-    // SAFETY: setting a signal to SIG_IGN has no memory effects.
-    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: sigaction is zero-initialisable; the handler is an
-        // `extern "C" fn(c_int)` that only touches atomics.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
+/// Installs the handlers once per process. SIGXFSZ gets a handler that does
+/// nothing: a write past RLIMIT_FSIZE must fail with EFBIG, so the recording
+/// can be finalized, instead of killing the process.
+pub fn install() -> io::Result<()> {
+    if STOP.get().is_some() {
+        return Ok(());
     }
+    let flag = Arc::new(AtomicUsize::new(0));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)?;
+    }
+    signal_hook::flag::register(SIGXFSZ, Arc::new(AtomicBool::new(false)))?;
+    let _ = STOP.set(flag);
+    Ok(())
 }
 
 /// Whether a stop signal arrived, and which.
 pub fn stop_requested() -> Option<i32> {
-    STOP.load(Ordering::Acquire)
-        .then(|| SIGNAL.load(Ordering::Relaxed))
+    let sig = STOP.get()?.load(Ordering::Acquire);
+    (sig != 0).then_some(sig as i32)
 }

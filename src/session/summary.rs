@@ -36,6 +36,9 @@ pub struct Summary {
     pub checkpoint_seconds: f64,
     /// Bytes moved on the push path, when the copy meter was on.
     pub copies: Option<crate::push::Copies>,
+    /// Whether the codec copies its input into a buffer of its own (zstd's
+    /// streaming window): one more copy of every compressed byte, by libzstd.
+    pub codec_copies_input: bool,
     /// Bytes held by the codec's state (contexts, windows, tables).
     pub codec_state_bytes: usize,
     pub notes: Vec<String>,
@@ -69,12 +72,26 @@ impl Summary {
             s += &format!("[ perfz record: {} writes ]\n", self.sink);
         }
         if let Some(c) = &self.copies {
+            let codec_copy = if self.codec_copies_input {
+                format!(
+                    "; the codec ({}) copies its input into its window: +{} B by libzstd",
+                    self.codec, c.codec_in_bytes
+                )
+            } else if c.codec_in_bytes > 0 {
+                format!(
+                    "; the codec ({}) reads the ring directly: its output is the only copy",
+                    self.codec
+                )
+            } else {
+                String::new()
+            };
             s += &format!(
-                "[ perfz record: {} writes; ring {} B, memcpy {} B ({:.2} copies/byte), codec in {} B, written {} B; codec state {} B ]\n",
+                "[ perfz record: {} writes; ring {} B, copied by perfz {} B ({:.2} copies/byte: {}){codec_copy}; codec in {} B, written {} B; codec state {} B ]\n",
                 self.sink,
                 c.ring_bytes,
                 c.memcpy_bytes,
                 c.copies_per_byte(),
+                copy_who(&self.sink, c.codec_in_bytes > 0),
                 c.codec_in_bytes,
                 c.written_bytes,
                 self.codec_state_bytes
@@ -88,5 +105,14 @@ impl Summary {
             );
         }
         s
+    }
+}
+
+/// Who copies ring bytes on this path, for the `-v` line.
+fn copy_who(sink: &str, compressed: bool) -> &'static str {
+    match (sink.starts_with("async"), compressed) {
+        (false, false) => "raw records written from the ring with writev",
+        (true, false) => "raw records copied once into the async buffer",
+        (_, true) => "compressed straight from the ring into the write buffer",
     }
 }

@@ -16,6 +16,7 @@ const FRAME_HEADER_MAX: usize = 18;
 /// No pledged size, no checksum, window log ≤ 27, so perf 6.1 can read the stream.
 pub struct ZstdCodec {
     cctx: CCtx<'static>,
+    level: i32,
 }
 
 impl ZstdCodec {
@@ -33,12 +34,17 @@ impl ZstdCodec {
         cctx.reset(ResetDirective::SessionOnly)
             .map_err(zstd_err)
             .map_err(Error::Zstd)?;
-        Ok(ZstdCodec { cctx })
+        Ok(ZstdCodec {
+            cctx,
+            level: params.level,
+        })
     }
 }
 
 impl Codec for ZstdCodec {
     const ID: CodecId = CodecId::ZSTD;
+    // ZSTD_compressStream2 copies its input into the window buffer.
+    const COPIES_INPUT: bool = true;
 
     fn compress(&mut self, input: Input<'_>, dst: &mut [u8]) -> Result<usize, Error> {
         if input.is_empty() {
@@ -91,5 +97,9 @@ impl Codec for ZstdCodec {
 
     fn state_size(&self) -> usize {
         self.cctx.sizeof()
+    }
+
+    fn level(&self) -> i32 {
+        self.level
     }
 }

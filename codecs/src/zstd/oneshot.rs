@@ -16,6 +16,7 @@ use crate::{Codec, CodecId, Error, Input, ZstdParams};
 /// codec ([`Codec::FRAME_PER_SLICE`]).
 pub struct ZstdOneShotCodec {
     cctx: CCtx<'static>,
+    level: i32,
 }
 
 impl ZstdOneShotCodec {
@@ -27,7 +28,10 @@ impl ZstdOneShotCodec {
         cctx.compress2(&mut out[..], &warm)
             .map_err(zstd_err)
             .map_err(Error::Zstd)?;
-        Ok(ZstdOneShotCodec { cctx })
+        Ok(ZstdOneShotCodec {
+            cctx,
+            level: params.level,
+        })
     }
 }
 
@@ -63,5 +67,9 @@ impl Codec for ZstdOneShotCodec {
 
     fn state_size(&self) -> usize {
         self.cctx.sizeof()
+    }
+
+    fn level(&self) -> i32 {
+        self.level
     }
 }

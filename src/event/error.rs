@@ -1,0 +1,23 @@
+//! Errors of the option parsers (`-e`, `--call-graph`, `-m`, sizes, CPU
+//! lists): one variant per way an option can be wrong, each saying what to
+//! write instead.
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("unknown event {name:?}; perfz knows: {known}")]
+    UnknownEvent { name: String, known: String },
+    #[error("unknown modifier {modifier:?} in {event:?}; use :u (user only) or :k (kernel only)")]
+    UnknownModifier { event: String, modifier: String },
+    #[error("--call-graph {0:?}: use fp or dwarf[,SIZE]")]
+    CallGraph(String),
+    #[error("dwarf stack size {0} must be a multiple of 8 in 8..=65528")]
+    DwarfStackSize(u64),
+    #[error("bad size {0:?}: use a number with an optional K, M or G suffix")]
+    Size(String),
+    #[error(
+        "-m {input}: the ring needs a power-of-two number of pages (1..=1048576), got {pages}"
+    )]
+    MmapPages { input: String, pages: u64 },
+    #[error("bad CPU list {list:?}: {part:?} is not N or N-M")]
+    CpuList { list: String, part: String },
+}

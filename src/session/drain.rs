@@ -1,0 +1,154 @@
+//! The drain unit: the only part of a recording that is generic over the
+//! codec, the sink and the copy meter. One pass takes every ring it owns,
+//! pushes `[tail, head)` through the codec into the sink and hands the space
+//! back to the kernel. The session (or, later, one drain thread per ring
+//! group) drives it through the object-safe [`Drain`] trait: one indirect
+//! call per pass, never per record.
+
+use std::io;
+
+use perfz_codecs::Codec;
+
+use super::sinks::SessionSink;
+use crate::event::ring::Ring;
+use crate::format::record::RecordType;
+use crate::format::writer::empty_record;
+use crate::format::{CompressedInfo, FeatureSet, FormatError};
+use crate::push::scan::{scan, RecordCounts};
+use crate::push::{Copies, Meter, Pusher};
+
+/// The numbers a drain unit keeps, for the summary and the header.
+#[derive(Debug, Clone, Default)]
+pub struct DrainReport {
+    /// Bytes read out of rings.
+    pub ring_bytes: u64,
+    /// Bytes of COMPRESSED records written (0 with `none`).
+    pub compressed_bytes: u64,
+    /// HEADER_COMPRESSED as it stands (None with `none`).
+    pub compressed: Option<CompressedInfo>,
+    /// Bytes of records written so far (or queued).
+    pub bytes_written: u64,
+    /// The copy meter's counts, when it is on.
+    pub copies: Option<Copies>,
+    /// Whether the codec copies its input into a buffer of its own.
+    pub codec_copies_input: bool,
+    /// Bytes held by the codec's state.
+    pub codec_state_bytes: usize,
+    /// How writes are done ("serial", "async (io_uring)").
+    pub sink: String,
+}
+
+/// A drain unit as the session sees it.
+pub trait Drain {
+    /// Writes records that never were in a ring (side band, LOST_SAMPLES).
+    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// One pass over `rings`: drains each holding at least `min_bytes`
+    /// (every non-empty one when `all`), counting records into `counts`, and
+    /// ends the round with FINISHED_ROUND. Returns whether anything moved.
+    fn pass(
+        &mut self,
+        rings: &mut [(u32, Ring)],
+        min_bytes: u64,
+        all: bool,
+        counts: &mut RecordCounts,
+    ) -> io::Result<bool>;
+    /// A checkpoint with `features` plus HEADER_COMPRESSED as it stands.
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
+    fn checkpoint_end(&self) -> Option<u64>;
+    fn report(&self) -> DrainReport;
+    /// Writes the features and the final header.
+    fn finish(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError>;
+    /// After a failed write: finalize with what was written, if possible.
+    fn salvage(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError>;
+}
+
+/// The one implementation: a [`Pusher`] specialised for one codec, sink and
+/// meter.
+pub struct PushDrain<C: Codec, S: SessionSink, M: Meter> {
+    pusher: Pusher<C, S, M>,
+}
+
+impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
+    pub fn new(codec: C, sink: S) -> Self {
+        PushDrain {
+            pusher: Pusher::new(codec, sink),
+        }
+    }
+
+    fn with_compressed(&self, features: &FeatureSet) -> FeatureSet {
+        let mut f = features.clone();
+        if let Some(info) = self.pusher.compressed_info() {
+            f.set_compressed(info);
+        }
+        f
+    }
+}
+
+impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
+    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.pusher.write_plain(bytes)
+    }
+
+    fn pass(
+        &mut self,
+        rings: &mut [(u32, Ring)],
+        min_bytes: u64,
+        all: bool,
+        counts: &mut RecordCounts,
+    ) -> io::Result<bool> {
+        let mut moved = false;
+        for (_, ring) in rings.iter_mut() {
+            // Acquire load of data_head (Ring::head): every byte below it is
+            // visible before we read it.
+            let head = ring.head();
+            let pending = head.wrapping_sub(ring.tail());
+            if pending == 0 || (pending < min_bytes && !all) {
+                continue;
+            }
+            let region = ring.region(head);
+            scan(region, counts);
+            self.pusher.push(region)?;
+            // Release store of data_tail (Ring::consume): our reads of the
+            // region happen before the kernel may reuse the space.
+            ring.consume(head);
+            moved = true;
+        }
+        if moved {
+            self.pusher
+                .write_plain(&empty_record(RecordType::FINISHED_ROUND))?;
+        }
+        Ok(moved)
+    }
+
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        let f = self.with_compressed(features);
+        self.pusher.sink_mut().checkpoint(&f)
+    }
+
+    fn checkpoint_end(&self) -> Option<u64> {
+        self.pusher.sink().checkpoint_end()
+    }
+
+    fn report(&self) -> DrainReport {
+        DrainReport {
+            ring_bytes: self.pusher.stats.ring_bytes,
+            compressed_bytes: self.pusher.compressed_bytes(),
+            compressed: self.pusher.compressed_info(),
+            bytes_written: self.pusher.sink().bytes_written(),
+            copies: self.pusher.meter.copies(),
+            codec_copies_input: C::COPIES_INPUT,
+            codec_state_bytes: self.pusher.codec_state_size(),
+            sink: self.pusher.sink().describe(),
+        }
+    }
+
+    fn finish(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
+        let f = self.with_compressed(features);
+        self.pusher.into_sink().finish(&f)
+    }
+
+    fn salvage(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
+        let f = self.with_compressed(features);
+        self.pusher.into_sink().salvage(&f)
+    }
+}

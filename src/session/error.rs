@@ -1,0 +1,54 @@
+//! What can go wrong in a recording, one variant per kind of failure.
+
+use std::io;
+
+use crate::event::open::OpenError;
+use crate::format::FormatError;
+
+/// What a failed recording kept (file size in bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kept {
+    /// Every record written before the failure, finalized.
+    Everything(u64),
+    /// The file cut back to its last checkpoint.
+    Checkpoint(u64),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error(transparent)]
+    Open(#[from] OpenError),
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    #[error(transparent)]
+    Codec(#[from] perfz_codecs::Error),
+    /// The options contradict each other or name something that is not there.
+    #[error("{0}")]
+    Usage(String),
+    /// The output cannot be created where asked.
+    #[error("{0}")]
+    Output(io::Error),
+    /// The workload (or timing command) could not be started.
+    #[error("cannot run {cmd}: {err}")]
+    Start { cmd: String, err: io::Error },
+    /// A system call outside the output failed (reading /proc, enabling
+    /// events, waiting for the workload, starting the writer thread).
+    #[error("{what}: {err}")]
+    Io { what: String, err: io::Error },
+    /// Writing the output failed mid-recording; `kept` says what is left.
+    #[error("writing {path} failed: {err}; {}", match .kept {
+        Some(Kept::Everything(n)) => format!("the file was finalized with every record written before the failure ({n} bytes) and opens in perf report"),
+        Some(Kept::Checkpoint(n)) => format!("kept the recording up to the last checkpoint ({n} bytes), which perf report opens"),
+        None => "nothing could be kept".to_string(),
+    })]
+    WriteFailed {
+        path: String,
+        err: io::Error,
+        kept: Option<Kept>,
+    },
+}
+
+pub(super) fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> RecordError {
+    let what = what.into();
+    move |err| RecordError::Io { what, err }
+}

@@ -1,0 +1,116 @@
+//! Before anything is written: who is recorded, on which CPUs, the workload
+//! forked and held before exec, the events opened. Nothing here touches the
+//! output, so a failure leaves the user's files as they were.
+
+use std::io;
+
+use super::error::io_err;
+use super::{RecordError, RecordOptions};
+use crate::event::cpus;
+use crate::event::events::AttrOptions;
+use crate::event::open::EventSet;
+use crate::event::ring;
+use crate::event::target::{resolve_command, threads_of, Target, Workload};
+use crate::format::sample::id_trailer_size;
+
+/// A recording ready to start.
+pub struct Prepared {
+    pub set: EventSet,
+    /// The workload (or timing command), forked and waiting to exec. Dropped
+    /// unstarted, it exits without running anything.
+    pub workload: Option<Workload>,
+    /// The processes recorded (the workload's pid, or `-p`'s).
+    pub tgids: Vec<i32>,
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        if let Some(w) = self.workload.take() {
+            w.abort();
+        }
+    }
+}
+
+impl Prepared {
+    /// Bytes of the sample_id trailer of the first event's records.
+    pub fn trailer_size(&self) -> usize {
+        let a = &self.set.attrs[0].attr;
+        if a.sample_id_all() {
+            id_trailer_size(a.sample_type())
+        } else {
+            0
+        }
+    }
+}
+
+fn fork_held(argv: &[String]) -> Result<Workload, RecordError> {
+    let start_err = |err: io::Error| RecordError::Start {
+        cmd: argv[0].clone(),
+        err,
+    };
+    resolve_command(&argv[0]).map_err(start_err)?;
+    Workload::prepare(argv).map_err(start_err)
+}
+
+pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
+    let online = cpus::online().map_err(io_err("cannot read the online CPUs"))?;
+    let mut workload = None;
+    let (cpus, pids, tgids): (Vec<u32>, Vec<i32>, Vec<i32>) = match &o.target {
+        Target::Workload(argv) => {
+            let w = fork_held(argv)?;
+            let pid = w.pid;
+            workload = Some(w);
+            (online, vec![pid], vec![pid])
+        }
+        Target::Pids(list) => {
+            let mut tids = Vec::new();
+            for &p in list {
+                tids.extend(threads_of(p).map_err(io_err(format!("cannot attach to pid {p}")))?);
+            }
+            (online, tids, list.clone())
+        }
+        Target::Tids(list) => {
+            if let Some(t) = list
+                .iter()
+                .find(|t| !std::path::Path::new(&format!("/proc/{t}")).exists())
+            {
+                return Err(RecordError::Usage(format!("no thread with tid {t}")));
+            }
+            (online, list.clone(), list.clone())
+        }
+        Target::Cpus(list) => {
+            if let Some(bad) = list.iter().find(|c| !online.contains(c)) {
+                return Err(RecordError::Usage(format!(
+                    "cpu {bad} is not online (online: {})",
+                    cpus::format_list(&online)
+                )));
+            }
+            (list.clone(), vec![-1], Vec::new())
+        }
+    };
+    if !o.timing_command.is_empty() {
+        if let Some(w) = workload.take() {
+            w.abort();
+        }
+        workload = Some(fork_held(&o.timing_command)?);
+    }
+    let system_wide = o.target.is_system_wide();
+    let attr_opts = AttrOptions {
+        sampling: o.sampling,
+        call_graph: o.call_graph,
+        with_id: o.events.len() > 1,
+        with_cpu: system_wide,
+        inherit: o.inherit && !system_wide,
+        enable_on_exec: matches!(o.target, Target::Workload(_)),
+        switch_events: o.switch_events,
+        build_id: true,
+    };
+    let pages = o.pages.unwrap_or_else(ring::default_pages);
+    // A refusal drops `workload`, which lets the held child exit unrun.
+    let set = EventSet::open(&o.events, &attr_opts, &cpus, &pids, pages)?;
+    Ok(Prepared {
+        set,
+        workload,
+        tgids,
+    })
+}

@@ -1,0 +1,110 @@
+//! What the session needs of a sink beyond pushing: checkpoints, finishing
+//! the file, and salvaging it after a failed write. Implemented for the serial
+//! sink over a file or a pipe, and for the async sink.
+
+use std::fs::File;
+use std::io;
+
+use crate::format::writer::{FileWriter, PipeWriter, RecordSink};
+use crate::format::{FeatureSet, FormatError};
+use crate::push::{AsyncSink, Backend, SerialSink, Sink};
+
+/// A sink the session can finish: everything written, features, header.
+pub trait SessionSink: Sink + Sized {
+    /// After a failed write: finalize with what was fully written. Only a
+    /// sink that knows exactly what that is (the serial one) can; an async
+    /// one cannot tell which buffers landed and says no (the session then
+    /// rolls back to the checkpoint).
+    fn salvage(self, features: &FeatureSet) -> Result<(), FormatError>;
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError>;
+    /// Makes what was written so far perf-readable (see `FileWriter::checkpoint`).
+    /// Returns the bytes it used, `None` where the output cannot (a pipe).
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
+    /// The file offset where the last checkpoint block ends.
+    fn checkpoint_end(&self) -> Option<u64>;
+    /// How writes are done, for the summary.
+    fn describe(&self) -> String;
+}
+
+/// What the output writer must do at the end, beyond the records.
+pub trait Finish: RecordSink + Sized {
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError>;
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
+    fn checkpoint_end(&self) -> Option<u64>;
+    /// A pipe cannot be finalized after a failed write.
+    const SALVAGEABLE: bool;
+}
+
+impl Finish for FileWriter<File> {
+    const SALVAGEABLE: bool = true;
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
+        let f = FileWriter::finish(self, features)?;
+        f.sync_all()?;
+        Ok(())
+    }
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        FileWriter::checkpoint(self, features)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        FileWriter::checkpoint_end(self)
+    }
+}
+
+impl Finish for PipeWriter<File> {
+    const SALVAGEABLE: bool = false;
+    fn finish(self, _: &FeatureSet) -> Result<(), FormatError> {
+        PipeWriter::finish(self)?;
+        Ok(())
+    }
+    fn checkpoint(&mut self, _: &FeatureSet) -> io::Result<Option<u64>> {
+        Ok(None) // a pipe is read as it comes: nothing to patch
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl<W: Finish> SessionSink for SerialSink<W> {
+    fn salvage(self, features: &FeatureSet) -> Result<(), FormatError> {
+        if !W::SALVAGEABLE {
+            return Err(FormatError::Unsupported(
+                "a pipe cannot be finalized".into(),
+            ));
+        }
+        // Records are written whole or counted as not written; the file
+        // position of a half-done write does not matter (finish seeks).
+        self.finish(features)
+    }
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
+        self.into_inner().finish(features)
+    }
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        self.out.checkpoint(features)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        self.out.checkpoint_end()
+    }
+    fn describe(&self) -> String {
+        "serial".into()
+    }
+}
+
+impl<B: Backend> SessionSink for AsyncSink<B> {
+    fn salvage(self, _: &FeatureSet) -> Result<(), FormatError> {
+        Err(FormatError::Unsupported(
+            "an async sink cannot tell which writes landed".into(),
+        ))
+    }
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
+        Finish::finish(self.into_inner()?, features)
+    }
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        AsyncSink::checkpoint(self, features)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        AsyncSink::checkpoint_end(self)
+    }
+    fn describe(&self) -> String {
+        format!("async ({})", self.backend_name())
+    }
+}
