@@ -22,6 +22,21 @@ const PUSH_SIZE: usize = 256 * 1024;
 /// FINISHED_INIT follows) up to this many bytes.
 const PRE_INIT_LIMIT: usize = 16 << 20;
 
+/// Why a conversion failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertError {
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    #[error(transparent)]
+    Codec(#[from] perfz_codecs::Error),
+    #[error("the output would overwrite the input {}; choose another -o", .0.display())]
+    SameFile(PathBuf),
+    #[error("cannot create {}: {err}", .path.display())]
+    Create { path: PathBuf, err: std::io::Error },
+    #[error("writing the output: {0}")]
+    Write(#[from] std::io::Error),
+}
+
 /// What a conversion wrote.
 #[derive(Debug, Default)]
 pub struct Summary {
@@ -35,7 +50,7 @@ pub struct Summary {
 /// `output` `-` writes pipe mode to stdout; a pipe-mode input gives a pipe-mode
 /// output. The output is written to a temporary file and renamed at the end,
 /// so a failure never leaves a half-written file under the final name.
-pub fn convert(input: &Path, output: &Path, spec: &CodecSpec) -> anyhow::Result<Summary> {
+pub fn convert(input: &Path, output: &Path, spec: &CodecSpec) -> Result<Summary, ConvertError> {
     let reader = PerfReader::open(input)?;
     if reader.endian != crate::format::endian::Endian::Little {
         return Err(FormatError::Unsupported(
@@ -48,19 +63,19 @@ pub fn convert(input: &Path, output: &Path, spec: &CodecSpec) -> anyhow::Result<
     let pipe = to_stdout || reader.mode == Mode::Pipe;
     if !to_stdout {
         if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(output)) {
-            anyhow::ensure!(
-                a != b,
-                "the output would overwrite the input {}; choose another -o",
-                input.display()
-            );
+            if a == b {
+                return Err(ConvertError::SameFile(input.to_path_buf()));
+            }
         }
     }
     let tmp = temp_path(output);
     let target = if to_stdout {
         Target::Stdout
     } else {
-        let f = File::create(&tmp)
-            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", tmp.display()))?;
+        let f = File::create(&tmp).map_err(|err| ConvertError::Create {
+            path: tmp.clone(),
+            err,
+        })?;
         Target::File(BufWriter::with_capacity(1 << 20, f))
     };
     let res = spec.visit(Run {
@@ -100,8 +115,8 @@ struct Run {
 }
 
 impl CodecVisitor for Run {
-    type Output = anyhow::Result<Summary>;
-    fn visit<C: Codec + Send + 'static>(self, codec: C) -> anyhow::Result<Summary> {
+    type Output = Result<Summary, ConvertError>;
+    fn visit<C: Codec + Send + 'static>(self, codec: C) -> Result<Summary, ConvertError> {
         Converter::<C>::new(codec).run(self.reader, self.target, self.pipe)
     }
 }
@@ -168,7 +183,12 @@ impl<C: Codec> Converter<C> {
         f
     }
 
-    fn open(&self, meta: &Meta, target: &mut Option<Target>, pipe: bool) -> anyhow::Result<Out> {
+    fn open(
+        &self,
+        meta: &Meta,
+        target: &mut Option<Target>,
+        pipe: bool,
+    ) -> Result<Out, ConvertError> {
         let features = self.features(meta, pipe);
         Ok(match target.take().expect("opened once") {
             Target::Stdout => {
@@ -185,7 +205,7 @@ impl<C: Codec> Converter<C> {
         mut reader: PerfReader,
         target: Target,
         pipe: bool,
-    ) -> anyhow::Result<Summary> {
+    ) -> Result<Summary, ConvertError> {
         let mut target = Some(target);
         let mut out: Option<Out> = None;
         while let Some((rec, meta)) = reader.next_record()? {
@@ -251,7 +271,7 @@ impl<C: Codec> Converter<C> {
         Ok(self.summary)
     }
 
-    fn write_plain(&mut self, sink: &mut dyn RecordSink, bytes: &[u8]) -> anyhow::Result<()> {
+    fn write_plain(&mut self, sink: &mut dyn RecordSink, bytes: &[u8]) -> Result<(), ConvertError> {
         self.flush_run(sink)?;
         sink.write_records(bytes)?;
         Ok(())
@@ -261,7 +281,7 @@ impl<C: Codec> Converter<C> {
         &mut self,
         sink: &mut dyn RecordSink,
         compress_kernel: bool,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), ConvertError> {
         for (bytes, kernel) in std::mem::take(&mut self.pre_init) {
             if compress_kernel && kernel {
                 self.run.extend_from_slice(&bytes);
@@ -273,7 +293,7 @@ impl<C: Codec> Converter<C> {
         Ok(())
     }
 
-    fn flush_run(&mut self, sink: &mut dyn RecordSink) -> anyhow::Result<()> {
+    fn flush_run(&mut self, sink: &mut dyn RecordSink) -> Result<(), ConvertError> {
         if self.run.is_empty() {
             return Ok(());
         }

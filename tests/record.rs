@@ -197,7 +197,8 @@ fn fails(args: &[&str], needle: &str) {
 
 #[test]
 fn bad_usage_is_refused_without_leaving_files() {
-    require_recording();
+    // Every case here fails before an event is opened: no recording rights
+    // are needed.
     let dir = tempdir("rec-bad");
     let out = dir.join("x.data");
     let o = out.to_str().unwrap();
@@ -223,6 +224,50 @@ fn bad_usage_is_refused_without_leaving_files() {
     assert!(!out.exists(), "a failed record left {o} behind");
     let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+}
+
+/// A directory holding a recording and its `.old`, and a check that a failed
+/// start left both exactly as they were and nothing else behind.
+fn with_existing_recordings(name: &str, args: &[&str], needle: &str) {
+    let dir = tempdir(name);
+    let file = dir.join("perf.data");
+    std::fs::write(&file, b"the last recording").unwrap();
+    std::fs::write(dir.join("perf.data.old"), b"the one before").unwrap();
+    let mut a = vec!["record", "-o", file.to_str().unwrap()];
+    a.extend_from_slice(args);
+    fails(&a, needle);
+    assert_eq!(std::fs::read(&file).unwrap(), b"the last recording");
+    assert_eq!(
+        std::fs::read(dir.join("perf.data.old")).unwrap(),
+        b"the one before"
+    );
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "left behind: {names:?}");
+}
+
+#[test]
+fn a_command_that_is_not_there_touches_no_file() {
+    with_existing_recordings(
+        "rec-nocmd",
+        &["--", "perfz-no-such-command"],
+        "cannot run perfz-no-such-command: command not found",
+    );
+    with_existing_recordings("rec-nocpu", &["-C", "4095", "--", "true"], "not online");
+}
+
+#[test]
+fn a_command_that_fails_to_exec_touches_no_file() {
+    // Found and executable, so perfz opens the events and writes the start
+    // of the new file; exec then fails (its interpreter does not exist).
+    require_recording();
+    let bad = tempdir("rec-noexec-bin").join("not-a-program");
+    std::fs::write(&bad, "#!/nonexistent/interpreter\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o755)).unwrap();
+    with_existing_recordings("rec-noexec", &["--", bad.to_str().unwrap()], "cannot run");
 }
 
 #[test]

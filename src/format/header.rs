@@ -32,15 +32,7 @@ pub const OLD_FILE_HEADER_SIZE: u64 = field::FEATURES;
 /// the header size, which tells file mode (104) from pipe mode (16).
 pub fn read_prefix(src: &mut impl std::io::Read) -> Result<(Endian, u64), FormatError> {
     let mut b = [0u8; 16];
-    let mut n = 0;
-    while n < b.len() {
-        match src.read(&mut b[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
+    let n = read_up_to(src, &mut b)?;
     if n < b.len() {
         return Err(FormatError::Truncated {
             offset: 0,
@@ -49,6 +41,20 @@ pub fn read_prefix(src: &mut impl std::io::Read) -> Result<(Endian, u64), Format
     }
     let endian = detect_endian(b[..8].try_into().expect("8 bytes"))?;
     Ok((endian, endian.u64(b[8..].try_into().expect("8 bytes"))))
+}
+
+/// Reads until `buf` is full or the input ends; returns how much it read.
+pub(crate) fn read_up_to(r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
 }
 
 /// `{offset, size}` of a part of the file.

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use super::attr::{sample_type as st, Attr, AttrEntry};
 use super::endian::{Cursor, Endian};
 use super::feature::{feat, CompressedInfo, FeatureSet};
-use super::header::{field, read_prefix, FileHeader, FILE_HEADER_SIZE, PIPE_HEADER_SIZE};
+use super::header::{
+    field, read_prefix, read_up_to, FileHeader, FILE_HEADER_SIZE, PIPE_HEADER_SIZE,
+};
 use super::record::{Record, RecordType};
 use super::sample::Sample;
 use super::stream::RecordStream;
@@ -485,17 +487,4 @@ fn parse_header_attr(rec: &Record<'_>, e: Endian) -> Result<AttrEntry, FormatErr
         ids,
         name: None,
     })
-}
-
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
 }
