@@ -187,6 +187,74 @@ fn a_tiny_wrapping_ring_keeps_every_record_intact() {
     assert_eq!(perf_sample_count(&perf(), &file), n);
 }
 
+/// (samples with a user stack, of which cut to their written bytes).
+fn stack_shapes(path: &Path) -> (u64, u64) {
+    let mut r = PerfReader::open(path).unwrap();
+    let (mut with_stack, mut cut) = (0, 0);
+    while let Some((rec, meta)) = r.next_record().unwrap() {
+        if rec.header.type_ == RecordType::SAMPLE {
+            let s = meta.parse_sample(&rec).unwrap().unwrap();
+            if s.user_stack_size > 0 {
+                with_stack += 1;
+                assert!(s.user_stack_len <= s.user_stack_size);
+                cut += (s.user_stack_size == s.user_stack_len.div_ceil(8).max(1) * 8) as u64;
+            }
+        }
+    }
+    (with_stack, cut)
+}
+
+#[test]
+fn dwarf_samples_keep_only_the_stack_the_kernel_wrote() {
+    require_recording();
+    let perf = perf();
+    let wl = workload();
+    let dir = tempdir("rec-stack");
+    for codec in ["zstd:1", "none", "lz4"] {
+        for keep in [false, true] {
+            let file = dir.join(format!("{}-{keep}.data", codec.replace(':', "")));
+            let json = dir.join("s.json");
+            let mut args = vec![
+                "--codec", codec, "--call-graph", "dwarf,16384", "-F", "2999", "-q",
+                "--stats-json", json.to_str().unwrap(),
+            ];
+            if keep {
+                args.push("--keep-stack-padding");
+            }
+            args.extend(["--", wl.to_str().unwrap(), "0.4"]);
+            record(&args, &file);
+            let s: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+            let dropped = s["stack_bytes_cleared"].as_u64().unwrap();
+            let (with_stack, cut) = stack_shapes(&file);
+            let label = format!("{codec} keep={keep}");
+            assert!(with_stack > 50, "{label}: {with_stack} samples with a stack");
+            // lz4 cuts records by input: it takes the ring as it is.
+            if keep || codec == "lz4" {
+                assert_eq!(dropped, 0, "{label}");
+                assert_eq!(cut, 0, "{label}: stacks were cut");
+            } else {
+                assert!(dropped > 0, "{label}");
+                assert_eq!(cut, with_stack, "{label}: every stack cut to dyn_size");
+            }
+            let readable = if codec == "lz4" {
+                let z = dir.join("lz4-as-zstd.data");
+                recompress_zstd(&file, &z);
+                z
+            } else {
+                file.clone()
+            };
+            // perf reads every sample and unwinds the workload's stacks.
+            check_with_perf(&perf, &readable, &label);
+            let script = run_perf(
+                &perf,
+                &["script", "-i", readable.to_str().unwrap(), "-F", "ip,sym"],
+            );
+            assert!(script.contains("main"), "{label}: stacks unwind to main");
+        }
+    }
+}
+
 fn fails(args: &[&str], needle: &str) {
     let out = perfz(args);
     let err = String::from_utf8_lossy(&out.stderr);

@@ -64,7 +64,7 @@ pub use decoder::AnyDecoder;
 pub use error::Error;
 pub use input::Input;
 pub use none::{NoneCodec, NoneDecoder};
-pub use spec::{CodecSpec, CodecVisitor, ZstdParams};
+pub use spec::{CodecSpec, CodecVisitor, ZstdParams, ZstdTuning, ZSTD_STRATEGIES, ZSTD_TUNING};
 pub use table::{CodecInfo, CodecKind, CODECS};
 
 #[cfg(feature = "lz4")]
@@ -110,6 +110,18 @@ impl std::fmt::Display for CodecId {
             None => write!(f, "unknown codec id {:#x}", self.0),
         }
     }
+}
+
+/// What one [`Codec::stream`] call did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Step {
+    /// Bytes taken from the front of the input.
+    pub consumed: usize,
+    /// Bytes written to the front of `dst`.
+    pub produced: usize,
+    /// Everything given so far was consumed and flushed: it all decodes from
+    /// the outputs so far.
+    pub done: bool,
 }
 
 /// A compressor for the byte stream copied out of perf ring buffers.
@@ -166,6 +178,39 @@ pub trait Codec {
 
     /// Bytes of memory the codec's state holds (contexts, tables, windows).
     fn state_size(&self) -> usize;
+
+    /// True if records are cut by *output* ([`stream`](Codec::stream)): the
+    /// codec takes a whole push and fills record-sized windows, flushing once
+    /// at the end of the push, instead of compressing one unit per
+    /// [`max_input`](Codec::max_input)-sized piece of input.
+    const OUTPUT_DRIVEN: bool = false;
+
+    /// Output-driven compression: consumes from the front of `input` and
+    /// writes into `dst` (the free part of one record's payload window) until
+    /// `dst` is full or the whole input is consumed — and, with `flush`,
+    /// flushed (`done`). The caller may feed one push in several pieces
+    /// (`flush` on the last), keeps filling a window across calls, makes a
+    /// record of each full window and of the last one, and calls again with
+    /// the rest and a fresh window until `done`.
+    ///
+    /// Contract: a full window, and a window that ends with the flush,
+    /// decodes to at least one byte given the windows before it (it holds a
+    /// block end: the codec's blocks are shorter than a window). A window
+    /// may end mid-block; the next one continues it.
+    ///
+    /// The default compresses one whole unit of at most
+    /// `max_input(dst.len())` bytes per call (a unit is always flushed).
+    fn stream(&mut self, input: Input<'_>, dst: &mut [u8], flush: bool) -> Result<Step, Error> {
+        let _ = flush;
+        let n = self.max_input(dst.len()).min(input.len());
+        let (now, _) = input.split_at(n);
+        let produced = self.compress(now, dst)?;
+        Ok(Step {
+            consumed: n,
+            produced,
+            done: n == input.len(),
+        })
+    }
 
     /// The level recorded in HEADER_COMPRESSED.level (0 for codecs without one).
     fn level(&self) -> i32 {

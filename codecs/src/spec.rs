@@ -7,8 +7,13 @@
 //! codec   = "none" | "zstd" | "lz4" | "snappy"
 //! level   = integer                  zstd only: -131072..=-1 (fast), 1..=22; 0 = zstd's default, 3
 //! option  = "wlog=" 10..=27          zstd only: window log (default: the level's own)
+//!         | "hlog=" 6..=30 | "clog=" 6..=30 | "slog=" 1..=30 | "mml=" 3..=7
+//!                                    zstd only: hash / chain / search log, minimum match
+//!         | "strategy=" fast|dfast|greedy|lazy|lazy2|btlazy2|btopt|btultra|btultra2
 //!         | "long"                   zstd only: long-distance matching (window log 27 unless wlog= says)
 //!         | "oneshot"                zstd only: a complete frame per push slice (no window copy)
+//!         | "std"                    zstd only: libzstd's own parameters for the level (as perf),
+//!                                    not perfz's table (ZSTD_TUNING)
 //! ```
 //!
 //! `zstd` alone is `zstd:1`, perf's `-z` default. [`Display`](std::fmt::Display)
@@ -23,7 +28,7 @@ use crate::{Codec, Error};
 
 /// One-line summary of the grammar, used in error messages.
 pub(crate) const GRAMMAR_SHORT: &str =
-    "none | zstd[:LEVEL][,wlog=10..27][,long][,oneshot] (LEVEL -131072..-1 or 1..22, default 1) | lz4 | snappy";
+    "none | zstd[:LEVEL][,wlog=10..27][,hlog=N][,clog=N][,slog=N][,mml=3..7][,strategy=NAME][,long][,oneshot][,std] (LEVEL -131072..-1 or 1..22, default 1) | lz4 | snappy";
 
 /// Default zstd level: perf's `-z` default.
 pub const ZSTD_DEFAULT_LEVEL: i32 = 1;
@@ -34,18 +39,106 @@ pub const ZSTD_MAX_LEVEL: i32 = 22;
 /// Window log bounds (`ZSTD_WINDOWLOG_MIN`, and the largest perf 6.1 reads).
 pub const ZSTD_WLOG_RANGE: std::ops::RangeInclusive<u32> = 10..=27;
 
+/// zstd's match-finder strategies, by their libzstd number (`ZSTD_fast` = 1).
+pub const ZSTD_STRATEGIES: [&str; 9] = [
+    "fast", "dfast", "greedy", "lazy", "lazy2", "btlazy2", "btopt", "btultra", "btultra2",
+];
+
+/// The parameters behind a level: what libzstd's `ZSTD_c_*` knobs are set to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ZstdTuning {
+    pub window_log: u32,
+    pub hash_log: u32,
+    pub chain_log: u32,
+    pub search_log: u32,
+    pub min_match: u32,
+    /// 1 = fast ... 9 = btultra2 ([`ZSTD_STRATEGIES`]).
+    pub strategy: u32,
+}
+
+/// perfz's own parameters for the levels perf records use most, chosen on
+/// streams of perf records (docs/BENCHMARKS.md, "zstd parameters per
+/// level"). What they change from libzstd's table, and why:
+///
+/// * a 4–8 MiB window (libzstd's levels 1–3 use 0.5–2 MiB): a dwarf sample is
+///   tens of KiB, and the bytes that repeat (stacks of the same code paths,
+///   the parts of records the kernel leaves unwritten in the ring) lie one
+///   or more ring lengths back; with perf's default 512 KiB ring, level 1's
+///   512 KiB window sees almost none of them (×66 vs ×388 on the dwarf
+///   stream, and faster: fewer literals to code);
+/// * one step up the match finder per level (level 1 gets libzstd's level-3
+///   double-fast, level 3 a lazy search), paid for by the window's speed.
+///
+/// Levels not listed, and any level with `,std`, use libzstd's own table
+/// (what perf uses). Every window is ≤ 2^27, so perf 6.1 reads the stream.
+pub const ZSTD_TUNING: &[(i32, ZstdTuning)] = &[
+    (
+        1,
+        ZstdTuning {
+            window_log: 22,
+            hash_log: 17,
+            chain_log: 16,
+            search_log: 1,
+            min_match: 5,
+            strategy: 2,
+        },
+    ),
+    (
+        2,
+        ZstdTuning {
+            window_log: 23,
+            hash_log: 18,
+            chain_log: 17,
+            search_log: 1,
+            min_match: 5,
+            strategy: 2,
+        },
+    ),
+    (
+        3,
+        ZstdTuning {
+            window_log: 23,
+            hash_log: 19,
+            chain_log: 18,
+            search_log: 3,
+            min_match: 5,
+            strategy: 3,
+        },
+    ),
+    (
+        4,
+        ZstdTuning {
+            window_log: 23,
+            hash_log: 19,
+            chain_log: 18,
+            search_log: 3,
+            min_match: 5,
+            strategy: 4,
+        },
+    ),
+];
+
 /// zstd's knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ZstdParams {
     /// Compression level, never 0 after parsing.
     pub level: i32,
-    /// Window log; `None` = the level's own default (or 27 with `long`).
+    /// Window log; `None` = the level's own (or 27 with `long`).
     pub window_log: Option<u32>,
+    /// Hash, chain and search logs, minimum match, strategy; `None` = the
+    /// level's own.
+    pub hash_log: Option<u32>,
+    pub chain_log: Option<u32>,
+    pub search_log: Option<u32>,
+    pub min_match: Option<u32>,
+    pub strategy: Option<u32>,
     /// Long-distance matching.
     pub long: bool,
     /// One-shot frames per push slice instead of one stream (see
     /// `ZstdOneShotCodec`).
     pub oneshot: bool,
+    /// libzstd's own parameters for the level (as perf), not [`ZSTD_TUNING`].
+    pub std: bool,
 }
 
 impl Default for ZstdParams {
@@ -53,8 +146,14 @@ impl Default for ZstdParams {
         ZstdParams {
             level: ZSTD_DEFAULT_LEVEL,
             window_log: None,
+            hash_log: None,
+            chain_log: None,
+            search_log: None,
+            min_match: None,
+            strategy: None,
             long: false,
             oneshot: false,
+            std: false,
         }
     }
 }
@@ -68,14 +167,82 @@ impl ZstdParams {
         }
     }
 
-    /// The window log to set on the context, if any: `long` alone means 27, as
-    /// with the zstd command line tool.
+    /// perfz's table entry for this level, unless `,std`.
+    pub fn tuning(&self) -> Option<ZstdTuning> {
+        if self.std {
+            return None;
+        }
+        ZSTD_TUNING
+            .iter()
+            .find(|(l, _)| *l == self.level)
+            .map(|(_, t)| *t)
+    }
+
+    /// The window log to set on the context, if any: an explicit `wlog=`,
+    /// else 27 with `long` (as the zstd command line tool), else the table's.
     pub fn effective_window_log(&self) -> Option<u32> {
-        self.window_log.or(if self.long {
-            Some(*ZSTD_WLOG_RANGE.end())
+        self.window_log
+            .or(if self.long {
+                Some(*ZSTD_WLOG_RANGE.end())
+            } else {
+                None
+            })
+            .or(self.tuning().map(|t| t.window_log))
+    }
+
+    /// Every knob to set after the level, explicit options over the table:
+    /// `(wlog, hlog, clog, slog, mml, strategy)`, `None` = libzstd's own.
+    #[allow(clippy::type_complexity)]
+    pub fn knobs(
+        &self,
+    ) -> (
+        Option<u32>,
+        Option<u32>,
+        Option<u32>,
+        Option<u32>,
+        Option<u32>,
+        Option<u32>,
+    ) {
+        let t = self.tuning();
+        (
+            self.effective_window_log(),
+            self.hash_log.or(t.map(|t| t.hash_log)),
+            self.chain_log.or(t.map(|t| t.chain_log)),
+            self.search_log.or(t.map(|t| t.search_log)),
+            self.min_match.or(t.map(|t| t.min_match)),
+            self.strategy.or(t.map(|t| t.strategy)),
+        )
+    }
+
+    /// The parameters in effect, for `perfz eval` and the docs
+    /// (`level 1: dfast wlog 21 ...`, or `libzstd's level 1`).
+    pub fn describe(&self) -> String {
+        let (w, h, c, sl, m, st) = self.knobs();
+        let mut parts = Vec::new();
+        if let Some(st) = st {
+            parts.push(ZSTD_STRATEGIES[(st - 1) as usize].to_string());
+        }
+        for (name, v) in [
+            ("wlog", w),
+            ("hlog", h),
+            ("clog", c),
+            ("slog", sl),
+            ("mml", m),
+        ] {
+            if let Some(v) = v {
+                parts.push(format!("{name} {v}"));
+            }
+        }
+        if parts.is_empty() {
+            format!("libzstd's level {}", self.level)
         } else {
-            None
-        })
+            let base = if self.tuning().is_some() {
+                "perfz"
+            } else {
+                "libzstd"
+            };
+            format!("{base} level {}: {}", self.level, parts.join(" "))
+        }
     }
 }
 
@@ -207,23 +374,46 @@ impl CodecSpec {
             p.level = if v == 0 { 3 } else { v };
         }
         for opt in items {
+            let num = |v: &str, range: std::ops::RangeInclusive<u32>, what: &str| {
+                let n: u32 = v
+                    .parse()
+                    .map_err(|_| bad(format!("{what} {v:?} is not an integer")))?;
+                if range.contains(&n) {
+                    Ok(n)
+                } else {
+                    Err(bad(format!(
+                        "{what} {n} is out of range {}..={}{}",
+                        range.start(),
+                        range.end(),
+                        if what == "wlog" {
+                            " (perf's reader accepts at most 27)"
+                        } else {
+                            ""
+                        }
+                    )))
+                }
+            };
             match opt.split_once('=') {
                 None if opt == "long" => p.long = true,
                 None if opt == "oneshot" => p.oneshot = true,
-                Some(("wlog", v)) => {
-                    let w: u32 = v
-                        .parse()
-                        .map_err(|_| bad(format!("wlog {v:?} is not an integer")))?;
-                    if !ZSTD_WLOG_RANGE.contains(&w) {
-                        return Err(bad(format!(
-                            "wlog {w} is out of range 10..=27 (perf's reader accepts at most 27)"
-                        )));
-                    }
-                    p.window_log = Some(w);
+                None if opt == "std" => p.std = true,
+                Some(("wlog", v)) => p.window_log = Some(num(v, ZSTD_WLOG_RANGE, "wlog")?),
+                Some(("hlog", v)) => p.hash_log = Some(num(v, 6..=30, "hlog")?),
+                Some(("clog", v)) => p.chain_log = Some(num(v, 6..=30, "clog")?),
+                Some(("slog", v)) => p.search_log = Some(num(v, 1..=30, "slog")?),
+                Some(("mml", v)) => p.min_match = Some(num(v, 3..=7, "mml")?),
+                Some(("strategy", v)) => {
+                    let i = ZSTD_STRATEGIES.iter().position(|s| *s == v).ok_or_else(|| {
+                        bad(format!(
+                            "unknown strategy {v:?} (known: {})",
+                            ZSTD_STRATEGIES.join(", ")
+                        ))
+                    })?;
+                    p.strategy = Some(i as u32 + 1);
                 }
                 _ => {
                     return Err(bad(format!(
-                        "unknown zstd option {opt:?} (known: wlog=N, long, oneshot)"
+                        "unknown zstd option {opt:?} (known: wlog=N, hlog=N, clog=N, slog=N, mml=N, strategy=NAME, long, oneshot, std)"
                     )))
                 }
             }
@@ -247,14 +437,28 @@ impl fmt::Display for CodecSpec {
         match self {
             CodecSpec::Zstd(p) => {
                 write!(f, "zstd:{}", p.level)?;
-                if let Some(w) = p.window_log {
-                    write!(f, ",wlog={w}")?;
+                for (name, v) in [
+                    ("wlog", p.window_log),
+                    ("hlog", p.hash_log),
+                    ("clog", p.chain_log),
+                    ("slog", p.search_log),
+                    ("mml", p.min_match),
+                ] {
+                    if let Some(v) = v {
+                        write!(f, ",{name}={v}")?;
+                    }
+                }
+                if let Some(st) = p.strategy {
+                    write!(f, ",strategy={}", ZSTD_STRATEGIES[(st - 1) as usize])?;
                 }
                 if p.long {
                     f.write_str(",long")?;
                 }
                 if p.oneshot {
                     f.write_str(",oneshot")?;
+                }
+                if p.std {
+                    f.write_str(",std")?;
                 }
                 Ok(())
             }
@@ -280,6 +484,11 @@ mod tests {
             ("zstd:1,long", "zstd:1,long"),
             ("zstd,long,wlog=20", "zstd:1,wlog=20,long"),
             ("zstd:3,oneshot", "zstd:3,oneshot"),
+            ("zstd:1,std", "zstd:1,std"),
+            (
+                "zstd:2,strategy=dfast,mml=5,hlog=17,clog=16,slog=1,wlog=21",
+                "zstd:2,wlog=21,hlog=17,clog=16,slog=1,mml=5,strategy=dfast",
+            ),
             ("lz4", "lz4"),
             ("snappy", "snappy"),
         ];
@@ -304,6 +513,8 @@ mod tests {
             ("", "empty"),
             ("zstd:3,wlog=28", "at most 27"),
             ("zstd:3,fast", "unknown zstd option"),
+            ("zstd:3,strategy=quick", "unknown strategy"),
+            ("zstd:3,mml=9", "out of range 3..=7"),
             ("snappy,long", "snappy takes no options"),
             ("ZSTD", "unknown codec"),
         ];

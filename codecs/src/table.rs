@@ -48,7 +48,7 @@ pub const CODECS: [CodecInfo; 4] = [
         id: CodecId::ZSTD,
         built: cfg!(feature = "zstd"),
         takes_level: true,
-        parameters: "LEVEL -131072..-1 (fast) or 1..22 (default 1); wlog=10..27; long; oneshot",
+        parameters: "LEVEL -131072..-1 (fast) or 1..22 (default 1); wlog=, hlog=, clog=, slog=, mml=, strategy=; long; oneshot; std",
     },
     CodecInfo {
         kind: CodecKind::Lz4,
@@ -69,7 +69,17 @@ pub const CODECS: [CodecInfo; 4] = [
 ];
 
 /// The options a zstd spec takes after its level (`wlog=` takes a value).
-pub const ZSTD_OPTIONS: [&str; 3] = ["wlog=", "long", "oneshot"];
+pub const ZSTD_OPTIONS: [&str; 9] = [
+    "wlog=",
+    "hlog=",
+    "clog=",
+    "slog=",
+    "mml=",
+    "strategy=",
+    "long",
+    "oneshot",
+    "std",
+];
 
 impl CodecKind {
     /// Every codec, in table order.

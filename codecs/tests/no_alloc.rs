@@ -78,6 +78,16 @@ impl CodecVisitor for PushMany<'_> {
                     .unwrap();
                 assert!(n > 0);
             }
+            // The output-driven path (streaming zstd): a whole 150 KB push
+            // cut into record windows.
+            let mut rest = Input::two(&data[..50_000], &data[50_000..150_000]);
+            loop {
+                let step = codec.stream(rest, &mut dst, true).unwrap();
+                rest = rest.split_at(step.consumed).1;
+                if step.done {
+                    break;
+                }
+            }
         })
     }
 }

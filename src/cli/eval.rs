@@ -81,12 +81,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         (None, false) => anyhow::bail!("name a perf.data to evaluate, or use --record -- COMMAND"),
     };
     let name = input.display().to_string();
-    let (stream, rate) = eval::load(&input).with_context(|| name.clone())?;
+    let eval::Loaded {
+        stream,
+        rate,
+        stack_tail,
+    } = eval::load(&input).with_context(|| name.clone())?;
     let o = Options {
         specs,
         push_size,
         mmap_flush,
         min_time: Duration::from_secs_f64(a.min_time),
+        stack_tail,
     };
     // indicatif draws only on a terminal (hidden otherwise).
     let bar = indicatif::ProgressBar::new(o.specs.len() as u64);
@@ -141,6 +146,7 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         copy_meter: false,
         checkpoint: None,
         status: false,
+        keep_stack_padding: false,
     };
     let s = record(&opts)?;
     eprintln!(

@@ -89,6 +89,12 @@ pub struct Args {
         default_value = "auto"
     )]
     aio_backend: crate::session::AioBackend,
+    /// Keep the bytes of dwarf stack dumps that the kernel did not write
+    /// (stale ring contents past each sample's dyn_size) as they are, like
+    /// perf; by default perfz zeroes them before compressing (perf reads
+    /// only dyn_size bytes, so nothing it shows changes).
+    #[arg(long = "keep-stack-padding")]
+    keep_stack_padding: bool,
     /// Make the file readable by perf every SECONDS while recording, so a
     /// crash (kill -9, full disk) loses at most that much; 0 = only at the end.
     #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds)]
@@ -162,6 +168,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         checkpoint: (a.checkpoint > 0.0).then(|| std::time::Duration::from_secs_f64(a.checkpoint)),
         argv: std::env::args().collect(),
         status: !a.quiet && std::io::stderr().is_terminal(),
+        keep_stack_padding: a.keep_stack_padding,
     };
     let summary = record(&opts)?;
     if let Some(p) = &a.stats_json {

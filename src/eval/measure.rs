@@ -8,7 +8,8 @@ use perfz_codecs::{AnyDecoder, Codec, CodecSpec, CodecVisitor, Decoder, Input};
 use super::{EvalError, Row};
 use crate::format::compress::RECORD_MAX;
 use crate::format::record::{records, RecordHeader};
-use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher, Sink};
+use crate::push::stack_tail::Edit;
+use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher, Sink, StackTail};
 use crate::replay::pushes;
 
 /// A sink that writes nowhere: it keeps the records (to verify them) or only
@@ -35,6 +36,23 @@ impl Sink for NullSink {
         self.written += region.len() as u64;
         Ok(region.len())
     }
+    fn write_raw_edited(
+        &mut self,
+        region: Input<'_>,
+        edits: &[Edit],
+    ) -> io::Result<(usize, usize)> {
+        self.scratch.clear();
+        crate::push::stack_tail::for_each_piece(region, edits, |p| {
+            self.scratch.extend_from_slice(p);
+            Ok::<(), io::Error>(())
+        })?;
+        if let Some(k) = &mut self.keep {
+            k.extend_from_slice(&self.scratch);
+        }
+        let n = self.scratch.len();
+        self.written += n as u64;
+        Ok((n, n))
+    }
     fn record_buf(&mut self) -> io::Result<&mut [u8]> {
         Ok(&mut self.buf)
     }
@@ -55,6 +73,8 @@ impl Sink for NullSink {
 }
 
 struct RunOut {
+    /// Whether unwritten stack bytes were left out.
+    edited: bool,
     secs: f64,
     written: u64,
     kept: Option<Vec<u8>>,
@@ -66,6 +86,7 @@ struct OneRun<'a> {
     stream: &'a [u8],
     push: usize,
     keep: bool,
+    stack_tail: Option<StackTail>,
 }
 
 impl OneRun<'_> {
@@ -77,15 +98,26 @@ impl OneRun<'_> {
             written: 0,
         };
         let mut p = Pusher::<C, NullSink, M>::new(codec, sink);
+        // As the recorder: `none` and output-driven codecs leave unwritten
+        // stack bytes out (the walk that finds them is timed too).
+        let tail = self
+            .stack_tail
+            .filter(|_| Pusher::<C, NullSink, M>::TAKES_EDITS);
+        let mut edits = Vec::new();
         let t = Instant::now();
         for region in pushes(self.stream, self.push) {
-            p.push(region)?;
+            edits.clear();
+            if let Some(t) = &tail {
+                t.edits(region, &mut edits);
+            }
+            p.push_edited(region, &edits)?;
         }
         let secs = t.elapsed().as_secs_f64();
         let copies = p.meter.copies();
         let state = p.codec_state_size();
         let sink = p.into_sink();
         Ok(RunOut {
+            edited: tail.is_some(),
             secs,
             written: sink.written,
             kept: sink.keep,
@@ -152,6 +184,7 @@ pub fn measure(
     stream: &[u8],
     push: usize,
     min_time: Duration,
+    stack_tail: Option<StackTail>,
 ) -> Result<Row, EvalError> {
     if stream.is_empty() {
         return Err(EvalError::Empty);
@@ -165,24 +198,43 @@ pub fn measure(
             stream,
             push,
             keep: true,
+            stack_tail,
         })?
         .map_err(io_err)?;
     let kept = first.kept.expect("kept");
+    // What must come back: the stream, with unwritten stack bytes left out
+    // where the push path left them out.
+    let edited;
+    let want: &[u8] = match stack_tail.filter(|_| first.edited) {
+        Some(t) => {
+            let mut edits = Vec::new();
+            t.edits(Input::one(stream), &mut edits);
+            let mut z = Vec::with_capacity(stream.len());
+            crate::push::stack_tail::for_each_piece(Input::one(stream), &edits, |p| {
+                z.extend_from_slice(p);
+                Ok::<(), ()>(())
+            })
+            .expect("infallible");
+            edited = z;
+            &edited
+        }
+        None => stream,
+    };
     let mut back = Vec::with_capacity(stream.len());
     let verify = |err| EvalError::Verify {
         spec: spec.to_string(),
         err,
     };
     decode(spec, &kept, &mut back).map_err(verify)?;
-    if back != stream {
+    if back != want {
         let at = back
             .iter()
-            .zip(stream)
+            .zip(want)
             .position(|(a, b)| a != b)
-            .unwrap_or(back.len().min(stream.len()));
+            .unwrap_or(back.len().min(want.len()));
         return Err(verify(VerifyError::Differs {
             got: back.len(),
-            want: stream.len(),
+            want: want.len(),
             at,
         }));
     }
@@ -195,6 +247,7 @@ pub fn measure(
                 stream,
                 push,
                 keep: false,
+                stack_tail,
             })?
             .map_err(io_err)?;
         c_speeds.push(mb / r.secs.max(1e-9));

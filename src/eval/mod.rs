@@ -81,15 +81,43 @@ pub struct Options {
     pub push_size: usize,
     pub mmap_flush: usize,
     pub min_time: Duration,
+    /// Where the recording's samples leave unwritten stack bytes: an
+    /// output-driven codec reads them as zeros, as in `perfz record`.
+    pub stack_tail: Option<crate::push::StackTail>,
 }
 
 /// Headroom asked of a codec over the recording's trace rate before it is
 /// recommended: bursts run well above the average.
 pub const HEADROOM: f64 = 4.0;
 
-/// The ring bytes of `path` and its trace rate.
-pub fn load(path: &Path) -> Result<(Vec<u8>, Option<f64>), FormatError> {
+/// A recording as eval reads it.
+pub struct Loaded {
+    /// What its rings held.
+    pub stream: Vec<u8>,
+    /// Its trace rate, MB/s, from the span of its sample times.
+    pub rate: Option<f64>,
+    /// Where its samples keep unwritten stack bytes (dwarf recordings).
+    pub stack_tail: Option<crate::push::StackTail>,
+}
+
+/// The ring bytes of `path`, its trace rate and its stack layout.
+pub fn load(path: &Path) -> Result<Loaded, FormatError> {
     let stream = crate::replay::ring_stream(path)?;
+    let stack_tail = {
+        let r = PerfReader::open(path)?;
+        let attrs = &r.attrs;
+        attrs.first().and_then(|a| {
+            let same = attrs.iter().all(|e| {
+                e.attr.sample_type() == a.attr.sample_type()
+                    && e.attr.sample_regs_user() == a.attr.sample_regs_user()
+            });
+            if same {
+                crate::push::StackTail::for_samples(a.attr.sample_type(), a.attr.sample_regs_user())
+            } else {
+                None
+            }
+        })
+    };
     let (mut first, mut last) = (u64::MAX, 0u64);
     let mut r = PerfReader::open(path)?;
     while let Some((rec, meta)) = r.next_record()? {
@@ -103,7 +131,11 @@ pub fn load(path: &Path) -> Result<(Vec<u8>, Option<f64>), FormatError> {
         }
     }
     let rate = (last > first).then(|| stream.len() as f64 / ((last - first) as f64 / 1e9) / 1e6);
-    Ok((stream, rate))
+    Ok(Loaded {
+        stream,
+        rate,
+        stack_tail,
+    })
 }
 
 /// Evaluates `stream` with every spec; `progress` is told (done, total, spec).
@@ -118,7 +150,7 @@ pub fn evaluate(
     let mut rows = Vec::new();
     for (i, spec) in o.specs.iter().enumerate() {
         progress(i, o.specs.len(), &spec.to_string());
-        rows.push(measure(spec, stream, push, o.min_time)?);
+        rows.push(measure(spec, stream, push, o.min_time, o.stack_tail)?);
     }
     progress(o.specs.len(), o.specs.len(), "");
     mark_pareto(&mut rows);

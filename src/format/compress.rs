@@ -5,7 +5,7 @@
 //! codec unit (one zstd flush) per record and never a unit cut in two, every
 //! record ≤ 65 535 bytes and decoding to ≥ 1 byte.
 
-use perfz_codecs::{Codec, Input, MAX_RECORD_PAYLOAD};
+use perfz_codecs::{Codec, Input, Step, MAX_RECORD_PAYLOAD};
 
 use super::feature::CompressedInfo;
 use super::record::{RecordHeader, RecordType};
@@ -95,6 +95,38 @@ impl<C: Codec> Compressor<C> {
         Ok(size as usize)
     }
 
+    /// Output-driven ([`Codec::OUTPUT_DRIVEN`]): feeds `piece` to the codec,
+    /// writing into `window`, the free part of the current record's payload
+    /// (see [`Codec::stream`]); counts the raw bytes.
+    pub fn stream(
+        &mut self,
+        piece: Input<'_>,
+        window: &mut [u8],
+        flush: bool,
+    ) -> Result<Step, perfz_codecs::Error> {
+        let step = self.codec.stream(piece, window, flush)?;
+        self.raw_bytes += step.consumed as u64;
+        Ok(step)
+    }
+
+    /// Output-driven: makes the first `payload` bytes after the header in
+    /// `rec` one COMPRESSED record and returns its length. `push_len`, the
+    /// length of the push it belongs to, bounds what it decodes to (every
+    /// push ends with a flush) and so sizes HEADER_COMPRESSED's mmap_len.
+    pub fn seal(&mut self, rec: &mut [u8], payload: usize, push_len: usize) -> usize {
+        let size = (RecordHeader::SIZE + payload) as u16; // payload ≤ MAX_RECORD_PAYLOAD
+        let h = RecordHeader {
+            type_: RecordType::COMPRESSED,
+            misc: 0,
+            size,
+        };
+        rec[..RecordHeader::SIZE].copy_from_slice(&h.to_le());
+        self.out_bytes += size as u64;
+        self.records += 1;
+        self.max_record_raw = self.max_record_raw.max(push_len);
+        size as usize
+    }
+
     /// Compresses `input` (one push: one or two slices) into as many records as
     /// needed in the compressor's own buffer, handing each to `emit`.
     pub fn push<E>(
@@ -107,6 +139,32 @@ impl<C: Codec> Compressor<C> {
     {
         let mut rest = input;
         let mut rec = std::mem::take(&mut self.rec);
+        if C::OUTPUT_DRIVEN && !rest.is_empty() {
+            let mut fill = 0;
+            loop {
+                let step = match self.stream(rest, &mut rec[RecordHeader::SIZE + fill..], true) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.rec = rec;
+                        return Err(e.into());
+                    }
+                };
+                fill += step.produced;
+                rest = rest.split_at(step.consumed).1;
+                if fill > 0 && (step.done || RecordHeader::SIZE + fill == RECORD_MAX) {
+                    let n = self.seal(&mut rec, fill, input.len());
+                    fill = 0;
+                    if let Err(e) = emit(&rec[..n]) {
+                        self.rec = rec;
+                        return Err(e);
+                    }
+                }
+                if step.done {
+                    break;
+                }
+            }
+            rest = Input::default();
+        }
         while !rest.is_empty() {
             let (now, later) = self.split(rest);
             let n = match self.record_into(now, &mut rec) {

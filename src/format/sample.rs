@@ -19,7 +19,10 @@ pub struct Sample {
     pub period: Option<u64>,
     pub callchain: Vec<u64>,
     pub raw_len: usize,
+    /// Bytes of user stack the kernel wrote (`dyn_size`).
     pub user_stack_len: u64,
+    /// Bytes the sample holds for the user stack (`size`).
+    pub user_stack_size: u64,
 }
 
 /// Branch sample type bit telling that BRANCH_STACK carries `hw_idx`.
@@ -89,6 +92,7 @@ impl Sample {
         }
         if t & st::STACK_USER != 0 {
             let size = c.u64("user stack size")?;
+            s.user_stack_size = size;
             let n = counted(&c, size, 1, "user stack")?;
             c.skip(n, "user stack")?;
             if size != 0 {

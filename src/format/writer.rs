@@ -311,10 +311,10 @@ pub fn empty_record(t: RecordType) -> [u8; 8] {
     .to_le()
 }
 
-/// `write_all` for up to four slices with `writev`, retrying partial writes.
+/// `write_all` for up to 64 slices with `writev`, retrying partial writes.
 /// No allocation: it runs on the push path.
 pub fn write_all_vectored(w: &mut impl Write, parts: &[&[u8]]) -> std::io::Result<()> {
-    let mut arr = [std::io::IoSlice::new(&[]); 4];
+    let mut arr = [std::io::IoSlice::new(&[]); 64];
     if parts.iter().filter(|p| !p.is_empty()).count() > arr.len() {
         return parts.iter().try_for_each(|p| w.write_all(p));
     }

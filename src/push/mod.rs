@@ -9,8 +9,10 @@ pub mod meter;
 mod pusher;
 pub mod scan;
 pub mod sink;
+pub mod stack_tail;
 
 pub use aio::{AsyncSink, Backend, ThreadBackend, UringBackend};
 pub use meter::{Copies, CopyMeter, Meter, NoMeter};
 pub use pusher::{PushStats, Pusher};
 pub use sink::{SerialSink, Sink};
+pub use stack_tail::StackTail;

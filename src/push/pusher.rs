@@ -6,8 +6,10 @@ use std::io;
 use perfz_codecs::{Codec, CodecId, Input};
 
 use super::meter::{Meter, NoMeter};
+use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
-use crate::format::compress::Compressor;
+use crate::format::compress::{Compressor, RECORD_MAX};
+use crate::format::record::RecordHeader;
 use crate::format::CompressedInfo;
 
 /// Counters of one push path.
@@ -18,6 +20,8 @@ pub struct PushStats {
     /// Bytes read out of rings.
     pub ring_bytes: u64,
 }
+
+const HEADER: usize = RecordHeader::SIZE;
 
 pub struct Pusher<C: Codec, S: Sink, M: Meter = NoMeter> {
     comp: Compressor<C>,
@@ -39,10 +43,21 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
     /// True when the codec is `none`: raw records, no COMPRESSED records.
     pub const RAW: bool = C::ID.0 == CodecId::NONE.0;
 
+    /// Whether [`push_edited`](Self::push_edited) applies edits.
+    pub const TAKES_EDITS: bool = Self::RAW || C::OUTPUT_DRIVEN;
+
     /// Pushes one ring region. When this returns, the region's bytes are out of
     /// the ring (compressed into the sink's buffer, or written or copied raw),
     /// so the caller may hand the space back to the kernel.
     pub fn push(&mut self, region: Input<'_>) -> io::Result<()> {
+        self.push_edited(region, &[])
+    }
+
+    /// [`push`](Self::push) of the region as `edits` make it (dwarf samples
+    /// cut to their written stack, see `stack_tail`), for `none` and
+    /// output-driven codecs ([`Self::TAKES_EDITS`]); other codecs take the
+    /// region as it is.
+    pub fn push_edited(&mut self, region: Input<'_>, edits: &[Edit]) -> io::Result<()> {
         if region.is_empty() {
             return Ok(());
         }
@@ -50,9 +65,15 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
         self.stats.ring_bytes += region.len() as u64;
         self.meter.ring(region.len());
         if Self::RAW {
-            let copied = self.sink.write_raw(region)?;
+            let (copied, written) = if edits.is_empty() {
+                (self.sink.write_raw(region)?, region.len())
+            } else {
+                self.sink.write_raw_edited(region, edits)?
+            };
             self.meter.copied(copied);
-            self.meter.written(region.len());
+            self.meter.written(written);
+        } else if C::OUTPUT_DRIVEN {
+            self.push_output_driven(region, edits)?;
         } else {
             let mut rest = region;
             while !rest.is_empty() {
@@ -65,6 +86,42 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
             }
         }
         self.sink.end_push()
+    }
+
+    /// Records cut by output: the codec reads the push piece by piece (ring
+    /// slices and edits) and fills record windows in the sink's
+    /// buffer; a record is made of each full window and of the last, after
+    /// the flush that ends the push.
+    fn push_output_driven(&mut self, region: Input<'_>, edits: &[Edit]) -> io::Result<()> {
+        const WINDOW_END: usize = RECORD_MAX;
+        let push_len = region.len();
+        let mut fill = 0usize; // payload bytes in the current window
+        let (comp, sink, meter) = (&mut self.comp, &mut self.sink, &mut self.meter);
+        let mut feed = |piece: &[u8], flush: bool| -> io::Result<()> {
+            let mut rest = piece;
+            loop {
+                let buf = sink.record_buf()?;
+                let step =
+                    comp.stream(Input::one(rest), &mut buf[HEADER + fill..WINDOW_END], flush)?;
+                fill += step.produced;
+                meter.codec_in(step.consumed);
+                rest = &rest[step.consumed..];
+                let full = HEADER + fill == WINDOW_END;
+                if full || (flush && step.done && fill > 0) {
+                    let n = comp.seal(buf, fill, push_len);
+                    sink.commit(n)?;
+                    meter.written(n);
+                    fill = 0;
+                } else if step.consumed == 0 && step.produced == 0 && !step.done {
+                    return Err(io::Error::other("the codec made no progress"));
+                }
+                if step.done {
+                    return Ok(());
+                }
+            }
+        };
+        for_each_piece(region, edits, |piece| feed(piece, false))?;
+        feed(&[], true)
     }
 
     pub fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {

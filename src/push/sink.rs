@@ -4,6 +4,7 @@ use std::io;
 
 use perfz_codecs::Input;
 
+use super::stack_tail::{for_each_piece, Edit};
 use crate::format::compress::RECORD_MAX;
 use crate::format::writer::RecordSink;
 
@@ -12,6 +13,10 @@ pub trait Sink {
     /// Raw ring bytes (codec `none`), one or two slices. Returns how many
     /// bytes it memcpy'd to do so (0 when it writes straight from the ring).
     fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize>;
+    /// Raw ring bytes as `edits` make them (see `stack_tail`). Returns the
+    /// bytes it memcpy'd and the bytes written.
+    fn write_raw_edited(&mut self, region: Input<'_>, edits: &[Edit])
+        -> io::Result<(usize, usize)>;
     /// The buffer the next compressed record is built in (at least
     /// [`RECORD_MAX`] bytes): the codec writes straight into it, then
     /// [`commit`](Sink::commit) takes its first `n` bytes.
@@ -26,6 +31,9 @@ pub trait Sink {
     /// Bytes of records written (or queued) so far.
     fn bytes_written(&self) -> u64;
 }
+
+/// Slices per `writev` of an edited region (IOV_MAX is 1024).
+const WRITEV_BATCH: usize = 64;
 
 /// The serial sink: writes synchronously, one write per record; raw ring bytes
 /// go out with one `writev` of the ring's own slices — no copy by our code.
@@ -52,6 +60,29 @@ impl<W: RecordSink> Sink for SerialSink<W> {
         self.out
             .write_records_vectored(&[region.first, region.second])?;
         Ok(0)
+    }
+
+    fn write_raw_edited(
+        &mut self,
+        region: Input<'_>,
+        edits: &[Edit],
+    ) -> io::Result<(usize, usize)> {
+        // Gathered into writev batches: the ring's slices and the edits'
+        // replacement words, never copied.
+        let mut batch: [&[u8]; WRITEV_BATCH] = [&[]; WRITEV_BATCH];
+        let (mut n, mut written) = (0, 0);
+        for_each_piece(region, edits, |piece| {
+            if n == WRITEV_BATCH {
+                self.out.write_records_vectored(&batch[..n])?;
+                n = 0;
+            }
+            batch[n] = piece;
+            n += 1;
+            written += piece.len();
+            Ok::<(), io::Error>(())
+        })?;
+        self.out.write_records_vectored(&batch[..n])?;
+        Ok((0, written))
     }
 
     fn record_buf(&mut self) -> io::Result<&mut [u8]> {

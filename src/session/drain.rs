@@ -15,7 +15,8 @@ use crate::format::record::RecordType;
 use crate::format::writer::empty_record;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
 use crate::push::scan::{scan, RecordCounts};
-use crate::push::{Copies, Meter, Pusher};
+use crate::push::stack_tail::Edit;
+use crate::push::{Copies, Meter, Pusher, StackTail};
 
 /// The numbers a drain unit keeps, for the summary and the header.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +37,8 @@ pub struct DrainReport {
     pub codec_state_bytes: usize,
     /// How writes are done ("serial", "async (io_uring)").
     pub sink: String,
+    /// Unwritten dwarf stack bytes left out.
+    pub stack_bytes_cleared: u64,
 }
 
 /// A drain unit as the session sees it.
@@ -66,12 +69,20 @@ pub trait Drain {
 /// meter.
 pub struct PushDrain<C: Codec, S: SessionSink, M: Meter> {
     pusher: Pusher<C, S, M>,
+    /// Where samples keep unwritten stack bytes to clear (dwarf mode).
+    stack_tail: Option<StackTail>,
+    stack_bytes_cleared: u64,
+    /// The current region's edits (reused: no allocation once warm).
+    edits: Vec<Edit>,
 }
 
 impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
-    pub fn new(codec: C, sink: S) -> Self {
+    pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>) -> Self {
         PushDrain {
             pusher: Pusher::new(codec, sink),
+            stack_tail: stack_tail.filter(|_| Pusher::<C, S, M>::TAKES_EDITS),
+            stack_bytes_cleared: 0,
+            edits: Vec::new(),
         }
     }
 
@@ -107,7 +118,11 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
             }
             let region = ring.region(head);
             scan(region, counts);
-            self.pusher.push(region)?;
+            self.edits.clear();
+            if let Some(t) = &self.stack_tail {
+                self.stack_bytes_cleared += t.edits(region, &mut self.edits);
+            }
+            self.pusher.push_edited(region, &self.edits)?;
             // Release store of data_tail (Ring::consume): our reads of the
             // region happen before the kernel may reuse the space.
             ring.consume(head);
@@ -139,6 +154,7 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
             codec_copies_input: C::COPIES_INPUT,
             codec_state_bytes: self.pusher.codec_state_size(),
             sink: self.pusher.sink().describe(),
+            stack_bytes_cleared: self.stack_bytes_cleared,
         }
     }
 

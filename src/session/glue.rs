@@ -11,7 +11,9 @@ use super::drain::{Drain, PushDrain};
 use super::sinks::SessionSink;
 use super::{AioBackend, RecordError};
 use crate::format::writer::{FileWriter, PipeWriter};
-use crate::push::{AsyncSink, CopyMeter, NoMeter, SerialSink, ThreadBackend, UringBackend};
+use crate::push::{
+    AsyncSink, CopyMeter, NoMeter, SerialSink, StackTail, ThreadBackend, UringBackend,
+};
 
 /// The writer the output was opened with.
 pub enum Writer {
@@ -28,6 +30,8 @@ pub struct Glue {
     pub copy_meter: bool,
     /// The largest ring's data size (an async buffer holds a whole drain).
     pub ring_size: usize,
+    /// Unwritten dwarf stack bytes to clear before compression.
+    pub stack_tail: Option<StackTail>,
 }
 
 /// The drain unit and notes for the user about choices made.
@@ -37,11 +41,12 @@ fn metered<C: Codec + 'static, S: SessionSink + 'static>(
     codec: C,
     sink: S,
     copy_meter: bool,
+    stack_tail: Option<StackTail>,
 ) -> Box<dyn Drain> {
     if copy_meter {
-        Box::new(PushDrain::<C, S, CopyMeter>::new(codec, sink))
+        Box::new(PushDrain::<C, S, CopyMeter>::new(codec, sink, stack_tail))
     } else {
-        Box::new(PushDrain::<C, S, NoMeter>::new(codec, sink))
+        Box::new(PushDrain::<C, S, NoMeter>::new(codec, sink, stack_tail))
     }
 }
 
@@ -49,19 +54,19 @@ impl CodecVisitor for Glue {
     type Output = Result<Built, RecordError>;
 
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> Self::Output {
-        let m = self.copy_meter;
+        let (m, t) = (self.copy_meter, self.stack_tail);
         let file = match self.writer {
             Writer::Pipe(w) => {
                 let mut notes = Vec::new();
                 if self.aio.is_some() {
                     notes.push("--aio needs a file output (it writes at file offsets); writing the pipe serially".into());
                 }
-                return Ok((metered(codec, SerialSink::new(w), m), notes));
+                return Ok((metered(codec, SerialSink::new(w), m, t), notes));
             }
             Writer::File(w) => w,
         };
         let Some(n) = self.aio else {
-            return Ok((metered(codec, SerialSink::new(file), m), Vec::new()));
+            return Ok((metered(codec, SerialSink::new(file), m, t), Vec::new()));
         };
         let uring = match self.aio_backend {
             AioBackend::Thread => Err(io::Error::other("--aio-backend thread")),
@@ -69,7 +74,7 @@ impl CodecVisitor for Glue {
         };
         match uring {
             Ok(b) => Ok((
-                metered(codec, AsyncSink::new(file, b, n, self.ring_size), m),
+                metered(codec, AsyncSink::new(file, b, n, self.ring_size), m, t),
                 Vec::new(),
             )),
             Err(e) if self.aio_backend == AioBackend::Uring => Err(RecordError::Usage(format!(
@@ -85,7 +90,7 @@ impl CodecVisitor for Glue {
                 let b = ThreadBackend::new(file.get_ref())
                     .map_err(super::error::io_err("starting the writer thread"))?;
                 Ok((
-                    metered(codec, AsyncSink::new(file, b, n, self.ring_size), m),
+                    metered(codec, AsyncSink::new(file, b, n, self.ring_size), m, t),
                     notes,
                 ))
             }

@@ -33,6 +33,7 @@ use crate::format::record::RecordType;
 use crate::format::sample::id_trailer_offset;
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::format::{CompressedInfo, FeatureSet};
+use crate::push::StackTail;
 use crate::synth;
 
 pub use drain::DrainReport;
@@ -76,6 +77,9 @@ pub struct RecordOptions {
     pub checkpoint: Option<Duration>,
     /// A live status line on stderr (the CLI sets it on a terminal).
     pub status: bool,
+    /// Keep the stack bytes the kernel did not write in dwarf samples (as
+    /// perf does) instead of zeroing them before compression.
+    pub keep_stack_padding: bool,
 }
 
 /// Which async backend `--aio` uses.
@@ -139,6 +143,11 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         aio_backend: o.aio_backend,
         copy_meter: o.copy_meter,
         ring_size,
+        stack_tail: if o.keep_stack_padding {
+            None
+        } else {
+            stack_tail_of(&prepared.set.attrs)
+        },
     })??;
     notes.extend(glue_notes);
 
@@ -203,6 +212,16 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         side_band_bytes,
         started,
     )
+}
+
+/// The stack layout of the session's samples, if every event shares it.
+fn stack_tail_of(attrs: &[crate::format::AttrEntry]) -> Option<StackTail> {
+    let a = &attrs.first()?.attr;
+    let same = attrs.iter().all(|e| {
+        e.attr.sample_type() == a.sample_type() && e.attr.sample_regs_user() == a.sample_regs_user()
+    });
+    same.then(|| StackTail::for_samples(a.sample_type(), a.sample_regs_user()))
+        .flatten()
 }
 
 fn io_err_context(e: std::io::Error, what: &str) -> std::io::Error {
@@ -315,6 +334,7 @@ fn finish(
         copies: report.copies,
         codec_copies_input: report.codec_copies_input,
         codec_state_bytes: report.codec_state_bytes,
+        stack_bytes_cleared: report.stack_bytes_cleared,
         notes,
     })
 }

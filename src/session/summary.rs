@@ -41,6 +41,8 @@ pub struct Summary {
     pub codec_copies_input: bool,
     /// Bytes held by the codec's state (contexts, windows, tables).
     pub codec_state_bytes: usize,
+    /// Dwarf stack bytes the kernel left unwritten, zeroed before compression.
+    pub stack_bytes_cleared: u64,
     pub notes: Vec<String>,
 }
 

@@ -2,7 +2,7 @@ use zstd_safe::zstd_sys::ZSTD_EndDirective;
 use zstd_safe::{CCtx, InBuffer, OutBuffer, ResetDirective};
 
 use super::zstd_err;
-use crate::{Codec, CodecId, Error, Input, ZstdParams};
+use crate::{Codec, CodecId, Error, Input, Step, ZstdParams};
 
 /// Largest zstd frame header (magic 4 + descriptor 1 + window 1 + dict id 4 +
 /// content size 8); only the first unit of a stream carries one.
@@ -22,6 +22,15 @@ pub struct ZstdCodec {
 impl ZstdCodec {
     pub fn new(params: &ZstdParams) -> Result<Self, Error> {
         let mut cctx = super::context(params)?;
+        // Output-driven records (Codec::stream) end wherever a window fills,
+        // so every window must hold a block end: blocks of at most
+        // STREAM_MAX_BLOCK raw bytes compress to at most that + 3, well
+        // under one record.
+        cctx.set_parameter(zstd_safe::CParameter::MaxBlockSize(
+            super::STREAM_MAX_BLOCK as u32,
+        ))
+        .map_err(zstd_err)
+        .map_err(Error::Zstd)?;
         // libzstd sizes and allocates its workspace on the first streaming call.
         // Make that call now, then forget the session (keeping the parameters and
         // the workspace), so that no push ever allocates.
@@ -45,6 +54,57 @@ impl Codec for ZstdCodec {
     const ID: CodecId = CodecId::ZSTD;
     // ZSTD_compressStream2 copies its input into the window buffer.
     const COPIES_INPUT: bool = true;
+    const OUTPUT_DRIVEN: bool = true;
+
+    fn stream(&mut self, input: Input<'_>, dst: &mut [u8], flush: bool) -> Result<Step, Error> {
+        let mut out = OutBuffer::around(dst);
+        let mut consumed = 0;
+        for part in input.parts() {
+            let mut inp = InBuffer::around(part);
+            while inp.pos() < part.len() && out.pos() < out.capacity() {
+                self.cctx
+                    .compress_stream2(&mut out, &mut inp, ZSTD_EndDirective::ZSTD_e_continue)
+                    .map_err(zstd_err)
+                    .map_err(Error::Zstd)?;
+            }
+            consumed += inp.pos();
+            if inp.pos() < part.len() {
+                // The window is full; the rest of the input comes next call.
+                return Ok(Step {
+                    consumed,
+                    produced: out.pos(),
+                    done: false,
+                });
+            }
+        }
+        if !flush {
+            return Ok(Step {
+                consumed,
+                produced: out.pos(),
+                done: true,
+            });
+        }
+        // All consumed: flush (one block end per push, as perf does).
+        while out.pos() < out.capacity() {
+            let pending = self
+                .cctx
+                .flush_stream(&mut out)
+                .map_err(zstd_err)
+                .map_err(Error::Zstd)?;
+            if pending == 0 {
+                return Ok(Step {
+                    consumed,
+                    produced: out.pos(),
+                    done: true,
+                });
+            }
+        }
+        Ok(Step {
+            consumed,
+            produced: out.pos(),
+            done: false,
+        })
+    }
 
     fn compress(&mut self, input: Input<'_>, dst: &mut [u8]) -> Result<usize, Error> {
         if input.is_empty() {

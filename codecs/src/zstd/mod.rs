@@ -9,6 +9,13 @@ pub use decoder::ZstdDecoder;
 pub use encoder::ZstdCodec;
 pub use oneshot::ZstdOneShotCodec;
 
+/// Largest raw block of the streaming codec. A zstd block compresses to at
+/// most its raw size + 3 bytes of block header, so with the frame header
+/// (≤ 18 bytes) any window of a record's payload size (65 527 bytes) holds a
+/// block end: every output-driven record decodes to at least one byte.
+pub const STREAM_MAX_BLOCK: usize = 64 * 1024 - 32;
+const _: () = assert!(STREAM_MAX_BLOCK + 3 + 18 <= crate::MAX_RECORD_PAYLOAD);
+
 /// Largest window log perf's reader (and zstd's default decoder limit) accepts.
 pub const MAX_WINDOW_LOG: u32 = 27;
 
@@ -29,11 +36,43 @@ fn context(params: &crate::ZstdParams) -> Result<zstd_safe::CCtx<'static>, crate
             .map_err(crate::Error::Zstd)
     };
     set(CParameter::CompressionLevel(params.level))?;
-    if let Some(wlog) = params.effective_window_log() {
-        set(CParameter::WindowLog(wlog))?;
+    let (wlog, hlog, clog, slog, mml, strategy) = params.knobs();
+    if let Some(v) = wlog {
+        set(CParameter::WindowLog(v))?;
+    }
+    if let Some(v) = hlog {
+        set(CParameter::HashLog(v))?;
+    }
+    if let Some(v) = clog {
+        set(CParameter::ChainLog(v))?;
+    }
+    if let Some(v) = slog {
+        set(CParameter::SearchLog(v))?;
+    }
+    if let Some(v) = mml {
+        set(CParameter::MinMatch(v))?;
+    }
+    if let Some(v) = strategy {
+        set(CParameter::Strategy(strategy_of(v)))?;
     }
     if params.long {
         set(CParameter::EnableLongDistanceMatching(true))?;
     }
     Ok(cctx)
+}
+
+/// libzstd's strategy for its number (1 = fast ... 9 = btultra2).
+fn strategy_of(n: u32) -> zstd_safe::Strategy {
+    use zstd_safe::Strategy::*;
+    match n {
+        1 => ZSTD_fast,
+        2 => ZSTD_dfast,
+        3 => ZSTD_greedy,
+        4 => ZSTD_lazy,
+        5 => ZSTD_lazy2,
+        6 => ZSTD_btlazy2,
+        7 => ZSTD_btopt,
+        8 => ZSTD_btultra,
+        _ => ZSTD_btultra2,
+    }
 }

@@ -100,6 +100,24 @@ pub fn compress_pushes(spec: &CodecSpec, pushes: &[(Vec<u8>, Vec<u8>)]) -> Units
             let mut units = Vec::new();
             for (a, b) in self.0 {
                 let mut rest = Input::two(a, b);
+                if C::OUTPUT_DRIVEN && !rest.is_empty() {
+                    // Records cut by output, as the push path does it.
+                    loop {
+                        let step = codec.stream(rest, &mut dst, true).expect("stream");
+                        assert!(step.produced <= dst.len());
+                        if step.produced > 0 {
+                            units.push(dst[..step.produced].to_vec());
+                        } else {
+                            assert!(step.consumed > 0 || step.done, "no progress");
+                        }
+                        rest = rest.split_at(step.consumed).1;
+                        if step.done {
+                            assert!(rest.is_empty(), "done with input left");
+                            break;
+                        }
+                    }
+                    continue;
+                }
                 while !rest.is_empty() {
                     let (now, later) = rest.split_at(max_in);
                     let n = codec.compress(now, &mut dst).expect("compress");

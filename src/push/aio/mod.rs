@@ -17,6 +17,7 @@ use perfz_codecs::Input;
 pub use thread::ThreadBackend;
 pub use uring::UringBackend;
 
+use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
 use crate::format::compress::RECORD_MAX;
 use crate::format::writer::{FileWriter, RecordSink};
@@ -148,6 +149,20 @@ impl<B: Backend> Sink for AsyncSink<B> {
     fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
         // The one copy of the `none` async path: ring -> async buffer.
         self.append(&[region.first, region.second])
+    }
+
+    fn write_raw_edited(
+        &mut self,
+        region: Input<'_>,
+        edits: &[Edit],
+    ) -> io::Result<(usize, usize)> {
+        // The one copy of the `none` async path, of the kept bytes only.
+        let mut n = 0;
+        for_each_piece(region, edits, |piece| {
+            n += self.append(&[piece])?;
+            Ok::<(), io::Error>(())
+        })?;
+        Ok((n, n))
     }
 
     fn record_buf(&mut self) -> io::Result<&mut [u8]> {
