@@ -215,8 +215,15 @@ fn dwarf_samples_keep_only_the_stack_the_kernel_wrote() {
             let file = dir.join(format!("{}-{keep}.data", codec.replace(':', "")));
             let json = dir.join("s.json");
             let mut args = vec![
-                "--codec", codec, "--call-graph", "dwarf,16384", "-F", "2999", "-q",
-                "--stats-json", json.to_str().unwrap(),
+                "--codec",
+                codec,
+                "--call-graph",
+                "dwarf,16384",
+                "-F",
+                "2999",
+                "-q",
+                "--stats-json",
+                json.to_str().unwrap(),
             ];
             if keep {
                 args.push("--keep-stack-padding");
@@ -228,7 +235,10 @@ fn dwarf_samples_keep_only_the_stack_the_kernel_wrote() {
             let dropped = s["stack_bytes_cleared"].as_u64().unwrap();
             let (with_stack, cut) = stack_shapes(&file);
             let label = format!("{codec} keep={keep}");
-            assert!(with_stack > 50, "{label}: {with_stack} samples with a stack");
+            assert!(
+                with_stack > 50,
+                "{label}: {with_stack} samples with a stack"
+            );
             // lz4 cuts records by input: it takes the ring as it is.
             if keep || codec == "lz4" {
                 assert_eq!(dropped, 0, "{label}");

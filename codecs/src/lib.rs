@@ -64,7 +64,7 @@ pub use decoder::AnyDecoder;
 pub use error::Error;
 pub use input::Input;
 pub use none::{NoneCodec, NoneDecoder};
-pub use spec::{CodecSpec, CodecVisitor, ZstdParams, ZstdTuning, ZSTD_STRATEGIES, ZSTD_TUNING};
+pub use spec::{CodecSpec, CodecVisitor, ZstdParams, ZSTD_STRATEGIES};
 pub use table::{CodecInfo, CodecKind, CODECS};
 
 #[cfg(feature = "lz4")]
@@ -219,8 +219,10 @@ pub trait Codec {
 
     /// Whether the codec copies its input into a buffer of its own before
     /// compressing (zstd's streaming API fills its window this way: one more
-    /// copy of every byte, done by libzstd, not by perfz). Declared here,
-    /// measured by tests/dhat_copies.rs.
+    /// copy of every byte, done by libzstd, not by perfz; filling record
+    /// windows smaller than a worst-case block, it also stages its output
+    /// and copies it out: + the compressed size). Declared here, measured by
+    /// tests/dhat_copies.rs.
     const COPIES_INPUT: bool = false;
 }
 

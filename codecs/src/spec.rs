@@ -12,8 +12,6 @@
 //!         | "strategy=" fast|dfast|greedy|lazy|lazy2|btlazy2|btopt|btultra|btultra2
 //!         | "long"                   zstd only: long-distance matching (window log 27 unless wlog= says)
 //!         | "oneshot"                zstd only: a complete frame per push slice (no window copy)
-//!         | "std"                    zstd only: libzstd's own parameters for the level (as perf),
-//!                                    not perfz's table (ZSTD_TUNING)
 //! ```
 //!
 //! `zstd` alone is `zstd:1`, perf's `-z` default. [`Display`](std::fmt::Display)
@@ -28,7 +26,7 @@ use crate::{Codec, Error};
 
 /// One-line summary of the grammar, used in error messages.
 pub(crate) const GRAMMAR_SHORT: &str =
-    "none | zstd[:LEVEL][,wlog=10..27][,hlog=N][,clog=N][,slog=N][,mml=3..7][,strategy=NAME][,long][,oneshot][,std] (LEVEL -131072..-1 or 1..22, default 1) | lz4 | snappy";
+    "none | zstd[:LEVEL][,wlog=10..27][,hlog=N][,clog=N][,slog=N][,mml=3..7][,strategy=NAME][,long][,oneshot] (LEVEL -131072..-1 or 1..22, default 1) | lz4 | snappy";
 
 /// Default zstd level: perf's `-z` default.
 pub const ZSTD_DEFAULT_LEVEL: i32 = 1;
@@ -42,80 +40,6 @@ pub const ZSTD_WLOG_RANGE: std::ops::RangeInclusive<u32> = 10..=27;
 /// zstd's match-finder strategies, by their libzstd number (`ZSTD_fast` = 1).
 pub const ZSTD_STRATEGIES: [&str; 9] = [
     "fast", "dfast", "greedy", "lazy", "lazy2", "btlazy2", "btopt", "btultra", "btultra2",
-];
-
-/// The parameters behind a level: what libzstd's `ZSTD_c_*` knobs are set to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ZstdTuning {
-    pub window_log: u32,
-    pub hash_log: u32,
-    pub chain_log: u32,
-    pub search_log: u32,
-    pub min_match: u32,
-    /// 1 = fast ... 9 = btultra2 ([`ZSTD_STRATEGIES`]).
-    pub strategy: u32,
-}
-
-/// perfz's own parameters for the levels perf records use most, chosen on
-/// streams of perf records (docs/BENCHMARKS.md, "zstd parameters per
-/// level"). What they change from libzstd's table, and why:
-///
-/// * a 4–8 MiB window (libzstd's levels 1–3 use 0.5–2 MiB): a dwarf sample is
-///   tens of KiB, and the bytes that repeat (stacks of the same code paths,
-///   the parts of records the kernel leaves unwritten in the ring) lie one
-///   or more ring lengths back; with perf's default 512 KiB ring, level 1's
-///   512 KiB window sees almost none of them (×66 vs ×388 on the dwarf
-///   stream, and faster: fewer literals to code);
-/// * one step up the match finder per level (level 1 gets libzstd's level-3
-///   double-fast, level 3 a lazy search), paid for by the window's speed.
-///
-/// Levels not listed, and any level with `,std`, use libzstd's own table
-/// (what perf uses). Every window is ≤ 2^27, so perf 6.1 reads the stream.
-pub const ZSTD_TUNING: &[(i32, ZstdTuning)] = &[
-    (
-        1,
-        ZstdTuning {
-            window_log: 22,
-            hash_log: 17,
-            chain_log: 16,
-            search_log: 1,
-            min_match: 5,
-            strategy: 2,
-        },
-    ),
-    (
-        2,
-        ZstdTuning {
-            window_log: 23,
-            hash_log: 18,
-            chain_log: 17,
-            search_log: 1,
-            min_match: 5,
-            strategy: 2,
-        },
-    ),
-    (
-        3,
-        ZstdTuning {
-            window_log: 23,
-            hash_log: 19,
-            chain_log: 18,
-            search_log: 3,
-            min_match: 5,
-            strategy: 3,
-        },
-    ),
-    (
-        4,
-        ZstdTuning {
-            window_log: 23,
-            hash_log: 19,
-            chain_log: 18,
-            search_log: 3,
-            min_match: 5,
-            strategy: 4,
-        },
-    ),
 ];
 
 /// zstd's knobs.
@@ -137,8 +61,6 @@ pub struct ZstdParams {
     /// One-shot frames per push slice instead of one stream (see
     /// `ZstdOneShotCodec`).
     pub oneshot: bool,
-    /// libzstd's own parameters for the level (as perf), not [`ZSTD_TUNING`].
-    pub std: bool,
 }
 
 impl Default for ZstdParams {
@@ -153,7 +75,6 @@ impl Default for ZstdParams {
             strategy: None,
             long: false,
             oneshot: false,
-            std: false,
         }
     }
 }
@@ -167,31 +88,18 @@ impl ZstdParams {
         }
     }
 
-    /// perfz's table entry for this level, unless `,std`.
-    pub fn tuning(&self) -> Option<ZstdTuning> {
-        if self.std {
-            return None;
-        }
-        ZSTD_TUNING
-            .iter()
-            .find(|(l, _)| *l == self.level)
-            .map(|(_, t)| *t)
-    }
-
     /// The window log to set on the context, if any: an explicit `wlog=`,
-    /// else 27 with `long` (as the zstd command line tool), else the table's.
+    /// else 27 with `long` (as the zstd command line tool).
     pub fn effective_window_log(&self) -> Option<u32> {
-        self.window_log
-            .or(if self.long {
-                Some(*ZSTD_WLOG_RANGE.end())
-            } else {
-                None
-            })
-            .or(self.tuning().map(|t| t.window_log))
+        self.window_log.or(if self.long {
+            Some(*ZSTD_WLOG_RANGE.end())
+        } else {
+            None
+        })
     }
 
-    /// Every knob to set after the level, explicit options over the table:
-    /// `(wlog, hlog, clog, slog, mml, strategy)`, `None` = libzstd's own.
+    /// Every knob to set after the level: `(wlog, hlog, clog, slog, mml,
+    /// strategy)`, `None` = libzstd's own for the level.
     #[allow(clippy::type_complexity)]
     pub fn knobs(
         &self,
@@ -203,19 +111,18 @@ impl ZstdParams {
         Option<u32>,
         Option<u32>,
     ) {
-        let t = self.tuning();
         (
             self.effective_window_log(),
-            self.hash_log.or(t.map(|t| t.hash_log)),
-            self.chain_log.or(t.map(|t| t.chain_log)),
-            self.search_log.or(t.map(|t| t.search_log)),
-            self.min_match.or(t.map(|t| t.min_match)),
-            self.strategy.or(t.map(|t| t.strategy)),
+            self.hash_log,
+            self.chain_log,
+            self.search_log,
+            self.min_match,
+            self.strategy,
         )
     }
 
-    /// The parameters in effect, for `perfz eval` and the docs
-    /// (`level 1: dfast wlog 21 ...`, or `libzstd's level 1`).
+    /// The parameters in effect, for `perfz eval` (`libzstd's level 1`, or
+    /// `libzstd's level 1 with dfast wlog 23`).
     pub fn describe(&self) -> String {
         let (w, h, c, sl, m, st) = self.knobs();
         let mut parts = Vec::new();
@@ -236,12 +143,7 @@ impl ZstdParams {
         if parts.is_empty() {
             format!("libzstd's level {}", self.level)
         } else {
-            let base = if self.tuning().is_some() {
-                "perfz"
-            } else {
-                "libzstd"
-            };
-            format!("{base} level {}: {}", self.level, parts.join(" "))
+            format!("libzstd's level {} with {}", self.level, parts.join(" "))
         }
     }
 }
@@ -396,7 +298,6 @@ impl CodecSpec {
             match opt.split_once('=') {
                 None if opt == "long" => p.long = true,
                 None if opt == "oneshot" => p.oneshot = true,
-                None if opt == "std" => p.std = true,
                 Some(("wlog", v)) => p.window_log = Some(num(v, ZSTD_WLOG_RANGE, "wlog")?),
                 Some(("hlog", v)) => p.hash_log = Some(num(v, 6..=30, "hlog")?),
                 Some(("clog", v)) => p.chain_log = Some(num(v, 6..=30, "clog")?),
@@ -413,7 +314,7 @@ impl CodecSpec {
                 }
                 _ => {
                     return Err(bad(format!(
-                        "unknown zstd option {opt:?} (known: wlog=N, hlog=N, clog=N, slog=N, mml=N, strategy=NAME, long, oneshot, std)"
+                        "unknown zstd option {opt:?} (known: wlog=N, hlog=N, clog=N, slog=N, mml=N, strategy=NAME, long, oneshot)"
                     )))
                 }
             }
@@ -457,9 +358,6 @@ impl fmt::Display for CodecSpec {
                 if p.oneshot {
                     f.write_str(",oneshot")?;
                 }
-                if p.std {
-                    f.write_str(",std")?;
-                }
                 Ok(())
             }
             other => f.write_str(other.kind().name()),
@@ -484,7 +382,6 @@ mod tests {
             ("zstd:1,long", "zstd:1,long"),
             ("zstd,long,wlog=20", "zstd:1,wlog=20,long"),
             ("zstd:3,oneshot", "zstd:3,oneshot"),
-            ("zstd:1,std", "zstd:1,std"),
             (
                 "zstd:2,strategy=dfast,mml=5,hlog=17,clog=16,slog=1,wlog=21",
                 "zstd:2,wlog=21,hlog=17,clog=16,slog=1,mml=5,strategy=dfast",

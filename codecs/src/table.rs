@@ -48,7 +48,7 @@ pub const CODECS: [CodecInfo; 4] = [
         id: CodecId::ZSTD,
         built: cfg!(feature = "zstd"),
         takes_level: true,
-        parameters: "LEVEL -131072..-1 (fast) or 1..22 (default 1); wlog=, hlog=, clog=, slog=, mml=, strategy=; long; oneshot; std",
+        parameters: "LEVEL -131072..-1 (fast) or 1..22 (default 1); wlog=, hlog=, clog=, slog=, mml=, strategy=; long; oneshot",
     },
     CodecInfo {
         kind: CodecKind::Lz4,

@@ -264,6 +264,10 @@ pub fn measure(
     let copies = first.copies.unwrap_or_default();
     Ok(Row {
         spec: spec.to_string(),
+        params: match spec {
+            CodecSpec::Zstd(p) => p.describe(),
+            _ => String::new(),
+        },
         ratio: stream.len() as f64 / first.written.max(1) as f64,
         compressed_bytes: first.written,
         compress_mbs_best: best_c,

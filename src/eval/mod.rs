@@ -44,6 +44,8 @@ pub fn parse_spec_list(s: &str) -> Result<Vec<CodecSpec>, perfz_codecs::Error> {
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
     pub spec: String,
+    /// The codec's parameters in effect (zstd: level and knobs).
+    pub params: String,
     /// Raw ring bytes / bytes written (COMPRESSED records with their headers).
     pub ratio: f64,
     pub compressed_bytes: u64,
@@ -245,6 +247,7 @@ mod tests {
     fn row(spec: &str, ratio: f64, speed: f64) -> Row {
         Row {
             spec: spec.into(),
+            params: String::new(),
             ratio,
             compressed_bytes: 0,
             compress_mbs_best: speed,

@@ -46,6 +46,9 @@ fn footer(e: &Evaluation) -> String {
         "{} bytes of ring data from {}, pushed {} bytes at a time; MB = 10^6 bytes of uncompressed trace; none = memcpy baseline; * = Pareto-optimal (ratio vs compress speed)\n",
         e.raw_bytes, e.input, e.push_bytes
     );
+    for r in e.rows.iter().filter(|r| !r.params.is_empty()) {
+        let _ = writeln!(s, "{}: {}", r.spec, r.params);
+    }
     if let Some(r) = &e.recommendation {
         let _ = writeln!(s, "recommendation: {r}");
     }

@@ -20,6 +20,10 @@ use crate::push::scan::RecordCounts;
 pub struct LoopOptions<'a> {
     /// Don't drain a ring holding fewer bytes than this (except at the end).
     pub min_bytes: u64,
+    /// While data keeps coming (no poll in between), drain only rings
+    /// holding at least this much: many tiny pushes cost a flush, a record
+    /// and a write each. After a poll timeout every ring is drained.
+    pub min_push: u64,
     pub checkpoint: Option<Duration>,
     /// The features checkpoints write.
     pub features: &'a FeatureSet,
@@ -94,8 +98,11 @@ pub fn run(
     }
     let mut last_cp = Instant::now();
     let mut final_pass = false;
+    // After a wakeup the watermark was crossed; after a timeout, take
+    // whatever waits.
+    let mut threshold = o.min_bytes.max(o.min_push);
     while e.write_error.is_none() {
-        let moved = match drain.pass(&mut set.rings, o.min_bytes, final_pass, &mut e.counts) {
+        let moved = match drain.pass(&mut set.rings, threshold, final_pass, &mut e.counts) {
             Ok(m) => m,
             Err(err) => {
                 e.write_error = Some(err);
@@ -109,6 +116,11 @@ pub fn run(
             s.update(&drain.report(), e.counts.lost_events);
         }
         if o.checkpoint.is_some_and(|every| last_cp.elapsed() >= every) {
+            // Everything that waits goes into the file before it is made whole.
+            if let Err(err) = drain.pass(&mut set.rings, o.min_bytes, false, &mut e.counts) {
+                e.write_error = Some(err);
+                break;
+            }
             if let Err(err) = checkpoint(drain, o.features, &mut e.checkpoints) {
                 e.write_error = Some(err);
                 break;
@@ -131,6 +143,11 @@ pub fn run(
         if !moved {
             // SAFETY: pfds is a valid array of pollfd for its length.
             let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 100) };
+            threshold = if n == 0 {
+                o.min_bytes
+            } else {
+                o.min_bytes.max(o.min_push)
+            };
             if n > 0 {
                 e.wakeups += 1;
                 // A hung-up fd (its task is gone) stays readable forever:

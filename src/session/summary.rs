@@ -76,8 +76,9 @@ impl Summary {
         if let Some(c) = &self.copies {
             let codec_copy = if self.codec_copies_input {
                 format!(
-                    "; the codec ({}) copies its input into its window: +{} B by libzstd",
-                    self.codec, c.codec_in_bytes
+                    "; the codec ({}) copies its input into its window and its output out of its staging buffer: +{} B by libzstd",
+                    self.codec,
+                    c.codec_in_bytes + self.compressed_bytes
                 )
             } else if c.codec_in_bytes > 0 {
                 format!(
