@@ -105,21 +105,7 @@ pub struct Loaded {
 /// The ring bytes of `path`, its trace rate and its stack layout.
 pub fn load(path: &Path) -> Result<Loaded, FormatError> {
     let stream = crate::replay::ring_stream(path)?;
-    let stack_tail = {
-        let r = PerfReader::open(path)?;
-        let attrs = &r.attrs;
-        attrs.first().and_then(|a| {
-            let same = attrs.iter().all(|e| {
-                e.attr.sample_type() == a.attr.sample_type()
-                    && e.attr.sample_regs_user() == a.attr.sample_regs_user()
-            });
-            if same {
-                crate::push::StackTail::for_samples(a.attr.sample_type(), a.attr.sample_regs_user())
-            } else {
-                None
-            }
-        })
-    };
+    let stack_tail = crate::push::StackTail::for_attrs(&PerfReader::open(path)?.attrs);
     let (mut first, mut last) = (u64::MAX, 0u64);
     let mut r = PerfReader::open(path)?;
     while let Some((rec, meta)) = r.next_record()? {

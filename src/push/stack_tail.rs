@@ -67,6 +67,21 @@ impl StackTail {
         })
     }
 
+    /// The layout shared by every event of a recording, or `None` if their
+    /// samples differ or have no stack to cut.
+    pub fn for_attrs(attrs: &[crate::format::AttrEntry]) -> Option<StackTail> {
+        let a = &attrs.first()?.attr;
+        let same = attrs.iter().all(|e| {
+            e.attr.sample_type() == a.sample_type()
+                && e.attr.sample_regs_user() == a.sample_regs_user()
+        });
+        if same {
+            Self::for_samples(a.sample_type(), a.sample_regs_user())
+        } else {
+            None
+        }
+    }
+
     /// Appends the edits that cut every sample of `region` to its written
     /// stack bytes (in order of offset) and returns the bytes they drop. A
     /// record it cannot make sense of ends the walk: nothing past it is

@@ -146,7 +146,7 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         stack_tail: if o.keep_stack_padding {
             None
         } else {
-            stack_tail_of(&prepared.set.attrs)
+            StackTail::for_attrs(&prepared.set.attrs)
         },
     })??;
     notes.extend(glue_notes);
@@ -215,16 +215,6 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         side_band_bytes,
         started,
     )
-}
-
-/// The stack layout of the session's samples, if every event shares it.
-fn stack_tail_of(attrs: &[crate::format::AttrEntry]) -> Option<StackTail> {
-    let a = &attrs.first()?.attr;
-    let same = attrs.iter().all(|e| {
-        e.attr.sample_type() == a.sample_type() && e.attr.sample_regs_user() == a.sample_regs_user()
-    });
-    same.then(|| StackTail::for_samples(a.sample_type(), a.sample_regs_user()))
-        .flatten()
 }
 
 fn io_err_context(e: std::io::Error, what: &str) -> std::io::Error {

@@ -117,35 +117,13 @@ impl Codec for ZstdCodec {
                 have: dst.len(),
             });
         }
+        // One whole unit: everything consumed and flushed into `dst`.
         let have = dst.len();
-        let mut out = OutBuffer::around(dst);
-        for part in input.parts() {
-            let mut inp = InBuffer::around(part);
-            while inp.pos() < part.len() {
-                let before = (inp.pos(), out.pos());
-                self.cctx
-                    .compress_stream2(&mut out, &mut inp, ZSTD_EndDirective::ZSTD_e_continue)
-                    .map_err(zstd_err)
-                    .map_err(Error::Zstd)?;
-                if (inp.pos(), out.pos()) == before {
-                    return Err(Error::DstTooSmall { need, have });
-                }
-            }
+        let step = self.stream(input, dst, true)?;
+        if !step.done {
+            return Err(Error::DstTooSmall { need, have });
         }
-        loop {
-            let pending = self
-                .cctx
-                .flush_stream(&mut out)
-                .map_err(zstd_err)
-                .map_err(Error::Zstd)?;
-            if pending == 0 {
-                break;
-            }
-            if out.pos() == out.capacity() {
-                return Err(Error::DstTooSmall { need, have });
-            }
-        }
-        Ok(out.pos())
+        Ok(step.produced)
     }
 
     fn bound(&self, len: usize) -> usize {
