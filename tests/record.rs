@@ -239,8 +239,7 @@ fn dwarf_samples_keep_only_the_stack_the_kernel_wrote() {
                 with_stack > 50,
                 "{label}: {with_stack} samples with a stack"
             );
-            // lz4 cuts records by input: it takes the ring as it is.
-            if keep || codec == "lz4" {
+            if keep {
                 assert_eq!(dropped, 0, "{label}");
                 assert_eq!(cut, 0, "{label}: stacks were cut");
             } else {

@@ -98,11 +98,9 @@ impl OneRun<'_> {
             written: 0,
         };
         let mut p = Pusher::<C, NullSink, M>::new(codec, sink);
-        // As the recorder: `none` and output-driven codecs leave unwritten
-        // stack bytes out (the walk that finds them is timed too).
-        let tail = self
-            .stack_tail
-            .filter(|_| Pusher::<C, NullSink, M>::TAKES_EDITS);
+        // As the recorder: unwritten stack bytes are left out (the walk
+        // that finds them is timed too).
+        let tail = self.stack_tail;
         let mut edits = Vec::new();
         let t = Instant::now();
         for region in pushes(self.stream, self.push) {

@@ -80,7 +80,7 @@ impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
     pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>) -> Self {
         PushDrain {
             pusher: Pusher::new(codec, sink),
-            stack_tail: stack_tail.filter(|_| Pusher::<C, S, M>::TAKES_EDITS),
+            stack_tail,
             stack_bytes_cleared: 0,
             edits: Vec::new(),
         }
