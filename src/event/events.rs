@@ -141,9 +141,6 @@ pub struct AttrOptions {
     pub switch_events: bool,
     /// Ask for MMAP2 records carrying build ids.
     pub build_id: bool,
-    /// Wake the reader when this many bytes wait in a ring; 0 = the
-    /// kernel's default, half the ring.
-    pub wakeup_watermark: u32,
 }
 
 /// x86_64 user registers perf asks for with `--call-graph dwarf` (AX..R15 minus segment registers).
@@ -212,10 +209,6 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
             fl |= flags::BUILD_ID;
         }
     }
-    if o.wakeup_watermark > 0 {
-        fl |= flags::WATERMARK;
-        a.set_u32(48, o.wakeup_watermark);
-    }
     a.set_u64(40, fl);
     a
 }
@@ -237,7 +230,6 @@ mod tests {
             enable_on_exec: true,
             switch_events: false,
             build_id: false,
-            wakeup_watermark: 0,
         };
         let a = build_attr(&ev, &o, true);
         assert_eq!(a.sample_type(), 0x127);

@@ -53,7 +53,6 @@ pub mod flags {
     pub const FREQ: u64 = 1 << 10;
     pub const ENABLE_ON_EXEC: u64 = 1 << 12;
     pub const TASK: u64 = 1 << 13;
-    pub const WATERMARK: u64 = 1 << 14;
     pub const MMAP_DATA: u64 = 1 << 17;
     pub const SAMPLE_ID_ALL: u64 = 1 << 18;
     pub const EXCLUDE_GUEST: u64 = 1 << 20;

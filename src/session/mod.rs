@@ -196,8 +196,8 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         child,
         LoopOptions {
             min_bytes: o.mmap_flush.max(1) as u64,
-            // A sixteenth of the ring: under the wakeup watermark (an eighth
-            // as root, half otherwise), so a woken drain always finds it.
+            // A sixteenth of the ring: well under the kernel's wakeup
+            // watermark (half the ring), so a woken drain always finds it.
             min_push: (ring_size / 16) as u64,
             checkpoint: o.checkpoint,
             features: &features,

@@ -52,22 +52,6 @@ fn fork_held(argv: &[String]) -> Result<Workload, RecordError> {
     Workload::prepare(argv).map_err(start_err)
 }
 
-/// Bytes in a ring that wake the drain: an eighth of the ring, so that the
-/// kernel still has seven eighths to write into while the drain thread wakes
-/// up (the kernel's default, half, leaves a dense stream of dwarf samples
-/// under half a millisecond). Only where the ring cannot shrink below the
-/// size asked for (root, which locked-memory limits do not bind): a
-/// watermark larger than the ring would wake the drain only when it is full.
-fn wakeup_watermark(pages: usize) -> u32 {
-    // SAFETY: geteuid has no memory effects.
-    let root = unsafe { libc::geteuid() } == 0;
-    if root {
-        (pages * ring::page_size() / 8).min(u32::MAX as usize) as u32
-    } else {
-        0
-    }
-}
-
 pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     let online = cpus::online().map_err(io_err("cannot read the online CPUs"))?;
     let mut workload = None;
@@ -121,7 +105,6 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         enable_on_exec: matches!(o.target, Target::Workload(_)),
         switch_events: o.switch_events,
         build_id: true,
-        wakeup_watermark: wakeup_watermark(pages),
     };
     // A refusal drops `workload`, which lets the held child exit unrun.
     let set = EventSet::open(&o.events, &attr_opts, &cpus, &pids, pages)?;

@@ -148,7 +148,6 @@ pub fn require_recording() {
         enable_on_exec: false,
         switch_events: false,
         build_id: false,
-        wakeup_watermark: 0,
     };
     if let Err(e) = perfz::event::sys::open(&build_attr(&ev, &o, false), 0, -1, -1) {
         panic!(
