@@ -39,6 +39,11 @@ pub struct DrainReport {
     pub sink: String,
     /// Unwritten dwarf stack bytes left out.
     pub stack_bytes_cleared: u64,
+    /// The fullest a ring was when a pass came to it, as a fraction of its
+    /// size, and how many pushes found a ring at least 7/8 full (how close
+    /// the drain came to losing records).
+    pub max_fill: f64,
+    pub near_full_pushes: u64,
 }
 
 /// A drain unit as the session sees it.
@@ -74,6 +79,8 @@ pub struct PushDrain<C: Codec, S: SessionSink, M: Meter> {
     stack_bytes_cleared: u64,
     /// The current region's edits (reused: no allocation once warm).
     edits: Vec<Edit>,
+    max_fill: f64,
+    near_full_pushes: u64,
 }
 
 impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
@@ -83,6 +90,8 @@ impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
             stack_tail,
             stack_bytes_cleared: 0,
             edits: Vec::new(),
+            max_fill: 0.0,
+            near_full_pushes: 0,
         }
     }
 
@@ -116,6 +125,9 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
             if pending == 0 || (pending < min_bytes && !all) {
                 continue;
             }
+            let size = ring.data_size() as u64;
+            self.max_fill = self.max_fill.max(pending as f64 / size as f64);
+            self.near_full_pushes += (pending >= size - size / 8) as u64;
             let region = ring.region(head);
             scan(region, counts);
             self.edits.clear();
@@ -155,6 +167,8 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
             codec_state_bytes: self.pusher.codec_state_size(),
             sink: self.pusher.sink().describe(),
             stack_bytes_cleared: self.stack_bytes_cleared,
+            max_fill: self.max_fill,
+            near_full_pushes: self.near_full_pushes,
         }
     }
 

@@ -328,6 +328,8 @@ fn finish(
         codec_copies_input: report.codec_copies_input,
         codec_state_bytes: report.codec_state_bytes,
         stack_bytes_cleared: report.stack_bytes_cleared,
+        max_ring_fill: report.max_fill,
+        near_full_pushes: report.near_full_pushes,
         notes,
     })
 }

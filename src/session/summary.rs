@@ -41,8 +41,12 @@ pub struct Summary {
     pub codec_copies_input: bool,
     /// Bytes held by the codec's state (contexts, windows, tables).
     pub codec_state_bytes: usize,
-    /// Dwarf stack bytes the kernel left unwritten, zeroed before compression.
+    /// Dwarf stack bytes the kernel left unwritten, left out of the file.
     pub stack_bytes_cleared: u64,
+    /// The fullest any ring was when the drain came to it (0..1), and how
+    /// many pushes found a ring at least 7/8 full.
+    pub max_ring_fill: f64,
+    pub near_full_pushes: u64,
     pub notes: Vec<String>,
 }
 
@@ -102,9 +106,14 @@ impl Summary {
         }
         if self.lost_events > 0 || self.lost_samples > 0 {
             s += &format!(
-                "[ perfz record: lost {} events and {} samples: the rings filled faster than they were drained; \
+                "[ perfz record: lost {} events and {} samples: the rings filled faster than they were drained \
+                 (the fullest a ring was when drained: {:.0} %, {} pushes at ≥ 7/8); \
                  try a bigger -m (now {} pages), a lower -F, or a faster codec ]\n",
-                self.lost_events, self.lost_samples, self.pages
+                self.lost_events,
+                self.lost_samples,
+                self.max_ring_fill * 100.0,
+                self.near_full_pushes,
+                self.pages
             );
         }
         s
