@@ -20,6 +20,10 @@ pub trait RecordSink {
     }
     /// Bytes of records written so far.
     fn data_size(&self) -> u64;
+    /// Takes back the last `n` bytes counted: a region written in several
+    /// calls failed part way, and what it wrote ends inside a record.
+    /// (A later finish writes over them; a pipe cannot take anything back.)
+    fn forget(&mut self, n: u64);
 }
 
 /// Attrs as perf 6.1 accepts them, all of one size.
@@ -213,6 +217,10 @@ impl<W: Write + Seek> RecordSink for FileWriter<W> {
     fn data_size(&self) -> u64 {
         self.header.data.size
     }
+
+    fn forget(&mut self, n: u64) {
+        self.header.data.size -= n.min(self.header.data.size);
+    }
 }
 
 /// A pipe-mode stream: 16-byte header, then HEADER_ATTR and HEADER_FEATURE
@@ -298,6 +306,10 @@ impl<W: Write> RecordSink for PipeWriter<W> {
 
     fn data_size(&self) -> u64 {
         self.written
+    }
+
+    fn forget(&mut self, n: u64) {
+        self.written -= n.min(self.written);
     }
 }
 

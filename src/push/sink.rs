@@ -68,21 +68,29 @@ impl<W: RecordSink> Sink for SerialSink<W> {
         edits: &[Edit],
     ) -> io::Result<(usize, usize)> {
         // Gathered into writev batches: the ring's slices and the edits'
-        // replacement words, never copied.
+        // replacement words, never copied. Batches end anywhere, so if one
+        // fails the earlier ones are taken back: the region is written
+        // whole or counted as not written (salvage relies on it).
         let mut batch: [&[u8]; WRITEV_BATCH] = [&[]; WRITEV_BATCH];
-        let (mut n, mut written) = (0, 0);
-        for_each_piece(region, edits, |piece| {
+        let (mut n, mut queued, mut done) = (0, 0usize, 0usize);
+        let out = &mut self.out;
+        let r = for_each_piece(region, edits, |piece| {
             if n == WRITEV_BATCH {
-                self.out.write_records_vectored(&batch[..n])?;
+                out.write_records_vectored(&batch[..n])?;
+                done = queued;
                 n = 0;
             }
             batch[n] = piece;
             n += 1;
-            written += piece.len();
+            queued += piece.len();
             Ok::<(), io::Error>(())
-        })?;
-        self.out.write_records_vectored(&batch[..n])?;
-        Ok((0, written))
+        })
+        .and_then(|()| out.write_records_vectored(&batch[..n]));
+        if let Err(e) = r {
+            out.forget(done as u64);
+            return Err(e);
+        }
+        Ok((0, queued))
     }
 
     fn record_buf(&mut self) -> io::Result<&mut [u8]> {
