@@ -40,6 +40,28 @@ impl<'a> Input<'a> {
             .filter(|p| !p.is_empty())
     }
 
+    /// The 8 bytes at offset `at` of the concatenation (which may straddle
+    /// the two slices). Panics if they run past the end.
+    pub fn read8(&self, at: usize) -> [u8; 8] {
+        let f = self.first.len();
+        let mut b = [0u8; 8];
+        if at + 8 <= f {
+            b.copy_from_slice(&self.first[at..at + 8]);
+        } else if at >= f {
+            b.copy_from_slice(&self.second[at - f..at - f + 8]);
+        } else {
+            for (k, x) in b.iter_mut().enumerate() {
+                let i = at + k;
+                *x = if i < f {
+                    self.first[i]
+                } else {
+                    self.second[i - f]
+                };
+            }
+        }
+        b
+    }
+
     /// The first `n` bytes and the rest, as two inputs (for splitting a drain into
     /// record-sized units). `n` is clamped to `len()`.
     pub fn split_at(&self, n: usize) -> (Input<'a>, Input<'a>) {
@@ -57,6 +79,17 @@ impl<'a> Input<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read8_at_every_point_across_the_wrap() {
+        let data: Vec<u8> = (0..40u8).collect();
+        for cut in 0..=data.len() {
+            let input = Input::two(&data[..cut], &data[cut..]);
+            for at in 0..=data.len() - 8 {
+                assert_eq!(input.read8(at), data[at..at + 8], "cut {cut} at {at}");
+            }
+        }
+    }
 
     #[test]
     fn split_at_every_point_keeps_bytes_in_order() {

@@ -16,22 +16,6 @@ pub struct RecordCounts {
     pub lost_events: u64,
 }
 
-fn byte(region: &Input<'_>, i: usize) -> u8 {
-    if i < region.first.len() {
-        region.first[i]
-    } else {
-        region.second[i - region.first.len()]
-    }
-}
-
-fn read8(region: &Input<'_>, at: usize) -> [u8; 8] {
-    let mut b = [0u8; 8];
-    for (k, x) in b.iter_mut().enumerate() {
-        *x = byte(region, at + k);
-    }
-    b
-}
-
 /// Offset of `u64 lost` in a LOST record (after the header and `u64 id`).
 const LOST_FIELD: usize = RecordHeader::SIZE + 8;
 
@@ -41,7 +25,7 @@ pub fn scan(region: Input<'_>, counts: &mut RecordCounts) {
     let len = region.len();
     let mut at = 0;
     while at + 8 <= len {
-        let h = RecordHeader::from_le(read8(&region, at));
+        let h = RecordHeader::from_le(region.read8(at));
         let size = h.size as usize;
         if size < RecordHeader::SIZE || at + size > len {
             break;
@@ -51,7 +35,7 @@ pub fn scan(region: Input<'_>, counts: &mut RecordCounts) {
             RecordType::SAMPLE => counts.samples += 1,
             RecordType::LOST if size >= LOST_FIELD + 8 => {
                 counts.lost_records += 1;
-                counts.lost_events += u64::from_le_bytes(read8(&region, at + LOST_FIELD));
+                counts.lost_events += u64::from_le_bytes(region.read8(at + LOST_FIELD));
             }
             _ => {}
         }

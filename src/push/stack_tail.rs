@@ -87,18 +87,17 @@ impl StackTail {
     /// record it cannot make sense of ends the walk: nothing past it is
     /// edited.
     pub fn edits(&self, region: Input<'_>, edits: &mut Vec<Edit>) -> u64 {
-        let r = Region(region);
         let len = region.len();
         let mut at = 0;
         let mut total = 0;
         while at + RecordHeader::SIZE <= len {
-            let h = RecordHeader::from_le(r.read8(at));
+            let h = RecordHeader::from_le(region.read8(at));
             let size = h.size as usize;
             if size < RecordHeader::SIZE || at + size > len {
                 break;
             }
             if h.type_ == RecordType::SAMPLE {
-                match self.unwritten(&r, at, size) {
+                match self.unwritten(region, at, size) {
                     Some(Cut { drop: 0, .. }) => {}
                     Some(c) => {
                         let header = RecordHeader {
@@ -129,7 +128,7 @@ impl StackTail {
 
     /// Where the stack dump of the sample at `at` is cut, or `None` if the
     /// sample does not parse as this layout.
-    fn unwritten(&self, r: &Region<'_>, at: usize, size: usize) -> Option<Cut> {
+    fn unwritten(&self, r: Input<'_>, at: usize, size: usize) -> Option<Cut> {
         let end = at + size;
         let mut p = at + RecordHeader::SIZE + self.fixed_before_callchain;
         let u64_at = |p: usize| (p + 8 <= end).then(|| u64::from_le_bytes(r.read8(p)));
@@ -231,28 +230,6 @@ fn ring_part<'a, E>(
         f(&region.second[from.max(first) - first..to - first])?;
     }
     Ok(())
-}
-
-/// A ring region addressed as one run of bytes.
-struct Region<'a>(Input<'a>);
-
-impl Region<'_> {
-    fn read8(&self, at: usize) -> [u8; 8] {
-        let (first, second) = (self.0.first, self.0.second);
-        let mut b = [0u8; 8];
-        let f = first.len();
-        if at + 8 <= f {
-            b.copy_from_slice(&first[at..at + 8]);
-        } else if at >= f {
-            b.copy_from_slice(&second[at - f..at - f + 8]);
-        } else {
-            for (k, x) in b.iter_mut().enumerate() {
-                let i = at + k;
-                *x = if i < f { first[i] } else { second[i - f] };
-            }
-        }
-        b
-    }
 }
 
 #[cfg(test)]
