@@ -11,7 +11,7 @@ use perfz::format::attr::sample_type as st;
 use perfz::format::compress::Compressor;
 use perfz::format::writer::{empty_record, FileWriter, RecordSink};
 use perfz::format::{Attr, AttrEntry, FeatureSet, PerfReader, RecordType};
-use perfz::push::{AsyncSink, Pusher, SerialSink, Sink, ThreadBackend, UringBackend};
+use perfz::push::{AsyncSink, Backend, Pusher, SerialSink, Sink, ThreadBackend, UringBackend};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
@@ -191,24 +191,31 @@ impl CodecVisitor for RecorderPath<'_> {
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
-                let mut p = Pusher::<C, _>::new(codec, AsyncSink::new(w, b, 2, biggest));
-                push_all(&mut p, self.pushes);
-                if let Some(info) = p.compressed_info() {
-                    f.set_compressed(info);
-                }
-                p.into_sink().into_inner().unwrap().finish(&f).unwrap();
+                push_async(codec, w, b, self.pushes, biggest, &mut f);
             }
             SinkKind::AsyncUring => {
                 let b = UringBackend::new(w.get_ref()).expect("io_uring (this test needs it)");
-                let mut p = Pusher::<C, _>::new(codec, AsyncSink::new(w, b, 2, biggest));
-                push_all(&mut p, self.pushes);
-                if let Some(info) = p.compressed_info() {
-                    f.set_compressed(info);
-                }
-                p.into_sink().into_inner().unwrap().finish(&f).unwrap();
+                push_async(codec, w, b, self.pushes, biggest, &mut f);
             }
         }
     }
+}
+
+/// The async sink over backend `b`: push, then finish the file.
+fn push_async<C: Codec, B: Backend>(
+    codec: C,
+    w: FileWriter<std::fs::File>,
+    b: B,
+    pushes: &[Input<'_>],
+    biggest: usize,
+    f: &mut FeatureSet,
+) {
+    let mut p = Pusher::<C, _>::new(codec, AsyncSink::new(w, b, 2, biggest));
+    push_all(&mut p, pushes);
+    if let Some(info) = p.compressed_info() {
+        f.set_compressed(info);
+    }
+    p.into_sink().into_inner().unwrap().finish(f).unwrap();
 }
 
 proptest! {
