@@ -68,23 +68,19 @@ fn guess_codec(path: &Path, data_offset: u64) -> Result<Option<CodecId>, FormatE
     Ok(None)
 }
 
-pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
-    let mut r = PerfReader::open_for_recovery(path)?;
-    let header = r.header.clone().expect("file mode");
-    let data_offset = header.data.offset;
-    let mut guessed = None;
-    if r.compressed().is_none() {
-        if let Some(id) = guess_codec(path, data_offset)? {
-            r.assume_compressed(CompressedInfo {
-                version: 0,
-                codec: id.0,
-                level: 0,
-                ratio: 0,
-                mmap_len: DECLARED_MMAP_LEN,
-            });
-            guessed = Some(id.name().unwrap_or("?").to_string());
-        }
-    }
+/// How far a record stream is whole.
+struct Scan {
+    /// Where the kept records end.
+    good_end: u64,
+    records: u64,
+    samples: u64,
+    stopped: Option<String>,
+}
+
+/// Reads records from `start` until the stream ends or breaks (decoding
+/// COMPRESSED records to be sure) and says where the whole part ends.
+fn scan(r: &mut PerfReader, start: u64) -> Scan {
+    let data_offset = start;
     let mut good_end = data_offset;
     let (mut records, mut samples) = (0u64, 0u64);
     // The outer record being read: (offset, end, compressed).
@@ -130,6 +126,41 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
             }
         }
     }
+    Scan {
+        good_end,
+        records,
+        samples,
+        stopped,
+    }
+}
+
+pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
+    if path.is_dir() {
+        return recover_dir(path);
+    }
+    let mut r = PerfReader::open_for_recovery(path)?;
+    let header = r.header.clone().expect("file mode");
+    let data_offset = header.data.offset;
+    let mut guessed = None;
+    if r.compressed().is_none() {
+        if let Some(id) = guess_codec(path, data_offset)? {
+            r.assume_compressed(CompressedInfo {
+                version: 0,
+                codec: id.0,
+                level: 0,
+                ratio: 0,
+                mmap_len: DECLARED_MMAP_LEN,
+            });
+            guessed = Some(id.name().unwrap_or("?").to_string());
+        }
+    }
+    let scan = scan(&mut r, data_offset);
+    let Scan {
+        good_end,
+        records,
+        samples,
+        stopped,
+    } = scan;
     let mut features = r.features.clone();
     features.remove(0);
     if guessed.is_some() && features.get(feat::COMPRESSED).is_none() {
@@ -161,4 +192,33 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
         stopped_because: stopped,
         guessed_codec: guessed,
     })
+}
+
+/// A `--threads` directory: `data` is recovered as a file (its checkpoint
+/// from the start of the recording holds the side band and the features),
+/// then every `data.N` is cut after its last whole record.
+fn recover_dir(dir: &Path) -> Result<Recovered, FormatError> {
+    let main = dir.join("data");
+    let mut total = recover(&main)?;
+    for (n, p) in PerfReader::data_streams(dir)? {
+        let mut r = PerfReader::open_data_stream(&main, &p, n)?;
+        let s = scan(&mut r, 0);
+        drop(r);
+        let f = OpenOptions::new().write(true).open(&p)?;
+        let len = f.metadata()?.len();
+        if s.good_end < len {
+            f.set_len(s.good_end)?;
+            f.sync_all()?;
+        }
+        total.data_bytes += s.good_end;
+        total.records += s.records;
+        total.samples += s.samples;
+        total.dropped_bytes += len - s.good_end;
+        if let Some(why) = s.stopped {
+            total
+                .stopped_because
+                .get_or_insert(format!("data.{n}: {why}"));
+        }
+    }
+    Ok(total)
 }

@@ -147,6 +147,8 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         checkpoint: None,
         status: false,
         keep_stack_padding: false,
+        threads: None,
+        per_thread: false,
     };
     let s = record(&opts)?;
     eprintln!(

@@ -99,6 +99,16 @@ pub struct Args {
     /// crash (kill -9, full disk) loses at most that much; 0 = only at the end.
     #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds)]
     checkpoint: f64,
+    /// Drain the rings with parallel threads, each with its own codec and
+    /// data file; the output becomes a directory (perf's --threads format).
+    /// SPEC: cpu (one thread per CPU, the default), core, package, numa, N
+    /// threads, or masks CPUS/AFFINITY:CPUS/AFFINITY... Works with --aio.
+    #[arg(long, value_name = "SPEC", num_args = 0..=1, default_missing_value = "cpu", require_equals = true)]
+    threads: Option<crate::session::ThreadSpec>,
+    /// One ring per recorded task instead of one per CPU (perf's
+    /// --per-thread); the tasks' future children are not followed.
+    #[arg(long = "per-thread")]
+    per_thread: bool,
     /// Print how many bytes the push path read, copied, compressed and wrote.
     #[arg(short, long)]
     verbose: bool,
@@ -169,6 +179,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         argv: std::env::args().collect(),
         status: !a.quiet && std::io::stderr().is_terminal(),
         keep_stack_padding: a.keep_stack_padding,
+        threads: a.threads.clone(),
+        per_thread: a.per_thread,
     };
     let summary = record(&opts)?;
     if let Some(p) = &a.stats_json {

@@ -34,13 +34,20 @@ pub struct EventFd {
     pub fd: OwnedFd,
     pub attr_index: usize,
     pub id: u64,
+    /// The index in [`EventSet::rings`] of the ring its records go to.
+    pub ring: usize,
 }
+
+/// The CPU key of a per-thread ring (`--per-thread`: one ring per task, on
+/// whatever CPU it runs).
+pub const ANY_CPU: u32 = u32::MAX;
 
 /// All open events of a session with their rings.
 pub struct EventSet {
     pub attrs: Vec<AttrEntry>,
     pub fds: Vec<EventFd>,
-    /// One per CPU, in CPU order, with the CPU number.
+    /// One per CPU, in CPU order, with the CPU number; or, per thread, one
+    /// per task in the order given, with [`ANY_CPU`].
     pub rings: Vec<(u32, Ring)>,
     /// Data pages per ring actually mapped (may be less than asked).
     pub pages: usize,
@@ -68,16 +75,29 @@ fn hint_for(err: &io::Error, ev: &EventSpec) -> String {
 }
 
 impl EventSet {
-    /// Opens `events` for `pids` (-1 = any) on `cpus`. A hardware event the
-    /// PMU refuses is replaced by its software fallback with a note; a ring the
-    /// locked-memory limit refuses is halved down to [`MIN_PAGES`], with a note.
+    /// Opens `events` for `pids` (-1 = any) on `cpus`: one ring per CPU
+    /// that every task's events on that CPU write into; or, `per_thread`, one
+    /// ring per task with its events on any CPU (`cpus` unused). A hardware
+    /// event the PMU refuses is replaced by its software fallback with a
+    /// note; a ring the locked-memory limit refuses is halved down to
+    /// [`MIN_PAGES`], with a note.
     pub fn open(
         events: &[EventSpec],
         opts: &AttrOptions,
         cpus: &[u32],
         pids: &[i32],
         pages: usize,
+        per_thread: bool,
     ) -> Result<EventSet, OpenError> {
+        // Each ring: its CPU key, and the (pid, cpu) pairs writing into it.
+        let rings_of: Vec<(u32, Vec<(i32, i32)>)> = if per_thread {
+            pids.iter().map(|&p| (ANY_CPU, vec![(p, -1)])).collect()
+        } else {
+            cpus.iter()
+                .map(|&c| (c, pids.iter().map(|&p| (p, c as i32)).collect()))
+                .collect()
+        };
+        let (probe_pid, probe_cpu) = rings_of[0].1[0];
         let mut notes = Vec::new();
         let mut specs: Vec<EventSpec> = events.to_vec();
         let mut attrs: Vec<Attr> = Vec::new();
@@ -87,7 +107,7 @@ impl EventSet {
             // Each fallback flips one setting, so this ends.
             let attr = loop {
                 let attr = build_attr(ev, &opts, i == 0);
-                let e = match sys::open(&attr, pids[0], cpus[0] as i32, -1) {
+                let e = match sys::open(&attr, probe_pid, probe_cpu, -1) {
                     Ok(_) => break attr,
                     Err(e) => e,
                 };
@@ -137,18 +157,17 @@ impl EventSet {
         let mut rings = Vec::new();
         let requested = pages;
         let mut pages = pages;
-        for &cpu in cpus {
+        for (key, tasks) in &rings_of {
             let mut leader: Option<usize> = None;
             for (ai, attr) in attrs.iter().enumerate() {
-                for &pid in pids {
-                    let fd =
-                        sys::open(attr, pid, cpu as i32, -1).map_err(|err| OpenError::Open {
-                            event: specs[ai].name.clone(),
-                            cpu: cpu as i32,
-                            pid: (pid >= 0).then_some(pid),
-                            hint: hint_for(&err, &specs[ai]),
-                            err,
-                        })?;
+                for &(pid, cpu) in tasks {
+                    let fd = sys::open(attr, pid, cpu, -1).map_err(|err| OpenError::Open {
+                        event: specs[ai].name.clone(),
+                        cpu,
+                        pid: (pid >= 0).then_some(pid),
+                        hint: hint_for(&err, &specs[ai]),
+                        err,
+                    })?;
                     let id = sys::id(&fd)?;
                     entries[ai].ids.push(id);
                     match leader {
@@ -165,16 +184,10 @@ impl EventSet {
                                     {
                                         pages /= 2;
                                     }
-                                    Err(err) => {
-                                        return Err(OpenError::Map {
-                                            cpu: cpu as i32,
-                                            pages,
-                                            err,
-                                        })
-                                    }
+                                    Err(err) => return Err(OpenError::Map { cpu, pages, err }),
                                 }
                             };
-                            rings.push((cpu, ring));
+                            rings.push((*key, ring));
                             leader = Some(fds.len());
                         }
                         Some(l) => sys::set_output(&fd, &fds[l].fd)?,
@@ -183,6 +196,7 @@ impl EventSet {
                         fd,
                         attr_index: ai,
                         id,
+                        ring: rings.len() - 1,
                     });
                 }
             }

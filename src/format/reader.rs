@@ -100,6 +100,16 @@ impl PerfReader {
             )),
             other => other,
         })?;
+        let mut streams = Self::data_streams(dir)?;
+        streams.reverse(); // popped from the back
+        r.meta.path = dir.to_path_buf();
+        r.meta.mode = Mode::Directory;
+        r.more_streams = streams;
+        Ok(r)
+    }
+
+    /// The `data.N` files of a `--threads` directory, in N order.
+    pub fn data_streams(dir: &Path) -> Result<Vec<(u32, PathBuf)>, FormatError> {
         let mut streams = Vec::new();
         for entry in std::fs::read_dir(dir)? {
             let entry = entry?;
@@ -116,10 +126,23 @@ impl PerfReader {
             }
         }
         streams.sort();
-        streams.reverse(); // popped from the back
-        r.meta.path = dir.to_path_buf();
+        Ok(streams)
+    }
+
+    /// Reads one `data.N` stream alone, with the metadata of the directory's
+    /// `main` file read as after a crash (recovery of that stream).
+    pub fn open_data_stream(main: &Path, stream: &Path, n: u32) -> Result<Self, FormatError> {
+        let mut r = Self::open_for_recovery(main)?;
+        let f = File::open(stream)?;
+        let len = f.metadata()?.len();
+        r.stream = RecordStream::new(
+            Box::new(BufReader::with_capacity(READ_BUF, f)),
+            r.meta.endian,
+            0,
+            Some(len),
+            Some(n),
+        );
         r.meta.mode = Mode::Directory;
-        r.more_streams = streams;
         Ok(r)
     }
 

@@ -11,7 +11,7 @@ pub mod scan;
 pub mod sink;
 pub mod stack_tail;
 
-pub use aio::{AsyncSink, Backend, ThreadBackend, UringBackend};
+pub use aio::{AsyncSink, Backend, OffsetFile, ThreadBackend, UringBackend};
 pub use meter::{Copies, CopyMeter, Meter, NoMeter};
 pub use pusher::{PushStats, Pusher};
 pub use sink::{SerialSink, Sink};

@@ -52,7 +52,8 @@ pub trait Drain {
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// One pass over `rings`: drains each holding at least `min_bytes`
     /// (every non-empty one when `all`), counting records into `counts`, and
-    /// ends the round with FINISHED_ROUND. Returns whether anything moved.
+    /// ends the round with FINISHED_ROUND (where the unit writes rounds).
+    /// Returns whether anything moved.
     fn pass(
         &mut self,
         rings: &mut [(u32, Ring)],
@@ -81,10 +82,12 @@ pub struct PushDrain<C: Codec, S: SessionSink, M: Meter> {
     edits: Vec<Edit>,
     max_fill: f64,
     near_full_pushes: u64,
+    /// End each pass that moved data with FINISHED_ROUND.
+    rounds: bool,
 }
 
 impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
-    pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>) -> Self {
+    pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>, rounds: bool) -> Self {
         PushDrain {
             pusher: Pusher::new(codec, sink),
             stack_tail,
@@ -92,6 +95,7 @@ impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
             edits: Vec::new(),
             max_fill: 0.0,
             near_full_pushes: 0,
+            rounds,
         }
     }
 
@@ -140,7 +144,7 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
             ring.consume(head);
             moved = true;
         }
-        if moved {
+        if moved && self.rounds {
             self.pusher
                 .write_plain(&empty_record(RecordType::FINISHED_ROUND))?;
         }

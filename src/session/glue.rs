@@ -8,17 +8,20 @@ use std::io;
 use perfz_codecs::{Codec, CodecVisitor};
 
 use super::drain::{Drain, PushDrain};
-use super::sinks::SessionSink;
+use super::sinks::{Finish, SessionSink};
 use super::{AioBackend, RecordError};
+use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::push::{
-    AsyncSink, CopyMeter, NoMeter, SerialSink, StackTail, ThreadBackend, UringBackend,
+    AsyncSink, CopyMeter, NoMeter, OffsetFile, SerialSink, StackTail, ThreadBackend, UringBackend,
 };
 
 /// The writer the output was opened with.
 pub enum Writer {
     File(FileWriter<File>),
     Pipe(PipeWriter<File>),
+    /// One `data.N` of a `--threads` directory.
+    Stream(DataStreamWriter),
 }
 
 /// How the drain unit writes.
@@ -32,21 +35,85 @@ pub struct Glue {
     pub ring_size: usize,
     /// Unwritten dwarf stack bytes to clear before compression.
     pub stack_tail: Option<StackTail>,
+    /// End each pass with FINISHED_ROUND (not in `data.N` streams, as perf).
+    pub rounds: bool,
 }
 
 /// The drain unit and notes for the user about choices made.
-pub type Built = (Box<dyn Drain>, Vec<String>);
+pub type Built = (Box<dyn Drain + Send>, Vec<String>);
 
-fn metered<C: Codec + 'static, S: SessionSink + 'static>(
-    codec: C,
-    sink: S,
+/// What a drain unit is built with besides its codec and sink.
+#[derive(Clone, Copy)]
+struct Unit {
     copy_meter: bool,
     stack_tail: Option<StackTail>,
-) -> Box<dyn Drain> {
-    if copy_meter {
-        Box::new(PushDrain::<C, S, CopyMeter>::new(codec, sink, stack_tail))
-    } else {
-        Box::new(PushDrain::<C, S, NoMeter>::new(codec, sink, stack_tail))
+    rounds: bool,
+}
+
+impl Unit {
+    fn build<C: Codec + Send + 'static, S: SessionSink + Send + 'static>(
+        self,
+        codec: C,
+        sink: S,
+    ) -> Box<dyn Drain + Send> {
+        let t = self.stack_tail;
+        if self.copy_meter {
+            Box::new(PushDrain::<C, S, CopyMeter>::new(
+                codec,
+                sink,
+                t,
+                self.rounds,
+            ))
+        } else {
+            Box::new(PushDrain::<C, S, NoMeter>::new(codec, sink, t, self.rounds))
+        }
+    }
+}
+
+/// How async units are built.
+struct Async {
+    backend: AioBackend,
+    ring_size: usize,
+}
+
+impl Async {
+    /// An async sink over `file` with io_uring, or the pwrite thread as
+    /// `--aio-backend` allows.
+    fn unit<C: Codec + Send + 'static, W: OffsetFile + Finish + Send + 'static>(
+        &self,
+        u: Unit,
+        codec: C,
+        file: W,
+        n: usize,
+    ) -> Result<Built, RecordError> {
+        let g = self;
+        let uring = match g.backend {
+            AioBackend::Thread => Err(io::Error::other("--aio-backend thread")),
+            _ => UringBackend::new(file.file()),
+        };
+        match uring {
+            Ok(b) => Ok((
+                u.build(codec, AsyncSink::new(file, b, n, g.ring_size)),
+                Vec::new(),
+            )),
+            Err(e) if g.backend == AioBackend::Uring => Err(RecordError::Usage(format!(
+                "io_uring is not available here ({e}); use --aio-backend thread or auto"
+            ))),
+            Err(e) => {
+                let mut notes = Vec::new();
+                if g.backend == AioBackend::Auto {
+                    notes.push(format!(
+                        "io_uring is not available ({e}); async writes go through a pwrite thread"
+                    ));
+                }
+                let b = ThreadBackend::new(file.file())
+                    .map_err(super::error::io_err("starting the writer thread"))?;
+                Ok((
+                    u.build(codec, AsyncSink::new(file, b, n, g.ring_size)),
+                    notes,
+                ))
+            }
+        }
     }
 }
 
@@ -54,46 +121,27 @@ impl CodecVisitor for Glue {
     type Output = Result<Built, RecordError>;
 
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> Self::Output {
-        let (m, t) = (self.copy_meter, self.stack_tail);
-        let file = match self.writer {
-            Writer::Pipe(w) => {
+        let u = Unit {
+            copy_meter: self.copy_meter,
+            stack_tail: self.stack_tail,
+            rounds: self.rounds,
+        };
+        let a = Async {
+            backend: self.aio_backend,
+            ring_size: self.ring_size,
+        };
+        match (self.writer, self.aio) {
+            (Writer::Pipe(w), aio) => {
                 let mut notes = Vec::new();
-                if self.aio.is_some() {
+                if aio.is_some() {
                     notes.push("--aio needs a file output (it writes at file offsets); writing the pipe serially".into());
                 }
-                return Ok((metered(codec, SerialSink::new(w), m, t), notes));
+                Ok((u.build(codec, SerialSink::new(w)), notes))
             }
-            Writer::File(w) => w,
-        };
-        let Some(n) = self.aio else {
-            return Ok((metered(codec, SerialSink::new(file), m, t), Vec::new()));
-        };
-        let uring = match self.aio_backend {
-            AioBackend::Thread => Err(io::Error::other("--aio-backend thread")),
-            _ => UringBackend::new(file.get_ref()),
-        };
-        match uring {
-            Ok(b) => Ok((
-                metered(codec, AsyncSink::new(file, b, n, self.ring_size), m, t),
-                Vec::new(),
-            )),
-            Err(e) if self.aio_backend == AioBackend::Uring => Err(RecordError::Usage(format!(
-                "io_uring is not available here ({e}); use --aio-backend thread or auto"
-            ))),
-            Err(e) => {
-                let mut notes = Vec::new();
-                if self.aio_backend == AioBackend::Auto {
-                    notes.push(format!(
-                        "io_uring is not available ({e}); async writes go through a pwrite thread"
-                    ));
-                }
-                let b = ThreadBackend::new(file.get_ref())
-                    .map_err(super::error::io_err("starting the writer thread"))?;
-                Ok((
-                    metered(codec, AsyncSink::new(file, b, n, self.ring_size), m, t),
-                    notes,
-                ))
-            }
+            (Writer::File(w), None) => Ok((u.build(codec, SerialSink::new(w)), Vec::new())),
+            (Writer::Stream(w), None) => Ok((u.build(codec, SerialSink::new(w)), Vec::new())),
+            (Writer::File(w), Some(n)) => a.unit(u, codec, w, n),
+            (Writer::Stream(w), Some(n)) => a.unit(u, codec, w, n),
         }
     }
 }

@@ -11,6 +11,7 @@
 mod drain;
 mod error;
 mod glue;
+mod layout;
 mod output;
 mod run;
 mod setup;
@@ -19,7 +20,9 @@ pub mod signals;
 mod sinks;
 mod status;
 mod summary;
+mod threads;
 
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -38,13 +41,14 @@ use crate::synth;
 
 pub use drain::DrainReport;
 pub use error::{Kept, RecordError};
+pub use layout::ThreadSpec;
 pub use summary::Summary;
 
 use drain::Drain;
 use error::io_err;
 use glue::{Glue, Writer};
 use output::Output;
-use run::{Ended, LoopOptions};
+use run::{Ended, LoopOptions, SessionControl};
 use setup::Prepared;
 
 /// Everything `perfz record` was asked to do.
@@ -80,6 +84,10 @@ pub struct RecordOptions {
     /// Keep the stack bytes the kernel did not write in dwarf samples (as
     /// perf does) instead of zeroing them before compression.
     pub keep_stack_padding: bool,
+    /// `--threads[=SPEC]`: parallel drain threads, directory output.
+    pub threads: Option<ThreadSpec>,
+    /// `--per-thread`: one ring per task instead of one per CPU.
+    pub per_thread: bool,
 }
 
 /// Which async backend `--aio` uses.
@@ -114,8 +122,16 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     output::check(&o.output).map_err(RecordError::Output)?;
     signals::install().map_err(io_err("installing signal handlers"))?;
     let started = Instant::now();
+    if o.threads.is_some() && output::is_stdout(&o.output) {
+        return Err(RecordError::Usage(
+            "--threads writes a directory of files and cannot write a pipe: give -o DIR".into(),
+        ));
+    }
     let mut prepared = setup::prepare(o)?;
     let mut notes = std::mem::take(&mut prepared.set.notes);
+    if let Some(spec) = &o.threads {
+        return threads::record(o, spec, prepared, notes, started);
+    }
 
     // From here the output exists, under a temporary name until the
     // recording has started.
@@ -148,23 +164,68 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         } else {
             StackTail::for_attrs(&prepared.set.attrs)
         },
+        rounds: true,
     })??;
     notes.extend(glue_notes);
 
-    let side_band = side_band::SideBand {
+    let side_band = side_band(o, &prepared, &mut notes);
+    drain
+        .write_plain(&side_band)
+        .map_err(|e| RecordError::Output(io_err_context(e, "writing the side band")))?;
+    let side_band_bytes = drain.report().bytes_written;
+    let child = start(o, &mut prepared, &mut out)?;
+
+    let event_fds: Vec<RawFd> = prepared.set.fds.iter().map(|f| f.fd.as_raw_fd()).collect();
+    let mut rings = std::mem::take(&mut prepared.set.rings);
+    let mut ctl = SessionControl::new(&prepared.set, child, o.status.then(status::StatusLine::new));
+    let drained = run::drain_loop(
+        drain.as_mut(),
+        &mut rings,
+        &event_fds,
+        &mut ctl,
+        &LoopOptions {
+            min_bytes: o.mmap_flush.max(1) as u64,
+            // A sixteenth of the ring: well under the kernel's wakeup
+            // watermark (half the ring), so a woken drain always finds it.
+            min_push: (ring_size / 16) as u64,
+            checkpoint: o.checkpoint,
+            features: &features,
+        },
+    );
+    let ended = ctl.end(drained);
+    prepared.set.rings = rings;
+    finish(
+        o,
+        &out,
+        &prepared,
+        drain,
+        features,
+        ended,
+        notes,
+        side_band_bytes,
+        started,
+    )
+}
+
+/// The records perf synthesizes before the ring data.
+fn side_band(o: &RecordOptions, prepared: &Prepared, notes: &mut Vec<String>) -> Vec<u8> {
+    side_band::SideBand {
         target: &o.target,
         call_graph: o.call_graph,
         tgids: &prepared.tgids,
         trailer: prepared.trailer_size(),
     }
-    .build(&mut notes);
-    drain
-        .write_plain(&side_band)
-        .map_err(|e| RecordError::Output(io_err_context(e, "writing the side band")))?;
-    let side_band_bytes = drain.report().bytes_written;
+    .build(notes)
+}
 
-    // A forked workload enables its events itself, on exec; anything else
-    // is enabled now (and a timing command starts after that).
+/// Starts the recording: enables the events (a forked workload enables its
+/// own, on exec), starts the workload or timing command, and only then lets
+/// the output replace an existing one.
+fn start(
+    o: &RecordOptions,
+    prepared: &mut Prepared,
+    out: &mut Output,
+) -> Result<Option<std::process::Child>, RecordError> {
     if !matches!(o.target, Target::Workload(_)) {
         prepared
             .set
@@ -189,32 +250,28 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         }
         return Err(RecordError::Output(e));
     }
+    Ok(child)
+}
 
-    let ended = run::run(
-        drain.as_mut(),
-        &mut prepared.set,
-        child,
-        LoopOptions {
-            min_bytes: o.mmap_flush.max(1) as u64,
-            // A sixteenth of the ring: well under the kernel's wakeup
-            // watermark (half the ring), so a woken drain always finds it.
-            min_push: (ring_size / 16) as u64,
-            checkpoint: o.checkpoint,
-            features: &features,
-            status: o.status.then(status::StatusLine::new),
-        },
-    )?;
-    finish(
-        o,
-        &out,
-        &prepared,
-        drain,
-        features,
-        ended,
-        notes,
-        side_band_bytes,
-        started,
-    )
+/// LOST_SAMPLES records for every event fd whose PERF_FORMAT_LOST count is
+/// non-zero, and the total.
+fn lost_samples(prepared: &Prepared) -> (Vec<u8>, u64) {
+    let (mut recs, mut total) = (Vec::new(), 0u64);
+    let sample_type = prepared.set.attrs[0].attr.sample_type();
+    for f in &prepared.set.fds {
+        if let Ok((_, id, lost)) = sys::read_counts(&f.fd) {
+            if lost > 0 {
+                total += lost;
+                recs.extend(lost_samples_record(
+                    lost,
+                    id,
+                    sample_type,
+                    prepared.trailer_size(),
+                ));
+            }
+        }
+    }
+    (recs, total)
 }
 
 fn io_err_context(e: std::io::Error, what: &str) -> std::io::Error {
@@ -257,10 +314,10 @@ fn finish(
     o: &RecordOptions,
     out: &Output,
     prepared: &Prepared,
-    mut drain: Box<dyn Drain>,
+    mut drain: Box<dyn Drain + Send>,
     features: FeatureSet,
     ended: Ended,
-    notes: Vec<String>,
+    mut notes: Vec<String>,
     side_band_bytes: u64,
     started: Instant,
 ) -> Result<Summary, RecordError> {
@@ -269,7 +326,7 @@ fn finish(
         err,
         kept,
     };
-    if let Some(err) = ended.write_error {
+    if let Some(err) = ended.drained.write_error {
         let kept = drain.checkpoint_end();
         if !out.is_pipe() && drain.salvage(&features).is_ok() {
             return Err(failed(err, Some(Kept::Everything(out.size()))));
@@ -277,21 +334,16 @@ fn finish(
         return Err(failed(err, out.roll_back(kept)));
     }
 
-    // LOST_SAMPLES per event fd whose PERF_FORMAT_LOST count is non-zero.
-    let mut lost_samples = 0u64;
-    let sample_type = prepared.set.attrs[0].attr.sample_type();
-    for f in &prepared.set.fds {
-        if let Ok((_, id, lost)) = sys::read_counts(&f.fd) {
-            if lost > 0 {
-                lost_samples += lost;
-                let rec = lost_samples_record(lost, id, sample_type, prepared.trailer_size());
-                if let Err(e) = drain.write_plain(&rec) {
-                    let kept = drain.checkpoint_end();
-                    drop(drain);
-                    return Err(failed(e, out.roll_back(kept)));
-                }
-            }
-        }
+    let (lost_recs, lost_samples) = lost_samples(prepared);
+    let lost_written = if lost_recs.is_empty() {
+        Ok(())
+    } else {
+        drain.write_plain(&lost_recs)
+    };
+    if let Err(e) = lost_written {
+        let kept = drain.checkpoint_end();
+        drop(drain);
+        return Err(failed(e, out.roll_back(kept)));
     }
     let report = drain.report();
     let kept = drain.checkpoint_end();
@@ -302,11 +354,16 @@ fn finish(
         };
         return Err(failed(err, out.roll_back(kept)));
     }
-    let c = ended.counts;
+    if let Some(e) = &ended.wait_error {
+        notes.push(format!(
+            "waiting for the workload failed ({e}); the recording ended there"
+        ));
+    }
+    let c = ended.drained.counts;
     Ok(Summary {
         output: out.display(),
         codec: o.codec.to_string(),
-        wakeups: ended.wakeups,
+        wakeups: ended.drained.wakeups,
         samples: c.samples,
         records: c.records,
         lost_events: c.lost_events,
@@ -321,15 +378,16 @@ fn finish(
         stop_signal: ended.stop_signal,
         workload_exit: ended.exit_status.and_then(|s| s.code()),
         sink: report.sink,
-        checkpoints: ended.checkpoints.count,
-        checkpoint_bytes: ended.checkpoints.bytes,
-        checkpoint_seconds: ended.checkpoints.seconds,
+        checkpoints: ended.drained.checkpoints.count,
+        checkpoint_bytes: ended.drained.checkpoints.bytes,
+        checkpoint_seconds: ended.drained.checkpoints.seconds,
         copies: report.copies,
         codec_copies_input: report.codec_copies_input,
         codec_state_bytes: report.codec_state_bytes,
         stack_bytes_cleared: report.stack_bytes_cleared,
         max_ring_fill: report.max_fill,
         near_full_pushes: report.near_full_pushes,
+        threads: Vec::new(),
         notes,
     })
 }

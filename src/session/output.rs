@@ -13,7 +13,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use tempfile::TempPath;
+use tempfile::{TempDir, TempPath};
 
 use super::error::Kept;
 
@@ -24,6 +24,12 @@ pub enum Output {
     File {
         path: PathBuf,
         pending: Option<TempPath>,
+    },
+    /// `--threads`: a directory of `data` and `data.N` files; `pending`
+    /// holds the temporary directory until the commit.
+    Dir {
+        path: PathBuf,
+        pending: Option<TempDir>,
     },
 }
 
@@ -65,13 +71,63 @@ pub fn check(path: &Path) -> io::Result<()> {
             dir.display()
         )));
     }
-    if path.is_dir() {
+    if path.is_dir() && !is_perf_dir(path) {
         return Err(io::Error::other(format!(
-            "cannot write {}: it is a directory",
-            path.display()
+            "cannot write {}: it is a directory{}",
+            path.display(),
+            if path.join("data").exists() {
+                ""
+            } else {
+                " (and not a --threads recording, which perfz would move to .old)"
+            }
         )));
     }
     Ok(())
+}
+
+/// Whether `path` is a directory perf's (or perfz's) `--threads` wrote: one
+/// a new recording may move aside to `.old`, as perf does.
+pub fn is_perf_dir(path: &Path) -> bool {
+    path.join("data").is_file()
+        && std::fs::read_dir(path).is_ok_and(|d| {
+            d.filter_map(|e| e.ok()).all(|e| {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                n == "data"
+                    || n.strip_prefix("data.")
+                        .is_some_and(|k| k.parse::<u32>().is_ok())
+            })
+        })
+}
+
+/// Creates `name` in `dir`, new, mode 0600.
+pub fn create_in(dir: &Path, name: &str) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let p = dir.join(name);
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&p)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", p.display())))
+}
+
+/// Moves an existing `path` (file or directory) to `path.old`, replacing an
+/// older `.old`, as perf does.
+fn move_aside(path: &Path) -> io::Result<()> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(());
+    }
+    let old = old_path(path);
+    if let Ok(m) = std::fs::symlink_metadata(&old) {
+        if m.is_dir() {
+            std::fs::remove_dir_all(&old)?;
+        } else if std::fs::metadata(path)?.is_dir() {
+            std::fs::remove_file(&old)?;
+        }
+    }
+    std::fs::rename(path, old)
 }
 
 impl Output {
@@ -106,6 +162,36 @@ impl Output {
         ))
     }
 
+    /// Opens a `--threads` output: a new temporary directory (mode 0700)
+    /// beside `path`, where the caller creates `data` and `data.N`.
+    pub fn open_dir(path: &Path) -> io::Result<Output> {
+        if is_stdout(path) {
+            return Err(io::Error::other(
+                "--threads writes a directory of files and cannot write a pipe: give -o DIR",
+            ));
+        }
+        check(path)?;
+        if path.is_file() {
+            // Moving a file aside for a directory is fine; refusing to read
+            // one as a directory later is the reader's business.
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "perf.data".into());
+        let tmp = tempfile::Builder::new()
+            .prefix(&format!(".{name}."))
+            .suffix(".perfz-new")
+            .tempdir_in(dir_of(path))
+            .map_err(|e| {
+                io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
+            })?;
+        Ok(Output::Dir {
+            path: path.to_path_buf(),
+            pending: Some(tmp),
+        })
+    }
+
     pub fn is_pipe(&self) -> bool {
         matches!(self, Output::Pipe)
     }
@@ -113,26 +199,40 @@ impl Output {
     /// The recording has started: move an existing file to `FILE.old` and put
     /// the new one in its place. Idempotent.
     pub fn commit(&mut self) -> io::Result<()> {
-        let Output::File { path, pending } = self else {
-            return Ok(());
-        };
-        let Some(tmp) = pending.take() else {
-            return Ok(());
-        };
-        if path.exists() {
-            std::fs::rename(&*path, old_path(path))?;
+        match self {
+            Output::Pipe => Ok(()),
+            Output::File { path, pending } => {
+                let Some(tmp) = pending.take() else {
+                    return Ok(());
+                };
+                move_aside(path)?;
+                tmp.persist(&*path).map_err(|e| e.error)
+            }
+            Output::Dir { path, pending } => {
+                let Some(tmp) = pending.take() else {
+                    return Ok(());
+                };
+                move_aside(path)?;
+                let from = tmp.keep();
+                std::fs::rename(&from, &*path).inspect_err(|_| {
+                    let _ = std::fs::remove_dir_all(&from);
+                })
+            }
         }
-        tmp.persist(&*path).map_err(|e| e.error)
     }
 
-    /// Where the file is now (the temporary name until the commit).
+    /// Where the file (or directory) is now (the temporary name until the
+    /// commit).
     pub fn current_path(&self) -> Option<&Path> {
         match self {
             Output::Pipe => None,
             Output::File {
                 pending: Some(t), ..
             } => Some(t),
-            Output::File { path, .. } => Some(path),
+            Output::Dir {
+                pending: Some(t), ..
+            } => Some(t.path()),
+            Output::File { path, .. } | Output::Dir { path, .. } => Some(path),
         }
     }
 
@@ -140,15 +240,22 @@ impl Output {
     pub fn display(&self) -> String {
         match self {
             Output::Pipe => "-".into(),
-            Output::File { path, .. } => path.display().to_string(),
+            Output::File { path, .. } | Output::Dir { path, .. } => path.display().to_string(),
         }
     }
 
-    /// Bytes in the file now.
+    /// Bytes in the file (or the directory's files) now.
     pub fn size(&self) -> u64 {
-        self.current_path()
-            .and_then(|p| std::fs::metadata(p).ok())
-            .map_or(0, |m| m.len())
+        let Some(p) = self.current_path() else {
+            return 0;
+        };
+        if let Ok(d) = std::fs::read_dir(p) {
+            return d
+                .filter_map(|e| e.ok()?.metadata().ok())
+                .map(|m| m.len())
+                .sum();
+        }
+        std::fs::metadata(p).map_or(0, |m| m.len())
     }
 
     /// After a failed write: cut the file back to `end` (the last

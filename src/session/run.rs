@@ -1,18 +1,20 @@
-//! The control loop around a drain unit: passes over the rings, checkpoints,
-//! stop signals, the workload's end, and poll() when there is nothing to do.
-//! Plain code; the per-record work is inside [`Drain::pass`].
+//! The drain loop around one drain unit: passes over its rings, checkpoints,
+//! and poll() when there is nothing to do; a [`Control`] says when to stop.
+//! The serial session runs it on the main thread with [`SessionControl`]
+//! (signals, the workload's end, the status line); `--threads` runs one per
+//! drain thread (see `threads`). Plain code; the per-record work is inside
+//! [`Drain::pass`].
 
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::RawFd;
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
 use super::drain::Drain;
-use super::error::io_err;
 use super::signals;
 use super::status::StatusLine;
-use super::RecordError;
 use crate::event::open::EventSet;
+use crate::event::ring::Ring;
 use crate::format::FeatureSet;
 use crate::push::scan::RecordCounts;
 
@@ -27,25 +29,37 @@ pub struct LoopOptions<'a> {
     pub checkpoint: Option<Duration>,
     /// The features checkpoints write.
     pub features: &'a FeatureSet,
-    pub status: Option<StatusLine>,
 }
 
-#[derive(Default, Debug)]
+#[derive(Default, Debug, Clone)]
 pub struct CheckpointStats {
     pub count: u64,
     pub bytes: u64,
     pub seconds: f64,
 }
 
-/// How the loop ended.
-pub struct Ended {
+/// What one drain loop did.
+#[derive(Default)]
+pub struct Drained {
     pub counts: RecordCounts,
     pub wakeups: u64,
-    pub stop_signal: Option<i32>,
-    pub exit_status: Option<ExitStatus>,
     /// The write that failed, if one did (the loop stops at once).
     pub write_error: Option<io::Error>,
     pub checkpoints: CheckpointStats,
+}
+
+/// Tells a drain loop when to end.
+pub trait Control {
+    /// Asked between passes: true ends the loop after one final pass over
+    /// every ring (the implementation disables the events it owns first).
+    fn stop(&mut self, drain: &dyn Drain, counts: &RecordCounts) -> bool;
+    /// Every event fd of the loop hung up (their tasks are gone).
+    fn hung_up(&mut self);
+    /// An fd that turns readable when [`stop`](Control::stop) should be
+    /// asked again, so a sleeping loop wakes at once.
+    fn wake_fd(&self) -> Option<RawFd> {
+        None
+    }
 }
 
 fn checkpoint(
@@ -62,38 +76,35 @@ fn checkpoint(
     Ok(())
 }
 
-/// Runs until the workload exits, a stop signal arrives, every event's task
-/// is gone, or a write fails; then makes one final pass over every ring.
-pub fn run(
+/// Drains `rings` until `ctl` says stop, every fd in `event_fds` hung up, or
+/// a write fails; then makes one final pass over every ring.
+pub fn drain_loop(
     drain: &mut dyn Drain,
-    set: &mut EventSet,
-    mut child: Option<Child>,
-    mut o: LoopOptions<'_>,
-) -> Result<Ended, RecordError> {
-    let mut e = Ended {
-        counts: RecordCounts::default(),
-        wakeups: 0,
-        stop_signal: None,
-        exit_status: None,
-        write_error: None,
-        checkpoints: CheckpointStats::default(),
-    };
+    rings: &mut [(u32, Ring)],
+    event_fds: &[RawFd],
+    ctl: &mut dyn Control,
+    o: &LoopOptions<'_>,
+) -> Drained {
+    let mut d = Drained::default();
     // Every event fd polls its ring (redirected fds report the ring they
-    // write into) and reports POLLHUP when its task is gone.
-    let mut pfds: Vec<libc::pollfd> = set
-        .fds
+    // write into) and reports POLLHUP when its task is gone. The wake fd,
+    // if any, comes last.
+    let mut pfds: Vec<libc::pollfd> = event_fds
         .iter()
-        .map(|f| libc::pollfd {
-            fd: f.fd.as_raw_fd(),
+        .chain(ctl.wake_fd().as_ref())
+        .map(|&fd| libc::pollfd {
+            fd,
             events: libc::POLLIN,
             revents: 0,
         })
         .collect();
+    let n_events = event_fds.len();
     // A first checkpoint right after the side band: from here on, a crash
     // never leaves a file perf cannot open.
     if o.checkpoint.is_some() {
-        if let Err(err) = checkpoint(drain, o.features, &mut e.checkpoints) {
-            e.write_error = Some(err);
+        if let Err(err) = checkpoint(drain, o.features, &mut d.checkpoints) {
+            d.write_error = Some(err);
+            return d;
         }
     }
     let mut last_cp = Instant::now();
@@ -101,42 +112,29 @@ pub fn run(
     // After a wakeup the watermark was crossed; after a timeout, take
     // whatever waits.
     let mut threshold = o.min_bytes.max(o.min_push);
-    while e.write_error.is_none() {
-        let moved = match drain.pass(&mut set.rings, threshold, final_pass, &mut e.counts) {
+    loop {
+        let moved = match drain.pass(rings, threshold, final_pass, &mut d.counts) {
             Ok(m) => m,
             Err(err) => {
-                e.write_error = Some(err);
+                d.write_error = Some(err);
                 break;
             }
         };
         if final_pass {
             break;
         }
-        if let Some(s) = o.status.as_mut().filter(|s| s.due()) {
-            s.update(&drain.report(), e.counts.lost_events);
-        }
         if o.checkpoint.is_some_and(|every| last_cp.elapsed() >= every) {
             // Everything that waits goes into the file before it is made whole.
-            if let Err(err) = drain.pass(&mut set.rings, o.min_bytes, false, &mut e.counts) {
-                e.write_error = Some(err);
-                break;
-            }
-            if let Err(err) = checkpoint(drain, o.features, &mut e.checkpoints) {
-                e.write_error = Some(err);
+            let r = drain
+                .pass(rings, o.min_bytes, false, &mut d.counts)
+                .and_then(|_| checkpoint(drain, o.features, &mut d.checkpoints));
+            if let Err(err) = r {
+                d.write_error = Some(err);
                 break;
             }
             last_cp = Instant::now();
         }
-        if e.stop_signal.is_none() {
-            e.stop_signal = signals::stop_requested();
-        }
-        if let Some(c) = child.as_mut() {
-            if e.exit_status.is_none() {
-                e.exit_status = c.try_wait().map_err(io_err("waiting for the workload"))?;
-            }
-        }
-        if e.stop_signal.is_some() || e.exit_status.is_some() {
-            let _ = set.disable();
+        if ctl.stop(drain, &d.counts) {
             final_pass = true;
             continue;
         }
@@ -149,36 +147,110 @@ pub fn run(
                 o.min_bytes.max(o.min_push)
             };
             if n > 0 {
-                e.wakeups += 1;
+                d.wakeups += 1;
                 // A hung-up fd (its task is gone) stays readable forever:
                 // drop it from the set, and stop when none is left.
-                for p in pfds
+                for p in pfds[..n_events]
                     .iter_mut()
                     .filter(|p| p.revents & (libc::POLLHUP | libc::POLLERR) != 0)
                 {
                     p.fd = -1;
                 }
-                if pfds.iter().all(|p| p.fd < 0) {
-                    let _ = set.disable();
+                if n_events > 0 && pfds[..n_events].iter().all(|p| p.fd < 0) {
+                    ctl.hung_up();
                     final_pass = true;
                 }
             }
         }
     }
-    if let Some(s) = o.status.take() {
-        s.clear();
-    }
-    if e.write_error.is_some() {
-        let _ = set.disable();
-    }
-    if let Some(mut c) = child {
-        if e.exit_status.is_none() {
-            // Stopped by a signal (or a failed write) while the workload
-            // still runs: end it, as perf does.
-            // SAFETY: kill has no memory effects; the pid is our own child.
-            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-            e.exit_status = c.wait().ok();
+    d
+}
+
+/// How a serial session's loop ended.
+pub struct Ended {
+    pub drained: Drained,
+    pub stop_signal: Option<i32>,
+    pub exit_status: Option<ExitStatus>,
+    /// Waiting for the workload failed (the recording ended there).
+    pub wait_error: Option<io::Error>,
+}
+
+/// The serial session's control: stop signals, the workload's end, the
+/// status line; disables the events when it stops.
+pub struct SessionControl<'a> {
+    pub set: &'a EventSet,
+    pub child: Option<Child>,
+    pub status: Option<StatusLine>,
+    pub stop_signal: Option<i32>,
+    pub exit_status: Option<ExitStatus>,
+    pub wait_error: Option<io::Error>,
+}
+
+impl<'a> SessionControl<'a> {
+    pub fn new(set: &'a EventSet, child: Option<Child>, status: Option<StatusLine>) -> Self {
+        SessionControl {
+            set,
+            child,
+            status,
+            stop_signal: None,
+            exit_status: None,
+            wait_error: None,
         }
     }
-    Ok(e)
+
+    /// Whether the recording should end: a stop signal came, or the
+    /// workload (if there is one) ended.
+    pub fn poll_ends(&mut self) -> bool {
+        if self.stop_signal.is_none() {
+            self.stop_signal = signals::stop_requested();
+        }
+        if let Some(c) = self.child.as_mut() {
+            if self.exit_status.is_none() && self.wait_error.is_none() {
+                match c.try_wait() {
+                    Ok(s) => self.exit_status = s,
+                    Err(e) => self.wait_error = Some(e),
+                }
+            }
+        }
+        self.stop_signal.is_some() || self.exit_status.is_some() || self.wait_error.is_some()
+    }
+
+    /// After the loop: clears the status line, and ends a workload that still
+    /// runs (stopped by a signal or a failed write), as perf does.
+    pub fn end(mut self, drained: Drained) -> Ended {
+        if let Some(s) = self.status.take() {
+            s.clear();
+        }
+        let _ = self.set.disable();
+        if let Some(mut c) = self.child.take() {
+            if self.exit_status.is_none() {
+                // SAFETY: kill has no memory effects; the pid is our own child.
+                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+                self.exit_status = c.wait().ok();
+            }
+        }
+        Ended {
+            drained,
+            stop_signal: self.stop_signal,
+            exit_status: self.exit_status,
+            wait_error: self.wait_error,
+        }
+    }
+}
+
+impl Control for SessionControl<'_> {
+    fn stop(&mut self, drain: &dyn Drain, counts: &RecordCounts) -> bool {
+        if let Some(s) = self.status.as_mut().filter(|s| s.due()) {
+            s.update(&drain.report(), counts.lost_events);
+        }
+        let stop = self.poll_ends();
+        if stop {
+            let _ = self.set.disable();
+        }
+        stop
+    }
+
+    fn hung_up(&mut self) {
+        let _ = self.set.disable();
+    }
 }

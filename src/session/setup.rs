@@ -95,19 +95,26 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         workload = Some(fork_held(&o.timing_command)?);
     }
     let system_wide = o.target.is_system_wide();
+    if o.per_thread && system_wide {
+        return Err(RecordError::Usage(
+            "--per-thread maps one ring per task: use it with a command, -p or -t, not with -a or -C".into(),
+        ));
+    }
     let pages = o.pages.unwrap_or_else(ring::default_pages);
     let attr_opts = AttrOptions {
         sampling: o.sampling,
         call_graph: o.call_graph,
         with_id: o.events.len() > 1,
         with_cpu: system_wide,
-        inherit: o.inherit && !system_wide,
+        // The kernel maps no ring of an inherited per-task event, so
+        // --per-thread records the named tasks only (as perf does).
+        inherit: o.inherit && !system_wide && !o.per_thread,
         enable_on_exec: matches!(o.target, Target::Workload(_)),
         switch_events: o.switch_events,
         build_id: true,
     };
     // A refusal drops `workload`, which lets the held child exit unrun.
-    let set = EventSet::open(&o.events, &attr_opts, &cpus, &pids, pages)?;
+    let set = EventSet::open(&o.events, &attr_opts, &cpus, &pids, pages, o.per_thread)?;
     Ok(Prepared {
         set,
         workload,

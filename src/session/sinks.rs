@@ -5,9 +5,10 @@
 use std::fs::File;
 use std::io;
 
-use crate::format::writer::{FileWriter, PipeWriter, RecordSink};
+use crate::format::data_stream::DataStreamWriter;
+use crate::format::writer::{Checkpoint, FileWriter, PipeWriter, RecordSink};
 use crate::format::{FeatureSet, FormatError};
-use crate::push::{AsyncSink, Backend, SerialSink, Sink};
+use crate::push::{AsyncSink, Backend, OffsetFile, SerialSink, Sink};
 
 /// A sink the session can finish: everything written, features, header.
 pub trait SessionSink: Sink + Sized {
@@ -27,10 +28,8 @@ pub trait SessionSink: Sink + Sized {
 }
 
 /// What the output writer must do at the end, beyond the records.
-pub trait Finish: RecordSink + Sized {
+pub trait Finish: RecordSink + Checkpoint + Sized {
     fn finish(self, features: &FeatureSet) -> Result<(), FormatError>;
-    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
-    fn checkpoint_end(&self) -> Option<u64>;
     /// A pipe cannot be finalized after a failed write.
     const SALVAGEABLE: bool;
 }
@@ -42,12 +41,6 @@ impl Finish for FileWriter<File> {
         f.sync_all()?;
         Ok(())
     }
-    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
-        FileWriter::checkpoint(self, features)
-    }
-    fn checkpoint_end(&self) -> Option<u64> {
-        FileWriter::checkpoint_end(self)
-    }
 }
 
 impl Finish for PipeWriter<File> {
@@ -56,11 +49,14 @@ impl Finish for PipeWriter<File> {
         PipeWriter::finish(self)?;
         Ok(())
     }
-    fn checkpoint(&mut self, _: &FeatureSet) -> io::Result<Option<u64>> {
-        Ok(None) // a pipe is read as it comes: nothing to patch
-    }
-    fn checkpoint_end(&self) -> Option<u64> {
-        None
+}
+
+/// A `data.N` file: its features are in the directory's `data` file.
+impl Finish for DataStreamWriter {
+    const SALVAGEABLE: bool = true;
+    fn finish(self, _: &FeatureSet) -> Result<(), FormatError> {
+        DataStreamWriter::finish(self)?;
+        Ok(())
     }
 }
 
@@ -89,7 +85,7 @@ impl<W: Finish> SessionSink for SerialSink<W> {
     }
 }
 
-impl<B: Backend> SessionSink for AsyncSink<B> {
+impl<B: Backend, W: OffsetFile + Finish> SessionSink for AsyncSink<B, W> {
     fn salvage(self, _: &FeatureSet) -> Result<(), FormatError> {
         Err(FormatError::Unsupported(
             "an async sink cannot tell which writes landed".into(),

@@ -47,6 +47,8 @@ pub struct Summary {
     /// many pushes found a ring at least 7/8 full.
     pub max_ring_fill: f64,
     pub near_full_pushes: u64,
+    /// `--threads`: what each drain thread did (empty otherwise).
+    pub threads: Vec<super::threads::ThreadSummary>,
     pub notes: Vec<String>,
 }
 

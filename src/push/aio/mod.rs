@@ -20,7 +20,8 @@ pub use uring::UringBackend;
 use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
 use crate::format::compress::RECORD_MAX;
-use crate::format::writer::{FileWriter, RecordSink};
+use crate::format::data_stream::DataStreamWriter;
+use crate::format::writer::{Checkpoint, FileWriter, RecordSink};
 
 /// Most buffers in flight, like perf's `--aio` (1..=4).
 pub const MAX_BUFFERS: usize = 4;
@@ -38,9 +39,43 @@ pub trait Backend {
     fn name(&self) -> &'static str;
 }
 
-/// The async sink over a file-mode writer.
-pub struct AsyncSink<B: Backend> {
-    out: FileWriter<File>,
+/// What the async sink needs of the file it writes at offsets: a perf.data
+/// (whose header and features follow the data) or a `data.N` stream.
+pub trait OffsetFile: RecordSink + Checkpoint {
+    fn file(&self) -> &File;
+    /// Where the next data byte goes.
+    fn next_offset(&self) -> u64;
+    /// Counts `n` bytes written at offsets by the sink.
+    fn account(&mut self, n: u64);
+}
+
+impl OffsetFile for FileWriter<File> {
+    fn file(&self) -> &File {
+        self.get_ref()
+    }
+    fn next_offset(&self) -> u64 {
+        self.data_end()
+    }
+    fn account(&mut self, n: u64) {
+        FileWriter::account(self, n)
+    }
+}
+
+impl OffsetFile for DataStreamWriter {
+    fn file(&self) -> &File {
+        self.get_ref()
+    }
+    fn next_offset(&self) -> u64 {
+        self.data_end()
+    }
+    fn account(&mut self, n: u64) {
+        DataStreamWriter::account(self, n)
+    }
+}
+
+/// The async sink over a file written at offsets.
+pub struct AsyncSink<B: Backend, W: OffsetFile = FileWriter<File>> {
+    out: W,
     backend: B,
     free: Vec<Box<[u8]>>,
     /// The buffer being filled and how much of it is.
@@ -48,14 +83,14 @@ pub struct AsyncSink<B: Backend> {
     next_offset: u64,
 }
 
-impl<B: Backend> AsyncSink<B> {
+impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
     /// `buffers` buffers, each large enough for one whole ring drain.
-    pub fn new(out: FileWriter<File>, backend: B, buffers: usize, ring_size: usize) -> Self {
+    pub fn new(out: W, backend: B, buffers: usize, ring_size: usize) -> Self {
         let cap = ring_size.max(RECORD_MAX) + RECORD_MAX;
         let free = (0..buffers.clamp(1, MAX_BUFFERS))
             .map(|_| vec![0u8; cap].into_boxed_slice())
             .collect();
-        let next_offset = out.data_end();
+        let next_offset = out.next_offset();
         AsyncSink {
             out,
             backend,
@@ -120,7 +155,7 @@ impl<B: Backend> AsyncSink<B> {
     }
 
     /// Waits for every write and gives the file writer back.
-    pub fn into_inner(mut self) -> io::Result<FileWriter<File>> {
+    pub fn into_inner(mut self) -> io::Result<W> {
         self.submit_cur()?;
         self.backend.drain(&mut self.free)?;
         Ok(self.out)
@@ -132,7 +167,7 @@ impl<B: Backend> AsyncSink<B> {
         self.submit_cur()?;
         self.backend.drain(&mut self.free)?;
         let used = self.out.checkpoint(features)?;
-        self.next_offset = self.out.data_end();
+        self.next_offset = self.out.next_offset();
         Ok(used)
     }
 
@@ -145,7 +180,7 @@ impl<B: Backend> AsyncSink<B> {
     }
 }
 
-impl<B: Backend> Sink for AsyncSink<B> {
+impl<B: Backend, W: OffsetFile> Sink for AsyncSink<B, W> {
     fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
         // The one copy of the `none` async path: ring -> async buffer.
         self.append(&[region.first, region.second])
