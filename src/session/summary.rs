@@ -106,6 +106,23 @@ impl Summary {
                 self.codec_state_bytes
             );
         }
+        // -v: one line per drain thread.
+        for t in self.threads.iter().filter(|_| self.copies.is_some()) {
+            s += &format!(
+                "[ perfz record: {} ({} rings{}{}): {} samples, ring {:.3} MB -> {:.3} MB, {} wakeups, {:.3} s CPU, fullest ring {:.0} %{} ]\n",
+                t.file,
+                t.rings,
+                if t.cpus.is_empty() { String::new() } else { format!(" of CPU {}", crate::event::cpus::format_list(&t.cpus)) },
+                if t.affinity.is_empty() { String::new() } else { format!(", on CPU {}", crate::event::cpus::format_list(&t.affinity)) },
+                t.samples,
+                mb(t.ring_bytes),
+                mb(t.bytes_written),
+                t.wakeups,
+                t.cpu_seconds,
+                t.max_ring_fill * 100.0,
+                t.error.as_ref().map(|e| format!(", failed: {e}")).unwrap_or_default(),
+            );
+        }
         if self.lost_events > 0 || self.lost_samples > 0 {
             s += &format!(
                 "[ perfz record: lost {} events and {} samples: the rings filled faster than they were drained \

@@ -1,0 +1,397 @@
+//! `record --threads`: perf's directory format written by parallel drain
+//! threads, read back by perf 6.1 and by every perfz command; `--per-thread`.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use perfz::format::{feat, Mode, PerfReader, RecordType};
+
+fn our_samples(path: &Path) -> u64 {
+    let mut r = PerfReader::open(path).unwrap();
+    let mut n = 0;
+    while let Some((rec, _)) = r.next_record().unwrap() {
+        n += (rec.header.type_ == RecordType::SAMPLE) as u64;
+    }
+    n
+}
+
+/// `data.N` files of a directory.
+fn streams(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("data."))
+        .collect();
+    v.sort();
+    v
+}
+
+/// perf reports the directory with our sample count, the workload's
+/// function names, and no out-of-order events.
+fn perf_reads(dir: &Path) -> u64 {
+    let ours = our_samples(dir);
+    let perf = perf();
+    assert_eq!(perf_sample_count(&perf, dir), ours, "{}", dir.display());
+    let o = Command::new(&perf)
+        .args(["report", "--stdio", "-i"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(!err.contains("out of order"), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("perfz_workload_"), "{out}");
+    ours
+}
+
+fn stats(json: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+fn online_cpus() -> usize {
+    perfz::event::cpus::online().unwrap().len()
+}
+
+#[test]
+fn every_thread_writes_its_own_data_file_that_perf_merges() {
+    require_recording();
+    let dir = tempdir("thr-perf");
+    let wl = workload();
+    for codec in ["zstd:1", "none"] {
+        let out = dir.join(format!("{codec}.data"));
+        let json = dir.join("s.json");
+        perfz_ok(&[
+            "record",
+            "--threads",
+            "-a",
+            "-F",
+            "999",
+            "-g",
+            "--codec",
+            codec,
+            "-o",
+            out.to_str().unwrap(),
+            "--stats-json",
+            json.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &format!("{0} 1 & {0} 1; wait", wl.display()),
+        ]);
+        assert!(out.is_dir());
+        let n = online_cpus();
+        assert_eq!(
+            streams(&out),
+            (0..n).map(|i| format!("data.{i}")).collect::<Vec<_>>()
+        );
+        let r = PerfReader::open(&out).unwrap();
+        assert_eq!(r.mode, Mode::Directory);
+        assert_eq!(
+            r.features.get(feat::DIR_FORMAT),
+            Some(&1u64.to_le_bytes()[..])
+        );
+        assert_eq!(r.compressed().is_some(), codec != "none");
+        let s = stats(&json);
+        let threads = s["threads"].as_array().unwrap();
+        assert_eq!(threads.len(), n);
+        for (i, t) in threads.iter().enumerate() {
+            // One thread per CPU, pinned to it, draining its ring.
+            assert_eq!(t["cpus"], serde_json::json!([i]));
+            assert_eq!(t["affinity"], serde_json::json!([i]));
+            assert!(t["samples"].as_u64().unwrap() > 100, "{codec}: {t}");
+        }
+        assert_eq!(perf_reads(&out), s["samples"].as_u64().unwrap(), "{codec}");
+    }
+}
+
+#[test]
+fn threads_work_with_aio_and_every_codec_and_convert() {
+    require_recording();
+    let dir = tempdir("thr-aio");
+    let wl = workload();
+    for codec in ["zstd:3", "lz4", "snappy", "none"] {
+        for aio in [&["--aio=2"][..], &["--aio", "--aio-backend", "thread"][..]] {
+            let out = dir.join(format!("{codec}.data"));
+            let json = dir.join("s.json");
+            let mut args = vec![
+                "record",
+                "--threads=2",
+                "-F",
+                "2000",
+                "--call-graph",
+                "dwarf,4096",
+                "--codec",
+                codec,
+                "-o",
+                out.to_str().unwrap(),
+                "--stats-json",
+                json.to_str().unwrap(),
+            ];
+            args.extend_from_slice(aio);
+            args.extend(["--", wl.to_str().unwrap(), "0.5"]);
+            perfz_ok(&args);
+            let s = stats(&json);
+            assert!(s["sink"].as_str().unwrap().starts_with("async"), "{s}");
+            let samples = s["samples"].as_u64().unwrap();
+            assert!(samples > 300, "{codec} {aio:?}: {samples}");
+            assert_eq!(our_samples(&out), samples, "{codec} {aio:?}");
+            // decompress/recompress read the directory into one file perf opens.
+            let plain = dir.join("plain.data");
+            perfz_ok(&[
+                "decompress",
+                out.to_str().unwrap(),
+                "-o",
+                plain.to_str().unwrap(),
+            ]);
+            assert_eq!(
+                perf_sample_count(&perf(), &plain),
+                samples,
+                "{codec} {aio:?}"
+            );
+            if codec == "zstd:3" {
+                assert_eq!(perf_reads(&out), samples);
+            }
+        }
+    }
+    // stat and eval take a directory.
+    let out = dir.join("zstd:3.data");
+    let st = perfz_ok(&["stat", out.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&st.stdout).contains("Directory mode"));
+    let ev = perfz_ok(&["eval", out.to_str().unwrap(), "--codecs", "zstd:1,lz4"]);
+    assert!(String::from_utf8_lossy(&ev.stdout).contains("lz4"));
+}
+
+#[test]
+fn layouts_choose_the_threads() {
+    require_recording();
+    let dir = tempdir("thr-layout");
+    let wl = workload();
+    let n = online_cpus();
+    let last = n - 1;
+    let mask = format!("0-{last}/0");
+    for (spec, threads) in [
+        ("1", 1),
+        ("core", n),
+        ("package", 1),
+        ("numa", 1),
+        (mask.as_str(), 1),
+    ] {
+        let out = dir.join("l.data");
+        let json = dir.join("s.json");
+        perfz_ok(&[
+            "record",
+            &format!("--threads={spec}"),
+            "-a",
+            "-F",
+            "499",
+            "-o",
+            out.to_str().unwrap(),
+            "--stats-json",
+            json.to_str().unwrap(),
+            "--",
+            wl.to_str().unwrap(),
+            "0.3",
+        ]);
+        assert_eq!(streams(&out).len(), threads, "--threads={spec}");
+        let s = stats(&json);
+        let t = s["threads"].as_array().unwrap();
+        assert_eq!(t.len(), threads, "--threads={spec}");
+        let rings: u64 = t.iter().map(|t| t["rings"].as_u64().unwrap()).sum();
+        assert_eq!(
+            rings as usize, n,
+            "--threads={spec}: every ring has one owner"
+        );
+        if spec == mask {
+            assert_eq!(t[0]["affinity"], serde_json::json!([0]));
+        }
+        assert!(our_samples(&out) > 50, "--threads={spec}");
+    }
+}
+
+#[test]
+fn bad_thread_options_say_what_to_do_and_write_nothing() {
+    let dir = tempdir("thr-bad");
+    let out = dir.join("b.data");
+    for (args, says) in [
+        (vec!["--threads", "-o", "-"], "cannot write a pipe"),
+        (vec!["--threads=x"], "--threads=x"),
+        (vec!["--threads=0"], "give 1 to 4096 threads"),
+        (vec!["--threads=0/0", "-C", "0,1"], "in no --threads mask"),
+        (vec!["--per-thread", "-a"], "--per-thread"),
+    ] {
+        let mut a = vec!["record"];
+        a.extend(args.iter().copied());
+        if !a.contains(&"-o") {
+            a.extend(["-o", out.to_str().unwrap()]);
+        }
+        a.extend(["--", "true"]);
+        let o = perfz(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{a:?}");
+        assert!(err.contains(says), "{a:?}: {err}");
+        assert!(o.stdout.is_empty(), "{a:?}");
+        assert!(!out.exists(), "{a:?}");
+    }
+    // Nothing but our own output is left in the directory.
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+}
+
+#[test]
+fn an_existing_recording_becomes_old() {
+    require_recording();
+    let dir = tempdir("thr-old");
+    let out = dir.join("o.data");
+    let wl = workload();
+    let rec = || {
+        perfz_ok(&[
+            "record",
+            "--threads",
+            "-F",
+            "499",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            wl.to_str().unwrap(),
+            "0.2",
+        ])
+    };
+    rec();
+    rec();
+    assert!(out.join("data").is_file());
+    let old = dir.join("o.data.old");
+    assert!(
+        old.join("data").is_file(),
+        "the first recording moved to .old"
+    );
+    assert!(our_samples(&old) > 10);
+    // A file in the way is moved aside the same way.
+    std::fs::remove_dir_all(&out).unwrap();
+    std::fs::write(&out, b"not a recording").unwrap();
+    rec();
+    assert!(out.is_dir());
+    assert_eq!(std::fs::read(&old).unwrap(), b"not a recording");
+}
+
+#[test]
+fn kill_9_leaves_data_files_that_recover_makes_whole() {
+    require_recording();
+    let dir = tempdir("thr-kill9");
+    let wl = workload();
+    for extra in [&[][..], &["--aio=2"][..]] {
+        let out = dir.join("k.data");
+        let _ = std::fs::remove_dir_all(&out);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .args([
+                "record",
+                "--threads",
+                "-F",
+                "2000",
+                "--call-graph",
+                "dwarf,4096",
+            ])
+            .args(["--checkpoint", "0.2", "-o"])
+            .arg(&out)
+            .args(extra)
+            .args(["--", wl.to_str().unwrap(), "20"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Wait until the data files hold something.
+        let size = || -> u64 {
+            std::fs::read_dir(&out).map_or(0, |d| {
+                d.filter_map(|e| e.ok()?.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
+        };
+        for _ in 0..200 {
+            if size() > 200_000 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let kids = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id()))
+            .unwrap_or_default();
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        for k in kids
+            .split_whitespace()
+            .filter_map(|k| k.parse::<i32>().ok())
+        {
+            // SAFETY: the orphaned workload, ours to end.
+            unsafe { libc::kill(k, libc::SIGKILL) };
+        }
+        let o = perfz_ok(&["recover", out.to_str().unwrap()]);
+        let msg = String::from_utf8_lossy(&o.stderr);
+        assert!(msg.contains("recovered"), "{msg}");
+        let n = perf_reads(&out);
+        assert!(n > 500, "{extra:?}: only {n} samples survived the kill");
+    }
+}
+
+#[test]
+fn a_file_size_limit_in_one_thread_keeps_the_directory_readable() {
+    require_recording();
+    let dir = tempdir("thr-efbig");
+    let out = dir.join("f.data");
+    let cmd = format!(
+        "ulimit -f 1024; exec {} record --threads --codec none --call-graph dwarf,4096 -F 4000 --checkpoint 0.2 -o {} -- {} 3",
+        env!("CARGO_BIN_EXE_perfz"),
+        out.display(),
+        workload().display()
+    );
+    let o = Command::new("bash").args(["-c", &cmd]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("File too large"), "{err}");
+    assert!(err.contains("perf report"), "{err}");
+    assert!(perf_reads(&out) > 100);
+}
+
+#[test]
+fn per_thread_maps_one_ring_per_task() {
+    require_recording();
+    let dir = tempdir("thr-per-thread");
+    // Four busy tasks named with -t: one ring each.
+    let wl = workload();
+    let kids: Vec<std::process::Child> = (0..4)
+        .map(|_| Command::new(&wl).arg("3").spawn().unwrap())
+        .collect();
+    let tids: Vec<String> = kids.iter().map(|c| c.id().to_string()).collect();
+    let out = dir.join("p.data");
+    let json = dir.join("s.json");
+    perfz_ok(&[
+        "record",
+        "--per-thread",
+        "--threads=2",
+        "-F",
+        "999",
+        "-g",
+        "-t",
+        &tids.join(","),
+        "-o",
+        out.to_str().unwrap(),
+        "--stats-json",
+        json.to_str().unwrap(),
+        "--",
+        "sleep",
+        "0.5",
+    ]);
+    for mut k in kids {
+        let _ = k.kill();
+        let _ = k.wait();
+    }
+    let s = stats(&json);
+    assert_eq!(s["rings"], 4);
+    let t = s["threads"].as_array().unwrap();
+    assert_eq!(t.len(), 2);
+    assert_eq!(t[0]["rings"], 2);
+    assert_eq!(t[0]["cpus"], serde_json::json!([]));
+    assert!(perf_reads(&out) > 100);
+}
