@@ -1,7 +1,8 @@
 /* The recorder tests' workload: CPU-bound, with deep and distinct call stacks
  * whose function names the tests look for in `perf report`.
  * Build: cc -O1 -g -fno-omit-frame-pointer -fno-inline -o deep deep.c
- * Run:   ./deep SECONDS */
+ * Run:   ./deep SECONDS [THREADS]   (THREADS busy threads, default 1) */
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -34,13 +35,28 @@ static double now(void) {
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int main(int argc, char **argv) {
-    double secs = argc > 1 ? atof(argv[1]) : 1.0;
-    double end = now() + secs;
-    unsigned long i = 0;
+static double end;
+
+static void *perfz_workload_loop(void *arg) {
+    unsigned long i = (unsigned long)arg;
     while (now() < end) {
         perfz_sink += perfz_workload_alpha(i) + perfz_workload_beta(i);
         i++;
     }
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    double secs = argc > 1 ? atof(argv[1]) : 1.0;
+    int threads = argc > 2 ? atoi(argv[2]) : 1;
+    end = now() + secs;
+    pthread_t t[1024];
+    int n = 0;
+    for (; n < threads - 1 && n < 1024; n++)
+        if (pthread_create(&t[n], NULL, perfz_workload_loop, (void *)(unsigned long)n))
+            break;
+    perfz_workload_loop(0);
+    for (int k = 0; k < n; k++)
+        pthread_join(t[k], NULL);
     return 0;
 }
