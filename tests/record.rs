@@ -296,7 +296,7 @@ fn bad_usage_is_refused_without_leaving_files() {
         &["record", "--codec", "gzip", "-o", o, "--", "true"],
         "unknown codec",
     );
-    fails(&["record", "-o", o], "say what to record");
+    fails(&["record", "-a", "-p", "1", "-o", o], "record one target");
     fails(&["record", "-o", o, "--", "/no/such/program"], "cannot");
     assert!(!out.exists(), "a failed record left {o} behind");
     let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();

@@ -149,6 +149,8 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         keep_stack_padding: false,
         threads: None,
         per_thread: false,
+        delay_ms: None,
+        control: None,
     };
     let s = record(&opts)?;
     eprintln!(

@@ -25,9 +25,15 @@ pub struct Args {
         default_value = "cpu-clock"
     )]
     events: Vec<String>,
-    /// Sampling frequency in Hz.
-    #[arg(short = 'F', long = "freq", conflicts_with = "count")]
-    freq: Option<u64>,
+    /// Sampling frequency in Hz, or `max` (the kernel's
+    /// perf_event_max_sample_rate).
+    #[arg(
+        short = 'F',
+        long = "freq",
+        conflicts_with = "count",
+        value_name = "HZ|max"
+    )]
+    freq: Option<String>,
     /// Sampling period (events between samples).
     #[arg(short = 'c', long = "count")]
     count: Option<u64>,
@@ -43,9 +49,13 @@ pub struct Args {
     /// Record existing threads, comma separated.
     #[arg(short, long, value_delimiter = ',')]
     tid: Vec<i32>,
-    /// Record every online CPU.
+    /// Record every online CPU (also what perfz does with no target and no
+    /// command, as perf).
     #[arg(short, long = "all-cpus")]
     all_cpus: bool,
+    /// Record the processes of this user (name or number).
+    #[arg(short, long, value_name = "USER")]
+    uid: Option<String>,
     /// Record these CPUs (e.g. 0-3,5).
     #[arg(short = 'C', long = "cpu", value_name = "LIST")]
     cpu: Option<String>,
@@ -109,11 +119,29 @@ pub struct Args {
     /// --per-thread); the tasks' future children are not followed.
     #[arg(long = "per-thread")]
     per_thread: bool,
+    /// Wait MS milliseconds after the start before sampling (mmap and comm
+    /// are tracked meanwhile); -1: start disabled until --control enables.
+    #[arg(
+        short = 'D',
+        long = "delay",
+        value_name = "MS",
+        allow_negative_numbers = true
+    )]
+    delay: Option<i64>,
+    /// perf's control channel: `fifo:CTL[,ACK]` or `fd:CTL[,ACK]`; write
+    /// `enable`, `disable`, `stop` or `ping` to it (each answered `ack`).
+    #[arg(long, value_name = "fifo:CTL[,ACK]|fd:CTL[,ACK]")]
+    control: Option<crate::session::ControlSpec>,
     /// Print how many bytes the push path read, copied, compressed and wrote.
     #[arg(short, long)]
     verbose: bool,
-    /// The command to record (after --).
-    #[arg(last = true, value_name = "COMMAND")]
+    /// The command to record, with its arguments (options after it are
+    /// its own; `--` before it is accepted, as perf).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
     command: Vec<String>,
 }
 
@@ -123,10 +151,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .iter()
         .map(|e| EventSpec::parse(e))
         .collect::<Result<Vec<_>, _>>()?;
-    let sampling = match (a.freq, a.count) {
+    let mut notes = Vec::new();
+    let sampling = match (&a.freq, a.count) {
         (_, Some(c)) => Sampling::Period(c),
-        (Some(f), None) => Sampling::Frequency(f),
-        (None, None) => Sampling::Frequency(4000),
+        (Some(f), None) => Sampling::Frequency(frequency(f, &mut notes)?),
+        (None, None) => Sampling::Frequency(4000.min(max_sample_rate().unwrap_or(4000))),
     };
     let call_graph = match (&a.call_graph, a.g) {
         (Some(m), _) => CallGraph::parse(m)?,
@@ -137,16 +166,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         !a.pid.is_empty(),
         !a.tid.is_empty(),
         a.all_cpus || a.cpu.is_some(),
+        a.uid.is_some(),
     ];
     let n_targets = targets.iter().filter(|&&t| t).count();
     anyhow::ensure!(
-        n_targets <= 1 && (n_targets == 1 || !a.command.is_empty()),
-        "say what to record: a command after --, or one of -p PID, -t TID, -a, -C LIST (optionally with a command that times it)"
+        n_targets <= 1,
+        "record one target: a command, or one of -p PID, -t TID, -u USER, -a, -C LIST (optionally with a command that times it)"
     );
-    let (target, timing_command) = if n_targets == 0 {
-        (Target::Workload(a.command.clone()), Vec::new())
-    } else {
-        (explicit_target(&a)?, a.command.clone())
+    let (target, timing_command) = match (n_targets, a.command.is_empty()) {
+        (0, false) => (Target::Workload(a.command.clone()), Vec::new()),
+        // No target and no command: every CPU until Ctrl-C, as perf.
+        (0, true) => (Target::Cpus(crate::event::cpus::online()?), Vec::new()),
+        _ => (explicit_target(&a)?, a.command.clone()),
     };
     let codec = match (a.codec, a.z, a.compression_level) {
         (Some(c), ..) => c,
@@ -181,8 +212,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         keep_stack_padding: a.keep_stack_padding,
         threads: a.threads.clone(),
         per_thread: a.per_thread,
+        delay_ms: a.delay,
+        control: a.control.clone(),
     };
-    let summary = record(&opts)?;
+    let mut summary = record(&opts)?;
+    summary.notes.splice(0..0, notes);
     if let Some(p) = &a.stats_json {
         std::fs::write(p, serde_json::to_string_pretty(&summary)?)
             .with_context(|| format!("writing {}", p.display()))?;
@@ -196,7 +230,62 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The kernel's perf_event_max_sample_rate.
+fn max_sample_rate() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `-F`: a number or `max`; above the kernel's limit it is lowered to it
+/// with a note, as perf does.
+fn frequency(f: &str, notes: &mut Vec<String>) -> anyhow::Result<u64> {
+    let max = max_sample_rate();
+    if f == "max" {
+        let m = max.context("-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate")?;
+        notes.push(format!(
+            "-F max: sampling at {m} Hz (perf_event_max_sample_rate)"
+        ));
+        return Ok(m);
+    }
+    let hz: u64 = f
+        .parse()
+        .map_err(|_| anyhow::anyhow!("-F {f:?}: give a frequency in Hz or `max`"))?;
+    match max {
+        Some(m) if hz > m => {
+            notes.push(format!(
+                "maximum frequency rate ({m} Hz) exceeded, throttling from {hz} Hz to {m} Hz \
+                 (raise /proc/sys/kernel/perf_event_max_sample_rate to sample faster)"
+            ));
+            Ok(m)
+        }
+        _ => Ok(hz),
+    }
+}
+
+/// `-u USER`: a name or a number.
+fn resolve_user(u: &str) -> anyhow::Result<u32> {
+    if let Ok(n) = u.parse::<u32>() {
+        return Ok(n);
+    }
+    let name = std::ffi::CString::new(u).context("-u: a user name without NUL bytes")?;
+    // SAFETY: getpwnam reads a NUL-terminated string and returns a pointer
+    // to static storage or null; we copy the uid out at once.
+    let pw = unsafe { libc::getpwnam(name.as_ptr()) };
+    anyhow::ensure!(!pw.is_null(), "-u {u}: no such user");
+    // SAFETY: pw is non-null and points to a valid passwd entry.
+    Ok(unsafe { (*pw).pw_uid })
+}
+
 fn explicit_target(a: &Args) -> anyhow::Result<Target> {
+    if let Some(u) = &a.uid {
+        let uid = resolve_user(u)?;
+        let pids = crate::event::target::pids_of_user(uid)?;
+        anyhow::ensure!(!pids.is_empty(), "-u {u}: user {uid} runs no process");
+        return Ok(Target::Pids(pids));
+    }
     Ok(if !a.pid.is_empty() {
         Target::Pids(a.pid.clone())
     } else if !a.tid.is_empty() {

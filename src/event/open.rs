@@ -38,6 +38,16 @@ pub struct EventFd {
     pub ring: usize,
 }
 
+/// Which event carries the mmap/comm/task records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tracking {
+    /// The first event, as perf does by default.
+    First,
+    /// An added `dummy` event, so the sampling events can be switched on
+    /// and off; with `sampling_waits` they start disabled (`-D`).
+    Dummy { sampling_waits: bool },
+}
+
 /// The CPU key of a per-thread ring (`--per-thread`: one ring per task, on
 /// whatever CPU it runs).
 pub const ANY_CPU: u32 = u32::MAX;
@@ -45,6 +55,10 @@ pub const ANY_CPU: u32 = u32::MAX;
 /// All open events of a session with their rings.
 pub struct EventSet {
     pub attrs: Vec<AttrEntry>,
+    /// The last attr is a `dummy` that only tracks (mmap, comm, task): the
+    /// sampling events can then be enabled and disabled (`-D`, `--control`)
+    /// without losing the record of what was mapped meanwhile.
+    pub tracking_dummy: bool,
     pub fds: Vec<EventFd>,
     /// One per CPU, in CPU order, with the CPU number; or, per thread, one
     /// per task in the order given, with [`ANY_CPU`].
@@ -88,7 +102,12 @@ impl EventSet {
         pids: &[i32],
         pages: usize,
         per_thread: bool,
+        tracking: Tracking,
     ) -> Result<EventSet, OpenError> {
+        let (tracking_dummy, sampling_waits) = match tracking {
+            Tracking::First => (false, false),
+            Tracking::Dummy { sampling_waits } => (true, sampling_waits),
+        };
         // Each ring: its CPU key, and the (pid, cpu) pairs writing into it.
         let rings_of: Vec<(u32, Vec<(i32, i32)>)> = if per_thread {
             pids.iter().map(|&p| (ANY_CPU, vec![(p, -1)])).collect()
@@ -100,13 +119,23 @@ impl EventSet {
         let (probe_pid, probe_cpu) = rings_of[0].1[0];
         let mut notes = Vec::new();
         let mut specs: Vec<EventSpec> = events.to_vec();
+        if tracking_dummy {
+            specs.push(EventSpec::parse("dummy").expect("known"));
+        }
+        let tracker = if tracking_dummy { specs.len() - 1 } else { 0 };
         let mut attrs: Vec<Attr> = Vec::new();
         let mut opts = *opts;
         // Probe each event once on the first CPU, to fall back early.
         for (i, ev) in specs.iter_mut().enumerate() {
             // Each fallback flips one setting, so this ends.
             let attr = loop {
-                let attr = build_attr(ev, &opts, i == 0);
+                let mut o = opts;
+                if tracking_dummy {
+                    // Sampling events wait to be enabled; the dummy starts
+                    // with the workload (or at once).
+                    o.enable_on_exec = opts.enable_on_exec && (i == tracker || !sampling_waits);
+                }
+                let attr = build_attr(ev, &o, i == tracker);
                 let e = match sys::open(&attr, probe_pid, probe_cpu, -1) {
                     Ok(_) => break attr,
                     Err(e) => e,
@@ -131,7 +160,7 @@ impl EventSet {
                     ));
                     ev.exclude_kernel = true;
                     ev.name = format!("{}:u", ev.name);
-                } else if i == 0 && opts.build_id && errno == Some(libc::EINVAL) {
+                } else if i == tracker && opts.build_id && errno == Some(libc::EINVAL) {
                     // Kernels before 5.12 know no build-id MMAP2.
                     opts.build_id = false;
                     notes.push(
@@ -209,6 +238,7 @@ impl EventSet {
         }
         Ok(EventSet {
             attrs: entries,
+            tracking_dummy,
             fds,
             rings,
             pages,
@@ -222,5 +252,30 @@ impl EventSet {
 
     pub fn disable(&self) -> io::Result<()> {
         self.fds.iter().try_for_each(|f| sys::disable(&f.fd))
+    }
+
+    /// The fds of the sampling events (all but a tracking dummy).
+    fn sampling_fds(&self) -> impl Iterator<Item = &EventFd> {
+        let dummy = self.tracking_dummy.then(|| self.attrs.len() - 1);
+        self.fds.iter().filter(move |f| Some(f.attr_index) != dummy)
+    }
+
+    /// Enables only the tracking dummy (the sampling events wait).
+    pub fn enable_tracking(&self) -> io::Result<()> {
+        let dummy = self.tracking_dummy.then(|| self.attrs.len() - 1);
+        self.fds
+            .iter()
+            .filter(|f| Some(f.attr_index) == dummy)
+            .try_for_each(|f| sys::enable(&f.fd))
+    }
+
+    /// `enable` of `-D` / `--control`: the sampling events start counting.
+    pub fn enable_sampling(&self) -> io::Result<()> {
+        self.sampling_fds().try_for_each(|f| sys::enable(&f.fd))
+    }
+
+    /// `disable` of `--control`: the sampling events stop; tracking goes on.
+    pub fn disable_sampling(&self) -> io::Result<()> {
+        self.sampling_fds().try_for_each(|f| sys::disable(&f.fd))
     }
 }

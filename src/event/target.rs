@@ -45,6 +45,27 @@ pub fn threads_of(pid: i32) -> io::Result<Vec<i32>> {
     Ok(tids)
 }
 
+/// The processes whose real uid is `uid` (perf's `-u`), from /proc.
+pub fn pids_of_user(uid: u32) -> io::Result<Vec<i32>> {
+    let me = std::process::id() as i32;
+    let mut pids: Vec<i32> = std::fs::read_dir("/proc")?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&p| p != me)
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/status")).is_ok_and(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Uid:"))
+                    .and_then(|l| l.split_whitespace().next()?.parse::<u32>().ok())
+                    == Some(uid)
+            })
+        })
+        // Kernel threads have no user memory to sample.
+        .filter(|p| std::fs::read(format!("/proc/{p}/cmdline")).is_ok_and(|c| !c.is_empty()))
+        .collect();
+    pids.sort_unstable();
+    Ok(pids)
+}
+
 fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 writes two fds into the array.

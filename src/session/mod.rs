@@ -8,6 +8,7 @@
 //!        ─ side band ─ enable / start workload ─ Output::commit ─ run::run ─ finish
 //! ```
 
+mod control;
 mod drain;
 mod error;
 mod glue;
@@ -39,6 +40,7 @@ use crate::format::{CompressedInfo, FeatureSet};
 use crate::push::StackTail;
 use crate::synth;
 
+pub use control::ControlSpec;
 pub use drain::DrainReport;
 pub use error::{Kept, RecordError};
 pub use layout::ThreadSpec;
@@ -88,6 +90,11 @@ pub struct RecordOptions {
     pub threads: Option<ThreadSpec>,
     /// `--per-thread`: one ring per task instead of one per CPU.
     pub per_thread: bool,
+    /// `-D MS`: enable the sampling events MS ms after the start;
+    /// `Some(-1)`: only when `--control` says `enable`.
+    pub delay_ms: Option<i64>,
+    /// `--control=fifo:CTL[,ACK]` or `fd:CTL[,ACK]`.
+    pub control: Option<ControlSpec>,
 }
 
 /// Which async backend `--aio` uses.
@@ -127,10 +134,16 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
             "--threads writes a directory of files and cannot write a pipe: give -o DIR".into(),
         ));
     }
+    let channel = o
+        .control
+        .as_ref()
+        .map(control::Channel::open)
+        .transpose()
+        .map_err(|e| RecordError::Usage(e.to_string()))?;
     let mut prepared = setup::prepare(o)?;
     let mut notes = std::mem::take(&mut prepared.set.notes);
     if let Some(spec) = &o.threads {
-        return threads::record(o, spec, prepared, notes, started);
+        return threads::record(o, spec, prepared, notes, started, channel);
     }
 
     // From here the output exists, under a temporary name until the
@@ -177,7 +190,12 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
 
     let event_fds: Vec<RawFd> = prepared.set.fds.iter().map(|f| f.fd.as_raw_fd()).collect();
     let mut rings = std::mem::take(&mut prepared.set.rings);
-    let mut ctl = SessionControl::new(&prepared.set, child, o.status.then(status::StatusLine::new));
+    let mut ctl = SessionControl::new(
+        &prepared.set,
+        child,
+        o.status.then(status::StatusLine::new),
+        switching(o, channel),
+    );
     let drained = run::drain_loop(
         drain.as_mut(),
         &mut rings,
@@ -227,10 +245,13 @@ fn start(
     out: &mut Output,
 ) -> Result<Option<std::process::Child>, RecordError> {
     if !matches!(o.target, Target::Workload(_)) {
-        prepared
-            .set
-            .enable()
-            .map_err(io_err("cannot enable the events"))?;
+        let set = &prepared.set;
+        if o.delay_ms.is_some() {
+            set.enable_tracking()
+        } else {
+            set.enable()
+        }
+        .map_err(io_err("cannot enable the events"))?;
     }
     let child = match prepared.workload.take() {
         Some(w) => {
@@ -251,6 +272,18 @@ fn start(
         return Err(RecordError::Output(e));
     }
     Ok(child)
+}
+
+/// `-D` and `--control`, from the moment the recording started.
+fn switching(o: &RecordOptions, channel: Option<control::Channel>) -> run::Switching {
+    run::Switching {
+        enable_at: o
+            .delay_ms
+            .filter(|&d| d >= 0)
+            .map(|d| Instant::now() + Duration::from_millis(d as u64)),
+        channel,
+        ..Default::default()
+    }
 }
 
 /// LOST_SAMPLES records for every event fd whose PERF_FORMAT_LOST count is
@@ -359,6 +392,7 @@ fn finish(
             "waiting for the workload failed ({e}); the recording ended there"
         ));
     }
+    notes.extend(ended.notes);
     let c = ended.drained.counts;
     Ok(Summary {
         output: out.display(),

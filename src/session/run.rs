@@ -10,6 +10,7 @@ use std::os::fd::RawFd;
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
+use super::control::{Channel, Command};
 use super::drain::Drain;
 use super::signals;
 use super::status::StatusLine;
@@ -59,6 +60,10 @@ pub trait Control {
     /// asked again, so a sleeping loop wakes at once.
     fn wake_fd(&self) -> Option<RawFd> {
         None
+    }
+    /// The longest the loop may sleep in poll() before asking again.
+    fn timeout_ms(&self) -> i32 {
+        100
     }
 }
 
@@ -140,7 +145,13 @@ pub fn drain_loop(
         }
         if !moved {
             // SAFETY: pfds is a valid array of pollfd for its length.
-            let n = unsafe { libc::poll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, 100) };
+            let n = unsafe {
+                libc::poll(
+                    pfds.as_mut_ptr(),
+                    pfds.len() as libc::nfds_t,
+                    ctl.timeout_ms(),
+                )
+            };
             threshold = if n == 0 {
                 o.min_bytes
             } else {
@@ -169,38 +180,117 @@ pub fn drain_loop(
 /// How a serial session's loop ended.
 pub struct Ended {
     pub drained: Drained,
+    /// What `-D` / `--control` did that the user should hear about.
+    pub notes: Vec<String>,
     pub stop_signal: Option<i32>,
     pub exit_status: Option<ExitStatus>,
     /// Waiting for the workload failed (the recording ended there).
     pub wait_error: Option<io::Error>,
 }
 
+/// When the sampling events are switched on and off while recording.
+#[derive(Default)]
+pub struct Switching {
+    /// `-D MS`: enable them at this time.
+    pub enable_at: Option<Instant>,
+    /// `--control`: commands from the user.
+    pub channel: Option<Channel>,
+    /// A `stop` command came.
+    pub stopped: bool,
+    /// Enable / disable commands and what they did, for the summary.
+    pub notes: Vec<String>,
+}
+
+impl Switching {
+    /// Acts on a due delay and on waiting commands.
+    fn tick(&mut self, set: &EventSet) {
+        if self.enable_at.is_some_and(|t| Instant::now() >= t) {
+            self.enable_at = None;
+            if let Err(e) = set.enable_sampling() {
+                self.notes
+                    .push(format!("enabling the events after -D failed: {e}"));
+            }
+        }
+        let Some(ch) = self.channel.as_mut() else {
+            return;
+        };
+        let mut unknown = Vec::new();
+        for c in ch.read(&mut unknown) {
+            let r = match c {
+                Command::Enable => set.enable_sampling(),
+                Command::Disable => set.disable_sampling(),
+                Command::Stop => {
+                    self.stopped = true;
+                    Ok(())
+                }
+                Command::Ping => Ok(()),
+            };
+            if let Err(e) = r {
+                self.notes.push(format!("--control {c:?} failed: {e}"));
+            }
+            ch.ack();
+        }
+        for u in unknown {
+            self.notes.push(format!(
+                "--control: unknown command {u:?} (perfz knows enable, disable, stop, ping)"
+            ));
+        }
+    }
+
+    fn timeout_ms(&self) -> i32 {
+        self.enable_at.map_or(100, |t| {
+            (t.saturating_duration_since(Instant::now()).as_millis() as i32).clamp(0, 100)
+        })
+    }
+}
+
 /// The serial session's control: stop signals, the workload's end, the
-/// status line; disables the events when it stops.
+/// status line, `-D` and `--control`; disables the events when it stops.
 pub struct SessionControl<'a> {
     pub set: &'a EventSet,
     pub child: Option<Child>,
     pub status: Option<StatusLine>,
+    pub switching: Switching,
     pub stop_signal: Option<i32>,
     pub exit_status: Option<ExitStatus>,
     pub wait_error: Option<io::Error>,
 }
 
 impl<'a> SessionControl<'a> {
-    pub fn new(set: &'a EventSet, child: Option<Child>, status: Option<StatusLine>) -> Self {
+    pub fn new(
+        set: &'a EventSet,
+        child: Option<Child>,
+        status: Option<StatusLine>,
+        switching: Switching,
+    ) -> Self {
         SessionControl {
             set,
             child,
             status,
+            switching,
             stop_signal: None,
             exit_status: None,
             wait_error: None,
         }
     }
 
-    /// Whether the recording should end: a stop signal came, or the
-    /// workload (if there is one) ended.
+    /// The control channel's fd, to wake a sleeping loop.
+    pub fn channel_fd(&self) -> Option<RawFd> {
+        self.switching.channel.as_ref().map(Channel::fd)
+    }
+
+    pub fn poll_timeout_ms(&self) -> i32 {
+        self.switching.timeout_ms()
+    }
+
+    /// Acts on `-D` and `--control`, and says whether the recording should
+    /// end: a stop signal or command came, or the workload (if there is
+    /// one) ended.
     pub fn poll_ends(&mut self) -> bool {
+        self.switching.tick(self.set);
+        if self.switching.stopped {
+            return true;
+        }
         if self.stop_signal.is_none() {
             self.stop_signal = signals::stop_requested();
         }
@@ -231,6 +321,7 @@ impl<'a> SessionControl<'a> {
         }
         Ended {
             drained,
+            notes: std::mem::take(&mut self.switching.notes),
             stop_signal: self.stop_signal,
             exit_status: self.exit_status,
             wait_error: self.wait_error,
@@ -252,5 +343,13 @@ impl Control for SessionControl<'_> {
 
     fn hung_up(&mut self) {
         let _ = self.set.disable();
+    }
+
+    fn wake_fd(&self) -> Option<RawFd> {
+        self.channel_fd()
+    }
+
+    fn timeout_ms(&self) -> i32 {
+        self.poll_timeout_ms()
     }
 }

@@ -8,7 +8,7 @@ use super::error::io_err;
 use super::{RecordError, RecordOptions};
 use crate::event::cpus;
 use crate::event::events::AttrOptions;
-use crate::event::open::EventSet;
+use crate::event::open::{EventSet, Tracking};
 use crate::event::ring;
 use crate::event::target::{resolve_command, threads_of, Target, Workload};
 use crate::format::sample::id_trailer_size;
@@ -64,10 +64,24 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         }
         Target::Pids(list) => {
             let mut tids = Vec::new();
+            let mut alive = Vec::new();
             for &p in list {
-                tids.extend(threads_of(p).map_err(io_err(format!("cannot attach to pid {p}")))?);
+                match threads_of(p) {
+                    Ok(t) => {
+                        tids.extend(t);
+                        alive.push(p);
+                    }
+                    // Of many processes (-u), one may exit before we look.
+                    Err(e) if list.len() > 1 && e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io_err(format!("cannot attach to pid {p}"))(e)),
+                }
             }
-            (online, tids, list.clone())
+            if alive.is_empty() {
+                return Err(RecordError::Usage(
+                    "none of the processes is running any more".into(),
+                ));
+            }
+            (online, tids, alive)
         }
         Target::Tids(list) => {
             if let Some(t) = list
@@ -95,6 +109,18 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         workload = Some(fork_held(&o.timing_command)?);
     }
     let system_wide = o.target.is_system_wide();
+    let tracking_dummy = o.delay_ms.is_some() || o.control.is_some();
+    if o.delay_ms.is_some_and(|d| d < -1) {
+        return Err(RecordError::Usage(
+            "-D/--delay takes milliseconds, or -1 to start disabled until --control enables".into(),
+        ));
+    }
+    if o.delay_ms == Some(-1) && o.control.is_none() {
+        return Err(RecordError::Usage(
+            "-D -1 starts with the events disabled: give --control=fifo:CTL so they can be enabled"
+                .into(),
+        ));
+    }
     if o.per_thread && system_wide {
         return Err(RecordError::Usage(
             "--per-thread maps one ring per task: use it with a command, -p or -t, not with -a or -C".into(),
@@ -104,17 +130,32 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     let attr_opts = AttrOptions {
         sampling: o.sampling,
         call_graph: o.call_graph,
-        with_id: o.events.len() > 1,
+        with_id: o.events.len() + tracking_dummy as usize > 1,
         with_cpu: system_wide,
         // The kernel maps no ring of an inherited per-task event, so
-        // --per-thread records the named tasks only (as perf does).
-        inherit: o.inherit && !system_wide && !o.per_thread,
+        // --per-thread records the named tasks only (as perf does); -t
+        // names threads, not their children (perf's -t has no inherit).
+        inherit: o.inherit && !system_wide && !o.per_thread && !matches!(o.target, Target::Tids(_)),
         enable_on_exec: matches!(o.target, Target::Workload(_)),
         switch_events: o.switch_events,
         build_id: true,
     };
     // A refusal drops `workload`, which lets the held child exit unrun.
-    let set = EventSet::open(&o.events, &attr_opts, &cpus, &pids, pages, o.per_thread)?;
+    let set = EventSet::open(
+        &o.events,
+        &attr_opts,
+        &cpus,
+        &pids,
+        pages,
+        o.per_thread,
+        if tracking_dummy {
+            Tracking::Dummy {
+                sampling_waits: o.delay_ms.is_some(),
+            }
+        } else {
+            Tracking::First
+        },
+    )?;
     Ok(Prepared {
         set,
         workload,

@@ -269,6 +269,7 @@ pub fn record(
     mut prepared: Prepared,
     mut notes: Vec<String>,
     started: Instant,
+    channel: Option<super::control::Channel>,
 ) -> Result<Summary, RecordError> {
     let ring_cpus: Vec<u32> = prepared.set.rings.iter().map(|(c, _)| *c).collect();
     let online = cpus::online().map_or(1, |c| c.len());
@@ -373,16 +374,25 @@ pub fn record(
 
     // Wait for a stop signal, the workload's end, or every drain thread's
     // end (their tasks all gone).
-    let mut ctl = SessionControl::new(&prepared.set, child, None);
+    let mut ctl = SessionControl::new(&prepared.set, child, None, super::switching(o, channel));
     let n = handles.len();
     while shared.ended.load(Ordering::Acquire) < n && !ctl.poll_ends() {
-        let mut p = libc::pollfd {
-            fd: shared.ended_fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
+        let mut p: Vec<libc::pollfd> = std::iter::once(shared.ended_fd.as_raw_fd())
+            .chain(ctl.channel_fd())
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: a valid array of pollfd for its length.
+        unsafe {
+            libc::poll(
+                p.as_mut_ptr(),
+                p.len() as libc::nfds_t,
+                ctl.poll_timeout_ms(),
+            )
         };
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut p, 1, 100) };
     }
     // Disable first, then tell the threads: their final pass sees all.
     let _ = prepared.set.disable();

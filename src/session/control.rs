@@ -1,0 +1,209 @@
+//! `--control=fifo:CTL[,ACK]` / `--control=fd:CTL[,ACK]`: perf's control
+//! channel, for recording one phase of a benchmark. Commands, one per line:
+//! `enable` and `disable` (the sampling events; mmap/comm tracking goes on),
+//! `stop` (end the recording), `ping`; each is answered with `ack\n` on the
+//! ack channel, as perf does.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// Where commands come from and acks go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ControlSpec {
+    Fifo { ctl: PathBuf, ack: Option<PathBuf> },
+    Fd { ctl: RawFd, ack: Option<RawFd> },
+}
+
+impl FromStr for ControlSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("--control={s}: use fifo:CTL-FIFO[,ACK-FIFO] or fd:CTL-FD[,ACK-FD]");
+        let (kind, rest) = s.split_once(':').ok_or_else(bad)?;
+        let (ctl, ack) = match rest.split_once(',') {
+            Some((c, a)) => (c, Some(a)),
+            None => (rest, None),
+        };
+        if ctl.is_empty() || ack.is_some_and(str::is_empty) {
+            return Err(bad());
+        }
+        match kind {
+            "fifo" => Ok(ControlSpec::Fifo {
+                ctl: ctl.into(),
+                ack: ack.map(PathBuf::from),
+            }),
+            "fd" => {
+                let fd = |x: &str| x.parse::<RawFd>().ok().filter(|&n| n >= 0).ok_or_else(bad);
+                Ok(ControlSpec::Fd {
+                    ctl: fd(ctl)?,
+                    ack: ack.map(fd).transpose()?,
+                })
+            }
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// A command read from the channel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Command {
+    Enable,
+    Disable,
+    Stop,
+    Ping,
+}
+
+/// The open control channel.
+pub struct Channel {
+    ctl: File,
+    ack: Option<File>,
+    /// Bytes of a command not yet ended by a newline.
+    partial: Vec<u8>,
+}
+
+/// Opens a FIFO read-write and non-blocking: it never blocks waiting for the
+/// other side and never reports hang-up when a writer closes (we are one).
+fn open_fifo(p: &PathBuf) -> io::Result<File> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(p)
+        .map_err(|e| io::Error::new(e.kind(), format!("--control: {}: {e}", p.display())))
+}
+
+impl Channel {
+    pub fn open(spec: &ControlSpec) -> io::Result<Channel> {
+        let (ctl, ack) = match spec {
+            ControlSpec::Fifo { ctl, ack } => {
+                (open_fifo(ctl)?, ack.as_ref().map(open_fifo).transpose()?)
+            }
+            ControlSpec::Fd { ctl, ack } => {
+                let dup = |fd: RawFd| -> io::Result<File> {
+                    // SAFETY: fcntl(F_DUPFD_CLOEXEC) on an fd number the user
+                    // gave; it fails cleanly if the fd is not open.
+                    let n = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+                    if n < 0 {
+                        let e = io::Error::last_os_error();
+                        return Err(io::Error::new(e.kind(), format!("--control: fd {fd}: {e}")));
+                    }
+                    // SAFETY: n is a new descriptor we own.
+                    Ok(unsafe { File::from_raw_fd(n) })
+                };
+                let c = dup(*ctl)?;
+                // SAFETY: sets O_NONBLOCK on our own duplicate.
+                unsafe {
+                    let fl = libc::fcntl(c.as_raw_fd(), libc::F_GETFL);
+                    libc::fcntl(c.as_raw_fd(), libc::F_SETFL, fl | libc::O_NONBLOCK);
+                }
+                (c, ack.map(dup).transpose()?)
+            }
+        };
+        Ok(Channel {
+            ctl,
+            ack,
+            partial: Vec::new(),
+        })
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.ctl.as_raw_fd()
+    }
+
+    /// Every whole command waiting, in order; unknown ones are reported in
+    /// `unknown` (and acked, so a waiting script is not stuck).
+    pub fn read(&mut self, unknown: &mut Vec<String>) -> Vec<Command> {
+        let mut buf = [0u8; 512];
+        loop {
+            match self.ctl.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => self.partial.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => break, // WouldBlock: nothing more now
+            }
+        }
+        let mut out = Vec::new();
+        while let Some(end) = self.partial.iter().position(|&b| b == b'\n' || b == 0) {
+            let line: Vec<u8> = self.partial.drain(..=end).collect();
+            let cmd = String::from_utf8_lossy(&line[..end]).trim().to_string();
+            let c = match cmd.as_str() {
+                "" => continue,
+                "enable" => Command::Enable,
+                "disable" => Command::Disable,
+                "stop" => Command::Stop,
+                "ping" => Command::Ping,
+                other => {
+                    unknown.push(other.to_string());
+                    self.ack();
+                    continue;
+                }
+            };
+            out.push(c);
+        }
+        out
+    }
+
+    /// Answers a command, as perf does.
+    pub fn ack(&mut self) {
+        if let Some(a) = self.ack.as_mut() {
+            let _ = a.write_all(b"ack\n");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_like_perf() {
+        assert_eq!(
+            "fifo:/tmp/c,/tmp/a".parse(),
+            Ok(ControlSpec::Fifo {
+                ctl: "/tmp/c".into(),
+                ack: Some("/tmp/a".into())
+            })
+        );
+        assert_eq!("fd:10".parse(), Ok(ControlSpec::Fd { ctl: 10, ack: None }));
+        for bad in ["fifo:", "pipe:x", "fd:x", "fd:3,", "fifo"] {
+            assert!(bad.parse::<ControlSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn commands_come_whole_and_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let ctl = dir.path().join("ctl");
+        let ack = dir.path().join("ack");
+        for p in [&ctl, &ack] {
+            let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+            // SAFETY: mkfifo reads a NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        }
+        let mut ch = Channel::open(&ControlSpec::Fifo {
+            ctl: ctl.clone(),
+            ack: Some(ack.clone()),
+        })
+        .unwrap();
+        let mut w = std::fs::OpenOptions::new().write(true).open(&ctl).unwrap();
+        w.write_all(b"enable\ndisa").unwrap();
+        let mut unknown = Vec::new();
+        assert_eq!(ch.read(&mut unknown), vec![Command::Enable]);
+        w.write_all(b"ble\nbogus\nstop\n").unwrap();
+        assert_eq!(ch.read(&mut unknown), vec![Command::Disable, Command::Stop]);
+        assert_eq!(unknown, vec!["bogus".to_string()]);
+        ch.ack();
+        let mut r = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&ack)
+            .unwrap();
+        let mut got = String::new();
+        let _ = r.read_to_string(&mut got);
+        // The bogus command's ack and ours.
+        assert_eq!(got, "ack\nack\n");
+    }
+}
