@@ -8,8 +8,12 @@ pub enum OptionError {
     UnknownEvent { name: String, known: String },
     #[error("unknown modifier {modifier:?} in {event:?}; use :u (user only) or :k (kernel only)")]
     UnknownModifier { event: String, modifier: String },
-    #[error("--call-graph {0:?}: use fp or dwarf[,SIZE]")]
+    #[error("--call-graph {0:?}: use fp, dwarf[,SIZE] or lbr")]
     CallGraph(String),
+    #[error("--call-graph lbr needs the CPU's last branch records (Intel LBR), and this machine's PMU has none (no /sys/bus/event_source/devices/cpu/caps/branches); use --call-graph fp or dwarf")]
+    NoLbr,
+    #[error("--call-graph dwarf: perfz does not know which user registers to sample on {0} (it knows x86_64, aarch64, riscv64); use --call-graph fp")]
+    DwarfArch(String),
     #[error("dwarf stack size {0} must be a multiple of 8 in 8..=65528")]
     DwarfStackSize(u64),
     #[error("bad size {0:?}: use a number with an optional K, M or G suffix")]

@@ -105,6 +105,8 @@ pub enum CallGraph {
     FramePointer,
     /// User registers and this many bytes of user stack per sample.
     Dwarf(u32),
+    /// The CPU's last branch records as a call stack (Intel LBR).
+    Lbr,
 }
 
 impl CallGraph {
@@ -112,8 +114,18 @@ impl CallGraph {
         let (mode, size) = s.split_once(',').map_or((s, None), |(m, z)| (m, Some(z)));
         match (mode, size) {
             ("fp", None) => Ok(CallGraph::FramePointer),
-            ("dwarf", None) => Ok(CallGraph::Dwarf(8192)),
+            ("lbr", None) => {
+                if !lbr_available() {
+                    return Err(OptionError::NoLbr);
+                }
+                Ok(CallGraph::Lbr)
+            }
+            ("dwarf", None) => {
+                user_regs_mask()?;
+                Ok(CallGraph::Dwarf(8192))
+            }
             ("dwarf", Some(z)) => {
+                user_regs_mask()?;
                 let n = crate::event::ring::parse_size(z)?;
                 if n == 0 || n > 65528 || n % 8 != 0 {
                     return Err(OptionError::DwarfStackSize(n));
@@ -145,6 +157,41 @@ pub struct AttrOptions {
 
 /// x86_64 user registers perf asks for with `--call-graph dwarf` (AX..R15 minus segment registers).
 pub const DWARF_REGS_X86_64: u64 = 0xff0fff;
+/// aarch64: x0..x30, sp, pc (PERF_REG_ARM64_MAX = 33).
+pub const DWARF_REGS_AARCH64: u64 = (1 << 33) - 1;
+/// riscv64: pc, ra, sp, ..., t6 (PERF_REG_RISCV_MAX = 32).
+pub const DWARF_REGS_RISCV64: u64 = (1 << 32) - 1;
+
+/// The user registers `--call-graph dwarf` samples on `arch` (perf's
+/// PERF_REGS_MASK for it), or None for an architecture perfz does not know.
+pub fn user_regs_mask_for(arch: &str) -> Option<u64> {
+    match arch {
+        "x86_64" => Some(DWARF_REGS_X86_64),
+        "aarch64" => Some(DWARF_REGS_AARCH64),
+        "riscv64" => Some(DWARF_REGS_RISCV64),
+        _ => None,
+    }
+}
+
+/// The register mask for this machine: a wrong mask would write samples
+/// no unwinder can use, so an unknown architecture is an error.
+pub fn user_regs_mask() -> Result<u64, OptionError> {
+    let arch = std::env::consts::ARCH;
+    user_regs_mask_for(arch).ok_or_else(|| OptionError::DwarfArch(arch.into()))
+}
+
+/// Whether the CPU PMU has last branch records (Intel LBR): perf's test,
+/// the `branches` capability of the `cpu` PMU.
+pub fn lbr_available() -> bool {
+    std::fs::read_to_string("/sys/bus/event_source/devices/cpu/caps/branches")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .is_some_and(|n| n > 0)
+}
+
+/// branch_sample_type of `--call-graph lbr`, as perf 6.1 sets it: user
+/// call stack, without cycles and flags, with hw_idx.
+pub const LBR_BRANCH_SAMPLE_TYPE: u64 = 1 | (1 << 11) | (1 << 14) | (1 << 15) | (1 << 17);
 
 /// Builds the 128-byte attr perf 6.1 would build. `tracking` marks the event
 /// that carries mmap/comm/task records (the first one).
@@ -170,8 +217,13 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
             // Unwinding reads .eh_frame_hdr, which sits in a non-executable
             // mapping: perf asks for data mmaps in dwarf mode, and so do we.
             fl |= flags::EXCLUDE_CALLCHAIN_USER | flags::MMAP_DATA;
-            a.set_u64(80, DWARF_REGS_X86_64);
+            // Checked when --call-graph was parsed.
+            a.set_u64(80, user_regs_mask().unwrap_or(0));
             a.set_u32(88, size);
+        }
+        CallGraph::Lbr => {
+            sample_type |= st::CALLCHAIN | st::BRANCH_STACK;
+            a.set_u64(72, LBR_BRANCH_SAMPLE_TYPE);
         }
     }
     if o.with_id {
@@ -249,5 +301,26 @@ mod tests {
             .to_string()
             .contains("perfz knows: cpu-clock"));
         assert!(EventSpec::parse("cpu-clock:x").is_err());
+    }
+
+    #[test]
+    fn call_graph_modes_as_perf() {
+        assert_eq!(CallGraph::parse("fp"), Ok(CallGraph::FramePointer));
+        assert_eq!(CallGraph::parse("dwarf,4096"), Ok(CallGraph::Dwarf(4096)));
+        assert!(CallGraph::parse("dwarf,4097").is_err());
+        assert_eq!(user_regs_mask_for("x86_64"), Some(0xff0fff));
+        assert_eq!(user_regs_mask_for("aarch64"), Some(0x1_ffff_ffff));
+        assert_eq!(user_regs_mask_for("mips"), None);
+        assert!(OptionError::DwarfArch("mips".into())
+            .to_string()
+            .contains("use --call-graph fp"));
+        match CallGraph::parse("lbr") {
+            Ok(CallGraph::Lbr) => assert!(lbr_available()),
+            Err(e) => {
+                assert!(!lbr_available());
+                assert!(e.to_string().contains("use --call-graph fp or dwarf"), "{e}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }
