@@ -131,6 +131,7 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
     let opts = RecordOptions {
         events: vec![EventSpec::parse("cpu-clock").expect("known")],
         sampling: Sampling::Frequency(4000),
+        sampling_explicit: true,
         call_graph,
         target: crate::event::Target::Workload(a.command.clone()),
         output: out.to_path_buf(),

@@ -9,22 +9,24 @@ use perfz_codecs::{CodecSpec, ZstdParams};
 use super::convert::parse_spec;
 use crate::event::cpus::parse_list;
 use crate::event::events::{CallGraph, EventSpec, Sampling};
+use crate::event::parse::parse_events;
 use crate::event::ring::{parse_mmap_pages, parse_size};
 use crate::event::target::Target;
 use crate::session::{record, RecordOptions};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Events to sample, comma separated (cpu-clock, task-clock, page-faults,
-    /// context-switches, cpu-migrations, minor-faults, major-faults, dummy;
-    /// hardware events such as cycles when the PMU allows).
-    #[arg(
-        short,
-        long = "event",
-        value_delimiter = ',',
-        default_value = "cpu-clock"
-    )]
+    /// Events to sample, as perf spells them (default cpu-clock): comma
+    /// lists, `{a,b}:S` groups, cpu-clock, task-clock, page-faults, ...,
+    /// cycles and cache events (L1-dcache-load-misses) where the PMU allows,
+    /// raw rNNNN, tracepoints sys:name (globs), pmu/term=value/, per-event
+    /// terms (cpu-clock/period=10000/), modifiers :u :k :h :G :H :p :P :D.
+    #[arg(short, long = "event", value_name = "EVENTS")]
     events: Vec<String>,
+    /// An ftrace filter for the tracepoints of the -e before it (perf's
+    /// --filter), e.g. 'prev_state == 1'.
+    #[arg(long, value_name = "FILTER")]
+    filter: Vec<String>,
     /// Sampling frequency in Hz, or `max` (the kernel's
     /// perf_event_max_sample_rate).
     #[arg(
@@ -146,11 +148,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let events = a
-        .events
-        .iter()
-        .map(|e| EventSpec::parse(e))
-        .collect::<Result<Vec<_>, _>>()?;
+    let events = events_with_filters(&a.events, &a.filter, &std::env::args().collect::<Vec<_>>())?;
     let mut notes = Vec::new();
     let sampling = match (&a.freq, a.count) {
         (_, Some(c)) => Sampling::Period(c),
@@ -194,6 +192,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let opts = RecordOptions {
         events,
         sampling,
+        sampling_explicit: a.freq.is_some() || a.count.is_some(),
         call_graph,
         target,
         output: a.output.clone(),
@@ -228,6 +227,76 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         eprint!("{}", summary.render());
     }
     Ok(())
+}
+
+/// Parses every -e (perf's grammar) and gives each --filter to the
+/// tracepoints of the -e before it on the command line, as perf does.
+fn events_with_filters(
+    lists: &[String],
+    filters: &[String],
+    argv: &[String],
+) -> anyhow::Result<Vec<EventSpec>> {
+    let lists: Vec<String> = if lists.is_empty() {
+        vec!["cpu-clock".into()]
+    } else {
+        lists.to_vec()
+    };
+    let mut next_group = 0;
+    let mut parsed: Vec<Vec<EventSpec>> = lists
+        .iter()
+        .map(|l| parse_events(l, &mut next_group))
+        .collect::<Result<_, _>>()?;
+    // The order of -e and --filter on the command line.
+    let mut order = Vec::new();
+    let mut it = argv.iter().skip(1).peekable();
+    while let Some(arg) = it.next() {
+        if arg == "--" {
+            break;
+        }
+        let is_e = arg == "-e" || arg == "--event";
+        let is_f = arg == "--filter";
+        if is_e || is_f {
+            it.next();
+            order.push(is_e);
+        } else if arg.starts_with("--event=")
+            || (arg.starts_with("-e") && arg.len() > 2 && !arg.starts_with("--"))
+        {
+            order.push(true);
+        } else if arg.starts_with("--filter=") {
+            order.push(false);
+        }
+    }
+    let (mut e_seen, mut f_seen) = (0usize, 0usize);
+    for is_e in order {
+        if is_e {
+            e_seen += 1;
+            continue;
+        }
+        let f = filters
+            .get(f_seen)
+            .context("--filter: more filters than parsed")?;
+        f_seen += 1;
+        let list = e_seen
+            .checked_sub(1)
+            .and_then(|i| parsed.get_mut(i))
+            .with_context(|| {
+                format!("--filter {f:?} must follow the -e of the tracepoints it filters")
+            })?;
+        let mut any = false;
+        for e in list.iter_mut().filter(|e| e.tracepoint.is_some()) {
+            e.filter = Some(f.clone());
+            any = true;
+        }
+        anyhow::ensure!(
+            any,
+            "--filter {f:?}: the -e before it names no tracepoint (filters apply to tracepoints such as sched:sched_switch)"
+        );
+    }
+    anyhow::ensure!(
+        f_seen == filters.len(),
+        "--filter must follow the -e of the tracepoints it filters"
+    );
+    Ok(parsed.into_iter().flatten().collect())
 }
 
 /// The kernel's perf_event_max_sample_rate.

@@ -4,10 +4,12 @@
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OptionError {
-    #[error("unknown event {name:?}; perfz knows: {known}")]
+    #[error("unknown event {name:?}; there are: {known}")]
     UnknownEvent { name: String, known: String },
-    #[error("unknown modifier {modifier:?} in {event:?}; use :u (user only) or :k (kernel only)")]
+    #[error("unknown modifier {modifier:?} in {event:?}; perf's modifiers are u (user), k (kernel), h (hypervisor), G (guest), H (host), p/pp/ppp (precise), P (max precise), D (pinned), and S on a group")]
     UnknownModifier { event: String, modifier: String },
+    #[error("-e {event:?}: {why}")]
+    EventSyntax { event: String, why: String },
     #[error("--call-graph {0:?}: use fp, dwarf[,SIZE] or lbr")]
     CallGraph(String),
     #[error("--call-graph lbr needs the CPU's last branch records (Intel LBR), and this machine's PMU has none (no /sys/bus/event_source/devices/cpu/caps/branches); use --call-graph fp or dwarf")]

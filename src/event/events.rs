@@ -6,6 +6,9 @@ use crate::format::attr::{flags, read_format as rf, sample_type as st, Attr};
 /// `PERF_TYPE_HARDWARE` / `PERF_TYPE_SOFTWARE`.
 pub const TYPE_HARDWARE: u32 = 0;
 pub const TYPE_SOFTWARE: u32 = 1;
+pub const TYPE_TRACEPOINT: u32 = 2;
+pub const TYPE_HW_CACHE: u32 = 3;
+pub const TYPE_RAW: u32 = 4;
 
 /// Software event used when hardware counters are unavailable (as perf does).
 pub const SOFTWARE_FALLBACK: &str = "cpu-clock";
@@ -34,59 +37,110 @@ const NAMES: &[(&str, u32, u64)] = &[
     ("ref-cycles", TYPE_HARDWARE, 9),
 ];
 
-/// One `-e` event: a known name with optional `:u` / `:k` modifiers.
+/// An event's place in a `{a,b}` group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// Unique per group in one session.
+    pub id: u32,
+    pub leader: bool,
+    /// `:S`: only the leader samples, reading every member's count.
+    pub sample_read: bool,
+}
+
+/// One event of `-e`, as perf spells it (see `parse`): its attr type and
+/// config, modifiers, per-event terms, and what else it needs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventSpec {
+    /// The name as the user wrote it (EVENT_DESC).
     pub name: String,
     pub type_: u32,
     pub config: u64,
+    pub config1: u64,
+    pub config2: u64,
     pub exclude_user: bool,
     pub exclude_kernel: bool,
+    pub exclude_hv: bool,
+    pub exclude_host: bool,
+    /// perf's default: 1 (`:G` clears it).
+    pub exclude_guest: bool,
+    /// `:p` count (precise_ip, 0..=3).
+    pub precise: u8,
+    /// `:D`: pinned on the PMU.
+    pub pinned: bool,
+    /// `/period=N/` or `/freq=N/`; tracepoints default to period 1.
+    pub sampling: Option<Sampling>,
+    /// `sampling` is perf's default for the event kind, which an explicit
+    /// -F / -c replaces.
+    pub sampling_is_default: bool,
+    /// A tracepoint (`sys:name`): samples carry RAW, the file carries
+    /// HEADER_TRACING_DATA.
+    pub tracepoint: Option<super::tracefs::Tracepoint>,
+    /// `--filter`: the ftrace filter set on a tracepoint.
+    pub filter: Option<String>,
+    pub group: Option<Group>,
 }
 
 impl EventSpec {
-    pub fn parse(s: &str) -> Result<Self, OptionError> {
-        let (name, mods) = s.split_once(':').unwrap_or((s, ""));
-        let &(canon, type_, config) = NAMES.iter().find(|(n, ..)| *n == name).ok_or_else(|| {
-            let known: Vec<&str> = NAMES.iter().map(|(n, ..)| *n).collect();
-            OptionError::UnknownEvent {
-                name: name.into(),
-                known: known.join(", "),
-            }
-        })?;
-        let (mut exclude_user, mut exclude_kernel) = (false, false);
-        if !mods.is_empty() {
-            if !mods.chars().all(|c| c == 'u' || c == 'k') {
-                return Err(OptionError::UnknownModifier {
-                    event: s.into(),
-                    modifier: mods.into(),
-                });
-            }
-            exclude_user = !mods.contains('u');
-            exclude_kernel = !mods.contains('k');
-        }
-        Ok(EventSpec {
-            name: if mods.is_empty() {
-                canon.into()
-            } else {
-                format!("{canon}:{mods}")
-            },
+    /// A plain event of `type_`/`config` named `name`, perf's defaults.
+    pub fn new(name: &str, type_: u32, config: u64) -> EventSpec {
+        EventSpec {
+            name: name.into(),
             type_,
             config,
-            exclude_user,
-            exclude_kernel,
-        })
+            config1: 0,
+            config2: 0,
+            exclude_user: false,
+            exclude_kernel: false,
+            exclude_hv: false,
+            exclude_host: false,
+            exclude_guest: true,
+            precise: 0,
+            pinned: false,
+            sampling: None,
+            sampling_is_default: false,
+            tracepoint: None,
+            filter: None,
+            group: None,
+        }
     }
 
+    /// One event (no groups, no lists): see [`super::parse::parse_events`].
+    pub fn parse(s: &str) -> Result<Self, OptionError> {
+        let mut v = super::parse::parse_events(s, &mut 0)?;
+        if v.len() != 1 || v[0].group.is_some() {
+            return Err(OptionError::EventSyntax {
+                event: s.into(),
+                why: "one event expected here".into(),
+            });
+        }
+        Ok(v.remove(0))
+    }
+
+    /// Looks up a symbolic (hardware or software) event name.
+    pub fn symbolic(name: &str) -> Option<(u32, u64)> {
+        NAMES
+            .iter()
+            .find(|(n, ..)| *n == name)
+            .map(|&(_, t, c)| (t, c))
+    }
+
+    /// The names perfz knows without sysfs or tracefs.
+    pub fn symbolic_names() -> Vec<&'static str> {
+        NAMES.iter().map(|(n, ..)| *n).collect()
+    }
+
+    /// Counted by the CPU's PMU (hardware, cache and raw events).
     pub fn is_hardware(&self) -> bool {
-        self.type_ == TYPE_HARDWARE
+        matches!(self.type_, TYPE_HARDWARE | TYPE_HW_CACHE | TYPE_RAW)
     }
 
     /// The same modifiers on the software fallback event.
     pub fn software_fallback(&self) -> EventSpec {
-        let mut e = EventSpec::parse(SOFTWARE_FALLBACK).expect("known");
+        let mut e = EventSpec::new(SOFTWARE_FALLBACK, TYPE_SOFTWARE, 0);
         e.exclude_user = self.exclude_user;
         e.exclude_kernel = self.exclude_kernel;
+        e.exclude_hv = self.exclude_hv;
+        e.group = self.group;
         e
     }
 }
@@ -153,6 +207,9 @@ pub struct AttrOptions {
     pub switch_events: bool,
     /// Ask for MMAP2 records carrying build ids.
     pub build_id: bool,
+    /// -F or -c was given: it replaces per-kind defaults (tracepoints'
+    /// period 1), not per-event terms.
+    pub sampling_explicit: bool,
 }
 
 /// x86_64 user registers perf asks for with `--call-graph dwarf` (AX..R15 minus segment registers).
@@ -199,15 +256,49 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     let mut a = Attr::new();
     a.set_u32(0, ev.type_);
     a.set_u64(8, ev.config);
+    a.set_u64(56, ev.config1);
+    a.set_u64(64, ev.config2);
     let mut sample_type = st::IP | st::TID | st::TIME;
-    let mut fl = flags::DISABLED | flags::SAMPLE_ID_ALL | flags::EXCLUDE_GUEST;
-    match o.sampling {
+    let member = ev.group.is_some_and(|g| !g.leader);
+    let sample_read = ev.group.is_some_and(|g| g.sample_read);
+    // Group members start with their leader: only the leader is disabled.
+    let mut fl = flags::SAMPLE_ID_ALL;
+    if !member {
+        fl |= flags::DISABLED;
+    }
+    if ev.exclude_guest {
+        fl |= flags::EXCLUDE_GUEST;
+    }
+    if ev.exclude_host {
+        fl |= 1 << 19;
+    }
+    if ev.exclude_hv {
+        fl |= 1 << 6;
+    }
+    if ev.pinned {
+        fl |= 1 << 2;
+    }
+    fl |= (ev.precise.min(3) as u64) << 15;
+    let sampling = match ev.sampling {
+        Some(s) if !ev.sampling_is_default || !o.sampling_explicit => s,
+        _ => o.sampling,
+    };
+    match sampling {
+        // In a leader-sampling group the members do not sample.
+        _ if member && sample_read => sample_type |= st::PERIOD,
         Sampling::Frequency(hz) => {
             a.set_u64(16, hz);
             fl |= flags::FREQ;
             sample_type |= st::PERIOD;
         }
         Sampling::Period(p) => a.set_u64(16, p),
+    }
+    if ev.tracepoint.is_some() {
+        // perf's tracepoint defaults: the raw payload, its CPU and period.
+        sample_type |= st::RAW | st::CPU | st::PERIOD;
+    }
+    if sample_read {
+        sample_type |= st::READ;
     }
     match o.call_graph {
         CallGraph::None => {}
@@ -233,11 +324,16 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
         sample_type |= st::CPU;
     }
     a.set_u64(24, sample_type);
-    a.set_u64(32, rf::ID | rf::LOST);
-    if o.inherit {
+    a.set_u64(
+        32,
+        rf::ID | rf::LOST | if sample_read { rf::GROUP } else { 0 },
+    );
+    // perf 6.1 turns inherit off for leader sampling (kernels before 6.12
+    // refuse inherit with PERF_SAMPLE_READ).
+    if o.inherit && !sample_read {
         fl |= flags::INHERIT;
     }
-    if o.enable_on_exec {
+    if o.enable_on_exec && !member {
         fl |= flags::ENABLE_ON_EXEC;
     }
     if ev.exclude_user {
@@ -282,6 +378,7 @@ mod tests {
             enable_on_exec: true,
             switch_events: false,
             build_id: false,
+            sampling_explicit: true,
         };
         let a = build_attr(&ev, &o, true);
         assert_eq!(a.sample_type(), 0x127);
@@ -299,7 +396,7 @@ mod tests {
         assert!(EventSpec::parse("nonsense")
             .unwrap_err()
             .to_string()
-            .contains("perfz knows: cpu-clock"));
+            .contains("cpu-clock"));
         assert!(EventSpec::parse("cpu-clock:x").is_err());
     }
 
@@ -318,7 +415,10 @@ mod tests {
             Ok(CallGraph::Lbr) => assert!(lbr_available()),
             Err(e) => {
                 assert!(!lbr_available());
-                assert!(e.to_string().contains("use --call-graph fp or dwarf"), "{e}");
+                assert!(
+                    e.to_string().contains("use --call-graph fp or dwarf"),
+                    "{e}"
+                );
             }
             other => panic!("{other:?}"),
         }

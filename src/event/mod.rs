@@ -5,9 +5,12 @@ pub mod cpus;
 pub mod error;
 pub mod events;
 pub mod open;
+pub mod parse;
+pub mod pmu;
 pub mod ring;
 pub mod sys;
 pub mod target;
+pub mod tracefs;
 
 pub use error::OptionError;
 pub use events::{CallGraph, EventSpec, Sampling};

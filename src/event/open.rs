@@ -2,7 +2,7 @@
 //! CPU, every other fd on that CPU redirected into it (PERF_EVENT_IOC_SET_OUTPUT).
 
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::events::{build_attr, AttrOptions, EventSpec};
 use super::ring::Ring;
@@ -23,6 +23,12 @@ pub enum OpenError {
     Map {
         cpu: i32,
         pages: usize,
+        err: io::Error,
+    },
+    #[error("the kernel refused the filter {filter:?} on {event}: {err} (the fields a filter may name are in the event's format file under /sys/kernel/tracing/events/)")]
+    Filter {
+        event: String,
+        filter: String,
         err: io::Error,
     },
     #[error("{0}")]
@@ -81,6 +87,10 @@ fn hint_for(err: &io::Error, ev: &EventSpec) -> String {
         Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) if ev.is_hardware() => {
             " (hardware counters are not available here)".into()
         }
+        Some(libc::EINVAL | libc::EOPNOTSUPP) if ev.precise > 0 => format!(
+            " (this PMU cannot sample precisely: drop the :{} modifier)",
+            "p".repeat(ev.precise as usize)
+        ),
         Some(libc::EINVAL) => {
             " (the kernel rejected the attr: an option this kernel does not support)".into()
         }
@@ -186,19 +196,44 @@ impl EventSet {
         let mut rings = Vec::new();
         let requested = pages;
         let mut pages = pages;
+        // The attr index of each group member's leader.
+        let group_leader: Vec<Option<usize>> = specs
+            .iter()
+            .map(|e| {
+                let g = e.group.filter(|g| !g.leader)?;
+                specs
+                    .iter()
+                    .position(|l| l.group.is_some_and(|lg| lg.id == g.id && lg.leader))
+            })
+            .collect();
         for (key, tasks) in &rings_of {
             let mut leader: Option<usize> = None;
+            // (attr index, pid, cpu) -> index in fds, for group leaders.
+            let mut opened: std::collections::HashMap<(usize, i32, i32), usize> =
+                std::collections::HashMap::new();
             for (ai, attr) in attrs.iter().enumerate() {
                 for &(pid, cpu) in tasks {
-                    let fd = sys::open(attr, pid, cpu, -1).map_err(|err| OpenError::Open {
-                        event: specs[ai].name.clone(),
-                        cpu,
-                        pid: (pid >= 0).then_some(pid),
-                        hint: hint_for(&err, &specs[ai]),
-                        err,
-                    })?;
+                    let group_fd = group_leader[ai]
+                        .and_then(|l| opened.get(&(l, pid, cpu)))
+                        .map_or(-1, |&i| fds[i].fd.as_raw_fd());
+                    let fd =
+                        sys::open(attr, pid, cpu, group_fd).map_err(|err| OpenError::Open {
+                            event: specs[ai].name.clone(),
+                            cpu,
+                            pid: (pid >= 0).then_some(pid),
+                            hint: hint_for(&err, &specs[ai]),
+                            err,
+                        })?;
+                    if let Some(f) = &specs[ai].filter {
+                        sys::set_filter(&fd, f).map_err(|err| OpenError::Filter {
+                            event: specs[ai].name.clone(),
+                            filter: f.clone(),
+                            err,
+                        })?;
+                    }
                     let id = sys::id(&fd)?;
                     entries[ai].ids.push(id);
+                    opened.insert((ai, pid, cpu), fds.len());
                     match leader {
                         None => {
                             let ring = loop {

@@ -69,18 +69,43 @@ pub fn disable(fd: &OwnedFd) -> io::Result<()> {
     check(unsafe { sys::ioctls::DISABLE(fd.as_raw_fd(), 0) })
 }
 
-/// `read()` of an event opened with read_format ID|LOST: `(value, id, lost)`.
-pub fn read_counts(fd: &OwnedFd) -> io::Result<(u64, u64, u64)> {
-    let mut buf = [0u64; 3];
-    // SAFETY: reads at most 24 bytes into a 24-byte buffer.
-    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), 24) };
+/// The PERF_FORMAT_LOST count of event `id` from `read()` of its fd, opened
+/// with read_format ID|LOST, or ID|LOST|GROUP (then the read returns every
+/// member of the group: `nr`, then `(value, id, lost)` each).
+pub fn read_lost(fd: &OwnedFd, id: u64) -> io::Result<u64> {
+    let mut buf = [0u64; 1 + 3 * 64];
+    // SAFETY: reads at most size_of_val(buf) bytes into buf.
+    let n = unsafe {
+        libc::read(
+            fd.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            std::mem::size_of_val(&buf),
+        )
+    };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
-    if n != 24 {
-        return Err(io::Error::other(format!(
-            "short read of event counts: {n} bytes"
-        )));
-    }
-    Ok((buf[0], buf[1], buf[2]))
+    let words = &buf[..n as usize / 8];
+    let entries = match words.len() {
+        3 => words,
+        w if w >= 4 && (w - 1) % 3 == 0 => &words[1..],
+        _ => {
+            return Err(io::Error::other(format!(
+                "unexpected read of event counts: {n} bytes"
+            )))
+        }
+    };
+    entries
+        .chunks(3)
+        .find(|e| e[1] == id)
+        .map(|e| e[2])
+        .ok_or_else(|| io::Error::other(format!("event {id} is not in its own read")))
+}
+
+/// Sets an ftrace filter on a tracepoint event (`--filter`).
+pub fn set_filter(fd: &OwnedFd, filter: &str) -> io::Result<()> {
+    let c = std::ffi::CString::new(filter)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL byte in the filter"))?;
+    // SAFETY: a perf event fd we own; the kernel reads a NUL-terminated string.
+    check(unsafe { sys::ioctls::SET_FILTER(fd.as_raw_fd(), c.as_ptr() as *mut _) })
 }

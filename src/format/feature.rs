@@ -26,6 +26,8 @@ pub mod feat {
     pub const CPU_TOPOLOGY: u32 = 13;
     pub const NUMA_TOPOLOGY: u32 = 14;
     pub const BRANCH_STACK: u32 = 15;
+    pub const PMU_MAPPINGS: u32 = 16;
+    pub const GROUP_DESC: u32 = 17;
     pub const AUXTRACE: u32 = 18;
     pub const STAT: u32 = 19;
     pub const CACHE: u32 = 20;

@@ -58,6 +58,8 @@ use setup::Prepared;
 pub struct RecordOptions {
     pub events: Vec<EventSpec>,
     pub sampling: Sampling,
+    /// -F or -c was given (it replaces tracepoints' default period 1).
+    pub sampling_explicit: bool,
     pub call_graph: CallGraph,
     pub target: Target,
     pub output: PathBuf,
@@ -149,7 +151,9 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     // From here the output exists, under a temporary name until the
     // recording has started.
     let (mut out, file) = Output::open(&o.output).map_err(RecordError::Output)?;
-    let features = synth::features::session_features(&prepared.set.attrs, &o.argv);
+    let mut features = synth::features::session_features(&prepared.set.attrs, &o.argv);
+    synth::features::event_features(&mut features, &o.events)
+        .map_err(io_err("describing the events (tracefs)"))?;
     let writer = if out.is_pipe() {
         Writer::Pipe(PipeWriter::new(
             file,
@@ -292,12 +296,12 @@ fn lost_samples(prepared: &Prepared) -> (Vec<u8>, u64) {
     let (mut recs, mut total) = (Vec::new(), 0u64);
     let sample_type = prepared.set.attrs[0].attr.sample_type();
     for f in &prepared.set.fds {
-        if let Ok((_, id, lost)) = sys::read_counts(&f.fd) {
+        if let Ok(lost) = sys::read_lost(&f.fd, f.id) {
             if lost > 0 {
                 total += lost;
                 recs.extend(lost_samples_record(
                     lost,
-                    id,
+                    f.id,
                     sample_type,
                     prepared.trailer_size(),
                 ));

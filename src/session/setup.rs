@@ -131,7 +131,9 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         sampling: o.sampling,
         call_graph: o.call_graph,
         with_id: o.events.len() + tracking_dummy as usize > 1,
-        with_cpu: system_wide,
+        // Tracepoints sample their CPU (perf's default for them); every
+        // event then does, so all records carry the same sample_id trailer.
+        with_cpu: system_wide || o.events.iter().any(|e| e.tracepoint.is_some()),
         // The kernel maps no ring of an inherited per-task event, so
         // --per-thread records the named tasks only (as perf does); -t
         // names threads, not their children (perf's -t has no inherit).
@@ -139,6 +141,7 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         enable_on_exec: matches!(o.target, Target::Workload(_)),
         switch_events: o.switch_events,
         build_id: true,
+        sampling_explicit: o.sampling_explicit,
     };
     // A refusal drops `workload`, which lets the held child exit unrun.
     let set = EventSet::open(

@@ -291,7 +291,9 @@ pub fn record(
     // The directory, `data` with the side band, and one data.N per thread.
     let mut out = Output::open_dir(&o.output).map_err(RecordError::Output)?;
     let dir = out.current_path().expect("a directory").to_path_buf();
-    let features = synth::features::session_features(&prepared.set.attrs, &o.argv);
+    let mut features = synth::features::session_features(&prepared.set.attrs, &o.argv);
+    synth::features::event_features(&mut features, &o.events)
+        .map_err(io_err("describing the events (tracefs)"))?;
     let codec_info = super::pipe_features(&features, o)
         .compressed()
         .ok()

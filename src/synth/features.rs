@@ -1,6 +1,8 @@
 //! The header features of a recording, gathered like perf does (format notes
 //! 3.2): host facts, the command line and the event descriptions.
 
+use crate::event::events::EventSpec;
+use crate::event::tracefs::Tracepoint;
 use crate::format::feature::{write_string, write_string_list};
 use crate::format::{feat, AttrEntry, FeatureSet};
 
@@ -77,6 +79,50 @@ pub fn session_features(attrs: &[AttrEntry], argv: &[String]) -> FeatureSet {
     f.set(feat::CMDLINE, b);
     f.set(feat::EVENT_DESC, event_desc(attrs));
     f
+}
+
+/// What the events add: HEADER_TRACING_DATA for tracepoints, GROUP_DESC
+/// for `{...}` groups (as `{anon_group}`, leader index, members), and
+/// PMU_MAPPINGS (every PMU in sysfs), as perf writes them.
+pub fn event_features(f: &mut FeatureSet, specs: &[EventSpec]) -> std::io::Result<()> {
+    let tps: Vec<&Tracepoint> = specs.iter().filter_map(|e| e.tracepoint.as_ref()).collect();
+    if !tps.is_empty() {
+        let root = crate::event::tracefs::root()?;
+        f.set(
+            feat::TRACING_DATA,
+            super::tracing::tracing_data(&root, &tps)?,
+        );
+    }
+    let mut groups: Vec<(u32, u32, u32)> = Vec::new(); // (id, leader idx, members)
+    for (i, e) in specs.iter().enumerate() {
+        if let Some(g) = e.group {
+            match groups.iter_mut().find(|(id, ..)| *id == g.id) {
+                Some(entry) => entry.2 += 1,
+                None => groups.push((g.id, i as u32, 1)),
+            }
+        }
+    }
+    if !groups.is_empty() {
+        let mut b = Vec::new();
+        b.extend_from_slice(&(groups.len() as u32).to_le_bytes());
+        for (_, leader, n) in groups {
+            write_string(&mut b, "{anon_group}");
+            b.extend_from_slice(&leader.to_le_bytes());
+            b.extend_from_slice(&n.to_le_bytes());
+        }
+        f.set(feat::GROUP_DESC, b);
+    }
+    let pmus = crate::event::pmu::mappings();
+    if !pmus.is_empty() {
+        let mut b = Vec::new();
+        b.extend_from_slice(&(pmus.len() as u32).to_le_bytes());
+        for (t, name) in pmus {
+            b.extend_from_slice(&t.to_le_bytes());
+            write_string(&mut b, &name);
+        }
+        f.set(feat::PMU_MAPPINGS, b);
+    }
+    Ok(())
 }
 
 /// EVENT_DESC: where perf report gets event names.

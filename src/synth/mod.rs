@@ -5,6 +5,7 @@
 pub mod features;
 pub mod kernel;
 pub mod proc;
+pub mod tracing;
 
 /// Builds one record: header, body, then a zeroed sample_id trailer of
 /// `trailer` bytes (perf's synthesized records carry all-zero trailers).

@@ -148,6 +148,7 @@ pub fn require_recording() {
         enable_on_exec: false,
         switch_events: false,
         build_id: false,
+        sampling_explicit: true,
     };
     if let Err(e) = perfz::event::sys::open(&build_attr(&ev, &o, false), 0, -1, -1) {
         panic!(
