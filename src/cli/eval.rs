@@ -152,6 +152,11 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         per_thread: false,
         delay_ms: None,
         control: None,
+        build_ids: crate::session::BuildIdOptions {
+            table: false,
+            all: false,
+            cache: false,
+        },
     };
     let s = record(&opts)?;
     eprintln!(

@@ -134,6 +134,15 @@ pub struct Args {
     /// `enable`, `disable`, `stop` or `ping` to it (each answered `ack`).
     #[arg(long, value_name = "fifo:CTL[,ACK]|fd:CTL[,ACK]")]
     control: Option<crate::session::ControlSpec>,
+    /// No build-id table (and no cache) at the end.
+    #[arg(short = 'B', long = "no-buildid")]
+    no_buildid: bool,
+    /// Don't add the recorded DSOs to perf's build-id cache (~/.debug).
+    #[arg(short = 'N', long = "no-buildid-cache")]
+    no_buildid_cache: bool,
+    /// Build ids of every mapped DSO, not only those samples hit.
+    #[arg(long = "buildid-all")]
+    buildid_all: bool,
     /// Print how many bytes the push path read, copied, compressed and wrote.
     #[arg(short, long)]
     verbose: bool,
@@ -213,6 +222,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         per_thread: a.per_thread,
         delay_ms: a.delay,
         control: a.control.clone(),
+        build_ids: crate::session::BuildIdOptions {
+            table: !a.no_buildid,
+            all: a.buildid_all,
+            cache: !a.no_buildid && !a.no_buildid_cache,
+        },
     };
     let mut summary = record(&opts)?;
     summary.notes.splice(0..0, notes);

@@ -19,9 +19,64 @@ pub struct RecordCounts {
 /// Offset of `u64 lost` in a LOST record (after the header and `u64 id`).
 const LOST_FIELD: usize = RecordHeader::SIZE + 8;
 
+/// What the build-id pass needs, gathered while draining so the recording
+/// is never read back: the code pages samples hit, per process, and the
+/// records that say what is mapped where.
+#[derive(Debug, Default, Clone)]
+pub struct Hits {
+    /// `(pid, ip >> 12)` of every sample; kernel samples under pid
+    /// `u32::MAX`.
+    pub pages: std::collections::HashSet<(u32, u64)>,
+    /// MMAP, MMAP2, FORK records, whole, one after another.
+    pub maps: Vec<u8>,
+}
+
+const MISC_CPUMODE: u16 = 7;
+const MISC_KERNEL: u16 = 1;
+
+impl Hits {
+    /// Notes one record of `region` at `at`.
+    #[inline]
+    fn record(&mut self, region: Input<'_>, at: usize, h: &RecordHeader) {
+        match h.type_ {
+            // Every sample starts with IP, then pid and tid (perfz's attrs
+            // always sample both and never IDENTIFIER).
+            RecordType::SAMPLE if h.size >= 24 => {
+                let ip = u64::from_le_bytes(region.read8(at + 8));
+                let pidtid = region.read8(at + 16);
+                let pid = if h.misc & MISC_CPUMODE == MISC_KERNEL {
+                    u32::MAX
+                } else {
+                    u32::from_le_bytes(pidtid[..4].try_into().unwrap())
+                };
+                self.pages.insert((pid, ip >> 12));
+            }
+            RecordType::MMAP | RecordType::MMAP2 | RecordType::FORK => {
+                let (_, from) = region.split_at(at);
+                let (rec, _) = from.split_at(h.size as usize);
+                for p in rec.parts() {
+                    self.maps.extend_from_slice(p);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Adds another collector's findings.
+    pub fn merge(&mut self, other: Hits) {
+        self.pages.extend(other.pages);
+        self.maps.extend(other.maps);
+    }
+}
+
 /// Adds the records of `region` to `counts`. Stops at a header that cannot be
 /// right (size < 8 or past the end) instead of looping.
 pub fn scan(region: Input<'_>, counts: &mut RecordCounts) {
+    scan_hits(region, counts, None)
+}
+
+/// [`scan`], also noting what the build-id pass needs into `hits`.
+pub fn scan_hits(region: Input<'_>, counts: &mut RecordCounts, mut hits: Option<&mut Hits>) {
     let len = region.len();
     let mut at = 0;
     while at + 8 <= len {
@@ -31,6 +86,9 @@ pub fn scan(region: Input<'_>, counts: &mut RecordCounts) {
             break;
         }
         counts.records += 1;
+        if let Some(hits) = hits.as_deref_mut() {
+            hits.record(region, at, &h);
+        }
         match h.type_ {
             RecordType::SAMPLE => counts.samples += 1,
             RecordType::LOST if size >= LOST_FIELD + 8 => {
@@ -74,6 +132,26 @@ mod tests {
                 },
                 "cut {cut}"
             );
+        }
+    }
+
+    #[test]
+    fn hits_keep_sample_pages_and_map_records_across_the_wrap() {
+        // A sample: header, ip 0x5000, pid 7 / tid 7; an MMAP2 of 24 bytes.
+        let mut sample = rec(9, 24, 0);
+        sample[8..16].copy_from_slice(&0x5123u64.to_le_bytes());
+        sample[16..20].copy_from_slice(&7u32.to_le_bytes());
+        let mmap = rec(10, 24, 0xabcdef);
+        let data = [sample, mmap.clone()].concat();
+        for cut in 0..=data.len() {
+            let mut h = Hits::default();
+            scan_hits(
+                Input::two(&data[..cut], &data[cut..]),
+                &mut RecordCounts::default(),
+                Some(&mut h),
+            );
+            assert!(h.pages.contains(&(7, 5)), "cut {cut}");
+            assert_eq!(h.maps, mmap, "cut {cut}");
         }
     }
 

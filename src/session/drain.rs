@@ -14,7 +14,7 @@ use crate::event::ring::Ring;
 use crate::format::record::RecordType;
 use crate::format::writer::empty_record;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
-use crate::push::scan::{scan, RecordCounts};
+use crate::push::scan::{scan_hits, Hits, RecordCounts};
 use crate::push::stack_tail::Edit;
 use crate::push::{Copies, Meter, Pusher, StackTail};
 
@@ -69,6 +69,8 @@ pub trait Drain {
     fn finish(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError>;
     /// After a failed write: finalize with what was written, if possible.
     fn salvage(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError>;
+    /// What the build-id pass needs, gathered so far (None if not asked).
+    fn take_hits(&mut self) -> Option<Hits>;
 }
 
 /// The one implementation: a [`Pusher`] specialised for one codec, sink and
@@ -84,10 +86,12 @@ pub struct PushDrain<C: Codec, S: SessionSink, M: Meter> {
     near_full_pushes: u64,
     /// End each pass that moved data with FINISHED_ROUND.
     rounds: bool,
+    /// Sample pages and map records for the build-id pass.
+    hits: Option<Hits>,
 }
 
 impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
-    pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>, rounds: bool) -> Self {
+    pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>, rounds: bool, hits: bool) -> Self {
         PushDrain {
             pusher: Pusher::new(codec, sink),
             stack_tail,
@@ -96,6 +100,7 @@ impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
             max_fill: 0.0,
             near_full_pushes: 0,
             rounds,
+            hits: hits.then(Hits::default),
         }
     }
 
@@ -133,7 +138,7 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
             self.max_fill = self.max_fill.max(pending as f64 / size as f64);
             self.near_full_pushes += (pending >= size - size / 8) as u64;
             let region = ring.region(head);
-            scan(region, counts);
+            scan_hits(region, counts, self.hits.as_mut());
             self.edits.clear();
             if let Some(t) = &self.stack_tail {
                 self.stack_bytes_cleared += t.edits(region, &mut self.edits);
@@ -184,5 +189,9 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
     fn salvage(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
         let f = self.with_compressed(features);
         self.pusher.into_sink().salvage(&f)
+    }
+
+    fn take_hits(&mut self) -> Option<Hits> {
+        self.hits.take()
     }
 }

@@ -37,6 +37,8 @@ pub struct Glue {
     pub stack_tail: Option<StackTail>,
     /// End each pass with FINISHED_ROUND (not in `data.N` streams, as perf).
     pub rounds: bool,
+    /// Gather what the build-id pass needs while draining.
+    pub hits: bool,
 }
 
 /// The drain unit and notes for the user about choices made.
@@ -48,6 +50,7 @@ struct Unit {
     copy_meter: bool,
     stack_tail: Option<StackTail>,
     rounds: bool,
+    hits: bool,
 }
 
 impl Unit {
@@ -63,9 +66,16 @@ impl Unit {
                 sink,
                 t,
                 self.rounds,
+                self.hits,
             ))
         } else {
-            Box::new(PushDrain::<C, S, NoMeter>::new(codec, sink, t, self.rounds))
+            Box::new(PushDrain::<C, S, NoMeter>::new(
+                codec,
+                sink,
+                t,
+                self.rounds,
+                self.hits,
+            ))
         }
     }
 }
@@ -125,6 +135,7 @@ impl CodecVisitor for Glue {
             copy_meter: self.copy_meter,
             stack_tail: self.stack_tail,
             rounds: self.rounds,
+            hits: self.hits,
         };
         let a = Async {
             backend: self.aio_backend,

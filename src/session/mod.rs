@@ -8,6 +8,7 @@
 //!        ─ side band ─ enable / start workload ─ Output::commit ─ run::run ─ finish
 //! ```
 
+mod build_ids;
 mod control;
 mod drain;
 mod error;
@@ -97,6 +98,29 @@ pub struct RecordOptions {
     pub delay_ms: Option<i64>,
     /// `--control=fifo:CTL[,ACK]` or `fd:CTL[,ACK]`.
     pub control: Option<ControlSpec>,
+    /// The end-of-recording build-id pass (`-B`, `-N`, `--buildid-all`).
+    pub build_ids: BuildIdOptions,
+}
+
+/// What the build-id pass does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuildIdOptions {
+    /// Write HEADER_BUILD_ID (not with `-B/--no-buildid`).
+    pub table: bool,
+    /// Every mapped DSO, not only those samples hit (`--buildid-all`).
+    pub all: bool,
+    /// Add the DSOs to ~/.debug (not with `-N/--no-buildid-cache`).
+    pub cache: bool,
+}
+
+impl Default for BuildIdOptions {
+    fn default() -> Self {
+        BuildIdOptions {
+            table: true,
+            all: false,
+            cache: true,
+        }
+    }
 }
 
 /// Which async backend `--aio` uses.
@@ -182,6 +206,7 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
             StackTail::for_attrs(&prepared.set.attrs)
         },
         rounds: true,
+        hits: o.build_ids.table && !out.is_pipe(),
     })??;
     notes.extend(glue_notes);
 
@@ -224,7 +249,7 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         features,
         ended,
         notes,
-        side_band_bytes,
+        (side_band_bytes, side_band_hits(&side_band)),
         started,
     )
 }
@@ -276,6 +301,17 @@ fn start(
         return Err(RecordError::Output(e));
     }
     Ok(child)
+}
+
+/// The side band's maps for the build-id pass.
+fn side_band_hits(side_band: &[u8]) -> crate::push::scan::Hits {
+    let mut h = crate::push::scan::Hits::default();
+    crate::push::scan::scan_hits(
+        perfz_codecs::Input::one(side_band),
+        &mut Default::default(),
+        Some(&mut h),
+    );
+    h
 }
 
 /// `-D` and `--control`, from the moment the recording started.
@@ -355,7 +391,7 @@ fn finish(
     features: FeatureSet,
     ended: Ended,
     mut notes: Vec<String>,
-    side_band_bytes: u64,
+    (side_band_bytes, sb_hits): (u64, crate::push::scan::Hits),
     started: Instant,
 ) -> Result<Summary, RecordError> {
     let failed = |err, kept| RecordError::WriteFailed {
@@ -383,6 +419,11 @@ fn finish(
         return Err(failed(e, out.roll_back(kept)));
     }
     let report = drain.report();
+    let mut features = features;
+    if let Some(mut hits) = drain.take_hits() {
+        hits.merge(sb_hits);
+        build_ids::add(&mut features, &hits, &o.build_ids, &mut notes);
+    }
     let kept = drain.checkpoint_end();
     if let Err(e) = drain.finish(&features) {
         let err = match e {

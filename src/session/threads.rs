@@ -73,6 +73,8 @@ pub struct ThreadSummary {
 struct ThreadEnd {
     drained: Drained,
     report: DrainReport,
+    /// What the build-id pass needs from this thread's rings.
+    hits: Option<crate::push::scan::Hits>,
     /// After a failed write: what the thread kept of its data file.
     kept: Option<Kept>,
     /// Finishing its data file failed.
@@ -180,6 +182,7 @@ impl Job {
             },
         );
         let report = self.drain.report();
+        let hits = self.drain.take_hits();
         let (mut kept, mut finish_error) = (None, None);
         if drained.write_error.is_some() {
             let end = self.drain.checkpoint_end();
@@ -201,6 +204,7 @@ impl Job {
         ThreadEnd {
             drained,
             report,
+            hits,
             kept,
             finish_error,
             cpu_seconds,
@@ -306,6 +310,7 @@ pub fn record(
     main.write_records(&side_band)
         .map_err(|e| RecordError::Output(io_err_context(e, "writing the side band")))?;
     let side_band_bytes = main.data_size();
+    let sb_hits = super::side_band_hits(&side_band);
     // data is whole from here: a crash leaves a directory perf opens.
     main.checkpoint(&dir_features(&features, codec_info))
         .map_err(|e| RecordError::Output(io_err_context(e, "writing data")))?;
@@ -326,6 +331,7 @@ pub fn record(
             ring_size,
             stack_tail,
             rounds: false,
+            hits: o.build_ids.table,
         })??;
         if i == 0 {
             notes.extend(glue_notes);
@@ -419,7 +425,7 @@ pub fn record(
         ends,
         ended,
         notes,
-        side_band_bytes,
+        (side_band_bytes, sb_hits),
         started,
     )
 }
@@ -436,12 +442,22 @@ fn finish(
     ends: Vec<(Group, PathBuf, ThreadEnd)>,
     ended: run::Ended,
     mut notes: Vec<String>,
-    side_band_bytes: u64,
+    (side_band_bytes, sb_hits): (u64, crate::push::scan::Hits),
     started: Instant,
 ) -> Result<Summary, RecordError> {
     let (lost_recs, lost_samples) = super::lost_samples(prepared);
     let reports: Vec<DrainReport> = ends.iter().map(|(_, _, e)| e.report.clone()).collect();
     let dir_f = dir_features(&features, combined_compressed(&reports));
+    let mut dir_f = dir_f;
+    if o.build_ids.table {
+        let mut hits = sb_hits;
+        for (_, _, e) in &ends {
+            if let Some(h) = &e.hits {
+                hits.merge(h.clone());
+            }
+        }
+        super::build_ids::add(&mut dir_f, &hits, &o.build_ids, &mut notes);
+    }
     let main_kept = main.checkpoint_end();
     let main_done = main
         .write_records(&lost_recs)

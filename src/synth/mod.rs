@@ -2,6 +2,7 @@
 //! can name processes and symbolize: the kernel map, COMM/FORK/MMAP2 of
 //! processes that exist before the recording, and the header features.
 
+pub mod build_id;
 pub mod features;
 pub mod kernel;
 pub mod proc;

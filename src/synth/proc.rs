@@ -47,6 +47,8 @@ pub fn fork_record(pid: i32, ppid: i32, tid: i32, ptid: i32, trailer: usize) -> 
 
 /// `misc` bit of an MMAP2 for a non-executable mapping.
 const MISC_MMAP_DATA: u16 = 1 << 13;
+/// `misc` bit of an MMAP2 carrying a build id instead of device and inode.
+pub const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 
 /// MMAP2 records for the executable mappings of a /proc/PID/maps text, and
 /// with `data` the others too (perf's `mmap_data`, needed to unwind dwarf
@@ -100,18 +102,37 @@ pub fn mmap2_records(pid: i32, maps: &str, data: bool, trailer: usize) -> Vec<Ve
         body.extend_from_slice(&start.to_le_bytes());
         body.extend_from_slice(&(end - start).to_le_bytes());
         body.extend_from_slice(&off.to_le_bytes());
-        body.extend_from_slice(&maj.to_le_bytes());
-        body.extend_from_slice(&min.to_le_bytes());
-        body.extend_from_slice(&ino.to_le_bytes());
-        body.extend_from_slice(&0u64.to_le_bytes()); // ino_generation
+        // The file's build id where it has one (as the kernel writes MMAP2
+        // with attr.build_id), else device and inode.
+        let build_id = path
+            .starts_with('/')
+            .then(|| super::build_id::cached(&path))
+            .flatten();
+        match &build_id {
+            Some(id) => {
+                body.push(id.len() as u8);
+                body.extend_from_slice(&[0, 0, 0]);
+                body.extend_from_slice(id);
+                body.resize(body.len() + super::build_id::MAX_SIZE - id.len(), 0);
+            }
+            None => {
+                body.extend_from_slice(&maj.to_le_bytes());
+                body.extend_from_slice(&min.to_le_bytes());
+                body.extend_from_slice(&ino.to_le_bytes());
+                body.extend_from_slice(&0u64.to_le_bytes()); // ino_generation
+            }
+        }
         body.extend_from_slice(&prot.to_le_bytes());
         body.extend_from_slice(&flags.to_le_bytes());
         cstr8(&mut body, name.as_bytes());
-        let misc = if exec {
+        let mut misc = if exec {
             MISC_USER
         } else {
             MISC_USER | MISC_MMAP_DATA
         };
+        if build_id.is_some() {
+            misc |= MISC_MMAP_BUILD_ID;
+        }
         out.push(record(MMAP2, misc, &body, trailer));
     }
     out
@@ -168,7 +189,7 @@ mod tests {
 
     #[test]
     fn mmap2_from_a_maps_line() {
-        let maps = "56499e898000-56499e8a6000 r-xp 00002000 fe:00 247085                     /usr/bin/dd\n\
+        let maps = "56499e898000-56499e8a6000 r-xp 00002000 fe:00 247085                     /nonexistent/dd\n\
                     7ffd1000-7ffd2000 rw-p 00000000 00:00 0 [stack]\n";
         let r = mmap2_records(42, maps, false, 24);
         assert_eq!(r.len(), 1, "only executable maps");
@@ -204,12 +225,22 @@ mod tests {
             2,
             "MAP_PRIVATE"
         );
-        assert_eq!(&rec[72..84], b"/usr/bin/dd\0");
-        assert_eq!(
-            rec.len(),
-            72 + 16 + 24,
-            "example size 104 + 24-byte trailer"
-        );
+        assert_eq!(&rec[72..87], b"/nonexistent/dd");
+        assert_eq!(rec.len(), 72 + 16 + 24, "size 112 + 24-byte trailer");
+    }
+
+    #[test]
+    fn mmap2_of_an_elf_file_carries_its_build_id() {
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let Some(id) = crate::synth::build_id::of_file(&exe) else {
+            panic!("{} has no build id: the test binary should", exe.display());
+        };
+        let maps = format!("1000-2000 r-xp 00000000 fe:00 1 {}\n", exe.display());
+        let rec = &mmap2_records(1, &maps, false, 0)[0];
+        let misc = u16::from_le_bytes(rec[4..6].try_into().unwrap());
+        assert_ne!(misc & MISC_MMAP_BUILD_ID, 0);
+        assert_eq!(rec[40] as usize, id.len(), "build_id_size");
+        assert_eq!(&rec[44..44 + id.len()], &id[..]);
     }
 
     #[test]

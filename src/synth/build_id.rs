@@ -1,0 +1,194 @@
+//! Build ids: the NT_GNU_BUILD_ID note of an ELF file (read from its
+//! PT_NOTE segments, or its SHT_NOTE sections when a file has no program
+//! headers), and of the running kernel (/sys/kernel/notes).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Longest build id perf stores (SHA-1).
+pub const MAX_SIZE: usize = 20;
+const NT_GNU_BUILD_ID: u32 = 3;
+
+/// The build id in a block of ELF notes (`namesz, descsz, type, name,
+/// desc`, each padded to 4), if one is there.
+pub fn from_notes(b: &[u8], big: bool) -> Option<Vec<u8>> {
+    let u32_at = |p: usize| -> Option<u32> {
+        let w: [u8; 4] = b.get(p..p + 4)?.try_into().ok()?;
+        Some(if big {
+            u32::from_be_bytes(w)
+        } else {
+            u32::from_le_bytes(w)
+        })
+    };
+    let mut p = 0;
+    while p + 12 <= b.len() {
+        let (namesz, descsz, t) = (u32_at(p)? as usize, u32_at(p + 4)? as usize, u32_at(p + 8)?);
+        let name_at = p + 12;
+        let desc_at = name_at + namesz.div_ceil(4) * 4;
+        let next = desc_at.checked_add(descsz.div_ceil(4) * 4)?;
+        if t == NT_GNU_BUILD_ID && b.get(name_at..name_at + namesz)? == b"GNU\0" {
+            let id = b.get(desc_at..desc_at + descsz)?;
+            return (!id.is_empty() && id.len() <= MAX_SIZE).then(|| id.to_vec());
+        }
+        p = next;
+    }
+    None
+}
+
+/// The build id of the ELF file at `path`, if it is one and has one.
+pub fn of_file(path: &Path) -> Option<Vec<u8>> {
+    let f = File::open(path).ok()?;
+    let mut h = [0u8; 64];
+    f.read_exact_at(&mut h, 0).ok()?;
+    if &h[..4] != b"\x7fELF" {
+        return None;
+    }
+    let (is64, big) = (h[4] == 2, h[5] == 2);
+    let u16_at = |b: &[u8], p: usize| {
+        let w = [b[p], b[p + 1]];
+        if big {
+            u16::from_be_bytes(w)
+        } else {
+            u16::from_le_bytes(w)
+        }
+    };
+    let u32_at = |b: &[u8], p: usize| {
+        let w: [u8; 4] = b[p..p + 4].try_into().unwrap();
+        if big {
+            u32::from_be_bytes(w)
+        } else {
+            u32::from_le_bytes(w)
+        }
+    };
+    let u64_at = |b: &[u8], p: usize| {
+        let w: [u8; 8] = b[p..p + 8].try_into().unwrap();
+        if big {
+            u64::from_be_bytes(w)
+        } else {
+            u64::from_le_bytes(w)
+        }
+    };
+    let word = |b: &[u8], p: usize| {
+        if is64 {
+            u64_at(b, p)
+        } else {
+            u32_at(b, p) as u64
+        }
+    };
+    // (table offset, entry size, count) of program and section headers.
+    let (phoff, shoff) = if is64 {
+        (u64_at(&h, 32), u64_at(&h, 40))
+    } else {
+        (u32_at(&h, 28) as u64, u32_at(&h, 32) as u64)
+    };
+    let (phentsize, phnum, shentsize, shnum) = if is64 {
+        (
+            u16_at(&h, 54),
+            u16_at(&h, 56),
+            u16_at(&h, 58),
+            u16_at(&h, 60),
+        )
+    } else {
+        (
+            u16_at(&h, 42),
+            u16_at(&h, 44),
+            u16_at(&h, 46),
+            u16_at(&h, 48),
+        )
+    };
+    let read = |off: u64, len: u64| -> Option<Vec<u8>> {
+        if len > 1 << 20 {
+            return None;
+        }
+        let mut b = vec![0u8; len as usize];
+        f.read_exact_at(&mut b, off).ok()?;
+        Some(b)
+    };
+    // PT_NOTE (4): p_offset, p_filesz.
+    let (off_at, size_at) = if is64 { (8, 32) } else { (4, 16) };
+    if let Some(ph) = read(phoff, phentsize as u64 * phnum as u64).filter(|_| phentsize > 0) {
+        for e in ph.chunks(phentsize as usize) {
+            if e.len() >= size_at + 8 && u32_at(e, 0) == 4 {
+                if let Some(id) =
+                    read(word(e, off_at), word(e, size_at)).and_then(|n| from_notes(&n, big))
+                {
+                    return Some(id);
+                }
+            }
+        }
+    }
+    // SHT_NOTE (7): sh_offset, sh_size.
+    let (off_at, size_at) = if is64 { (24, 32) } else { (16, 20) };
+    let sh = read(shoff, shentsize as u64 * shnum as u64).filter(|_| shentsize > 0)?;
+    sh.chunks(shentsize as usize)
+        .filter(|e| e.len() >= size_at + 8 && u32_at(e, 4) == 7)
+        .find_map(|e| read(word(e, off_at), word(e, size_at)).and_then(|n| from_notes(&n, big)))
+}
+
+/// [`of_file`], remembered per path for the session (a library is mapped
+/// many times by many processes).
+pub fn cached(path: &str) -> Option<Vec<u8>> {
+    static CACHE: Mutex<Option<HashMap<String, Option<Vec<u8>>>>> = Mutex::new(None);
+    let mut g = CACHE.lock().ok()?;
+    g.get_or_insert_with(HashMap::new)
+        .entry(path.to_string())
+        .or_insert_with(|| of_file(Path::new(path)))
+        .clone()
+}
+
+/// The running kernel's build id.
+pub fn of_kernel() -> Option<Vec<u8>> {
+    let b = std::fs::read("/sys/kernel/notes").ok()?;
+    from_notes(&b, cfg!(target_endian = "big"))
+}
+
+pub fn hex(id: &[u8]) -> String {
+    id.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_give_the_gnu_build_id() {
+        let mut n = Vec::new();
+        // An unrelated note first, then the build id.
+        for (name, t, desc) in [
+            (&b"XYZ\0"[..], 1u32, &[1u8, 2, 3][..]),
+            (b"GNU\0", 3, &[0xab; 20]),
+        ] {
+            n.extend_from_slice(&(name.len() as u32).to_le_bytes());
+            n.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+            n.extend_from_slice(&t.to_le_bytes());
+            n.extend_from_slice(name);
+            n.extend_from_slice(desc);
+            n.resize(n.len().div_ceil(4) * 4, 0);
+        }
+        assert_eq!(from_notes(&n, false), Some(vec![0xab; 20]));
+        assert_eq!(from_notes(&n[..20], false), None);
+        assert_eq!(from_notes(&[], false), None);
+    }
+
+    #[test]
+    fn this_executable_and_the_kernel_have_build_ids() {
+        // Debian's toolchain links with --build-id; rustc asks for one too.
+        let libc = [
+            "/lib/x86_64-linux-gnu/libc.so.6",
+            "/usr/lib/x86_64-linux-gnu/libc.so.6",
+        ]
+        .iter()
+        .find(|p| Path::new(p).exists());
+        if let Some(p) = libc {
+            let id = of_file(Path::new(p)).expect("libc has a build id");
+            assert_eq!(id.len(), 20);
+        }
+        assert_eq!(of_file(Path::new("/proc/self/status")), None);
+        if let Some(k) = of_kernel() {
+            assert!(!k.is_empty());
+        }
+    }
+}
