@@ -21,7 +21,6 @@ Needs root (recording), perf, cc, cargo.
 
 import argparse
 import collections
-import gzip
 import json
 import os
 import shutil
@@ -56,25 +55,49 @@ def perf_samples(path):
     return 0
 
 
-def samply(path, tmp):
-    """(threads {tid: samples}, function names found) as samply imports it."""
-    out = os.path.join(tmp, "samply.json.gz")
+def symbols(binary):
+    """[(address, name)] of the functions of `binary`, sorted (nm)."""
+    out = subprocess.run(["nm", "-n", binary], capture_output=True, text=True).stdout
+    syms = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in "tT":
+            syms.append((int(f[0], 16), f[2]))
+    return syms
+
+
+def samply(path, tmp, binary):
+    """(threads {tid: samples}, workload functions named) as samply imports it.
+
+    samply leaves symbolication to the viewer: its functions are addresses
+    within a library, which we name with the workload binary's symbols."""
+    out = os.path.join(tmp, "samply.json")
     if os.path.exists(out):
         os.unlink(out)
     subprocess.run(["samply", "import", path, "--save-only", "-o", out],
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if not os.path.exists(out):
         return {}, set()
-    prof = json.load(gzip.open(out))
-    threads = {}
-    names = set()
-    strings = prof.get("shared", {}).get("stringArray", [])
+    prof = json.load(open(out))
+    syms = symbols(binary)
+    libs = [lib["name"] for lib in prof.get("libs", [])]
+    threads, names = {}, set()
     for t in prof.get("threads", []):
         n = t.get("samples", {}).get("length", 0)
         if n:
-            threads[str(t.get("tid", t.get("name")))] = n
-        for s in t.get("stringArray", []) + strings:
-            names.update(f for f in FUNCS if f in s)
+            threads[str(t.get("tid"))] = n
+        funcs, res, strings = t["funcTable"], t["resourceTable"], t["stringArray"]
+        for i in range(funcs["length"]):
+            r = funcs["resource"][i]
+            if r is None or r < 0 or libs[res["lib"][r]] != os.path.basename(binary):
+                continue
+            s = strings[funcs["name"][i]]
+            if not s.startswith("0x"):
+                continue
+            addr = int(s, 16)
+            hit = [name for a, name in syms if a <= addr]
+            if hit:
+                names.update(f for f in FUNCS if hit[-1] == f)
     return threads, names
 
 
@@ -128,7 +151,7 @@ def main():
           f"| {'perfparser threads/samples':>27} {'names':>5}")
     for label, f in files.items():
         n = perf_samples(f)
-        st, sn = samply(f, tmp)
+        st, sn = samply(f, tmp, deep)
         ht, hs, hn = perfparser(f, tmp)
         rows[label] = (n, st, sn, ht, hs, hn)
         print(f"{label:<22} {n:>11} | {len(st):>10} / {sum(st.values()):>11} {len(sn):>5} "

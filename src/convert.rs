@@ -213,7 +213,9 @@ impl<C: Codec> Converter<C> {
             self.summary.records += 1;
             if t.is_compressed()
                 || (meta.mode == Mode::Pipe
-                    && (t == RecordType::HEADER_ATTR || t == RecordType::HEADER_FEATURE))
+                    && (t == RecordType::HEADER_ATTR
+                        || t == RecordType::HEADER_FEATURE
+                        || t == RecordType::HEADER_TRACING_DATA))
             {
                 continue; // re-created by the writer
             }

@@ -284,3 +284,71 @@ fn terms_pmus_and_modifiers_reach_the_attr() {
         assert!(err.contains("hardware counters are not available"), "{err}");
     }
 }
+
+#[test]
+fn tracing_data_travels_in_pipe_mode_both_ways() {
+    require_recording();
+    let dir = tempdir("ev-pipe");
+    let pipe = dir.join("p.pipe");
+    let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "sched:sched_switch",
+            "-a",
+            "-o",
+            "-",
+            "--",
+            "sleep",
+            "0.2",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    std::fs::write(&pipe, &o.stdout).unwrap();
+    let lines = tracepoint_lines(&script(&pipe), "sched:sched_switch");
+    assert!(!lines.is_empty());
+    assert_eq!(field_names(&lines[0])[0], "prev_comm");
+    // Our reader takes the tracing data out of the stream, and a file made
+    // from the pipe carries it as HEADER_TRACING_DATA.
+    let r = PerfReader::open(&pipe).unwrap();
+    let mut r = r;
+    while r.next_record().unwrap().is_some() {}
+    let td = r
+        .features
+        .get(feat::TRACING_DATA)
+        .expect("tracing data from the pipe");
+    assert_eq!(perfz::synth::tracing::systems_of(td).unwrap()[0].0, "sched");
+    let file = dir.join("f.data");
+    perfz_ok(&[
+        "decompress",
+        pipe.to_str().unwrap(),
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        tracepoint_lines(&script(&file), "sched:sched_switch").len(),
+        lines.len()
+    );
+    // perf's own pipe recording reads in perfz too.
+    let o = Command::new(perf())
+        .args([
+            "record",
+            "-q",
+            "-e",
+            "sched:sched_switch",
+            "-a",
+            "-o",
+            "-",
+            "--",
+            "sleep",
+            "0.1",
+        ])
+        .output()
+        .unwrap();
+    let theirs = dir.join("perf.pipe");
+    std::fs::write(&theirs, &o.stdout).unwrap();
+    let st = perfz_ok(&["stat", theirs.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&st.stdout).contains("TRACING_DATA"));
+}

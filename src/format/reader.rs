@@ -410,6 +410,11 @@ impl PerfReader {
                     m.attrs.push(entry);
                     m.index_attrs();
                 }
+                RecordType::HEADER_TRACING_DATA => {
+                    let t = rec.bytes.get(16..).unwrap_or_default();
+                    let len = crate::synth::tracing::length(t).unwrap_or(t.len());
+                    m.features.set(feat::TRACING_DATA, t[..len].to_vec());
+                }
                 RecordType::HEADER_FEATURE => {
                     let mut c = Cursor::new(rec.body(), m.endian, rec.offset + 8);
                     let bit = c.u64("feature id")?;

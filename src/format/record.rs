@@ -24,6 +24,9 @@ impl RecordType {
     /// First of perf's own ("user") record types, which never carry a trailer.
     pub const USER_START: Self = Self(64);
     pub const HEADER_ATTR: Self = Self(64);
+    /// Pipe mode's tracing data: a 16-byte record (`u32 size`, pad) followed
+    /// by `size` bytes that are not part of it.
+    pub const HEADER_TRACING_DATA: Self = Self(66);
     pub const HEADER_BUILD_ID: Self = Self(67);
     pub const FINISHED_ROUND: Self = Self(68);
     pub const ID_INDEX: Self = Self(69);

@@ -171,6 +171,24 @@ impl RecordStream {
         }
         self.pos = offset + size as u64;
         self.outer_offset = offset;
+        if h.type_ == RecordType::HEADER_TRACING_DATA && size == 16 {
+            // Its payload follows the record: taken into the record's bytes.
+            let n = u32::from_le_bytes(self.outer[8..12].try_into().unwrap()) as usize;
+            if self.endian == super::endian::Endian::Big || n > 64 << 20 {
+                return Err(FormatError::invalid(
+                    offset + 8,
+                    format!("tracing data of {n} bytes"),
+                ));
+            }
+            let got = self.fill(16, 16 + n)?;
+            if got < n {
+                return Err(FormatError::Truncated {
+                    offset,
+                    what: format!("tracing data: {got} of {n} bytes"),
+                });
+            }
+            self.pos += n as u64;
+        }
         if h.type_.is_compressed() {
             self.decode(h, codec, offset)?;
         }

@@ -295,6 +295,23 @@ impl<W: Write> PipeWriter<W> {
             pw.feature_record(bit, payload)?;
         }
         pw.feature_record(feat::LAST_FEATURE, &[])?;
+        if let Some(t) = features.get(feat::TRACING_DATA) {
+            // As perf's perf_event__synthesize_tracing_data: a 16-byte
+            // record giving the padded size, then the data, then padding.
+            let padded = t.len().div_ceil(8) * 8;
+            let mut rec = RecordHeader {
+                type_: RecordType::HEADER_TRACING_DATA,
+                misc: 0,
+                size: 16,
+            }
+            .to_le()
+            .to_vec();
+            rec.extend_from_slice(&(padded as u32).to_le_bytes());
+            rec.extend_from_slice(&0u32.to_le_bytes());
+            rec.extend_from_slice(t);
+            rec.resize(16 + padded, 0);
+            pw.write_records(&rec)?;
+        }
         Ok(pw)
     }
 

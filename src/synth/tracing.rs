@@ -92,9 +92,18 @@ pub fn tracing_data(root: &Path, tps: &[&Tracepoint]) -> io::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// The `(system, count)` list of a tracing data blob and whether it parses
+/// The `(system, count)` list of a tracing data blob that parses exactly
 /// to its end (for tests and `stat`).
 pub fn systems_of(t: &[u8]) -> Option<Vec<(String, u32)>> {
+    parse(t).filter(|(_, len)| *len == t.len()).map(|(s, _)| s)
+}
+
+/// Where the tracing data at the start of `t` ends (pipe mode pads it).
+pub fn length(t: &[u8]) -> Option<usize> {
+    parse(t).map(|(_, len)| len)
+}
+
+fn parse(t: &[u8]) -> Option<(Vec<(String, u32)>, usize)> {
     let mut p = 10;
     let cstr = |p: &mut usize| -> Option<String> {
         let end = *p + t.get(*p..)?.iter().position(|&b| b == 0)?;
@@ -136,5 +145,5 @@ pub fn systems_of(t: &[u8]) -> Option<Vec<(String, u32)>> {
     p += u32_at(&mut p)? as usize;
     p += u32_at(&mut p)? as usize;
     p += u64_at(&mut p)? as usize;
-    (p == t.len()).then_some(out)
+    (p <= t.len()).then_some((out, p))
 }
