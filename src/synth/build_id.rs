@@ -41,8 +41,29 @@ pub fn from_notes(b: &[u8], big: bool) -> Option<Vec<u8>> {
 /// The build id of the ELF file at `path`, if it is one and has one.
 pub fn of_file(path: &Path) -> Option<Vec<u8>> {
     let f = File::open(path).ok()?;
+    of_elf(|off, buf| f.read_exact_at(buf, off).is_ok())
+}
+
+/// The build id of an ELF image in memory (fuzzing, tests).
+pub fn of_bytes(b: &[u8]) -> Option<Vec<u8>> {
+    of_elf(|off, buf| {
+        let Some(src) = usize::try_from(off)
+            .ok()
+            .and_then(|o| b.get(o..o.checked_add(buf.len())?))
+        else {
+            return false;
+        };
+        buf.copy_from_slice(src);
+        true
+    })
+}
+
+/// Reads an ELF through `read_at(offset, buf)` (false: not there).
+fn of_elf(read_at: impl Fn(u64, &mut [u8]) -> bool) -> Option<Vec<u8>> {
     let mut h = [0u8; 64];
-    f.read_exact_at(&mut h, 0).ok()?;
+    if !read_at(0, &mut h) {
+        return None;
+    }
     if &h[..4] != b"\x7fELF" {
         return None;
     }
@@ -104,8 +125,7 @@ pub fn of_file(path: &Path) -> Option<Vec<u8>> {
             return None;
         }
         let mut b = vec![0u8; len as usize];
-        f.read_exact_at(&mut b, off).ok()?;
-        Some(b)
+        read_at(off, &mut b).then_some(b)
     };
     // PT_NOTE (4): p_offset, p_filesz.
     let (off_at, size_at) = if is64 { (8, 32) } else { (4, 16) };

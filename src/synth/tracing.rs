@@ -104,46 +104,61 @@ pub fn length(t: &[u8]) -> Option<usize> {
 }
 
 fn parse(t: &[u8]) -> Option<(Vec<(String, u32)>, usize)> {
-    let mut p = 10;
-    let cstr = |p: &mut usize| -> Option<String> {
-        let end = *p + t.get(*p..)?.iter().position(|&b| b == 0)?;
-        let s = String::from_utf8_lossy(&t[*p..end]).into_owned();
-        *p = end + 1;
-        Some(s)
-    };
-    let u32_at = |p: &mut usize| -> Option<u32> {
-        let v = u32::from_le_bytes(t.get(*p..*p + 4)?.try_into().ok()?);
-        *p += 4;
-        Some(v)
-    };
-    let u64_at = |p: &mut usize| -> Option<u64> {
-        let v = u64::from_le_bytes(t.get(*p..*p + 8)?.try_into().ok()?);
-        *p += 8;
-        Some(v)
-    };
-    if t.get(..10)? != b"\x17\x08Dtracing" {
+    // A cursor whose every step is bounds- and overflow-checked.
+    struct C<'a> {
+        t: &'a [u8],
+        p: usize,
+    }
+    impl C<'_> {
+        fn take(&mut self, n: u64) -> Option<&[u8]> {
+            let end = self.p.checked_add(usize::try_from(n).ok()?)?;
+            let b = self.t.get(self.p..end)?;
+            self.p = end;
+            Some(b)
+        }
+        fn u32(&mut self) -> Option<u32> {
+            Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+        }
+        fn u64(&mut self) -> Option<u64> {
+            Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+        }
+        fn cstr(&mut self) -> Option<String> {
+            let n = self.t.get(self.p..)?.iter().position(|&b| b == 0)?;
+            let s = String::from_utf8_lossy(self.take(n as u64)?).into_owned();
+            self.take(1)?;
+            Some(s)
+        }
+    }
+    let mut c = C { t, p: 0 };
+    if c.take(10)? != b"\x17\x08Dtracing" {
         return None;
     }
-    cstr(&mut p)?; // version
-    p += 6;
+    c.cstr()?; // version
+    c.take(6)?; // endianness, sizeof(long), page size
     for _ in 0..2 {
-        cstr(&mut p)?;
-        p += u64_at(&mut p)? as usize;
+        c.cstr()?;
+        let n = c.u64()?;
+        c.take(n)?;
     }
-    for _ in 0..u32_at(&mut p)? {
-        p += u64_at(&mut p)? as usize;
+    for _ in 0..c.u32()? {
+        let n = c.u64()?;
+        c.take(n)?;
     }
     let mut out = Vec::new();
-    for _ in 0..u32_at(&mut p)? {
-        let s = cstr(&mut p)?;
-        let n = u32_at(&mut p)?;
+    for _ in 0..c.u32()? {
+        let s = c.cstr()?;
+        let n = c.u32()?;
         for _ in 0..n {
-            p += u64_at(&mut p)? as usize;
+            let len = c.u64()?;
+            c.take(len)?;
         }
         out.push((s, n));
     }
-    p += u32_at(&mut p)? as usize;
-    p += u32_at(&mut p)? as usize;
-    p += u64_at(&mut p)? as usize;
-    (p <= t.len()).then_some((out, p))
+    let n = c.u32()?;
+    c.take(n as u64)?;
+    let n = c.u32()?;
+    c.take(n as u64)?;
+    let n = c.u64()?;
+    c.take(n)?;
+    Some((out, c.p))
 }
