@@ -91,6 +91,9 @@ fn hint_for(err: &io::Error, ev: &EventSpec) -> String {
             " (this PMU cannot sample precisely: drop the :{} modifier)",
             "p".repeat(ev.precise as usize)
         ),
+        Some(libc::EINVAL) if ev.type_ > super::events::TYPE_RAW && ev.tracepoint.is_none() => {
+            " (this PMU's events may only count, not sample: try `perf stat -e` for it, or sample a software or tracepoint event)".into()
+        }
         Some(libc::EINVAL) => {
             " (the kernel rejected the attr: an option this kernel does not support)".into()
         }
