@@ -217,6 +217,13 @@ pub trait Codec {
         0
     }
 
+    /// Starts a new stream: the next unit decodes without anything written
+    /// before it (a new output file, `--switch-output`). Codecs whose units
+    /// are independent already have nothing to do.
+    fn restart(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+
     /// Whether the codec copies its input into a buffer of its own before
     /// compressing (zstd's streaming API fills its window this way: one more
     /// copy of every byte, done by libzstd, not by perfz; filling record

@@ -157,6 +157,10 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
             all: false,
             cache: false,
         },
+        duration: None,
+        max_size: None,
+        switch_output: None,
+        switch_max_files: None,
     };
     let s = record(&opts)?;
     eprintln!(

@@ -134,6 +134,21 @@ pub struct Args {
     /// `enable`, `disable`, `stop` or `ping` to it (each answered `ack`).
     #[arg(long, value_name = "fifo:CTL[,ACK]|fd:CTL[,ACK]")]
     control: Option<crate::session::ControlSpec>,
+    /// Stop after SECONDS (the workload, if any, is ended as on Ctrl-C).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    duration: Option<f64>,
+    /// Stop cleanly once the output holds SIZE bytes (e.g. 100M): the file
+    /// is finalized and opens in perf.
+    #[arg(long = "max-size", value_name = "SIZE")]
+    max_size: Option<String>,
+    /// Write a new complete perf.data (OUTPUT.<timestamp>) on SIGUSR2
+    /// (`signal`, the default), every SIZE bytes (e.g. 100M) or every TIME
+    /// (e.g. 30s, 5m, 1h).
+    #[arg(long = "switch-output", value_name = "signal|SIZE|TIME", num_args = 0..=1, default_missing_value = "signal", require_equals = true)]
+    switch_output: Option<crate::session::SwitchOutput>,
+    /// With --switch-output: keep only the newest N outputs.
+    #[arg(long = "switch-max-files", value_name = "N", requires = "switch_output", value_parser = clap::value_parser!(u32).range(1..))]
+    switch_max_files: Option<u32>,
     /// No build-id table (and no cache) at the end.
     #[arg(short = 'B', long = "no-buildid")]
     no_buildid: bool,
@@ -227,6 +242,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             all: a.buildid_all,
             cache: !a.no_buildid && !a.no_buildid_cache,
         },
+        duration: a
+            .duration
+            .filter(|&d| d > 0.0)
+            .map(std::time::Duration::from_secs_f64),
+        max_size: a.max_size.as_deref().map(parse_size).transpose()?,
+        switch_output: a.switch_output,
+        switch_max_files: a.switch_max_files.map(|n| n as usize),
     };
     let mut summary = record(&opts)?;
     summary.notes.splice(0..0, notes);

@@ -54,6 +54,11 @@ impl<C: Codec> Compressor<C> {
         self.max_in
     }
 
+    /// A new, independently decodable stream (see `Codec::restart`).
+    pub fn restart(&mut self) -> Result<(), perfz_codecs::Error> {
+        self.codec.restart()
+    }
+
     pub fn codec(&self) -> &C {
         &self.codec
     }

@@ -147,6 +147,11 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
         &self.sink
     }
 
+    /// The codec starts a new stream (a new output file).
+    pub fn restart_codec(&mut self) -> io::Result<()> {
+        self.comp.restart().map_err(io::Error::other)
+    }
+
     pub fn sink_mut(&mut self) -> &mut S {
         &mut self.sink
     }

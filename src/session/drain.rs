@@ -69,8 +69,21 @@ pub trait Drain {
     fn finish(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError>;
     /// After a failed write: finalize with what was written, if possible.
     fn salvage(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError>;
-    /// What the build-id pass needs, gathered so far (None if not asked).
+    /// What the build-id pass needs, gathered so far (None if not asked);
+    /// gathering starts over.
     fn take_hits(&mut self) -> Option<Hits>;
+    /// `--switch-output`: finishes the output with `features` (plus
+    /// HEADER_COMPRESSED) and goes on in `next` (a new perf.data of
+    /// `attrs`, starting with `side_band`), the codec on a new stream.
+    fn switch_output(
+        &mut self,
+        next: std::fs::File,
+        attrs: &[crate::format::AttrEntry],
+        features: &FeatureSet,
+        side_band: &[u8],
+    ) -> Result<(), FormatError>;
+    /// Bytes of records in the current output (cheap; `--max-size`).
+    fn bytes_written(&self) -> u64;
 }
 
 /// The one implementation: a [`Pusher`] specialised for one codec, sink and
@@ -192,6 +205,24 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
     }
 
     fn take_hits(&mut self) -> Option<Hits> {
-        self.hits.take()
+        self.hits.as_mut().map(std::mem::take)
+    }
+
+    fn switch_output(
+        &mut self,
+        next: std::fs::File,
+        attrs: &[crate::format::AttrEntry],
+        features: &FeatureSet,
+        side_band: &[u8],
+    ) -> Result<(), FormatError> {
+        let f = self.with_compressed(features);
+        self.pusher.sink_mut().switch(next, attrs, &f)?;
+        self.pusher.restart_codec()?;
+        self.pusher.write_plain(side_band)?;
+        Ok(())
+    }
+
+    fn bytes_written(&self) -> u64 {
+        self.pusher.sink().bytes_written()
     }
 }

@@ -15,6 +15,7 @@ mod error;
 mod glue;
 mod layout;
 mod output;
+mod rotation;
 mod run;
 mod setup;
 mod side_band;
@@ -100,6 +101,54 @@ pub struct RecordOptions {
     pub control: Option<ControlSpec>,
     /// The end-of-recording build-id pass (`-B`, `-N`, `--buildid-all`).
     pub build_ids: BuildIdOptions,
+    /// `--duration`: stop after this long.
+    pub duration: Option<Duration>,
+    /// `--max-size`: stop when the output holds this many bytes.
+    pub max_size: Option<u64>,
+    /// `--switch-output`.
+    pub switch_output: Option<SwitchOutput>,
+    /// `--switch-max-files`: keep only the newest N outputs.
+    pub switch_max_files: Option<usize>,
+}
+
+/// `--switch-output[=signal|SIZE|TIME]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchOutput {
+    /// On SIGUSR2 (perf's default).
+    Signal,
+    /// When the output holds this many bytes.
+    Size(u64),
+    /// Every so often.
+    Time(Duration),
+}
+
+impl FromStr for SwitchOutput {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!("--switch-output={s}: use signal, a size (10M, 1G) or a time (30s, 5m, 1h, 1d)")
+        };
+        if s.is_empty() || s == "signal" {
+            return Ok(SwitchOutput::Signal);
+        }
+        let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+        let n: u64 = num.parse().map_err(|_| bad())?;
+        if n == 0 {
+            return Err(bad());
+        }
+        let k = |m: u64| n.checked_mul(m).ok_or_else(bad);
+        Ok(match unit {
+            "B" | "b" => SwitchOutput::Size(n),
+            "K" | "k" => SwitchOutput::Size(k(1 << 10)?),
+            "M" => SwitchOutput::Size(k(1 << 20)?),
+            "G" | "g" => SwitchOutput::Size(k(1 << 30)?),
+            "s" => SwitchOutput::Time(Duration::from_secs(n)),
+            "m" => SwitchOutput::Time(Duration::from_secs(k(60)?)),
+            "h" => SwitchOutput::Time(Duration::from_secs(k(3600)?)),
+            "d" => SwitchOutput::Time(Duration::from_secs(k(86400)?)),
+            _ => return Err(bad()),
+        })
+    }
 }
 
 /// What the build-id pass does.
@@ -155,6 +204,22 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     output::check(&o.output).map_err(RecordError::Output)?;
     signals::install().map_err(io_err("installing signal handlers"))?;
     let started = Instant::now();
+    if o.switch_output.is_some() && output::is_stdout(&o.output) {
+        return Err(RecordError::Usage(
+            "--switch-output writes a series of files and cannot write a pipe: give -o FILE".into(),
+        ));
+    }
+    if o.switch_output.is_some() && o.threads.is_some() {
+        return Err(RecordError::Usage(
+            "--switch-output with --threads is not supported yet: use one of them".into(),
+        ));
+    }
+    if o.max_size.is_some() && o.threads.is_some() {
+        return Err(RecordError::Usage(
+            "--max-size with --threads is not supported yet: use --duration, or one drain thread"
+                .into(),
+        ));
+    }
     if o.threads.is_some() && output::is_stdout(&o.output) {
         return Err(RecordError::Usage(
             "--threads writes a directory of files and cannot write a pipe: give -o DIR".into(),
@@ -206,7 +271,8 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
             StackTail::for_attrs(&prepared.set.attrs)
         },
         rounds: true,
-        hits: o.build_ids.table && !out.is_pipe(),
+        // Build ids need them; so do switched outputs (their side band).
+        hits: (o.build_ids.table || o.switch_output.is_some()) && !out.is_pipe(),
     })??;
     notes.extend(glue_notes);
 
@@ -225,20 +291,52 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         o.status.then(status::StatusLine::new),
         switching(o, channel),
     );
-    let drained = run::drain_loop(
-        drain.as_mut(),
-        &mut rings,
-        &event_fds,
-        &mut ctl,
-        &LoopOptions {
-            min_bytes: o.mmap_flush.max(1) as u64,
-            // A sixteenth of the ring: well under the kernel's wakeup
-            // watermark (half the ring), so a woken drain always finds it.
-            min_push: (ring_size / 16) as u64,
-            checkpoint: o.checkpoint,
-            features: &features,
-        },
-    );
+    ctl.limits = limits(o);
+    let mut rotation = o
+        .switch_output
+        .map(|_| rotation::Rotation::new(&o.output, o.switch_max_files));
+    // The side band of the output being written, for its build ids, and
+    // every map record seen so far, for the side band of the next output.
+    let mut file_hits = side_band_hits(&side_band);
+    let mut map_history = file_hits.maps.clone();
+    let loop_options = LoopOptions {
+        min_bytes: o.mmap_flush.max(1) as u64,
+        // A sixteenth of the ring: well under the kernel's wakeup
+        // watermark (half the ring), so a woken drain always finds it.
+        min_push: (ring_size / 16) as u64,
+        checkpoint: o.checkpoint,
+        features: &features,
+    };
+    let mut drained = run::Drained::default();
+    loop {
+        let d = run::drain_loop(
+            drain.as_mut(),
+            &mut rings,
+            &event_fds,
+            &mut ctl,
+            &loop_options,
+        );
+        drained.add(d);
+        if !drained.switch || drained.write_error.is_some() {
+            break;
+        }
+        drained.switch = false;
+        let r = rotation.as_mut().map(|r| {
+            switch_output(
+                o,
+                &prepared,
+                drain.as_mut(),
+                &features,
+                r,
+                (&mut file_hits, &mut map_history),
+                &mut notes,
+            )
+        });
+        if let Some(Err(e)) = r {
+            drained.write_error = Some(e);
+            break;
+        }
+    }
     let ended = ctl.end(drained);
     prepared.set.rings = rings;
     finish(
@@ -249,9 +347,73 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         features,
         ended,
         notes,
-        (side_band_bytes, side_band_hits(&side_band)),
+        (side_band_bytes, file_hits),
         started,
+        rotation,
     )
+}
+
+/// `--duration`, `--max-size`, `--switch-output` from now.
+fn limits(o: &RecordOptions) -> run::Limits {
+    let now = Instant::now();
+    run::Limits {
+        end_at: o.duration.map(|d| now + d),
+        max_size: o.max_size,
+        switch: o.switch_output,
+        output_since: Some(now),
+        reason: None,
+    }
+}
+
+/// One `--switch-output`: the current output is sealed under its
+/// timestamped name and finished (with the build ids of what it holds),
+/// and the recording goes on in a new output that starts with a fresh side
+/// band (processes as they are now) and a new codec stream.
+fn switch_output(
+    o: &RecordOptions,
+    prepared: &Prepared,
+    drain: &mut (dyn Drain + Send),
+    features: &FeatureSet,
+    rotation: &mut rotation::Rotation,
+    (file_hits, map_history): (&mut crate::push::scan::Hits, &mut Vec<u8>),
+    notes: &mut Vec<String>,
+) -> std::io::Result<()> {
+    let mut f = features.clone();
+    if let Some(mut hits) = drain.take_hits() {
+        map_history.extend_from_slice(&hits.maps);
+        hits.merge(std::mem::take(file_hits));
+        if o.build_ids.table {
+            build_ids::add(&mut f, &hits, &o.build_ids, notes);
+        }
+    }
+    rotation.seal()?;
+    let next = rotation.next_file()?;
+    // Processes alive now: a forked workload has exec'd since the start.
+    let target = match &o.target {
+        Target::Workload(_) => Target::Pids(prepared.tgids.clone()),
+        t => t.clone(),
+    };
+    let mut sb = side_band::SideBand {
+        target: &target,
+        call_graph: o.call_graph,
+        tgids: &prepared.tgids,
+        trailer: prepared.trailer_size(),
+    }
+    .build(notes);
+    // Plus every mapping seen so far, before FINISHED_INIT: a process that
+    // is exiting (or gone) as the output switches has nothing left in
+    // /proc, but its last samples land in the new output.
+    let init = sb.split_off(sb.len() - 8);
+    sb.extend_from_slice(map_history);
+    sb.extend_from_slice(&init);
+    drain
+        .switch_output(next, &prepared.set.attrs, &f, &sb)
+        .map_err(|e| match e {
+            crate::format::FormatError::Io(e) => e,
+            other => std::io::Error::other(other),
+        })?;
+    *file_hits = side_band_hits(&sb);
+    Ok(())
 }
 
 /// The records perf synthesizes before the ring data.
@@ -393,6 +555,7 @@ fn finish(
     mut notes: Vec<String>,
     (side_band_bytes, sb_hits): (u64, crate::push::scan::Hits),
     started: Instant,
+    mut rotation: Option<rotation::Rotation>,
 ) -> Result<Summary, RecordError> {
     let failed = |err, kept| RecordError::WriteFailed {
         path: out.display(),
@@ -420,7 +583,7 @@ fn finish(
     }
     let report = drain.report();
     let mut features = features;
-    if let Some(mut hits) = drain.take_hits() {
+    if let Some(mut hits) = drain.take_hits().filter(|_| o.build_ids.table) {
         hits.merge(sb_hits);
         build_ids::add(&mut features, &hits, &o.build_ids, &mut notes);
     }
@@ -431,6 +594,22 @@ fn finish(
             other => std::io::Error::other(other),
         };
         return Err(failed(err, out.roll_back(kept)));
+    }
+    // The last output is sealed like the others (perf's "Dump" at the end).
+    let mut outputs = Vec::new();
+    if let Some(r) = rotation.as_mut() {
+        if let Err(e) = r.seal() {
+            notes.push(format!(
+                "--switch-output: naming the last output failed: {e}"
+            ));
+        }
+        if r.removed > 0 {
+            notes.push(format!(
+                "--switch-max-files: removed the {} oldest outputs",
+                r.removed
+            ));
+        }
+        outputs = std::mem::take(&mut r.written);
     }
     if let Some(e) = &ended.wait_error {
         notes.push(format!(
@@ -467,6 +646,7 @@ fn finish(
         max_ring_fill: report.max_fill,
         near_full_pushes: report.near_full_pushes,
         threads: Vec::new(),
+        outputs,
         notes,
     })
 }

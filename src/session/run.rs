@@ -47,13 +47,45 @@ pub struct Drained {
     /// The write that failed, if one did (the loop stops at once).
     pub write_error: Option<io::Error>,
     pub checkpoints: CheckpointStats,
+    /// The loop ended for `--switch-output`: everything until now is in the
+    /// current output, the recording goes on.
+    pub switch: bool,
+}
+
+impl Drained {
+    /// Adds a later loop of the same recording.
+    pub fn add(&mut self, d: Drained) {
+        let (a, b) = (&mut self.counts, d.counts);
+        a.records += b.records;
+        a.samples += b.samples;
+        a.lost_records += b.lost_records;
+        a.lost_events += b.lost_events;
+        self.wakeups += d.wakeups;
+        self.checkpoints.count += d.checkpoints.count;
+        self.checkpoints.bytes += d.checkpoints.bytes;
+        self.checkpoints.seconds += d.checkpoints.seconds;
+        self.write_error = self.write_error.take().or(d.write_error);
+        self.switch = d.switch;
+    }
+}
+
+/// What a [`Control`] wants after a pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    Go,
+    /// End after one final pass over every ring.
+    Stop,
+    /// Put everything waiting into the current output and return, to go on
+    /// in a new one (`--switch-output`).
+    Switch,
 }
 
 /// Tells a drain loop when to end.
 pub trait Control {
-    /// Asked between passes: true ends the loop after one final pass over
-    /// every ring (the implementation disables the events it owns first).
-    fn stop(&mut self, drain: &dyn Drain, counts: &RecordCounts) -> bool;
+    /// Asked between passes: [`Next::Stop`] ends the loop after one final
+    /// pass over every ring (the implementation disables the events it owns
+    /// first).
+    fn stop(&mut self, drain: &dyn Drain, counts: &RecordCounts) -> Next;
     /// Every event fd of the loop hung up (their tasks are gone).
     fn hung_up(&mut self);
     /// An fd that turns readable when [`stop`](Control::stop) should be
@@ -139,9 +171,19 @@ pub fn drain_loop(
             }
             last_cp = Instant::now();
         }
-        if ctl.stop(drain, &d.counts) {
-            final_pass = true;
-            continue;
+        match ctl.stop(drain, &d.counts) {
+            Next::Go => {}
+            Next::Stop => {
+                final_pass = true;
+                continue;
+            }
+            Next::Switch => {
+                if let Err(err) = drain.pass(rings, 1, true, &mut d.counts) {
+                    d.write_error = Some(err);
+                }
+                d.switch = true;
+                return d;
+            }
         }
         if !moved {
             // SAFETY: pfds is a valid array of pollfd for its length.
@@ -186,6 +228,67 @@ pub struct Ended {
     pub exit_status: Option<ExitStatus>,
     /// Waiting for the workload failed (the recording ended there).
     pub wait_error: Option<io::Error>,
+}
+
+/// When the recording ends or moves to a new output on its own:
+/// `--duration`, `--max-size`, `--switch-output`.
+#[derive(Default)]
+pub struct Limits {
+    /// `--duration`: stop at this time.
+    pub end_at: Option<Instant>,
+    /// `--max-size`: stop when the output holds this many bytes.
+    pub max_size: Option<u64>,
+    /// `--switch-output`.
+    pub switch: Option<super::SwitchOutput>,
+    /// When the current output was started.
+    pub output_since: Option<Instant>,
+    /// Why the recording stopped on its own, for the summary.
+    pub reason: Option<String>,
+}
+
+impl Limits {
+    fn next(&mut self, drain: &dyn Drain) -> Next {
+        let now = Instant::now();
+        if self.end_at.is_some_and(|t| now >= t) {
+            self.reason = Some("--duration reached".into());
+            return Next::Stop;
+        }
+        if let Some(max) = self.max_size {
+            if drain.bytes_written() >= max {
+                self.reason = Some(format!(
+                    "--max-size reached ({} bytes written)",
+                    drain.bytes_written()
+                ));
+                return Next::Stop;
+            }
+        }
+        let due = match self.switch {
+            None => false,
+            Some(super::SwitchOutput::Signal) => super::signals::usr2_taken(),
+            Some(super::SwitchOutput::Size(n)) => drain.bytes_written() >= n,
+            Some(super::SwitchOutput::Time(t)) => {
+                self.output_since.get_or_insert(now).elapsed() >= t
+            }
+        };
+        if due {
+            self.output_since = Some(now);
+            return Next::Switch;
+        }
+        Next::Go
+    }
+
+    fn timeout_ms(&self) -> i32 {
+        let mut t = 100i32;
+        let now = Instant::now();
+        if let Some(e) = self.end_at {
+            t = t.min(e.saturating_duration_since(now).as_millis() as i32);
+        }
+        if let (Some(super::SwitchOutput::Time(d)), Some(since)) = (self.switch, self.output_since)
+        {
+            t = t.min((since + d).saturating_duration_since(now).as_millis() as i32);
+        }
+        t.max(0)
+    }
 }
 
 /// When the sampling events are switched on and off while recording.
@@ -251,6 +354,7 @@ pub struct SessionControl<'a> {
     pub child: Option<Child>,
     pub status: Option<StatusLine>,
     pub switching: Switching,
+    pub limits: Limits,
     pub stop_signal: Option<i32>,
     pub exit_status: Option<ExitStatus>,
     pub wait_error: Option<io::Error>,
@@ -268,6 +372,7 @@ impl<'a> SessionControl<'a> {
             child,
             status,
             switching,
+            limits: Limits::default(),
             stop_signal: None,
             exit_status: None,
             wait_error: None,
@@ -280,7 +385,7 @@ impl<'a> SessionControl<'a> {
     }
 
     pub fn poll_timeout_ms(&self) -> i32 {
-        self.switching.timeout_ms()
+        self.switching.timeout_ms().min(self.limits.timeout_ms())
     }
 
     /// Acts on `-D` and `--control`, and says whether the recording should
@@ -288,6 +393,10 @@ impl<'a> SessionControl<'a> {
     /// one) ended.
     pub fn poll_ends(&mut self) -> bool {
         self.switching.tick(self.set);
+        if self.limits.end_at.is_some_and(|t| Instant::now() >= t) {
+            self.limits.reason = Some("--duration reached".into());
+            return true;
+        }
         if self.switching.stopped {
             return true;
         }
@@ -319,9 +428,11 @@ impl<'a> SessionControl<'a> {
                 self.exit_status = c.wait().ok();
             }
         }
+        let mut notes = std::mem::take(&mut self.switching.notes);
+        notes.extend(self.limits.reason.take());
         Ended {
             drained,
-            notes: std::mem::take(&mut self.switching.notes),
+            notes,
             stop_signal: self.stop_signal,
             exit_status: self.exit_status,
             wait_error: self.wait_error,
@@ -330,15 +441,19 @@ impl<'a> SessionControl<'a> {
 }
 
 impl Control for SessionControl<'_> {
-    fn stop(&mut self, drain: &dyn Drain, counts: &RecordCounts) -> bool {
+    fn stop(&mut self, drain: &dyn Drain, counts: &RecordCounts) -> Next {
         if let Some(s) = self.status.as_mut().filter(|s| s.due()) {
             s.update(&drain.report(), counts.lost_events);
         }
-        let stop = self.poll_ends();
-        if stop {
+        let next = if self.poll_ends() {
+            Next::Stop
+        } else {
+            self.limits.next(drain)
+        };
+        if next == Next::Stop {
             let _ = self.set.disable();
         }
-        stop
+        next
     }
 
     fn hung_up(&mut self) {

@@ -6,10 +6,12 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGXFSZ};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR2, SIGXFSZ};
 
 /// The signal that asked us to stop; 0 = none yet.
 static STOP: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+/// SIGUSR2 arrived (`--switch-output`, perf's default trigger).
+static USR2: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
 /// Installs the handlers once per process. SIGXFSZ gets a handler that does
 /// nothing: a write past RLIMIT_FSIZE must fail with EFBIG, so the recording
@@ -23,6 +25,9 @@ pub fn install() -> io::Result<()> {
         signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)?;
     }
     signal_hook::flag::register(SIGXFSZ, Arc::new(AtomicBool::new(false)))?;
+    let usr2 = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(SIGUSR2, Arc::clone(&usr2))?;
+    let _ = USR2.set(usr2);
     let _ = STOP.set(flag);
     Ok(())
 }
@@ -31,4 +36,9 @@ pub fn install() -> io::Result<()> {
 pub fn stop_requested() -> Option<i32> {
     let sig = STOP.get()?.load(Ordering::Acquire);
     (sig != 0).then_some(sig as i32)
+}
+
+/// Whether SIGUSR2 arrived since the last call (and clears it).
+pub fn usr2_taken() -> bool {
+    USR2.get().is_some_and(|f| f.swap(false, Ordering::AcqRel))
 }

@@ -7,7 +7,7 @@ use std::io;
 
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::{Checkpoint, FileWriter, PipeWriter, RecordSink};
-use crate::format::{FeatureSet, FormatError};
+use crate::format::{AttrEntry, FeatureSet, FormatError};
 use crate::push::{AsyncSink, Backend, OffsetFile, SerialSink, Sink};
 
 /// A sink the session can finish: everything written, features, header.
@@ -25,11 +25,25 @@ pub trait SessionSink: Sink + Sized {
     fn checkpoint_end(&self) -> Option<u64>;
     /// How writes are done, for the summary.
     fn describe(&self) -> String;
+    /// `--switch-output`: finishes the output written so far with
+    /// `features` and goes on in `next`, a new perf.data of `attrs`.
+    fn switch(
+        &mut self,
+        next: File,
+        attrs: &[AttrEntry],
+        features: &FeatureSet,
+    ) -> Result<(), FormatError>;
 }
 
 /// What the output writer must do at the end, beyond the records.
 pub trait Finish: RecordSink + Checkpoint + Sized {
     fn finish(self, features: &FeatureSet) -> Result<(), FormatError>;
+    /// A writer of the same kind over `next` (`--switch-output`), or None
+    /// where outputs cannot be switched (a pipe, a `data.N`).
+    fn successor(&self, next: File, attrs: &[AttrEntry]) -> Result<Option<Self>, FormatError> {
+        let _ = (next, attrs);
+        Ok(None)
+    }
     /// A pipe cannot be finalized after a failed write.
     const SALVAGEABLE: bool;
 }
@@ -41,6 +55,15 @@ impl Finish for FileWriter<File> {
         f.sync_all()?;
         Ok(())
     }
+    fn successor(&self, next: File, attrs: &[AttrEntry]) -> Result<Option<Self>, FormatError> {
+        FileWriter::new(next, attrs).map(Some)
+    }
+}
+
+fn cannot_switch() -> FormatError {
+    FormatError::Unsupported(
+        "this output cannot be switched (a pipe or a --threads data file)".into(),
+    )
 }
 
 impl Finish for PipeWriter<File> {
@@ -83,6 +106,15 @@ impl<W: Finish> SessionSink for SerialSink<W> {
     fn describe(&self) -> String {
         "serial".into()
     }
+    fn switch(
+        &mut self,
+        next: File,
+        attrs: &[AttrEntry],
+        features: &FeatureSet,
+    ) -> Result<(), FormatError> {
+        let new = self.out.successor(next, attrs)?.ok_or_else(cannot_switch)?;
+        std::mem::replace(&mut self.out, new).finish(features)
+    }
 }
 
 impl<B: Backend, W: OffsetFile + Finish> SessionSink for AsyncSink<B, W> {
@@ -102,5 +134,17 @@ impl<B: Backend, W: OffsetFile + Finish> SessionSink for AsyncSink<B, W> {
     }
     fn describe(&self) -> String {
         format!("async ({})", self.backend_name())
+    }
+    fn switch(
+        &mut self,
+        next: File,
+        attrs: &[AttrEntry],
+        features: &FeatureSet,
+    ) -> Result<(), FormatError> {
+        let new = self
+            .writer()
+            .successor(next, attrs)?
+            .ok_or_else(cannot_switch)?;
+        Finish::finish(self.replace(new)?, features)
     }
 }

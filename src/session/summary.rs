@@ -49,6 +49,8 @@ pub struct Summary {
     pub near_full_pushes: u64,
     /// `--threads`: what each drain thread did (empty otherwise).
     pub threads: Vec<super::threads::ThreadSummary>,
+    /// `--switch-output`: every output written, oldest first.
+    pub outputs: Vec<String>,
     pub notes: Vec<String>,
 }
 
@@ -76,6 +78,9 @@ impl Summary {
             self.output,
             self.samples
         );
+        for f in &self.outputs {
+            s += &format!("[ perfz record: Dump {f} ]\n");
+        }
         if self.copies.is_none() && self.sink != "serial" {
             s += &format!("[ perfz record: {} writes ]\n", self.sink);
         }

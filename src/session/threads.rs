@@ -31,7 +31,7 @@ use super::error::{io_err, Kept};
 use super::glue::{Glue, Writer};
 use super::layout::{layout, Group, SysTopology, ThreadSpec};
 use super::output::{create_in, Output};
-use super::run::{self, Control, Drained, LoopOptions, SessionControl};
+use super::run::{self, Control, Drained, LoopOptions, Next, SessionControl};
 use super::setup::Prepared;
 use super::{io_err_context, RecordError, RecordOptions, Summary};
 use crate::event::cpus;
@@ -113,10 +113,14 @@ fn signal(fd: &OwnedFd) {
 struct ThreadControl(Arc<Shared>);
 
 impl Control for ThreadControl {
-    fn stop(&mut self, _: &dyn Drain, _: &RecordCounts) -> bool {
+    fn stop(&mut self, _: &dyn Drain, _: &RecordCounts) -> Next {
         // Acquire pairs with the main thread's release store: the events
         // were disabled before, so the final pass sees everything.
-        self.0.stop.load(Ordering::Acquire)
+        if self.0.stop.load(Ordering::Acquire) {
+            Next::Stop
+        } else {
+            Next::Go
+        }
     }
     fn hung_up(&mut self) {}
     fn wake_fd(&self) -> Option<RawFd> {
@@ -383,6 +387,7 @@ pub fn record(
     // Wait for a stop signal, the workload's end, or every drain thread's
     // end (their tasks all gone).
     let mut ctl = SessionControl::new(&prepared.set, child, None, super::switching(o, channel));
+    ctl.limits = super::limits(o);
     let n = handles.len();
     while shared.ended.load(Ordering::Acquire) < n && !ctl.poll_ends() {
         let mut p: Vec<libc::pollfd> = std::iter::once(shared.ended_fd.as_raw_fd())
@@ -600,6 +605,7 @@ fn finish(
         max_ring_fill: reports.iter().map(|r| r.max_fill).fold(0.0, f64::max),
         near_full_pushes: sum(|r| r.near_full_pushes),
         threads,
+        outputs: Vec::new(),
         notes,
     })
 }

@@ -137,6 +137,16 @@ impl Codec for ZstdCodec {
         self.cctx.sizeof()
     }
 
+    fn restart(&mut self) -> Result<(), Error> {
+        // A new frame, header included; parameters and workspace stay, so
+        // this allocates nothing.
+        self.cctx
+            .reset(ResetDirective::SessionOnly)
+            .map(drop)
+            .map_err(zstd_err)
+            .map_err(Error::Zstd)
+    }
+
     fn level(&self) -> i32 {
         self.level
     }

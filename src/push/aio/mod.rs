@@ -37,6 +37,8 @@ pub trait Backend {
     fn drain(&mut self, free: &mut Vec<Box<[u8]>>) -> io::Result<()>;
     /// A short name for messages.
     fn name(&self) -> &'static str;
+    /// Writes go to `file` from now on (nothing may be in flight).
+    fn retarget(&mut self, file: &File) -> io::Result<()>;
 }
 
 /// What the async sink needs of the file it writes at offsets: a perf.data
@@ -175,8 +177,23 @@ impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
         self.out.checkpoint_end()
     }
 
+    /// The writer underneath.
+    pub fn writer(&self) -> &W {
+        &self.out
+    }
+
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()
+    }
+
+    /// Every write lands, then the sink writes to `next` from its start;
+    /// returns the writer it wrote before (to be finished by the caller).
+    pub fn replace(&mut self, next: W) -> io::Result<W> {
+        self.submit_cur()?;
+        self.backend.drain(&mut self.free)?;
+        self.backend.retarget(next.file())?;
+        self.next_offset = next.next_offset();
+        Ok(std::mem::replace(&mut self.out, next))
     }
 }
 

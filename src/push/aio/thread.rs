@@ -88,6 +88,13 @@ impl Backend for ThreadBackend {
         Ok(())
     }
 
+    fn retarget(&mut self, file: &File) -> io::Result<()> {
+        // A writer thread for the new file; the old one ends with its channel.
+        let next = ThreadBackend::new(file)?;
+        drop(std::mem::replace(self, next));
+        Ok(())
+    }
+
     fn name(&self) -> &'static str {
         "pwrite thread"
     }

@@ -163,6 +163,12 @@ impl Backend for UringBackend {
         first_err.map_or(Ok(()), Err)
     }
 
+    fn retarget(&mut self, file: &File) -> io::Result<()> {
+        self._file = file.try_clone()?;
+        self.fd = self._file.as_raw_fd();
+        Ok(())
+    }
+
     fn name(&self) -> &'static str {
         "io_uring"
     }

@@ -1,0 +1,123 @@
+//! `--switch-output`: each output becomes `OUTPUT.<timestamp>` when the next
+//! one starts (and the last at the end), as perf names them
+//! (`%Y%m%d%H%M%S` and centiseconds); `--switch-max-files N` keeps the
+//! newest N.
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub struct Rotation {
+    path: PathBuf,
+    keep: Option<usize>,
+    /// Sealed outputs still on disk, oldest first.
+    kept: Vec<PathBuf>,
+    /// Every output sealed, in order (for the summary).
+    pub written: Vec<String>,
+    /// Outputs removed by `--switch-max-files`.
+    pub removed: usize,
+}
+
+/// Local time as perf writes it in switch-output names.
+fn timestamp() -> String {
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    // SAFETY: gettimeofday writes one timeval we own; tz is null.
+    unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) };
+    // SAFETY: tm is plain data; localtime_r fills it from a valid time_t.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to locals of the right types.
+    unsafe { libc::localtime_r(&tv.tv_sec, &mut tm) };
+    format!(
+        "{:04}{:02}{:02}{:02}{:02}{:02}{:02}",
+        tm.tm_year + 1900,
+        tm.tm_mon + 1,
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        tv.tv_usec / 10_000
+    )
+}
+
+impl Rotation {
+    pub fn new(path: &Path, keep: Option<usize>) -> Rotation {
+        Rotation {
+            path: path.to_path_buf(),
+            keep,
+            kept: Vec::new(),
+            written: Vec::new(),
+            removed: 0,
+        }
+    }
+
+    /// The output being written (at OUTPUT) is complete or about to be:
+    /// moves it to its timestamped name (an open writer follows it) and
+    /// removes the oldest beyond `--switch-max-files`.
+    pub fn seal(&mut self) -> io::Result<PathBuf> {
+        let base = format!("{}.{}", self.path.display(), timestamp());
+        let mut name = PathBuf::from(&base);
+        let mut n = 1;
+        while name.exists() {
+            name = PathBuf::from(format!("{base}.{n}"));
+            n += 1;
+        }
+        std::fs::rename(&self.path, &name)?;
+        self.written.push(name.display().to_string());
+        self.kept.push(name.clone());
+        if let Some(k) = self.keep {
+            while self.kept.len() > k {
+                let old = self.kept.remove(0);
+                std::fs::remove_file(&old)?;
+                self.removed += 1;
+            }
+        }
+        Ok(name)
+    }
+
+    /// A new, empty file at OUTPUT (mode 0600).
+    pub fn next_file(&self) -> io::Result<File> {
+        let dir = self
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = self
+            .path
+            .file_name()
+            .ok_or_else(|| io::Error::other("no file name"))?;
+        super::output::create_in(dir, &name.to_string_lossy())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_perfs_and_old_ones_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("perf.data");
+        let mut r = Rotation::new(&path, Some(2));
+        for i in 0..4 {
+            std::fs::write(&path, format!("{i}")).unwrap();
+            let sealed = r.seal().unwrap();
+            let name = sealed.file_name().unwrap().to_string_lossy().into_owned();
+            let ts = name.strip_prefix("perf.data.").unwrap();
+            assert!(
+                ts.len() >= 16 && ts[..16].bytes().all(|b| b.is_ascii_digit()),
+                "{name}"
+            );
+            assert!(!path.exists());
+        }
+        assert_eq!(r.written.len(), 4);
+        assert_eq!(r.removed, 2);
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(left.len(), 2, "the newest two");
+        let f = r.next_file().unwrap();
+        assert_eq!(f.metadata().unwrap().len(), 0);
+        assert!(r.next_file().is_err(), "never over an existing file");
+    }
+}
