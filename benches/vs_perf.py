@@ -37,8 +37,8 @@ FP = ["-F", "20000", "-g"]
 SCENARIOS = {
     "dwarf-z1": ("deep", ["-z"], ["--codec", "zstd:1"], DWARF),
     "dwarf-z3": ("deep", ["--compression-level=3"], ["--codec", "zstd:3"], DWARF),
-    "dwarf-aio-z1": ("deep", ["--aio", "-z"], ["--aio", "--codec", "zstd:1"], DWARF),
-    "dwarf-aio-z3": ("deep", ["--aio", "--compression-level=3"], ["--aio", "--codec", "zstd:3"], DWARF),
+    "dwarf-aio-z1": ("deep", ["--aio", "-z"], ["--aio=1", "--codec", "zstd:1"], DWARF),
+    "dwarf-aio-z3": ("deep", ["--aio", "--compression-level=3"], ["--aio=1", "--codec", "zstd:3"], DWARF),
     "dwarf-none": ("deep", [], ["--codec", "none"], DWARF),
     "fp-z1": ("deep", ["-z"], ["--codec", "zstd:1"], FP),
     "fp-z3": ("deep", ["--compression-level=3"], ["--codec", "zstd:3"], FP),

@@ -92,7 +92,7 @@ pub struct Args {
     #[arg(long = "stats-json", value_name = "FILE")]
     stats_json: Option<PathBuf>,
     /// Write asynchronously with N buffers in flight (1..=4, default 1).
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1", value_parser = clap::value_parser!(u8).range(1..=4))]
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "1", require_equals = true, value_parser = clap::value_parser!(u8).range(1..=4))]
     aio: Option<u8>,
     /// How --aio writes: io_uring, a pwrite thread, or auto (io_uring where available).
     #[arg(

@@ -1,0 +1,240 @@
+//! Long captures: `--duration`, `--max-size`, `--switch-output` (time, size,
+//! signal; every codec, `--aio`), `--switch-max-files`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use perfz::format::{PerfReader, RecordType};
+
+fn our_samples(path: &Path) -> u64 {
+    let mut r = PerfReader::open(path).unwrap();
+    let mut n = 0;
+    while let Some((rec, _)) = r.next_record().unwrap() {
+        n += (rec.header.type_ == RecordType::SAMPLE) as u64;
+    }
+    n
+}
+
+fn outputs(dir: &Path, base: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .strip_prefix(&format!("{base}."))
+                .is_some_and(|ts| ts.len() >= 16 && ts[..16].bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+fn stats(json: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+#[test]
+fn duration_and_max_size_stop_with_a_finished_file() {
+    require_recording();
+    let dir = tempdir("long-stop");
+    let out = dir.join("d.data");
+    let t = Instant::now();
+    let o = perfz_ok(&[
+        "record",
+        "--duration",
+        "0.5",
+        "-F",
+        "999",
+        "-o",
+        out.to_str().unwrap(),
+        workload().to_str().unwrap(),
+        "20",
+    ]);
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "--duration 0.5 took {:?}",
+        t.elapsed()
+    );
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--duration reached"));
+    let n = our_samples(&out);
+    assert!(n > 100);
+    assert_eq!(perf_sample_count(&perf(), &out), n);
+    // --max-size: dwarf stacks uncompressed fill 300 KB in well under 20 s.
+    let out = dir.join("m.data");
+    let t = Instant::now();
+    let o = perfz_ok(&[
+        "record",
+        "--max-size",
+        "300K",
+        "--codec",
+        "none",
+        "--call-graph",
+        "dwarf,8192",
+        "-F",
+        "2000",
+        "-o",
+        out.to_str().unwrap(),
+        workload().to_str().unwrap(),
+        "20",
+    ]);
+    assert!(t.elapsed() < Duration::from_secs(10));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--max-size reached"));
+    let size = std::fs::metadata(&out).unwrap().len();
+    // Stopped at the first pass past the limit: at most one ring more.
+    assert!(
+        size >= 300 << 10 && size < (300 << 10) + (600 << 10),
+        "{size}"
+    );
+    assert_eq!(perf_sample_count(&perf(), &out), our_samples(&out));
+}
+
+#[test]
+fn switched_outputs_lose_and_duplicate_nothing_with_every_codec() {
+    require_recording();
+    let dir = tempdir("long-switch");
+    let wl = workload();
+    for (i, extra) in [
+        &["--codec", "zstd:1"][..],
+        &["--codec", "lz4"][..],
+        &["--codec", "none", "--aio=2"][..],
+        &["--codec", "zstd:3", "--aio"][..],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let base = format!("s{i}.data");
+        let out = dir.join(&base);
+        let json = dir.join(format!("s{i}.json"));
+        let mut a = vec![
+            "record",
+            "--switch-output=1s",
+            "-F",
+            "999",
+            "-g",
+            "-o",
+            out.to_str().unwrap(),
+            "--stats-json",
+            json.to_str().unwrap(),
+        ];
+        a.extend_from_slice(extra);
+        a.extend([wl.to_str().unwrap(), "2.6"]);
+        perfz_ok(&a);
+        assert!(!out.exists(), "every output gets a timestamped name");
+        let files = outputs(&dir, &base);
+        assert!(files.len() >= 3, "{extra:?}: {files:?}");
+        let s = stats(&json);
+        assert_eq!(s["outputs"].as_array().unwrap().len(), files.len());
+        let mut total = 0;
+        for f in &files {
+            let n = our_samples(f);
+            total += n;
+            // Each output stands alone: perf reads it (lz4 after recompress)
+            // and names the workload's functions from its own side band.
+            let readable = if extra.contains(&"lz4") {
+                let z = dir.join("as-zstd.data");
+                perfz_ok(&[
+                    "recompress",
+                    f.to_str().unwrap(),
+                    "-o",
+                    z.to_str().unwrap(),
+                    "--codec",
+                    "zstd:1",
+                ]);
+                z
+            } else {
+                f.clone()
+            };
+            assert_eq!(perf_sample_count(&perf(), &readable), n, "{}", f.display());
+            if n > 50 {
+                let rep = run_perf(
+                    &perf(),
+                    &["report", "--stdio", "-i", readable.to_str().unwrap()],
+                );
+                assert!(
+                    rep.contains("perfz_workload_leaf"),
+                    "{}: {rep}",
+                    f.display()
+                );
+            }
+        }
+        assert_eq!(
+            total,
+            s["samples"].as_u64().unwrap(),
+            "{extra:?}: every sample once over all outputs"
+        );
+    }
+}
+
+#[test]
+fn switch_on_signal_by_size_and_keep_the_newest() {
+    require_recording();
+    let dir = tempdir("long-signal");
+    let out = dir.join("g.data");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(["record", "--switch-output", "-F", "999", "-o"])
+        .arg(&out)
+        .arg(workload())
+        .arg("20")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wait_for = |n: usize| {
+        for _ in 0..200 {
+            if outputs(&dir, "g.data").len() >= n && out.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no output {n} within 10 s");
+    };
+    wait_for(0);
+    for n in 1..=2 {
+        std::thread::sleep(Duration::from_millis(400));
+        // SAFETY: signals our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) };
+        wait_for(n);
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    assert!(child.wait().unwrap().success());
+    let files = outputs(&dir, "g.data");
+    assert_eq!(files.len(), 3, "two SIGUSR2 then the end: {files:?}");
+    for f in &files {
+        assert!(our_samples(f) > 50, "{}", f.display());
+    }
+    // By size, keeping the newest two.
+    let out = dir.join("z.data");
+    let o = perfz_ok(&[
+        "record",
+        "--switch-output=100K",
+        "--switch-max-files",
+        "2",
+        "--codec",
+        "none",
+        "-F",
+        "1000",
+        "--call-graph",
+        "dwarf,4096",
+        "-o",
+        out.to_str().unwrap(),
+        workload().to_str().unwrap(),
+        "1",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("removed the"), "{err}");
+    let files = outputs(&dir, "z.data");
+    assert_eq!(files.len(), 2, "{files:?}");
+    for f in &files {
+        assert_eq!(perf_sample_count(&perf(), f), our_samples(f));
+    }
+    // A pipe cannot be switched.
+    let o = perfz(&["record", "--switch-output", "-o", "-", "true"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write a pipe"));
+}
