@@ -51,7 +51,17 @@ pub struct Summary {
 /// output. The output is written to a temporary file and renamed at the end,
 /// so a failure never leaves a half-written file under the final name.
 pub fn convert(input: &Path, output: &Path, spec: &CodecSpec) -> Result<Summary, ConvertError> {
-    let reader = PerfReader::open(input)?;
+    convert_reader(PerfReader::open(input)?, input, output, spec)
+}
+
+/// [`convert`] from a reader already open on `input` (e.g. one whose
+/// decoder was primed by `recover`).
+pub fn convert_reader(
+    reader: PerfReader,
+    input: &Path,
+    output: &Path,
+    spec: &CodecSpec,
+) -> Result<Summary, ConvertError> {
     if reader.endian != crate::format::endian::Endian::Little {
         return Err(FormatError::Unsupported(
             "converting a big-endian perf.data is not supported (perfz writes little endian)"

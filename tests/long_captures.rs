@@ -235,3 +235,52 @@ fn switch_on_signal_by_size_and_keep_the_newest() {
     let o = perfz(&["record", "--switch-output", "-o", "-", "true"]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write a pipe"));
 }
+
+#[test]
+fn perfs_broken_switch_output_files_are_repaired_from_the_earlier_ones() {
+    let dir = tempdir("long-repair");
+    let broken = dir.join("second.data");
+    std::fs::copy(fixture("so-z-second-broken"), &broken).unwrap();
+    // perf 6.1 cannot read its own second output.
+    let o = Command::new(perf())
+        .args(["report", "--stats", "-i"])
+        .arg(&broken)
+        .output()
+        .unwrap();
+    let says = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !says.contains("SAMPLE events:") || !o.status.success(),
+        "{says}"
+    );
+    // Alone it does not decode; after the first output it does.
+    assert!(PerfReader::open(&broken)
+        .and_then(|mut r| {
+            while r.next_record()?.is_some() {}
+            Ok(())
+        })
+        .is_err());
+    let o = perfz_ok(&[
+        "recover",
+        broken.to_str().unwrap(),
+        "--after",
+        fixture("so-z-first").to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("repaired"));
+    let n = our_samples(&broken);
+    assert_eq!(n, 1705, "every sample of perf's run in the second output");
+    assert_eq!(perf_sample_count(&perf(), &broken), n);
+    // The wrong earlier file is refused, and the file is left as it was.
+    let again = dir.join("again.data");
+    std::fs::copy(fixture("so-z-second-broken"), &again).unwrap();
+    let o = perfz(&[
+        "recover",
+        again.to_str().unwrap(),
+        "--after",
+        fixture("z1-cmd").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(fixture("so-z-second-broken")).unwrap()
+    );
+}

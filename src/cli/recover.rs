@@ -9,9 +9,26 @@ pub struct Args {
     /// The perf.data left by a crash (rewritten in place: its records are kept,
     /// a cut-off tail is dropped, features and header are rebuilt).
     file: PathBuf,
+    /// Repair an output of perf's `-z --switch-output` after the first: give
+    /// the outputs before it, oldest first (repeat the option); FILE is
+    /// rewritten as a standalone compressed file.
+    #[arg(long = "after", value_name = "EARLIER")]
+    after: Vec<PathBuf>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
+    if !a.after.is_empty() {
+        let r = crate::recover::repair_continuation(&a.file, &a.after)
+            .with_context(|| a.file.display().to_string())?;
+        eprintln!(
+            "perfz: repaired {}: its compressed stream went on from the {} earlier file(s) ({} compressed records); rewritten standalone with {} records",
+            r.output,
+            a.after.len(),
+            r.primed_records,
+            r.records
+        );
+        return Ok(());
+    }
     let r = crate::recover::recover(&a.file).with_context(|| a.file.display().to_string())?;
     eprintln!(
         "perfz: recovered {}: {} records ({} samples), {} bytes of data; dropped {} bytes{}{}",

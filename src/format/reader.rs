@@ -197,6 +197,36 @@ impl PerfReader {
         Self::open_file(path, f, len, endian, DataEnd::EndOfFile)
     }
 
+    /// Opens `path` with COMPRESSED records passed through undecoded.
+    pub fn open_raw(path: &Path) -> Result<Self, FormatError> {
+        let mut r = Self::open(path)?;
+        r.stream.raw = true;
+        Ok(r)
+    }
+
+    /// Runs the COMPRESSED records of `previous` (files of the same session,
+    /// in order) through this file's decoder first, so a compressed stream
+    /// that goes on from them decodes (perf 6.1's `-z --switch-output`
+    /// outputs after the first). Returns the records fed.
+    pub fn prime_with(&mut self, previous: &Path) -> Result<u64, FormatError> {
+        let info = self.meta.compressed.ok_or_else(|| {
+            FormatError::Unsupported(format!(
+                "{} is not compressed: nothing to repair",
+                self.meta.path.display()
+            ))
+        })?;
+        let mut prev = Self::open_raw(previous)?;
+        let mut n = 0;
+        while let Some((rec, _)) = prev.next_record()? {
+            if rec.header.type_ == RecordType::COMPRESSED {
+                let payload = rec.bytes[8..].to_vec();
+                self.stream.prime(&info, &payload)?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
     /// Declares the codec of the COMPRESSED records (recovery of a file whose
     /// HEADER_COMPRESSED was never written).
     pub fn assume_compressed(&mut self, info: CompressedInfo) {

@@ -27,6 +27,8 @@ pub(crate) struct RecordStream {
     pos: u64,
     end: Option<u64>,
     decoder: Option<(AnyDecoder, usize)>,
+    /// COMPRESSED records pass through undecoded (`PerfReader::open_raw`).
+    pub raw: bool,
     outer: Vec<u8>,
     outer_offset: u64,
     inner: Vec<u8>,
@@ -50,6 +52,7 @@ impl RecordStream {
             pos,
             end,
             decoder: None,
+            raw: false,
             outer: Vec::with_capacity(1 << 16),
             outer_offset: pos,
             inner: Vec::new(),
@@ -189,7 +192,7 @@ impl RecordStream {
             }
             self.pos += n as u64;
         }
-        if h.type_.is_compressed() {
+        if h.type_.is_compressed() && !self.raw {
             self.decode(h, codec, offset)?;
         }
         self.cur = (false, 0, h);
@@ -204,6 +207,26 @@ impl RecordStream {
             });
         }
         Ok(false)
+    }
+
+    /// Feeds `payload` (a COMPRESSED record's) to the stream's decoder and
+    /// drops what it decodes: the decoder then holds the history a stream
+    /// that goes on from another file needs (perf's broken `-z
+    /// --switch-output` files).
+    pub fn prime(&mut self, info: &CompressedInfo, payload: &[u8]) -> Result<(), FormatError> {
+        if self.decoder.is_none() {
+            let dec = AnyDecoder::for_id(info.codec_id())
+                .map_err(|err| FormatError::Codec { offset: 0, err })?;
+            self.decoder = Some((
+                dec,
+                info.mmap_len.clamp(1, MAX_MMAP_LEN) as usize + DECODE_MARGIN,
+            ));
+        }
+        let (dec, limit) = self.decoder.as_mut().expect("set above");
+        let mut scratch = Vec::new();
+        dec.decompress(payload, &mut scratch, *limit)
+            .map_err(|err| FormatError::Codec { offset: 0, err })?;
+        Ok(())
     }
 
     fn decode(
