@@ -217,6 +217,12 @@ pub trait Codec {
         0
     }
 
+    /// The flush ending the next push also ends the stream's frame, so what
+    /// follows decodes without what came before (a flight-recorder segment
+    /// may be dropped) while one decoder still reads both in order. Codecs
+    /// whose units are independent have nothing to do.
+    fn end_frame_at_flush(&mut self) {}
+
     /// Starts a new stream: the next unit decodes without anything written
     /// before it (a new output file, `--switch-output`). Codecs whose units
     /// are independent already have nothing to do.

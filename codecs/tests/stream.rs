@@ -79,3 +79,41 @@ fn a_compressible_push_makes_few_records() {
         recs.len()
     );
 }
+
+#[test]
+fn a_frame_ended_at_a_flush_lets_what_follows_decode_alone() {
+    let spec: CodecSpec = "zstd:1".parse().unwrap();
+    let CodecSpec::Zstd(p) = spec else {
+        unreachable!()
+    };
+    let mut codec = ZstdCodec::new(&p).unwrap();
+    let pushes = [
+        perf_like(200_000, 1),
+        perf_like(300_000, 2),
+        perf_like(100_000, 3),
+    ];
+    let first = records_of(&mut codec, Input::one(&pushes[0]));
+    codec.end_frame_at_flush();
+    let second = records_of(&mut codec, Input::one(&pushes[1]));
+    let third = records_of(&mut codec, Input::one(&pushes[2]));
+    // One decoder reads all three in order, every record giving bytes.
+    let mut dec = AnyDecoder::for_id(spec.id()).unwrap();
+    let mut got = Vec::new();
+    for r in first.iter().chain(&second).chain(&third) {
+        assert!(dec.decompress(r, &mut got, usize::MAX).unwrap() > 0);
+    }
+    assert_eq!(got, pushes.concat());
+    // The third push starts a new frame: it decodes without the others.
+    let mut fresh = AnyDecoder::for_id(spec.id()).unwrap();
+    let mut alone = Vec::new();
+    for r in &third {
+        fresh.decompress(r, &mut alone, usize::MAX).unwrap();
+    }
+    assert_eq!(alone, pushes[2]);
+    // The second does not (it continues the first frame).
+    let mut fresh = AnyDecoder::for_id(spec.id()).unwrap();
+    let mut out = Vec::new();
+    assert!(second
+        .iter()
+        .any(|r| fresh.decompress(r, &mut out, usize::MAX).is_err()));
+}

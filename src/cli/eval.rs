@@ -161,6 +161,7 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         max_size: None,
         switch_output: None,
         switch_max_files: None,
+        flight_recorder: None,
     };
     let s = record(&opts)?;
     eprintln!(

@@ -149,6 +149,11 @@ pub struct Args {
     /// With --switch-output: keep only the newest N outputs.
     #[arg(long = "switch-max-files", value_name = "N", requires = "switch_output", value_parser = clap::value_parser!(u32).range(1..))]
     switch_max_files: Option<u32>,
+    /// Keep the newest SIZE bytes (e.g. 64M) of *compressed* trace in
+    /// memory instead of writing it; SIGUSR2, `--control` `snapshot`, and the
+    /// end write what it holds as OUTPUT.<timestamp>.
+    #[arg(long = "flight-recorder", value_name = "SIZE")]
+    flight_recorder: Option<String>,
     /// No build-id table (and no cache) at the end.
     #[arg(short = 'B', long = "no-buildid")]
     no_buildid: bool,
@@ -249,6 +254,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         max_size: a.max_size.as_deref().map(parse_size).transpose()?,
         switch_output: a.switch_output,
         switch_max_files: a.switch_max_files.map(|n| n as usize),
+        flight_recorder: a.flight_recorder.as_deref().map(parse_size).transpose()?,
     };
     let mut summary = record(&opts)?;
     summary.notes.splice(0..0, notes);

@@ -54,6 +54,11 @@ impl<C: Codec> Compressor<C> {
         self.max_in
     }
 
+    /// The flush ending the next push ends the codec's frame.
+    pub fn end_frame_at_flush(&mut self) {
+        self.codec.end_frame_at_flush()
+    }
+
     /// A new, independently decodable stream (see `Codec::restart`).
     pub fn restart(&mut self) -> Result<(), perfz_codecs::Error> {
         self.codec.restart()

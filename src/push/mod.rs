@@ -5,6 +5,7 @@
 //! monomorphized. Nothing in this module may use `dyn` (tests/no_dyn.rs).
 
 pub mod aio;
+pub mod memory;
 pub mod meter;
 mod pusher;
 pub mod scan;
@@ -12,6 +13,7 @@ pub mod sink;
 pub mod stack_tail;
 
 pub use aio::{AsyncSink, Backend, OffsetFile, ThreadBackend, UringBackend};
+pub use memory::MemorySink;
 pub use meter::{Copies, CopyMeter, Meter, NoMeter};
 pub use pusher::{PushStats, Pusher};
 pub use sink::{SerialSink, Sink};

@@ -147,6 +147,11 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
         &self.sink
     }
 
+    /// The next push ends the codec's frame (a flight-recorder segment).
+    pub fn end_frame_at_flush(&mut self) {
+        self.comp.end_frame_at_flush()
+    }
+
     /// The codec starts a new stream (a new output file).
     pub fn restart_codec(&mut self) -> io::Result<()> {
         self.comp.restart().map_err(io::Error::other)

@@ -27,7 +27,7 @@ pub struct Hits {
     /// `(pid, ip >> 12)` of every sample; kernel samples under pid
     /// `u32::MAX`.
     pub pages: std::collections::HashSet<(u32, u64)>,
-    /// MMAP, MMAP2, FORK records, whole, one after another.
+    /// MMAP, MMAP2, FORK and COMM records, whole, one after another.
     pub maps: Vec<u8>,
 }
 
@@ -51,7 +51,7 @@ impl Hits {
                 };
                 self.pages.insert((pid, ip >> 12));
             }
-            RecordType::MMAP | RecordType::MMAP2 | RecordType::FORK => {
+            RecordType::MMAP | RecordType::MMAP2 | RecordType::FORK | RecordType::COMM => {
                 let (_, from) = region.split_at(at);
                 let (rec, _) = from.split_at(h.size as usize);
                 for p in rec.parts() {

@@ -1,8 +1,9 @@
 //! `--control=fifo:CTL[,ACK]` / `--control=fd:CTL[,ACK]`: perf's control
 //! channel, for recording one phase of a benchmark. Commands, one per line:
 //! `enable` and `disable` (the sampling events; mmap/comm tracking goes on),
-//! `stop` (end the recording), `ping`; each is answered with `ack\n` on the
-//! ack channel, as perf does.
+//! `snapshot` (the flight recorder writes what it holds), `stop` (end the
+//! recording), `ping`; each is answered with `ack\n` on the ack channel, as
+//! perf does.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -54,6 +55,8 @@ pub enum Command {
     Disable,
     Stop,
     Ping,
+    /// Flight recorder: write what it holds now.
+    Snapshot,
 }
 
 /// The open control channel.
@@ -135,6 +138,7 @@ impl Channel {
                 "disable" => Command::Disable,
                 "stop" => Command::Stop,
                 "ping" => Command::Ping,
+                "snapshot" => Command::Snapshot,
                 other => {
                     unknown.push(other.to_string());
                     self.ack();

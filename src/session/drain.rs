@@ -84,6 +84,8 @@ pub trait Drain {
     ) -> Result<(), FormatError>;
     /// Bytes of records in the current output (cheap; `--max-size`).
     fn bytes_written(&self) -> u64;
+    /// Flight recorder: the retained records, oldest first.
+    fn snapshot(&self) -> Option<Vec<u8>>;
 }
 
 /// The one implementation: a [`Pusher`] specialised for one codec, sink and
@@ -156,7 +158,16 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
             if let Some(t) = &self.stack_tail {
                 self.stack_bytes_cleared += t.edits(region, &mut self.edits);
             }
+            // A flight-recorder segment closes after a push that ends the
+            // codec's frame, so the next segment decodes on its own.
+            let close = self.pusher.sink().segment_due();
+            if close {
+                self.pusher.end_frame_at_flush();
+            }
             self.pusher.push_edited(region, &self.edits)?;
+            if close {
+                self.pusher.sink_mut().close_segment();
+            }
             // Release store of data_tail (Ring::consume): our reads of the
             // region happen before the kernel may reuse the space.
             ring.consume(head);
@@ -224,5 +235,9 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
 
     fn bytes_written(&self) -> u64 {
         self.pusher.sink().bytes_written()
+    }
+
+    fn snapshot(&self) -> Option<Vec<u8>> {
+        self.pusher.sink().snapshot()
     }
 }

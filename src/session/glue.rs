@@ -13,7 +13,8 @@ use super::{AioBackend, RecordError};
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::push::{
-    AsyncSink, CopyMeter, NoMeter, OffsetFile, SerialSink, StackTail, ThreadBackend, UringBackend,
+    AsyncSink, CopyMeter, MemorySink, NoMeter, OffsetFile, SerialSink, StackTail, ThreadBackend,
+    UringBackend,
 };
 
 /// The writer the output was opened with.
@@ -22,6 +23,8 @@ pub enum Writer {
     Pipe(PipeWriter<File>),
     /// One `data.N` of a `--threads` directory.
     Stream(DataStreamWriter),
+    /// `--flight-recorder SIZE`: compressed segments in memory.
+    Memory(u64),
 }
 
 /// How the drain unit writes.
@@ -148,6 +151,13 @@ impl CodecVisitor for Glue {
                     notes.push("--aio needs a file output (it writes at file offsets); writing the pipe serially".into());
                 }
                 Ok((u.build(codec, SerialSink::new(w)), notes))
+            }
+            (Writer::Memory(cap), aio) => {
+                let mut notes = Vec::new();
+                if aio.is_some() {
+                    notes.push("--aio: the flight recorder writes only snapshots, serially".into());
+                }
+                Ok((u.build(codec, MemorySink::new(cap)), notes))
             }
             (Writer::File(w), None) => Ok((u.build(codec, SerialSink::new(w)), Vec::new())),
             (Writer::Stream(w), None) => Ok((u.build(codec, SerialSink::new(w)), Vec::new())),

@@ -12,6 +12,7 @@ mod build_ids;
 mod control;
 mod drain;
 mod error;
+mod flight;
 mod glue;
 mod layout;
 mod output;
@@ -109,6 +110,9 @@ pub struct RecordOptions {
     pub switch_output: Option<SwitchOutput>,
     /// `--switch-max-files`: keep only the newest N outputs.
     pub switch_max_files: Option<usize>,
+    /// `--flight-recorder SIZE`: keep the newest SIZE bytes of compressed
+    /// trace in memory, written out on SIGUSR2, `snapshot`, or the end.
+    pub flight_recorder: Option<u64>,
 }
 
 /// `--switch-output[=signal|SIZE|TIME]`.
@@ -204,6 +208,21 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     output::check(&o.output).map_err(RecordError::Output)?;
     signals::install().map_err(io_err("installing signal handlers"))?;
     let started = Instant::now();
+    if o.flight_recorder.is_some()
+        && (output::is_stdout(&o.output)
+            || o.threads.is_some()
+            || o.switch_output.is_some()
+            || o.max_size.is_some())
+    {
+        return Err(RecordError::Usage(
+            "--flight-recorder writes snapshot files (OUTPUT.<timestamp>) on SIGUSR2, `snapshot` or at the end: it takes -o FILE, and not --threads, --switch-output or --max-size".into(),
+        ));
+    }
+    if o.flight_recorder.is_some_and(|c| c < 16 << 10) {
+        return Err(RecordError::Usage(
+            "--flight-recorder needs at least 16K of memory".into(),
+        ));
+    }
     if o.switch_output.is_some() && output::is_stdout(&o.output) {
         return Err(RecordError::Usage(
             "--switch-output writes a series of files and cannot write a pipe: give -o FILE".into(),
@@ -235,6 +254,9 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     let mut notes = std::mem::take(&mut prepared.set.notes);
     if let Some(spec) = &o.threads {
         return threads::record(o, spec, prepared, notes, started, channel);
+    }
+    if let Some(cap) = o.flight_recorder {
+        return flight::record(o, cap, prepared, notes, started, channel);
     }
 
     // From here the output exists, under a temporary name until the

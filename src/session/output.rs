@@ -25,6 +25,8 @@ pub enum Output {
         path: PathBuf,
         pending: Option<TempPath>,
     },
+    /// `--flight-recorder`: nothing on disk until a snapshot.
+    Memory { path: PathBuf },
     /// `--threads`: a directory of `data` and `data.N` files; `pending`
     /// holds the temporary directory until the commit.
     Dir {
@@ -200,7 +202,7 @@ impl Output {
     /// the new one in its place. Idempotent.
     pub fn commit(&mut self) -> io::Result<()> {
         match self {
-            Output::Pipe => Ok(()),
+            Output::Pipe | Output::Memory { .. } => Ok(()),
             Output::File { path, pending } => {
                 let Some(tmp) = pending.take() else {
                     return Ok(());
@@ -225,7 +227,7 @@ impl Output {
     /// commit).
     pub fn current_path(&self) -> Option<&Path> {
         match self {
-            Output::Pipe => None,
+            Output::Pipe | Output::Memory { .. } => None,
             Output::File {
                 pending: Some(t), ..
             } => Some(t),
@@ -240,7 +242,9 @@ impl Output {
     pub fn display(&self) -> String {
         match self {
             Output::Pipe => "-".into(),
-            Output::File { path, .. } | Output::Dir { path, .. } => path.display().to_string(),
+            Output::File { path, .. } | Output::Dir { path, .. } | Output::Memory { path } => {
+                path.display().to_string()
+            }
         }
     }
 

@@ -19,7 +19,7 @@ pub struct Rotation {
 }
 
 /// Local time as perf writes it in switch-output names.
-fn timestamp() -> String {
+pub fn timestamp() -> String {
     let mut tv = libc::timeval {
         tv_sec: 0,
         tv_usec: 0,

@@ -300,6 +300,8 @@ pub struct Switching {
     pub channel: Option<Channel>,
     /// A `stop` command came.
     pub stopped: bool,
+    /// A `snapshot` command came (taken by the loop).
+    pub snapshot: bool,
     /// Enable / disable commands and what they did, for the summary.
     pub notes: Vec<String>,
 }
@@ -327,6 +329,10 @@ impl Switching {
                     Ok(())
                 }
                 Command::Ping => Ok(()),
+                Command::Snapshot => {
+                    self.snapshot = true;
+                    Ok(())
+                }
             };
             if let Err(e) = r {
                 self.notes.push(format!("--control {c:?} failed: {e}"));
@@ -335,7 +341,7 @@ impl Switching {
         }
         for u in unknown {
             self.notes.push(format!(
-                "--control: unknown command {u:?} (perfz knows enable, disable, stop, ping)"
+                "--control: unknown command {u:?} (perfz knows enable, disable, snapshot, stop, ping)"
             ));
         }
     }
@@ -447,6 +453,8 @@ impl Control for SessionControl<'_> {
         }
         let next = if self.poll_ends() {
             Next::Stop
+        } else if std::mem::take(&mut self.switching.snapshot) {
+            Next::Switch
         } else {
             self.limits.next(drain)
         };

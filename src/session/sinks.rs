@@ -8,7 +8,7 @@ use std::io;
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::{Checkpoint, FileWriter, PipeWriter, RecordSink};
 use crate::format::{AttrEntry, FeatureSet, FormatError};
-use crate::push::{AsyncSink, Backend, OffsetFile, SerialSink, Sink};
+use crate::push::{AsyncSink, Backend, MemorySink, OffsetFile, SerialSink, Sink};
 
 /// A sink the session can finish: everything written, features, header.
 pub trait SessionSink: Sink + Sized {
@@ -25,6 +25,16 @@ pub trait SessionSink: Sink + Sized {
     fn checkpoint_end(&self) -> Option<u64>;
     /// How writes are done, for the summary.
     fn describe(&self) -> String;
+    /// Flight recorder: whether the next push should end the codec's frame
+    /// and close the open segment after it.
+    fn segment_due(&self) -> bool {
+        false
+    }
+    fn close_segment(&mut self) {}
+    /// Flight recorder: the retained records, oldest first.
+    fn snapshot(&self) -> Option<Vec<u8>> {
+        None
+    }
     /// `--switch-output`: finishes the output written so far with
     /// `features` and goes on in `next`, a new perf.data of `attrs`.
     fn switch(
@@ -146,5 +156,36 @@ impl<B: Backend, W: OffsetFile + Finish> SessionSink for AsyncSink<B, W> {
             .successor(next, attrs)?
             .ok_or_else(cannot_switch)?;
         Finish::finish(self.replace(new)?, features)
+    }
+}
+
+/// The flight recorder: nothing to finish or salvage, no file to patch.
+impl SessionSink for MemorySink {
+    fn salvage(self, _: &FeatureSet) -> Result<(), FormatError> {
+        Ok(())
+    }
+    fn finish(self, _: &FeatureSet) -> Result<(), FormatError> {
+        Ok(())
+    }
+    fn checkpoint(&mut self, _: &FeatureSet) -> io::Result<Option<u64>> {
+        Ok(None)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        None
+    }
+    fn describe(&self) -> String {
+        "memory (flight recorder)".into()
+    }
+    fn switch(&mut self, _: File, _: &[AttrEntry], _: &FeatureSet) -> Result<(), FormatError> {
+        Err(cannot_switch())
+    }
+    fn segment_due(&self) -> bool {
+        MemorySink::segment_due(self)
+    }
+    fn close_segment(&mut self) {
+        MemorySink::close_segment(self)
+    }
+    fn snapshot(&self) -> Option<Vec<u8>> {
+        Some(MemorySink::snapshot(self))
     }
 }

@@ -17,6 +17,8 @@ const FRAME_HEADER_MAX: usize = 18;
 pub struct ZstdCodec {
     cctx: CCtx<'static>,
     level: i32,
+    /// The next flush ends the frame (`Codec::end_frame_at_flush`).
+    end_frame: bool,
 }
 
 impl ZstdCodec {
@@ -46,6 +48,7 @@ impl ZstdCodec {
         Ok(ZstdCodec {
             cctx,
             level: params.level,
+            end_frame: false,
         })
     }
 }
@@ -84,14 +87,18 @@ impl Codec for ZstdCodec {
                 done: true,
             });
         }
-        // All consumed: flush (one block end per push, as perf does).
+        // All consumed: flush (one block end per push, as perf does), or
+        // end the frame where asked (the next unit starts a new one).
         while out.pos() < out.capacity() {
-            let pending = self
-                .cctx
-                .flush_stream(&mut out)
-                .map_err(zstd_err)
-                .map_err(Error::Zstd)?;
+            let pending = if self.end_frame {
+                self.cctx.end_stream(&mut out)
+            } else {
+                self.cctx.flush_stream(&mut out)
+            }
+            .map_err(zstd_err)
+            .map_err(Error::Zstd)?;
             if pending == 0 {
+                self.end_frame = false;
                 return Ok(Step {
                     consumed,
                     produced: out.pos(),
@@ -135,6 +142,10 @@ impl Codec for ZstdCodec {
 
     fn state_size(&self) -> usize {
         self.cctx.sizeof()
+    }
+
+    fn end_frame_at_flush(&mut self) {
+        self.end_frame = true;
     }
 
     fn restart(&mut self) -> Result<(), Error> {

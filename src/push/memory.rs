@@ -1,0 +1,154 @@
+//! The flight recorder's sink (`--flight-recorder SIZE`): pushes go into
+//! memory segments instead of a file. Each segment starts a new codec frame
+//! (the push that closes a segment ends its frame), so the oldest segment
+//! can be dropped while the rest still decodes with one decoder; segments
+//! are dropped oldest first once they hold more than SIZE bytes. A snapshot
+//! is the retained segments in order.
+//!
+//! Memory: SIZE, plus the open segment (SIZE/16, at least 16 KiB, plus one
+//! push's output), plus one record buffer.
+
+use std::collections::VecDeque;
+use std::io;
+
+use perfz_codecs::Input;
+
+use super::stack_tail::{for_each_piece, Edit};
+use super::Sink;
+use crate::format::compress::RECORD_MAX;
+
+pub struct MemorySink {
+    cap: u64,
+    segment_target: usize,
+    segments: VecDeque<Vec<u8>>,
+    /// Bytes in `segments`.
+    retained: u64,
+    cur: Vec<u8>,
+    buf: Box<[u8]>,
+    /// Segments and bytes dropped to stay within `cap`.
+    pub dropped_segments: u64,
+    pub dropped_bytes: u64,
+    /// Bytes ever pushed in.
+    written: u64,
+}
+
+impl MemorySink {
+    pub fn new(cap: u64) -> Self {
+        let segment_target = ((cap / 16) as usize).clamp(16 << 10, cap.max(16 << 10) as usize);
+        MemorySink {
+            cap,
+            segment_target,
+            segments: VecDeque::new(),
+            retained: 0,
+            cur: Vec::with_capacity(segment_target),
+            buf: vec![0u8; RECORD_MAX].into_boxed_slice(),
+            dropped_segments: 0,
+            dropped_bytes: 0,
+            written: 0,
+        }
+    }
+
+    /// Whether the open segment is full: the next push should end the
+    /// codec's frame and then [`close_segment`](Self::close_segment).
+    pub fn segment_due(&self) -> bool {
+        self.cur.len() >= self.segment_target
+    }
+
+    /// Closes the open segment and drops the oldest beyond the cap.
+    pub fn close_segment(&mut self) {
+        if self.cur.is_empty() {
+            return;
+        }
+        let seg = std::mem::replace(&mut self.cur, Vec::with_capacity(self.segment_target));
+        self.retained += seg.len() as u64;
+        self.segments.push_back(seg);
+        while self.retained > self.cap && self.segments.len() > 1 {
+            let old = self.segments.pop_front().expect("non-empty");
+            self.retained -= old.len() as u64;
+            self.dropped_segments += 1;
+            self.dropped_bytes += old.len() as u64;
+        }
+    }
+
+    /// The retained records, oldest first (closed segments, then the open one).
+    pub fn snapshot(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.retained as usize + self.cur.len());
+        for s in &self.segments {
+            out.extend_from_slice(s);
+        }
+        out.extend_from_slice(&self.cur);
+        out
+    }
+
+    /// Bytes held now.
+    pub fn held(&self) -> u64 {
+        self.retained + self.cur.len() as u64
+    }
+
+    fn append(&mut self, b: &[u8]) {
+        self.cur.extend_from_slice(b);
+        self.written += b.len() as u64;
+    }
+}
+
+impl Sink for MemorySink {
+    fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
+        self.append(region.first);
+        self.append(region.second);
+        Ok(region.len())
+    }
+
+    fn write_raw_edited(
+        &mut self,
+        region: Input<'_>,
+        edits: &[Edit],
+    ) -> io::Result<(usize, usize)> {
+        let mut n = 0;
+        for_each_piece(region, edits, |piece| {
+            self.append(piece);
+            n += piece.len();
+            Ok::<(), io::Error>(())
+        })?;
+        Ok((n, n))
+    }
+
+    fn record_buf(&mut self) -> io::Result<&mut [u8]> {
+        Ok(&mut self.buf)
+    }
+
+    fn commit(&mut self, n: usize) -> io::Result<()> {
+        self.cur.extend_from_slice(&self.buf[..n]);
+        self.written += n as u64;
+        Ok(())
+    }
+
+    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.append(bytes);
+        Ok(())
+    }
+
+    fn bytes_written(&self) -> u64 {
+        self.written
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_oldest_segments_go_and_memory_stays_bounded() {
+        let mut m = MemorySink::new(256 << 10);
+        let chunk = vec![7u8; 10 << 10];
+        for _ in 0..200 {
+            m.write_plain(&chunk).unwrap();
+            if m.segment_due() {
+                m.close_segment();
+            }
+            assert!(m.held() <= (256 << 10) + (16 << 10) + (10 << 10));
+        }
+        assert!(m.dropped_segments > 0);
+        assert_eq!(m.bytes_written(), 200 * (10 << 10));
+        assert_eq!(m.snapshot().len() as u64, m.held());
+    }
+}

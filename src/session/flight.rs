@@ -1,0 +1,221 @@
+//! `--flight-recorder SIZE`: the drain compresses into memory segments
+//! (`push::MemorySink`) and keeps the newest SIZE bytes of compressed
+//! trace; SIGUSR2, `--control` `snapshot`, or the end of the recording
+//! write what it holds as `OUTPUT.<timestamp>`: header, attrs, a side band
+//! for the window (processes as they are now, plus every mapping seen since
+//! the start, so maps of processes created before the window or gone since
+//! are there), the retained records, and the features.
+
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::error::io_err;
+use super::glue::{Glue, Writer};
+use super::output::{create_in, Output};
+use super::run::{self, LoopOptions, SessionControl};
+use super::setup::Prepared;
+use super::{build_ids, side_band, RecordError, RecordOptions, Summary};
+use crate::event::target::Target;
+use crate::format::writer::{FileWriter, RecordSink};
+use crate::format::FeatureSet;
+use crate::push::scan::Hits;
+use crate::push::StackTail;
+use crate::synth;
+
+/// What snapshots need across the recording.
+struct Window {
+    /// Every MMAP/MMAP2/FORK/COMM record seen, and the sample pages.
+    hits: Hits,
+    written: Vec<String>,
+    bytes: u64,
+}
+
+/// Writes one snapshot; returns its path.
+fn snapshot(
+    o: &RecordOptions,
+    prepared: &Prepared,
+    drain: &mut (dyn super::drain::Drain + Send),
+    features: &FeatureSet,
+    w: &mut Window,
+    notes: &mut Vec<String>,
+) -> std::io::Result<PathBuf> {
+    if let Some(h) = drain.take_hits() {
+        w.hits.merge(h);
+    }
+    let name = format!(
+        "{}.{}",
+        o.output.file_name().unwrap_or_default().to_string_lossy(),
+        super::rotation::timestamp()
+    );
+    let dir = o
+        .output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut name_n = name.clone();
+    let mut n = 1;
+    while dir.join(&name_n).exists() {
+        name_n = format!("{name}.{n}");
+        n += 1;
+    }
+    let path = dir.join(&name_n);
+    let mut fw = FileWriter::new(create_in(dir, &name_n)?, &prepared.set.attrs)
+        .map_err(std::io::Error::other)?;
+    let target = match &o.target {
+        Target::Workload(_) => Target::Pids(prepared.tgids.clone()),
+        t => t.clone(),
+    };
+    let mut sb = side_band::SideBand {
+        target: &target,
+        call_graph: o.call_graph,
+        tgids: &prepared.tgids,
+        trailer: prepared.trailer_size(),
+    }
+    .build(notes);
+    let init = sb.split_off(sb.len() - 8);
+    sb.extend_from_slice(&w.hits.maps);
+    sb.extend_from_slice(&init);
+    fw.write_records(&sb)?;
+    fw.write_records(&drain.snapshot().unwrap_or_default())?;
+    let mut f = features.clone();
+    if let Some(c) = drain.report().compressed {
+        f.set_compressed(c);
+    }
+    if o.build_ids.table {
+        build_ids::add(&mut f, &w.hits, &o.build_ids, notes);
+    }
+    w.bytes += fw.data_size();
+    let file = fw.finish(&f).map_err(std::io::Error::other)?;
+    file.sync_all()?;
+    w.written.push(path.display().to_string());
+    Ok(path)
+}
+
+pub fn record(
+    o: &RecordOptions,
+    cap: u64,
+    mut prepared: Prepared,
+    mut notes: Vec<String>,
+    started: Instant,
+    channel: Option<super::control::Channel>,
+) -> Result<Summary, RecordError> {
+    let ring_size = prepared
+        .set
+        .rings
+        .iter()
+        .map(|(_, r)| r.data_size())
+        .max()
+        .unwrap_or(1 << 19);
+    let mut features = synth::features::session_features(&prepared.set.attrs, &o.argv);
+    synth::features::event_features(&mut features, &o.events)
+        .map_err(io_err("describing the events (tracefs)"))?;
+    let (mut drain, glue_notes) = o.codec.visit(Glue {
+        writer: Writer::Memory(cap),
+        aio: o.aio,
+        aio_backend: o.aio_backend,
+        copy_meter: o.copy_meter,
+        ring_size,
+        stack_tail: if o.keep_stack_padding {
+            None
+        } else {
+            StackTail::for_attrs(&prepared.set.attrs)
+        },
+        rounds: true,
+        hits: true,
+    })??;
+    notes.extend(glue_notes);
+    let side_band = super::side_band(o, &prepared, &mut notes);
+    let mut w = Window {
+        hits: super::side_band_hits(&side_band),
+        written: Vec::new(),
+        bytes: 0,
+    };
+    let mut out = Output::Memory {
+        path: o.output.clone(),
+    };
+    let child = super::start(o, &mut prepared, &mut out)?;
+
+    let event_fds: Vec<RawFd> = prepared.set.fds.iter().map(|f| f.fd.as_raw_fd()).collect();
+    let mut rings = std::mem::take(&mut prepared.set.rings);
+    let mut ctl = SessionControl::new(
+        &prepared.set,
+        child,
+        o.status.then(super::status::StatusLine::new),
+        super::switching(o, channel),
+    );
+    ctl.limits = super::limits(o);
+    // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
+    ctl.limits.switch = Some(super::SwitchOutput::Signal);
+    let opts = LoopOptions {
+        min_bytes: o.mmap_flush.max(1) as u64,
+        min_push: (ring_size / 16) as u64,
+        checkpoint: None,
+        features: &features,
+    };
+    let mut drained = run::Drained::default();
+    loop {
+        let d = run::drain_loop(drain.as_mut(), &mut rings, &event_fds, &mut ctl, &opts);
+        drained.add(d);
+        if drained.write_error.is_some() || !drained.switch {
+            break;
+        }
+        drained.switch = false;
+        if let Err(e) = snapshot(o, &prepared, drain.as_mut(), &features, &mut w, &mut notes) {
+            drained.write_error = Some(e);
+            break;
+        }
+    }
+    let ended = ctl.end(drained);
+    prepared.set.rings = rings;
+    if let Some(err) = ended.drained.write_error {
+        return Err(RecordError::WriteFailed {
+            path: o.output.display().to_string(),
+            err,
+            kept: None,
+        });
+    }
+    // The end writes what the recorder holds, like a last snapshot.
+    let last =
+        snapshot(o, &prepared, drain.as_mut(), &features, &mut w, &mut notes).map_err(|err| {
+            RecordError::WriteFailed {
+                path: o.output.display().to_string(),
+                err,
+                kept: None,
+            }
+        })?;
+    notes.extend(ended.notes);
+    let report = drain.report();
+    let c = ended.drained.counts;
+    Ok(Summary {
+        output: last.display().to_string(),
+        codec: o.codec.to_string(),
+        wakeups: ended.drained.wakeups,
+        samples: c.samples,
+        records: c.records,
+        lost_events: c.lost_events,
+        lost_samples: 0,
+        ring_bytes: report.ring_bytes,
+        side_band_bytes: side_band.len() as u64,
+        bytes_written: w.bytes,
+        compressed_bytes: report.compressed_bytes,
+        pages: prepared.set.pages,
+        rings: prepared.set.rings.len(),
+        seconds: started.elapsed().as_secs_f64(),
+        stop_signal: ended.stop_signal,
+        workload_exit: ended.exit_status.and_then(|s| s.code()),
+        sink: report.sink,
+        checkpoints: 0,
+        checkpoint_bytes: 0,
+        checkpoint_seconds: 0.0,
+        copies: report.copies,
+        codec_copies_input: report.codec_copies_input,
+        codec_state_bytes: report.codec_state_bytes,
+        stack_bytes_cleared: report.stack_bytes_cleared,
+        max_ring_fill: report.max_fill,
+        near_full_pushes: report.near_full_pushes,
+        threads: Vec::new(),
+        outputs: w.written,
+        notes,
+    })
+}
