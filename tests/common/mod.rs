@@ -217,3 +217,23 @@ pub fn recompress_zstd(input: &Path, output: &Path) {
         output.to_str().unwrap(),
     ]);
 }
+
+/// tests/workload/phases.c (phase one, then phase two), built once per test binary.
+#[allow(dead_code)]
+pub fn phases_workload() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workload/phases.c");
+            let out = std::env::temp_dir().join(format!("perfz-phases-{}", std::process::id()));
+            let st = Command::new("cc")
+                .args(["-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
+                .arg(&out)
+                .arg(&src)
+                .status()
+                .expect("a C compiler (cc) to build the test workload");
+            assert!(st.success(), "building {}", src.display());
+            out
+        })
+        .clone()
+}

@@ -1,0 +1,172 @@
+//! `--flight-recorder SIZE`: the newest SIZE bytes of compressed trace in
+//! memory, written on SIGUSR2, `--control` `snapshot`, and at the end.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use perfz::format::{PerfReader, RecordType};
+
+fn snapshots(dir: &Path, base: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("{base}."))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// (samples, first and last sample time in ns)
+fn window(path: &Path) -> (u64, u64, u64) {
+    let mut r = PerfReader::open(path).unwrap();
+    let (mut n, mut lo, mut hi) = (0, u64::MAX, 0);
+    while let Some((rec, meta)) = r.next_record().unwrap() {
+        if rec.header.type_ == RecordType::SAMPLE {
+            n += 1;
+            if let Ok(Some(s)) = meta.parse_sample(&rec) {
+                let t = s.time.unwrap_or(0);
+                lo = lo.min(t);
+                hi = hi.max(t);
+            }
+        }
+    }
+    (n, lo, hi)
+}
+
+fn report(file: &Path) -> String {
+    run_perf(
+        &perf(),
+        &["report", "--stdio", "-i", file.to_str().unwrap()],
+    )
+}
+
+#[test]
+fn the_snapshot_holds_the_late_phase_not_the_early_one() {
+    require_recording();
+    let dir = tempdir("flight-phases");
+    let wl = phases_workload();
+    for (codec, perf_reads) in [("zstd:1", true), ("lz4", false)] {
+        let base = format!("{}.data", codec.replace(':', ""));
+        let out = dir.join(&base);
+        perfz_ok(&[
+            "record",
+            "-q",
+            "--flight-recorder",
+            "48K",
+            "--codec",
+            codec,
+            "-F",
+            "999",
+            "--call-graph",
+            "dwarf,4096",
+            "-o",
+            out.to_str().unwrap(),
+            wl.to_str().unwrap(),
+            "6",
+        ]);
+        let files = snapshots(&dir, &base);
+        assert_eq!(files.len(), 1, "one snapshot at the end: {files:?}");
+        let (n, lo, hi) = window(&files[0]);
+        assert!(n > 100, "{codec}: {n} samples");
+        let span = (hi - lo) as f64 / 1e9;
+        assert!(
+            span < 2.9,
+            "{codec}: the window spans {span:.2} s of a 6 s run"
+        );
+        let readable = if perf_reads {
+            files[0].clone()
+        } else {
+            let z = dir.join("as-zstd.data");
+            perfz_ok(&[
+                "recompress",
+                files[0].to_str().unwrap(),
+                "-o",
+                z.to_str().unwrap(),
+                "--codec",
+                "zstd:1",
+            ]);
+            z
+        };
+        assert_eq!(perf_sample_count(&perf(), &readable), n);
+        let rep = report(&readable);
+        assert!(rep.contains("perfz_phase_two"), "{codec}: {rep}");
+        assert!(
+            !rep.contains("perfz_phase_one"),
+            "{codec}: the early phase fell out: {rep}"
+        );
+        // Bounded memory: the snapshot is at most SIZE plus a segment and
+        // one push (the side band aside).
+        let size = std::fs::metadata(&files[0]).unwrap().len();
+        assert!(size < (48 << 10) + (16 << 10) + (600 << 10), "{size}");
+    }
+}
+
+#[test]
+fn snapshots_on_signal_and_control_each_open_in_perf() {
+    require_recording();
+    let dir = tempdir("flight-signal");
+    let (ctl, ack) = (dir.join("ctl"), dir.join("ack"));
+    for p in [&ctl, &ack] {
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo reads a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    let out = dir.join("s.data");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(["record", "-q", "--flight-recorder", "1M", "-F", "999", "-g"])
+        .arg(format!(
+            "--control=fifo:{},{}",
+            ctl.display(),
+            ack.display()
+        ))
+        .arg("-o")
+        .arg(&out)
+        .arg(workload())
+        .arg("20")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wait_for = |n: usize| {
+        for _ in 0..200 {
+            if snapshots(&dir, "s.data").len() >= n {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("no snapshot {n} within 10 s");
+    };
+    std::thread::sleep(Duration::from_millis(800));
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) };
+    wait_for(1);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut c = std::fs::OpenOptions::new().write(true).open(&ctl).unwrap();
+    let mut a = std::fs::File::open(&ack).unwrap();
+    c.write_all(b"snapshot\n").unwrap();
+    let mut buf = [0u8; 4];
+    a.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"ack\n");
+    wait_for(2);
+    c.write_all(b"stop\n").unwrap();
+    a.read_exact(&mut buf).unwrap();
+    assert!(child.wait().unwrap().success());
+    let files = snapshots(&dir, "s.data");
+    assert_eq!(files.len(), 3, "SIGUSR2, snapshot, the end: {files:?}");
+    assert!(!out.exists(), "nothing is written but snapshots");
+    for f in &files {
+        let (n, ..) = window(f);
+        assert!(n > 100, "{}: {n}", f.display());
+        assert_eq!(perf_sample_count(&perf(), f), n);
+        assert!(report(f).contains("perfz_workload_leaf"), "{}", f.display());
+    }
+}
