@@ -441,7 +441,7 @@ impl PerfReader {
                     m.index_attrs();
                 }
                 RecordType::HEADER_TRACING_DATA => {
-                    let t = rec.bytes.get(16..).unwrap_or_default();
+                    let t = &self.stream.tracing_data;
                     let len = crate::synth::tracing::length(t).unwrap_or(t.len());
                     m.features.set(feat::TRACING_DATA, t[..len].to_vec());
                 }

@@ -29,6 +29,8 @@ pub(crate) struct RecordStream {
     decoder: Option<(AnyDecoder, usize)>,
     /// COMPRESSED records pass through undecoded (`PerfReader::open_raw`).
     pub raw: bool,
+    /// The payload that followed the last HEADER_TRACING_DATA record.
+    pub tracing_data: Vec<u8>,
     outer: Vec<u8>,
     outer_offset: u64,
     inner: Vec<u8>,
@@ -53,6 +55,7 @@ impl RecordStream {
             end,
             decoder: None,
             raw: false,
+            tracing_data: Vec::new(),
             outer: Vec::with_capacity(1 << 16),
             outer_offset: pos,
             inner: Vec::new(),
@@ -175,7 +178,7 @@ impl RecordStream {
         self.pos = offset + size as u64;
         self.outer_offset = offset;
         if h.type_ == RecordType::HEADER_TRACING_DATA && size == 16 {
-            // Its payload follows the record: taken into the record's bytes.
+            // Its payload follows the record (perf skips it the same way).
             let n = u32::from_le_bytes(self.outer[8..12].try_into().unwrap()) as usize;
             if self.endian == super::endian::Endian::Big || n > 64 << 20 {
                 return Err(FormatError::invalid(
@@ -190,6 +193,8 @@ impl RecordStream {
                     what: format!("tracing data: {got} of {n} bytes"),
                 });
             }
+            // The record stays its 16 bytes; its payload is kept aside.
+            self.tracing_data = self.outer.split_off(16);
             self.pos += n as u64;
         }
         if h.type_.is_compressed() && !self.raw {
