@@ -116,11 +116,8 @@ fn snapshots_on_signal_and_control_each_open_in_perf() {
     require_recording();
     let dir = tempdir("flight-signal");
     let (ctl, ack) = (dir.join("ctl"), dir.join("ack"));
-    for p in [&ctl, &ack] {
-        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-        // SAFETY: mkfifo reads a NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    }
+    mkfifo(&ctl);
+    mkfifo(&ack);
     let out = dir.join("s.data");
     let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
         .args(["record", "-q", "--flight-recorder", "1M", "-F", "999", "-g"])

@@ -187,12 +187,6 @@ fn delay_starts_sampling_late_and_keeps_the_maps() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--control"));
 }
 
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo reads a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-}
-
 #[test]
 fn control_fifo_enables_disables_and_stops() {
     require_recording();

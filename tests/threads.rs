@@ -8,15 +8,10 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
-use perfz::format::{feat, Mode, PerfReader, RecordType};
+use perfz::format::{feat, Mode, PerfReader};
 
 fn our_samples(path: &Path) -> u64 {
-    let mut r = PerfReader::open(path).unwrap();
-    let mut n = 0;
-    while let Some((rec, _)) = r.next_record().unwrap() {
-        n += (rec.header.type_ == RecordType::SAMPLE) as u64;
-    }
-    n
+    our_sample_count(path)
 }
 
 /// `data.N` files of a directory.

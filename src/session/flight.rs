@@ -15,12 +15,10 @@ use super::glue::{Glue, Writer};
 use super::output::{create_in, Output};
 use super::run::{self, LoopOptions, SessionControl};
 use super::setup::Prepared;
-use super::{build_ids, side_band, RecordError, RecordOptions, Summary};
-use crate::event::target::Target;
+use super::{build_ids, RecordError, RecordOptions, Summary};
 use crate::format::writer::{FileWriter, RecordSink};
 use crate::format::FeatureSet;
 use crate::push::scan::Hits;
-use crate::push::StackTail;
 use crate::synth;
 
 /// What snapshots need across the recording.
@@ -62,21 +60,7 @@ fn snapshot(
     let path = dir.join(&name_n);
     let mut fw = FileWriter::new(create_in(dir, &name_n)?, &prepared.set.attrs)
         .map_err(std::io::Error::other)?;
-    let target = match &o.target {
-        Target::Workload(_) => Target::Pids(prepared.tgids.clone()),
-        t => t.clone(),
-    };
-    let mut sb = side_band::SideBand {
-        target: &target,
-        call_graph: o.call_graph,
-        tgids: &prepared.tgids,
-        trailer: prepared.trailer_size(),
-    }
-    .build(notes);
-    let init = sb.split_off(sb.len() - 8);
-    sb.extend_from_slice(&w.hits.maps);
-    sb.extend_from_slice(&init);
-    fw.write_records(&sb)?;
+    fw.write_records(&super::later_side_band(o, prepared, &w.hits.maps, notes))?;
     fw.write_records(&drain.snapshot().unwrap_or_default())?;
     let mut f = features.clone();
     if let Some(c) = drain.report().compressed {
@@ -100,13 +84,7 @@ pub fn record(
     started: Instant,
     channel: Option<super::control::Channel>,
 ) -> Result<Summary, RecordError> {
-    let ring_size = prepared
-        .set
-        .rings
-        .iter()
-        .map(|(_, r)| r.data_size())
-        .max()
-        .unwrap_or(1 << 19);
+    let ring_size = prepared.ring_size();
     let mut features = synth::features::session_features(&prepared.set.attrs, &o.argv);
     synth::features::event_features(&mut features, &o.events)
         .map_err(io_err("describing the events (tracefs)"))?;
@@ -116,11 +94,7 @@ pub fn record(
         aio_backend: o.aio_backend,
         copy_meter: o.copy_meter,
         ring_size,
-        stack_tail: if o.keep_stack_padding {
-            None
-        } else {
-            StackTail::for_attrs(&prepared.set.attrs)
-        },
+        stack_tail: prepared.stack_tail(o.keep_stack_padding),
         rounds: true,
         hits: true,
     })??;

@@ -40,7 +40,6 @@ use crate::format::record::RecordType;
 use crate::format::sample::id_trailer_offset;
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::format::{CompressedInfo, FeatureSet};
-use crate::push::StackTail;
 use crate::synth;
 
 pub use control::ControlSpec;
@@ -274,24 +273,14 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     } else {
         Writer::File(FileWriter::new(file, &prepared.set.attrs)?)
     };
-    let ring_size = prepared
-        .set
-        .rings
-        .iter()
-        .map(|(_, r)| r.data_size())
-        .max()
-        .unwrap_or(1 << 19);
+    let ring_size = prepared.ring_size();
     let (mut drain, glue_notes) = o.codec.visit(Glue {
         writer,
         aio: o.aio,
         aio_backend: o.aio_backend,
         copy_meter: o.copy_meter,
         ring_size,
-        stack_tail: if o.keep_stack_padding {
-            None
-        } else {
-            StackTail::for_attrs(&prepared.set.attrs)
-        },
+        stack_tail: prepared.stack_tail(o.keep_stack_padding),
         rounds: true,
         // Build ids need them; so do switched outputs (their side band).
         hits: (o.build_ids.table || o.switch_output.is_some()) && !out.is_pipe(),
@@ -375,6 +364,34 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     )
 }
 
+/// The side band of an output started after the recording's start (a
+/// switched output, a flight-recorder snapshot): the processes as /proc
+/// shows them now (a forked workload has exec'd since), plus every map and
+/// comm record seen so far, before FINISHED_INIT — a process exiting (or
+/// gone) by now has nothing left in /proc, but its samples are there.
+fn later_side_band(
+    o: &RecordOptions,
+    prepared: &Prepared,
+    map_history: &[u8],
+    notes: &mut Vec<String>,
+) -> Vec<u8> {
+    let target = match &o.target {
+        Target::Workload(_) => Target::Pids(prepared.tgids.clone()),
+        t => t.clone(),
+    };
+    let mut sb = side_band::SideBand {
+        target: &target,
+        call_graph: o.call_graph,
+        tgids: &prepared.tgids,
+        trailer: prepared.trailer_size(),
+    }
+    .build(notes);
+    let init = sb.split_off(sb.len() - 8);
+    sb.extend_from_slice(map_history);
+    sb.extend_from_slice(&init);
+    sb
+}
+
 /// `--duration`, `--max-size`, `--switch-output` from now.
 fn limits(o: &RecordOptions) -> run::Limits {
     let now = Instant::now();
@@ -410,24 +427,7 @@ fn switch_output(
     }
     rotation.seal()?;
     let next = rotation.next_file()?;
-    // Processes alive now: a forked workload has exec'd since the start.
-    let target = match &o.target {
-        Target::Workload(_) => Target::Pids(prepared.tgids.clone()),
-        t => t.clone(),
-    };
-    let mut sb = side_band::SideBand {
-        target: &target,
-        call_graph: o.call_graph,
-        tgids: &prepared.tgids,
-        trailer: prepared.trailer_size(),
-    }
-    .build(notes);
-    // Plus every mapping seen so far, before FINISHED_INIT: a process that
-    // is exiting (or gone) as the output switches has nothing left in
-    // /proc, but its last samples land in the new output.
-    let init = sb.split_off(sb.len() - 8);
-    sb.extend_from_slice(map_history);
-    sb.extend_from_slice(&init);
+    let sb = later_side_band(o, prepared, map_history, notes);
     drain
         .switch_output(next, &prepared.set.attrs, &f, &sb)
         .map_err(|e| match e {

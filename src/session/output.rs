@@ -132,6 +132,22 @@ fn move_aside(path: &Path) -> io::Result<()> {
     std::fs::rename(path, old)
 }
 
+/// A hidden temporary file or directory beside `path`, named after it.
+fn temp_beside<T>(
+    path: &Path,
+    make: impl FnOnce(&tempfile::Builder<'_, '_>, &Path) -> io::Result<T>,
+) -> io::Result<T> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "perf.data".into());
+    let prefix = format!(".{name}.");
+    let mut b = tempfile::Builder::new();
+    b.prefix(&prefix).suffix(".perfz-new");
+    make(&b, dir_of(path))
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))
+}
+
 impl Output {
     /// Opens the output: stdout (a duplicate of fd 1, unbuffered, so records
     /// go out without a copy into a buffer of ours) or a new temporary file
@@ -142,18 +158,8 @@ impl Output {
             return Ok((Output::Pipe, File::from(fd)));
         }
         check(path)?;
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "perf.data".into());
         // tempfile creates with O_EXCL and mode 0600 at an unpredictable name.
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".perfz-new")
-            .tempfile_in(dir_of(path))
-            .map_err(|e| {
-                io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
-            })?;
+        let tmp = temp_beside(path, |b, dir| b.tempfile_in(dir))?;
         let (file, pending) = tmp.into_parts();
         Ok((
             Output::File {
@@ -173,21 +179,7 @@ impl Output {
             ));
         }
         check(path)?;
-        if path.is_file() {
-            // Moving a file aside for a directory is fine; refusing to read
-            // one as a directory later is the reader's business.
-        }
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "perf.data".into());
-        let tmp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".perfz-new")
-            .tempdir_in(dir_of(path))
-            .map_err(|e| {
-                io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display()))
-            })?;
+        let tmp = temp_beside(path, |b, dir| b.tempdir_in(dir))?;
         Ok(Output::Dir {
             path: path.to_path_buf(),
             pending: Some(tmp),

@@ -32,6 +32,23 @@ impl Drop for Prepared {
 }
 
 impl Prepared {
+    /// The largest ring's data size (an async buffer holds a whole drain).
+    pub fn ring_size(&self) -> usize {
+        self.set
+            .rings
+            .iter()
+            .map(|(_, r)| r.data_size())
+            .max()
+            .unwrap_or(1 << 19)
+    }
+
+    /// Where samples keep unwritten dwarf stack bytes, unless kept.
+    pub fn stack_tail(&self, keep_padding: bool) -> Option<crate::push::StackTail> {
+        (!keep_padding)
+            .then(|| crate::push::StackTail::for_attrs(&self.set.attrs))
+            .flatten()
+    }
+
     /// Bytes of the sample_id trailer of the first event's records.
     pub fn trailer_size(&self) -> usize {
         let a = &self.set.attrs[0].attr;

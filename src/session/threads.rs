@@ -40,7 +40,7 @@ use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::{FileWriter, RecordSink};
 use crate::format::{feat, CompressedInfo, FeatureSet, FormatError};
 use crate::push::scan::RecordCounts;
-use crate::push::{Copies, StackTail};
+use crate::push::Copies;
 use crate::synth;
 
 /// What one drain thread did, for the summary and `--stats-json`.
@@ -283,18 +283,8 @@ pub fn record(
     let online = cpus::online().map_or(1, |c| c.len());
     let groups: Vec<Group> =
         layout(spec, &ring_cpus, online, &SysTopology).map_err(RecordError::Usage)?;
-    let ring_size = prepared
-        .set
-        .rings
-        .iter()
-        .map(|(_, r)| r.data_size())
-        .max()
-        .unwrap_or(1 << 19);
-    let stack_tail = if o.keep_stack_padding {
-        None
-    } else {
-        StackTail::for_attrs(&prepared.set.attrs)
-    };
+    let ring_size = prepared.ring_size();
+    let stack_tail = prepared.stack_tail(o.keep_stack_padding);
 
     // The directory, `data` with the side band, and one data.N per thread.
     let mut out = Output::open_dir(&o.output).map_err(RecordError::Output)?;

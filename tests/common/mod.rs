@@ -158,23 +158,53 @@ pub fn require_recording() {
     }
 }
 
+/// Builds tests/workload/NAME.c once per test binary.
+fn built(name: &str, cell: &'static std::sync::OnceLock<PathBuf>) -> PathBuf {
+    cell.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/workload/{name}.c"));
+        let out = std::env::temp_dir().join(format!("perfz-{name}-{}", std::process::id()));
+        let st = Command::new("cc")
+            .args(["-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .status()
+            .expect("a C compiler (cc) to build the test workload");
+        assert!(st.success(), "building {}", src.display());
+        out
+    })
+    .clone()
+}
+
 /// The workload of tests/workload/deep.c, built once per test binary.
 pub fn workload() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workload/deep.c");
-            let out = std::env::temp_dir().join(format!("perfz-deep-{}", std::process::id()));
-            let st = Command::new("cc")
-                .args(["-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
-                .arg(&out)
-                .arg(&src)
-                .status()
-                .expect("a C compiler (cc) to build the test workload");
-            assert!(st.success(), "building {}", src.display());
-            out
-        })
-        .clone()
+    built("deep", &BUILT)
+}
+
+/// tests/workload/phases.c (phase one, then phase two).
+#[allow(dead_code)]
+pub fn phases_workload() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    built("phases", &BUILT)
+}
+
+/// Samples in a recording, by perfz's reader.
+#[allow(dead_code)]
+pub fn our_sample_count(path: &Path) -> u64 {
+    let mut r = perfz::format::PerfReader::open(path).unwrap();
+    let mut n = 0;
+    while let Some((rec, _)) = r.next_record().unwrap() {
+        n += (rec.header.type_ == perfz::format::RecordType::SAMPLE) as u64;
+    }
+    n
+}
+
+/// A FIFO at `p` (for --control tests).
+#[allow(dead_code)]
+pub fn mkfifo(p: &Path) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
 }
 
 /// `SAMPLE events: N` of `perf report --stats`.
@@ -216,24 +246,4 @@ pub fn recompress_zstd(input: &Path, output: &Path) {
         "-o",
         output.to_str().unwrap(),
     ]);
-}
-
-/// tests/workload/phases.c (phase one, then phase two), built once per test binary.
-#[allow(dead_code)]
-pub fn phases_workload() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workload/phases.c");
-            let out = std::env::temp_dir().join(format!("perfz-phases-{}", std::process::id()));
-            let st = Command::new("cc")
-                .args(["-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
-                .arg(&out)
-                .arg(&src)
-                .status()
-                .expect("a C compiler (cc) to build the test workload");
-            assert!(st.success(), "building {}", src.display());
-            out
-        })
-        .clone()
 }
