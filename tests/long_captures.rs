@@ -84,6 +84,32 @@ fn duration_and_max_size_stop_with_a_finished_file() {
     // Stopped at the first pass past the limit: at most one ring more.
     assert!(((300 << 10)..(900 << 10)).contains(&size), "{size}");
     assert_eq!(perf_sample_count(&perf(), &out), our_samples(&out));
+    // With --threads the data files count together (checked by the main
+    // thread every 100 ms at most).
+    let out = dir.join("t.data");
+    let o = perfz_ok(&[
+        "record",
+        "--threads",
+        "--max-size",
+        "300K",
+        "--codec",
+        "none",
+        "--call-graph",
+        "dwarf,8192",
+        "-F",
+        "2000",
+        "-o",
+        out.to_str().unwrap(),
+        workload().to_str().unwrap(),
+        "20",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--max-size reached"));
+    let total: u64 = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    assert!(((300 << 10)..(4 << 20)).contains(&total), "{total}");
+    assert_eq!(perf_sample_count(&perf(), &out), our_samples(&out));
 }
 
 #[test]

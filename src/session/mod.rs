@@ -232,12 +232,6 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
             "--switch-output with --threads is not supported yet: use one of them".into(),
         ));
     }
-    if o.max_size.is_some() && o.threads.is_some() {
-        return Err(RecordError::Usage(
-            "--max-size with --threads is not supported yet: use --duration, or one drain thread"
-                .into(),
-        ));
-    }
     if o.threads.is_some() && output::is_stdout(&o.output) {
         return Err(RecordError::Usage(
             "--threads writes a directory of files and cannot write a pipe: give -o DIR".into(),

@@ -19,7 +19,7 @@
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -91,6 +91,8 @@ struct Shared {
     /// on for them.
     ended: AtomicUsize,
     ended_fd: OwnedFd,
+    /// Bytes each thread has written to its data.N (`--max-size`).
+    bytes: Vec<AtomicU64>,
 }
 
 fn eventfd() -> io::Result<OwnedFd> {
@@ -110,10 +112,12 @@ fn signal(fd: &OwnedFd) {
 }
 
 /// A drain thread's control: stop when the main thread says so.
-struct ThreadControl(Arc<Shared>);
+struct ThreadControl(Arc<Shared>, usize);
 
 impl Control for ThreadControl {
-    fn stop(&mut self, _: &dyn Drain, _: &RecordCounts) -> Next {
+    fn stop(&mut self, drain: &dyn Drain, _: &RecordCounts) -> Next {
+        // For --max-size, summed by the main thread (a count, no ordering).
+        self.0.bytes[self.1].store(drain.bytes_written(), Ordering::Relaxed);
         // Acquire pairs with the main thread's release store: the events
         // were disabled before, so the final pass sees everything.
         if self.0.stop.load(Ordering::Acquire) {
@@ -169,7 +173,7 @@ struct Job {
 }
 
 impl Job {
-    fn run(mut self, shared: Arc<Shared>) -> ThreadEnd {
+    fn run(mut self, shared: Arc<Shared>, index: usize) -> ThreadEnd {
         // A CPU that went offline only costs the pinning; say nothing.
         let _ = pin(&self.affinity);
         let features = FeatureSet::default();
@@ -177,7 +181,7 @@ impl Job {
             self.drain.as_mut(),
             &mut self.rings,
             &self.fds,
-            &mut ThreadControl(shared.clone()),
+            &mut ThreadControl(shared.clone(), index),
             &LoopOptions {
                 min_bytes: self.min_bytes,
                 min_push: self.min_push,
@@ -357,6 +361,7 @@ pub fn record(
         wake: eventfd().map_err(io_err("creating an eventfd"))?,
         ended: AtomicUsize::new(0),
         ended_fd: eventfd().map_err(io_err("creating an eventfd"))?,
+        bytes: (0..jobs.len()).map(|_| AtomicU64::new(0)).collect(),
     });
 
     let child = super::start(o, &mut prepared, &mut out)?;
@@ -369,7 +374,7 @@ pub fn record(
         let sh = shared.clone();
         let h = std::thread::Builder::new()
             .name(format!("perfz-drain-{i}"))
-            .spawn(move || job.run(sh))
+            .spawn(move || job.run(sh, i))
             .map_err(io_err("starting a drain thread"))?;
         handles.push((g, path, h));
     }
@@ -379,7 +384,23 @@ pub fn record(
     let mut ctl = SessionControl::new(&prepared.set, child, None, super::switching(o, channel));
     ctl.limits = super::limits(o);
     let n = handles.len();
-    while shared.ended.load(Ordering::Acquire) < n && !ctl.poll_ends() {
+    let over_max = |ctl: &mut SessionControl<'_>| {
+        let Some(max) = o.max_size else {
+            return false;
+        };
+        let total = side_band_bytes
+            + shared
+                .bytes
+                .iter()
+                .map(|b| b.load(Ordering::Relaxed))
+                .sum::<u64>();
+        if total < max {
+            return false;
+        }
+        ctl.limits.reason = Some(format!("--max-size reached ({total} bytes written)"));
+        true
+    };
+    while shared.ended.load(Ordering::Acquire) < n && !ctl.poll_ends() && !over_max(&mut ctl) {
         let mut p: Vec<libc::pollfd> = std::iter::once(shared.ended_fd.as_raw_fd())
             .chain(ctl.channel_fd())
             .map(|fd| libc::pollfd {
@@ -553,6 +574,7 @@ fn finish(
             "waiting for the workload failed ({e}); the recording ended there"
         ));
     }
+    notes.extend(ended.notes.iter().cloned());
     let sum = |f: fn(&DrainReport) -> u64| reports.iter().map(f).sum::<u64>();
     Ok(Summary {
         output: out.display(),
