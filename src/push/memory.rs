@@ -6,7 +6,9 @@
 //! is the retained segments in order.
 //!
 //! Memory: SIZE, plus the open segment (SIZE/16, at least 16 KiB, plus one
-//! push's output), plus one record buffer.
+//! push's output), plus one record buffer; the session adds the map history
+//! for snapshots' side band and build ids, bounded by `scan::MAX_MAP_BYTES`
+//! (16 MiB) and `scan::MAX_PAGES` pages.
 
 use std::collections::VecDeque;
 use std::io;

@@ -21,7 +21,10 @@ const LOST_FIELD: usize = RecordHeader::SIZE + 8;
 
 /// What the build-id pass needs, gathered while draining so the recording
 /// is never read back: the code pages samples hit, per process, and the
-/// records that say what is mapped where.
+/// records that say what is mapped where. Bounded for captures that run for
+/// days: at most [`MAX_MAP_BYTES`] of map records (the oldest go first:
+/// processes alive later are synthesized from /proc again) and
+/// [`MAX_PAGES`] pages (later pages are not noted).
 #[derive(Debug, Default, Clone)]
 pub struct Hits {
     /// `(pid, ip >> 12)` of every sample; kernel samples under pid
@@ -30,6 +33,11 @@ pub struct Hits {
     /// MMAP, MMAP2, FORK and COMM records, whole, one after another.
     pub maps: Vec<u8>,
 }
+
+/// Most bytes of map records a [`Hits`] keeps.
+pub const MAX_MAP_BYTES: usize = 16 << 20;
+/// Most sample pages a [`Hits`] keeps.
+pub const MAX_PAGES: usize = 1 << 18;
 
 const MISC_CPUMODE: u16 = 7;
 const MISC_KERNEL: u16 = 1;
@@ -49,7 +57,9 @@ impl Hits {
                 } else {
                     u32::from_le_bytes(pidtid[..4].try_into().unwrap())
                 };
-                self.pages.insert((pid, ip >> 12));
+                if self.pages.len() < MAX_PAGES {
+                    self.pages.insert((pid, ip >> 12));
+                }
             }
             RecordType::MMAP | RecordType::MMAP2 | RecordType::FORK | RecordType::COMM => {
                 let (_, from) = region.split_at(at);
@@ -57,6 +67,7 @@ impl Hits {
                 for p in rec.parts() {
                     self.maps.extend_from_slice(p);
                 }
+                self.trim();
             }
             _ => {}
         }
@@ -64,8 +75,28 @@ impl Hits {
 
     /// Adds another collector's findings.
     pub fn merge(&mut self, other: Hits) {
-        self.pages.extend(other.pages);
+        let room = MAX_PAGES.saturating_sub(self.pages.len());
+        self.pages.extend(other.pages.into_iter().take(room));
         self.maps.extend(other.maps);
+        self.trim();
+    }
+
+    /// Drops the oldest whole map records beyond [`MAX_MAP_BYTES`] (down
+    /// to three quarters of it, so this runs rarely).
+    fn trim(&mut self) {
+        if self.maps.len() <= MAX_MAP_BYTES {
+            return;
+        }
+        let goal = self.maps.len() - MAX_MAP_BYTES / 4 * 3;
+        let mut at = 0;
+        while at < goal && at + 8 <= self.maps.len() {
+            let size = u16::from_le_bytes([self.maps[at + 6], self.maps[at + 7]]) as usize;
+            if size < 8 {
+                break;
+            }
+            at += size;
+        }
+        self.maps.drain(..at.min(self.maps.len()));
     }
 }
 
@@ -153,6 +184,34 @@ mod tests {
             assert!(h.pages.contains(&(7, 5)), "cut {cut}");
             assert_eq!(h.maps, mmap, "cut {cut}");
         }
+    }
+
+    #[test]
+    fn hits_stay_bounded() {
+        let mut h = Hits::default();
+        let mmap = rec(10, 64, 0x1234);
+        for i in 0..(MAX_MAP_BYTES / 64 * 2) {
+            h.record(
+                Input::one(&mmap),
+                0,
+                &RecordHeader::from_le(mmap[..8].try_into().unwrap()),
+            );
+            if i % 100_000 == 0 {
+                assert!(h.maps.len() <= MAX_MAP_BYTES);
+            }
+        }
+        assert!(h.maps.len() <= MAX_MAP_BYTES && h.maps.len() >= MAX_MAP_BYTES / 2);
+        assert_eq!(h.maps.len() % 64, 0, "whole records only");
+        let mut s = rec(9, 24, 0);
+        for i in 0..(MAX_PAGES as u64 + 10) {
+            s[8..16].copy_from_slice(&(i << 12).to_le_bytes());
+            h.record(
+                Input::one(&s),
+                0,
+                &RecordHeader::from_le(s[..8].try_into().unwrap()),
+            );
+        }
+        assert_eq!(h.pages.len(), MAX_PAGES);
     }
 
     #[test]

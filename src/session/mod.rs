@@ -303,7 +303,10 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     // The side band of the output being written, for its build ids, and
     // every map record seen so far, for the side band of the next output.
     let mut file_hits = side_band_hits(&side_band);
-    let mut map_history = file_hits.maps.clone();
+    let mut map_history = crate::push::scan::Hits {
+        maps: file_hits.maps.clone(),
+        ..Default::default()
+    };
     let loop_options = LoopOptions {
         min_bytes: o.mmap_flush.max(1) as u64,
         // A sixteenth of the ring: well under the kernel's wakeup
@@ -408,12 +411,16 @@ fn switch_output(
     drain: &mut (dyn Drain + Send),
     features: &FeatureSet,
     rotation: &mut rotation::Rotation,
-    (file_hits, map_history): (&mut crate::push::scan::Hits, &mut Vec<u8>),
+    (file_hits, map_history): (&mut crate::push::scan::Hits, &mut crate::push::scan::Hits),
     notes: &mut Vec<String>,
 ) -> std::io::Result<()> {
     let mut f = features.clone();
     if let Some(mut hits) = drain.take_hits() {
-        map_history.extend_from_slice(&hits.maps);
+        // Bounded (Hits::merge trims the oldest).
+        map_history.merge(crate::push::scan::Hits {
+            maps: hits.maps.clone(),
+            ..Default::default()
+        });
         hits.merge(std::mem::take(file_hits));
         if o.build_ids.table {
             build_ids::add(&mut f, &hits, &o.build_ids, notes);
@@ -421,7 +428,7 @@ fn switch_output(
     }
     rotation.seal()?;
     let next = rotation.next_file()?;
-    let sb = later_side_band(o, prepared, map_history, notes);
+    let sb = later_side_band(o, prepared, &map_history.maps, notes);
     drain
         .switch_output(next, &prepared.set.attrs, &f, &sb)
         .map_err(|e| match e {
