@@ -47,7 +47,7 @@ fn tracepoints_print_their_fields_as_in_perfs_own_recording() {
         &ours,
     );
     let o = Command::new(perf())
-        .args(["record", "-q", "-e", "sched:sched_switch", "-a", "-o"])
+        .args(["record", "-q", "-N", "-e", "sched:sched_switch", "-a", "-o"])
         .arg(&theirs)
         .args(["--", "sleep", "0.2"])
         .output()
@@ -248,12 +248,18 @@ fn terms_pmus_and_modifiers_reach_the_attr() {
     );
     let theirs_file = dir.join("perf.data");
     let o = Command::new(perf())
-        .args(["record", "-q", "-o"])
+        // -N: perf's own build-id cache update at the end races with the
+        // perfz recordings of the tests running beside this one.
+        .args(["record", "-q", "-N", "-o"])
         .arg(&theirs_file)
         .arg("true")
         .output()
         .unwrap();
-    assert!(o.status.success());
+    assert!(
+        o.status.success(),
+        "perf record: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let theirs = run_perf(
         &perf(),
         &[

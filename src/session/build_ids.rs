@@ -219,6 +219,20 @@ pub fn feature(dsos: &[Dso]) -> Vec<u8> {
     b
 }
 
+/// Creates `path` by writing a temporary file beside it and linking it in
+/// place only if `path` is still free: concurrent recorders never write
+/// into each other's entries (or through a hard link into a cached binary).
+fn put_new(path: &Path, write: impl FnOnce(&Path) -> std::io::Result<()>) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("perfz-{}.tmp", std::process::id()));
+    write(&tmp)?;
+    let r = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match r {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        r => r,
+    }
+}
+
 /// perf's build-id cache directory: `$PERF_BUILDID_DIR`, else `~/.debug`.
 pub fn cache_dir() -> Option<PathBuf> {
     if let Some(d) = std::env::var_os("PERF_BUILDID_DIR") {
@@ -246,7 +260,8 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
             if d.kernel {
                 let k = at.join("kallsyms");
                 if !k.exists() {
-                    std::fs::write(&k, std::fs::read("/proc/kallsyms")?)?;
+                    let syms = std::fs::read("/proc/kallsyms")?;
+                    put_new(&k, |tmp| std::fs::write(tmp, &syms))?;
                 }
             } else {
                 let elf = at.join("elf");
@@ -255,20 +270,29 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
                     if build_id::of_file(Path::new(&d.name)).as_deref() != Some(id) {
                         return Err(std::io::Error::other("changed since it was mapped"));
                     }
-                    if std::fs::hard_link(&d.name, &elf).is_err() {
-                        std::fs::copy(&d.name, &elf)?;
+                    match std::fs::hard_link(&d.name, &elf) {
+                        Ok(()) => {}
+                        // Another recorder cached it meanwhile.
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                        // Another file system: a copy, never written over an
+                        // existing entry (which may be a hard link to the
+                        // very file we copy from).
+                        Err(_) => put_new(&elf, |tmp| std::fs::copy(&d.name, tmp).map(drop))?,
                     }
                 }
                 let probes = at.join("probes");
                 if !probes.exists() {
-                    std::fs::write(probes, b"")?;
+                    put_new(&probes, |tmp| std::fs::write(tmp, b""))?;
                 }
             }
             let link_dir = dir.join(".build-id").join(&hexid[..2]);
             std::fs::create_dir_all(&link_dir)?;
             let link = link_dir.join(&hexid[2..]);
             if std::fs::symlink_metadata(&link).is_err() {
-                std::os::unix::fs::symlink(Path::new("../..").join(rel).join(&hexid), &link)?;
+                match std::os::unix::fs::symlink(Path::new("../..").join(rel).join(&hexid), &link) {
+                    Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+                    _ => {}
+                }
             }
             Ok(())
         })();
