@@ -275,3 +275,30 @@ fn uid_records_the_users_processes() {
     ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("no such user"));
 }
+
+#[test]
+fn a_repeated_option_is_taken_as_perf_takes_it() {
+    require_recording();
+    let dir = tempdir("habits-repeat");
+    let out = dir.join("r.data");
+    // A flag twice is fine, the last value of an option wins, -e adds up.
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-q",
+        "-F",
+        "10",
+        "-F",
+        "99",
+        "-e",
+        "cpu-clock",
+        "-e",
+        "task-clock",
+        "-o",
+        out.to_str().unwrap(),
+        "true",
+    ]);
+    let a = attrs(&out);
+    assert_eq!(a.len(), 2);
+    assert_eq!(a[0].sample_period(), 99);
+}

@@ -15,7 +15,13 @@ use clap::{Parser, Subcommand};
 /// perfz records perf events into compressed perf.data files that `perf report`
 /// reads.
 #[derive(Debug, Parser)]
-#[command(name = "perfz", version, about, propagate_version = true)]
+#[command(
+    name = "perfz",
+    version,
+    about,
+    propagate_version = true,
+    args_override_self = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
