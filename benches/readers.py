@@ -29,6 +29,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vs_perf import perf_samples  # noqa: E402  (same helpers, one place)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PERFZ = os.path.join(ROOT, "target", "release", "perfz")
 PERFPARSER = "/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser"
@@ -44,15 +47,6 @@ def install():
         sh(["cargo", "install", "samply", "--locked", "--version", "0.13.1"])
     if not os.path.exists(PERFPARSER):
         sh(["apt-get", "install", "-y", "hotspot"])
-
-
-def perf_samples(path):
-    out = subprocess.run(["perf", "report", "--stats", "-i", path], capture_output=True,
-                         text=True).stdout
-    for line in out.splitlines():
-        if line.strip().startswith("SAMPLE events:"):
-            return int(line.split()[2])
-    return 0
 
 
 def symbols(binary):

@@ -32,6 +32,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vs_perf import count, perf_samples  # noqa: E402  (same helpers, one place)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PERFZ = os.path.join(ROOT, "target", "release", "perfz")
 
@@ -55,22 +58,6 @@ def remove(path):
         shutil.rmtree(path)
     elif os.path.exists(path):
         os.unlink(path)
-
-
-def count(path):
-    s = json.loads(subprocess.run([PERFZ, "stat", "--json", path], capture_output=True,
-                                  text=True, check=True).stdout)
-    samples = sum(e["samples"] for e in s["events"])
-    return samples, max(s["lost_events"], s["lost_samples"])
-
-
-def perf_samples(path):
-    out = subprocess.run(["perf", "report", "--stats", "-i", path], capture_output=True,
-                         text=True).stdout
-    for line in out.splitlines():
-        if line.strip().startswith("SAMPLE events:"):
-            return int(line.split()[2])
-    return -1
 
 
 def run(argv, syscalls=False):

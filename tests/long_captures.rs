@@ -10,10 +10,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use perfz::format::PerfReader;
 
-fn our_samples(path: &Path) -> u64 {
-    our_sample_count(path)
-}
-
 fn outputs(dir: &Path, base: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
@@ -57,7 +53,7 @@ fn duration_and_max_size_stop_with_a_finished_file() {
         t.elapsed()
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("--duration reached"));
-    let n = our_samples(&out);
+    let n = our_sample_count(&out);
     assert!(n > 100);
     assert_eq!(perf_sample_count(&perf(), &out), n);
     // --max-size: dwarf stacks uncompressed fill 300 KB in well under 20 s.
@@ -83,7 +79,7 @@ fn duration_and_max_size_stop_with_a_finished_file() {
     let size = std::fs::metadata(&out).unwrap().len();
     // Stopped at the first pass past the limit: at most one ring more.
     assert!(((300 << 10)..(900 << 10)).contains(&size), "{size}");
-    assert_eq!(perf_sample_count(&perf(), &out), our_samples(&out));
+    assert_eq!(perf_sample_count(&perf(), &out), our_sample_count(&out));
     // With --threads the data files count together (checked by the main
     // thread every 100 ms at most).
     let out = dir.join("t.data");
@@ -109,7 +105,7 @@ fn duration_and_max_size_stop_with_a_finished_file() {
         .map(|e| e.unwrap().metadata().unwrap().len())
         .sum();
     assert!(((300 << 10)..(4 << 20)).contains(&total), "{total}");
-    assert_eq!(perf_sample_count(&perf(), &out), our_samples(&out));
+    assert_eq!(perf_sample_count(&perf(), &out), our_sample_count(&out));
 }
 
 #[test]
@@ -150,7 +146,7 @@ fn switched_outputs_lose_and_duplicate_nothing_with_every_codec() {
         assert_eq!(s["outputs"].as_array().unwrap().len(), files.len());
         let mut total = 0;
         for f in &files {
-            let n = our_samples(f);
+            let n = our_sample_count(f);
             total += n;
             // Each output stands alone: perf reads it (lz4 after recompress)
             // and names the workload's functions from its own side band.
@@ -225,7 +221,7 @@ fn switch_on_signal_by_size_and_keep_the_newest() {
     let files = outputs(&dir, "g.data");
     assert_eq!(files.len(), 3, "two SIGUSR2 then the end: {files:?}");
     for f in &files {
-        assert!(our_samples(f) > 50, "{}", f.display());
+        assert!(our_sample_count(f) > 50, "{}", f.display());
     }
     // By size, keeping the newest two.
     let out = dir.join("z.data");
@@ -250,7 +246,7 @@ fn switch_on_signal_by_size_and_keep_the_newest() {
     let files = outputs(&dir, "z.data");
     assert_eq!(files.len(), 2, "{files:?}");
     for f in &files {
-        assert_eq!(perf_sample_count(&perf(), f), our_samples(f));
+        assert_eq!(perf_sample_count(&perf(), f), our_sample_count(f));
     }
     // A pipe cannot be switched.
     let o = perfz(&["record", "--switch-output", "-o", "-", "true"]);
@@ -287,7 +283,7 @@ fn perfs_broken_switch_output_files_are_repaired_from_the_earlier_ones() {
         fixture("so-z-first").to_str().unwrap(),
     ]);
     assert!(String::from_utf8_lossy(&o.stderr).contains("repaired"));
-    let n = our_samples(&broken);
+    let n = our_sample_count(&broken);
     assert_eq!(n, 1705, "every sample of perf's run in the second output");
     assert_eq!(perf_sample_count(&perf(), &broken), n);
     // The wrong earlier file is refused, and the file is left as it was.

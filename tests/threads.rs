@@ -10,10 +10,6 @@ use std::time::Duration;
 use common::*;
 use perfz::format::{feat, Mode, PerfReader};
 
-fn our_samples(path: &Path) -> u64 {
-    our_sample_count(path)
-}
-
 /// `data.N` files of a directory.
 fn streams(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
@@ -28,7 +24,7 @@ fn streams(dir: &Path) -> Vec<String> {
 /// perf reports the directory with our sample count, the workload's
 /// function names, and no out-of-order events.
 fn perf_reads(dir: &Path) -> u64 {
-    let ours = our_samples(dir);
+    let ours = our_sample_count(dir);
     let perf = perf();
     assert_eq!(perf_sample_count(&perf, dir), ours, "{}", dir.display());
     let o = Command::new(&perf)
@@ -134,7 +130,7 @@ fn threads_work_with_aio_and_every_codec_and_convert() {
             assert!(s["sink"].as_str().unwrap().starts_with("async"), "{s}");
             let samples = s["samples"].as_u64().unwrap();
             assert!(samples > 300, "{codec} {aio:?}: {samples}");
-            assert_eq!(our_samples(&out), samples, "{codec} {aio:?}");
+            assert_eq!(our_sample_count(&out), samples, "{codec} {aio:?}");
             // decompress/recompress read the directory into one file perf opens.
             let plain = dir.join("plain.data");
             perfz_ok(&[
@@ -204,7 +200,7 @@ fn layouts_choose_the_threads() {
         if spec == mask {
             assert_eq!(t[0]["affinity"], serde_json::json!([0]));
         }
-        assert!(our_samples(&out) > 50, "--threads={spec}");
+        assert!(our_sample_count(&out) > 50, "--threads={spec}");
     }
 }
 
@@ -263,7 +259,7 @@ fn an_existing_recording_becomes_old() {
         old.join("data").is_file(),
         "the first recording moved to .old"
     );
-    assert!(our_samples(&old) > 10);
+    assert!(our_sample_count(&old) > 10);
     // A file in the way is moved aside the same way.
     std::fs::remove_dir_all(&out).unwrap();
     std::fs::write(&out, b"not a recording").unwrap();

@@ -133,15 +133,7 @@ impl PerfReader {
     /// `main` file read as after a crash (recovery of that stream).
     pub fn open_data_stream(main: &Path, stream: &Path, n: u32) -> Result<Self, FormatError> {
         let mut r = Self::open_for_recovery(main)?;
-        let f = File::open(stream)?;
-        let len = f.metadata()?.len();
-        r.stream = RecordStream::new(
-            Box::new(BufReader::with_capacity(READ_BUF, f)),
-            r.meta.endian,
-            0,
-            Some(len),
-            Some(n),
-        );
+        r.stream = data_stream(stream, r.meta.endian, n)?;
         r.meta.mode = Mode::Directory;
         Ok(r)
     }
@@ -421,15 +413,7 @@ impl PerfReader {
             let Some((n, path)) = self.more_streams.pop() else {
                 return Ok(None);
             };
-            let f = File::open(&path)?;
-            let len = f.metadata()?.len();
-            self.stream = RecordStream::new(
-                Box::new(BufReader::with_capacity(READ_BUF, f)),
-                self.meta.endian,
-                0,
-                Some(len),
-                Some(n),
-            );
+            self.stream = data_stream(&path, self.meta.endian, n)?;
         }
         let rec = self.stream.current();
         let m = &mut self.meta;
@@ -514,6 +498,19 @@ impl Meta {
             None => Ok(None),
         }
     }
+}
+
+/// The record stream of a `data.N` file: records from offset 0 to its end.
+fn data_stream(path: &Path, endian: Endian, n: u32) -> Result<RecordStream, FormatError> {
+    let f = File::open(path)?;
+    let len = f.metadata()?.len();
+    Ok(RecordStream::new(
+        Box::new(BufReader::with_capacity(READ_BUF, f)),
+        endian,
+        0,
+        Some(len),
+        Some(n),
+    ))
 }
 
 fn parse_header_attr(rec: &Record<'_>, e: Endian) -> Result<AttrEntry, FormatError> {

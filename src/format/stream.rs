@@ -219,15 +219,7 @@ impl RecordStream {
     /// that goes on from another file needs (perf's broken `-z
     /// --switch-output` files).
     pub fn prime(&mut self, info: &CompressedInfo, payload: &[u8]) -> Result<(), FormatError> {
-        if self.decoder.is_none() {
-            let dec = AnyDecoder::for_id(info.codec_id())
-                .map_err(|err| FormatError::Codec { offset: 0, err })?;
-            self.decoder = Some((
-                dec,
-                info.mmap_len.clamp(1, MAX_MMAP_LEN) as usize + DECODE_MARGIN,
-            ));
-        }
-        let (dec, limit) = self.decoder.as_mut().expect("set above");
+        let (dec, limit) = decoder_for(&mut self.decoder, Some(info), 0)?;
         let mut scratch = Vec::new();
         dec.decompress(payload, &mut scratch, *limit)
             .map_err(|err| FormatError::Codec { offset: 0, err })?;
@@ -260,26 +252,36 @@ impl RecordStream {
             }
             &self.outer[16..16 + n as usize]
         };
-        if self.decoder.is_none() {
-            let info = codec.ok_or_else(|| {
-                FormatError::invalid(offset, "COMPRESSED record, but the file has no HEADER_COMPRESSED feature saying how it was compressed")
-            })?;
-            if info.mmap_len == 0 || info.mmap_len > MAX_MMAP_LEN {
-                return Err(FormatError::invalid(
-                    offset,
-                    format!(
-                        "HEADER_COMPRESSED declares mmap_len {} (perfz accepts 1..={MAX_MMAP_LEN}); the header is corrupt",
-                        info.mmap_len
-                    ),
-                ));
-            }
-            let dec = AnyDecoder::for_id(info.codec_id())
-                .map_err(|err| FormatError::Codec { offset, err })?;
-            self.decoder = Some((dec, info.mmap_len as usize + DECODE_MARGIN));
-        }
-        let (dec, limit) = self.decoder.as_mut().expect("set above");
+        let (dec, limit) = decoder_for(&mut self.decoder, codec, offset)?;
         dec.decompress(payload, &mut self.inner, *limit)
             .map_err(|err| FormatError::Codec { offset, err })?;
         Ok(())
     }
+}
+
+/// The stream's decoder, made at the first COMPRESSED record from the
+/// file's HEADER_COMPRESSED.
+fn decoder_for<'a>(
+    slot: &'a mut Option<(AnyDecoder, usize)>,
+    codec: Option<&CompressedInfo>,
+    offset: u64,
+) -> Result<&'a mut (AnyDecoder, usize), FormatError> {
+    if slot.is_none() {
+        let info = codec.ok_or_else(|| {
+            FormatError::invalid(offset, "COMPRESSED record, but the file has no HEADER_COMPRESSED feature saying how it was compressed")
+        })?;
+        if info.mmap_len == 0 || info.mmap_len > MAX_MMAP_LEN {
+            return Err(FormatError::invalid(
+                offset,
+                format!(
+                    "HEADER_COMPRESSED declares mmap_len {} (perfz accepts 1..={MAX_MMAP_LEN}); the header is corrupt",
+                    info.mmap_len
+                ),
+            ));
+        }
+        let dec = AnyDecoder::for_id(info.codec_id())
+            .map_err(|err| FormatError::Codec { offset, err })?;
+        *slot = Some((dec, info.mmap_len as usize + DECODE_MARGIN));
+    }
+    Ok(slot.as_mut().expect("set above"))
 }

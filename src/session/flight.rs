@@ -7,7 +7,7 @@
 //! are there), the retained records, and the features.
 
 use std::os::fd::{AsRawFd, RawFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use super::error::io_err;
@@ -41,24 +41,12 @@ fn snapshot(
     if let Some(h) = drain.take_hits() {
         w.hits.merge(h);
     }
-    let name = format!(
-        "{}.{}",
-        o.output.file_name().unwrap_or_default().to_string_lossy(),
-        super::rotation::timestamp()
+    let path = super::rotation::stamped(&o.output);
+    let (dir, name) = (
+        super::output::dir_of(&path),
+        path.file_name().unwrap_or_default().to_string_lossy(),
     );
-    let dir = o
-        .output
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut name_n = name.clone();
-    let mut n = 1;
-    while dir.join(&name_n).exists() {
-        name_n = format!("{name}.{n}");
-        n += 1;
-    }
-    let path = dir.join(&name_n);
-    let mut fw = FileWriter::new(create_in(dir, &name_n)?, &prepared.set.attrs)
+    let mut fw = FileWriter::new(create_in(dir, &name)?, &prepared.set.attrs)
         .map_err(std::io::Error::other)?;
     fw.write_records(&super::later_side_band(o, prepared, &w.hits.maps, notes))?;
     fw.write_records(&drain.snapshot().unwrap_or_default())?;
@@ -140,7 +128,7 @@ pub fn record(
             break;
         }
     }
-    let ended = ctl.end(drained);
+    let mut ended = ctl.end(drained);
     prepared.set.rings = rings;
     if let Some(err) = ended.drained.write_error {
         return Err(RecordError::WriteFailed {
@@ -158,38 +146,12 @@ pub fn record(
                 kept: None,
             }
         })?;
-    notes.extend(ended.notes);
-    let report = drain.report();
-    let c = ended.drained.counts;
+    notes.extend(std::mem::take(&mut ended.notes));
     Ok(Summary {
         output: last.display().to_string(),
-        codec: o.codec.to_string(),
-        wakeups: ended.drained.wakeups,
-        samples: c.samples,
-        records: c.records,
-        lost_events: c.lost_events,
-        lost_samples: 0,
-        ring_bytes: report.ring_bytes,
         side_band_bytes: side_band.len() as u64,
         bytes_written: w.bytes,
-        compressed_bytes: report.compressed_bytes,
-        pages: prepared.set.pages,
-        rings: prepared.set.rings.len(),
-        seconds: started.elapsed().as_secs_f64(),
-        stop_signal: ended.stop_signal,
-        workload_exit: ended.exit_status.and_then(|s| s.code()),
-        sink: report.sink,
-        checkpoints: 0,
-        checkpoint_bytes: 0,
-        checkpoint_seconds: 0.0,
-        copies: report.copies,
-        codec_copies_input: report.codec_copies_input,
-        codec_state_bytes: report.codec_state_bytes,
-        stack_bytes_cleared: report.stack_bytes_cleared,
-        max_ring_fill: report.max_fill,
-        near_full_pushes: report.near_full_pushes,
-        threads: Vec::new(),
         outputs: w.written,
-        notes,
+        ..super::drain_summary(o, drain.report(), &ended, &prepared, started, notes)
     })
 }

@@ -99,22 +99,21 @@ impl Async {
         file: W,
         n: usize,
     ) -> Result<Built, RecordError> {
-        let g = self;
-        let uring = match g.backend {
+        let uring = match self.backend {
             AioBackend::Thread => Err(io::Error::other("--aio-backend thread")),
             _ => UringBackend::new(file.file()),
         };
         match uring {
             Ok(b) => Ok((
-                u.build(codec, AsyncSink::new(file, b, n, g.ring_size)),
+                u.build(codec, AsyncSink::new(file, b, n, self.ring_size)),
                 Vec::new(),
             )),
-            Err(e) if g.backend == AioBackend::Uring => Err(RecordError::Usage(format!(
+            Err(e) if self.backend == AioBackend::Uring => Err(RecordError::Usage(format!(
                 "io_uring is not available here ({e}); use --aio-backend thread or auto"
             ))),
             Err(e) => {
                 let mut notes = Vec::new();
-                if g.backend == AioBackend::Auto {
+                if self.backend == AioBackend::Auto {
                     notes.push(format!(
                         "io_uring is not available ({e}); async writes go through a pwrite thread"
                     ));
@@ -122,7 +121,7 @@ impl Async {
                 let b = ThreadBackend::new(file.file())
                     .map_err(super::error::io_err("starting the writer thread"))?;
                 Ok((
-                    u.build(codec, AsyncSink::new(file, b, n, g.ring_size)),
+                    u.build(codec, AsyncSink::new(file, b, n, self.ring_size)),
                     notes,
                 ))
             }

@@ -574,7 +574,7 @@ fn finish(
     prepared: &Prepared,
     mut drain: Box<dyn Drain + Send>,
     features: FeatureSet,
-    ended: Ended,
+    mut ended: Ended,
     mut notes: Vec<String>,
     (side_band_bytes, sb_hits): (u64, crate::push::scan::Hits),
     started: Instant,
@@ -639,18 +639,37 @@ fn finish(
             "waiting for the workload failed ({e}); the recording ended there"
         ));
     }
-    notes.extend(ended.notes);
-    let c = ended.drained.counts;
+    notes.extend(std::mem::take(&mut ended.notes));
     Ok(Summary {
         output: out.display(),
+        lost_samples,
+        side_band_bytes,
+        outputs,
+        ..drain_summary(o, report, &ended, prepared, started, notes)
+    })
+}
+
+/// A summary from one drain unit's report and how its loop ended (the
+/// serial session and the flight recorder); the caller sets what differs.
+fn drain_summary(
+    o: &RecordOptions,
+    report: DrainReport,
+    ended: &Ended,
+    prepared: &Prepared,
+    started: Instant,
+    notes: Vec<String>,
+) -> Summary {
+    let c = ended.drained.counts;
+    Summary {
+        output: o.output.display().to_string(),
         codec: o.codec.to_string(),
         wakeups: ended.drained.wakeups,
         samples: c.samples,
         records: c.records,
         lost_events: c.lost_events,
-        lost_samples,
+        lost_samples: 0,
         ring_bytes: report.ring_bytes,
-        side_band_bytes,
+        side_band_bytes: 0,
         bytes_written: report.bytes_written,
         compressed_bytes: report.compressed_bytes,
         pages: prepared.set.pages,
@@ -669,9 +688,9 @@ fn finish(
         max_ring_fill: report.max_fill,
         near_full_pushes: report.near_full_pushes,
         threads: Vec::new(),
-        outputs,
+        outputs: Vec::new(),
         notes,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ pub fn old_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-fn dir_of(path: &Path) -> &Path {
+pub fn dir_of(path: &Path) -> &Path {
     path.parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
@@ -257,13 +257,16 @@ impl Output {
     /// After a failed write: cut the file back to `end` (the last
     /// checkpoint, which its header already describes) so it opens in perf.
     pub fn roll_back(&self, end: Option<u64>) -> Option<Kept> {
-        let end = end?;
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(self.current_path()?)
-            .ok()?;
-        f.set_len(end).ok()?;
-        f.sync_all().ok()?;
-        Some(Kept::Checkpoint(end))
+        cut_back(self.current_path()?, end)
     }
+}
+
+/// Cuts the file at `path` back to `end` (its last checkpoint) after a
+/// failed write whose extent is unknown.
+pub fn cut_back(path: &Path, end: Option<u64>) -> Option<Kept> {
+    let end = end?;
+    let f = std::fs::OpenOptions::new().write(true).open(path).ok()?;
+    f.set_len(end).ok()?;
+    f.sync_all().ok()?;
+    Some(Kept::Checkpoint(end))
 }

@@ -42,6 +42,18 @@ pub fn timestamp() -> String {
     )
 }
 
+/// `path.<timestamp>`, with `.N` added if that is taken.
+pub fn stamped(path: &Path) -> PathBuf {
+    let base = format!("{}.{}", path.display(), timestamp());
+    let mut name = PathBuf::from(&base);
+    let mut n = 1;
+    while name.exists() {
+        name = PathBuf::from(format!("{base}.{n}"));
+        n += 1;
+    }
+    name
+}
+
 impl Rotation {
     pub fn new(path: &Path, keep: Option<usize>) -> Rotation {
         Rotation {
@@ -57,13 +69,7 @@ impl Rotation {
     /// moves it to its timestamped name (an open writer follows it) and
     /// removes the oldest beyond `--switch-max-files`.
     pub fn seal(&mut self) -> io::Result<PathBuf> {
-        let base = format!("{}.{}", self.path.display(), timestamp());
-        let mut name = PathBuf::from(&base);
-        let mut n = 1;
-        while name.exists() {
-            name = PathBuf::from(format!("{base}.{n}"));
-            n += 1;
-        }
+        let name = stamped(&self.path);
         std::fs::rename(&self.path, &name)?;
         self.written.push(name.display().to_string());
         self.kept.push(name.clone());
@@ -79,15 +85,11 @@ impl Rotation {
 
     /// A new, empty file at OUTPUT (mode 0600).
     pub fn next_file(&self) -> io::Result<File> {
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
         let name = self
             .path
             .file_name()
             .ok_or_else(|| io::Error::other("no file name"))?;
+        let dir = super::output::dir_of(&self.path);
         super::output::create_in(dir, &name.to_string_lossy())
     }
 }

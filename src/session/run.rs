@@ -247,12 +247,10 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// `--max-size` and `--switch-output` (`--duration` is a stop reason
+    /// every control checks, in `poll_ends`).
     fn next(&mut self, drain: &dyn Drain) -> Next {
         let now = Instant::now();
-        if self.end_at.is_some_and(|t| now >= t) {
-            self.reason = Some("--duration reached".into());
-            return Next::Stop;
-        }
         if let Some(max) = self.max_size {
             if drain.bytes_written() >= max {
                 self.reason = Some(format!(

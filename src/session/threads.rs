@@ -30,7 +30,7 @@ use super::drain::{Drain, DrainReport};
 use super::error::{io_err, Kept};
 use super::glue::{Glue, Writer};
 use super::layout::{layout, Group, SysTopology, ThreadSpec};
-use super::output::{create_in, Output};
+use super::output::{create_in, cut_back, Output};
 use super::run::{self, Control, Drained, LoopOptions, Next, SessionControl};
 use super::setup::Prepared;
 use super::{io_err_context, RecordError, RecordOptions, Summary};
@@ -196,7 +196,7 @@ impl Job {
             let end = self.drain.checkpoint_end();
             kept = match self.drain.salvage(&features) {
                 Ok(()) => Some(Kept::Everything(file_len(&self.path))),
-                Err(_) => truncate(&self.path, end),
+                Err(_) => cut_back(&self.path, end),
             };
         } else if let Err(e) = self.drain.finish(&features) {
             finish_error = Some(match e {
@@ -222,16 +222,6 @@ impl Job {
 
 fn file_len(p: &std::path::Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
-}
-
-/// Cuts a `data.N` back to its last checkpoint (an async write failed and
-/// which buffers landed is unknown).
-fn truncate(p: &std::path::Path, end: Option<u64>) -> Option<Kept> {
-    let end = end?;
-    let f = std::fs::OpenOptions::new().write(true).open(p).ok()?;
-    f.set_len(end).ok()?;
-    f.sync_all().ok()?;
-    Some(Kept::Checkpoint(end))
 }
 
 /// HEADER_COMPRESSED for `data`, from every thread's stream: the same codec
@@ -555,7 +545,7 @@ fn finish(
         return Err(RecordError::WriteFailed {
             path: out.display(),
             err,
-            kept: data.and_then(|p| truncate(&p, main_kept)),
+            kept: data.and_then(|p| cut_back(&p, main_kept)),
         });
     }
     if let Some(err) = failure {
