@@ -14,7 +14,9 @@ use perfz_codecs::{Codec, CodecId, CodecSpec, CodecVisitor, Input};
 
 use crate::format::compress::Compressor;
 use crate::format::writer::{FileWriter, PipeWriter, RecordSink};
+use crate::format::AttrEntry;
 use crate::format::{feat, FeatureSet, FormatError, Meta, Mode, PerfReader, RecordType};
+use crate::push::stack_tail::{for_each_piece, Edit, StackTail};
 
 /// Raw bytes collected before one push through the codec.
 const PUSH_SIZE: usize = 256 * 1024;
@@ -44,14 +46,27 @@ pub struct Summary {
     pub raw_bytes: u64,
     pub compressed_bytes: u64,
     pub output_bytes: u64,
+    /// Unwritten dwarf stack bytes left out (`recompress` cuts, as record).
+    pub stack_bytes_cut: u64,
+    /// Samples with a stack left whole (they did not parse as their event).
+    pub stack_samples_uncut: u64,
+    /// Why the input's dwarf stacks could not be cut, where they could not.
+    pub stack_note: Option<String>,
 }
 
 /// Rewrites `input` as `output` with `spec` (`CodecSpec::None` = decompress).
 /// `output` `-` writes pipe mode to stdout; a pipe-mode input gives a pipe-mode
 /// output. The output is written to a temporary file and renamed at the end,
 /// so a failure never leaves a half-written file under the final name.
-pub fn convert(input: &Path, output: &Path, spec: &CodecSpec) -> Result<Summary, ConvertError> {
-    convert_reader(PerfReader::open(input)?, input, output, spec)
+/// With `cut`, dwarf samples lose the stack bytes the kernel did not write,
+/// as `perfz record` leaves them out (`push::stack_tail`).
+pub fn convert(
+    input: &Path,
+    output: &Path,
+    spec: &CodecSpec,
+    cut: bool,
+) -> Result<Summary, ConvertError> {
+    convert_reader(PerfReader::open(input)?, input, output, spec, cut)
 }
 
 /// [`convert`] from a reader already open on `input` (e.g. one whose
@@ -61,6 +76,7 @@ pub fn convert_reader(
     input: &Path,
     output: &Path,
     spec: &CodecSpec,
+    cut: bool,
 ) -> Result<Summary, ConvertError> {
     if reader.endian != crate::format::endian::Endian::Little {
         return Err(FormatError::Unsupported(
@@ -92,6 +108,7 @@ pub fn convert_reader(
         reader,
         target,
         pipe,
+        cut,
     })?;
     match res {
         Ok(summary) => {
@@ -122,12 +139,15 @@ struct Run {
     reader: PerfReader,
     target: Target,
     pipe: bool,
+    cut: bool,
 }
 
 impl CodecVisitor for Run {
     type Output = Result<Summary, ConvertError>;
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> Result<Summary, ConvertError> {
-        Converter::<C>::new(codec).run(self.reader, self.target, self.pipe)
+        let mut c = Converter::<C>::new(codec);
+        c.cut = self.cut.then_some(Cutter::Unknown);
+        c.run(self.reader, self.target, self.pipe)
     }
 }
 
@@ -157,7 +177,16 @@ struct Converter<C: Codec> {
     pre_init: Vec<(Vec<u8>, bool)>,
     pre_init_bytes: usize,
     seen_init: bool,
+    /// The stack cut, once the attrs are known (at the first sample).
+    cut: Option<Cutter>,
+    edits: Vec<Edit>,
+    cut_rec: Vec<u8>,
     summary: Summary,
+}
+
+enum Cutter {
+    Unknown,
+    Ready(Option<StackTail>),
 }
 
 impl<C: Codec> Converter<C> {
@@ -174,6 +203,9 @@ impl<C: Codec> Converter<C> {
             pre_init: Vec::new(),
             pre_init_bytes: 0,
             seen_init: false,
+            cut: None,
+            edits: Vec::new(),
+            cut_rec: Vec::new(),
             summary: Summary::default(),
         }
     }
@@ -233,8 +265,16 @@ impl<C: Codec> Converter<C> {
                 out = Some(self.open(meta, &mut target, pipe)?);
             }
             let sink = out.as_mut().unwrap().sink();
+            let mut cut_buf = std::mem::take(&mut self.cut_rec);
+            let bytes = if t == RecordType::SAMPLE
+                && self.cut_sample(rec.bytes, &meta.attrs, &mut cut_buf)
+            {
+                &cut_buf[..]
+            } else {
+                rec.bytes
+            };
             if rec.from_ring(self.seen_init) {
-                self.run.extend_from_slice(rec.bytes);
+                self.run.extend_from_slice(bytes);
                 if self.run.len() >= PUSH_SIZE {
                     self.flush_run(sink)?;
                 }
@@ -242,10 +282,10 @@ impl<C: Codec> Converter<C> {
                 if t == RecordType::FINISHED_INIT {
                     self.seen_init = true;
                     self.flush_pre_init(sink, false)?;
-                    self.write_plain(sink, rec.bytes)?;
+                    self.write_plain(sink, bytes)?;
                 } else {
-                    self.pre_init_bytes += rec.bytes.len();
-                    self.pre_init.push((rec.bytes.to_vec(), t.is_kernel()));
+                    self.pre_init_bytes += bytes.len();
+                    self.pre_init.push((bytes.to_vec(), t.is_kernel()));
                     if self.pre_init_bytes > PRE_INIT_LIMIT {
                         // No FINISHED_INIT in sight: an older file; treat its
                         // kernel records as ring data from here on.
@@ -254,8 +294,9 @@ impl<C: Codec> Converter<C> {
                     }
                 }
             } else {
-                self.write_plain(sink, rec.bytes)?;
+                self.write_plain(sink, bytes)?;
             }
+            self.cut_rec = cut_buf;
         }
         if out.is_none() {
             out = Some(self.open(&reader.meta, &mut target, pipe)?);
@@ -281,6 +322,43 @@ impl<C: Codec> Converter<C> {
             }
         }
         Ok(self.summary)
+    }
+
+    /// Writes the sample `rec` cut to its written stack into `out`; false
+    /// where nothing is cut (no cut asked, no stack, or it does not parse).
+    fn cut_sample(&mut self, rec: &[u8], attrs: &[AttrEntry], out: &mut Vec<u8>) -> bool {
+        let tail = match &mut self.cut {
+            None => return false,
+            Some(Cutter::Ready(t)) => t,
+            Some(c @ Cutter::Unknown) => {
+                // The first sample: every attr is known by now (in pipe
+                // mode too, where they come as records first).
+                let t = StackTail::for_attrs(attrs).unwrap_or_else(|why| {
+                    self.summary.stack_note = Some(format!(
+                        "dwarf stacks are written whole (their unwritten bytes kept): {why}"
+                    ));
+                    None
+                });
+                *c = Cutter::Ready(t);
+                let Cutter::Ready(t) = c else { unreachable!() };
+                t
+            }
+        };
+        let Some(tail) = tail else { return false };
+        self.edits.clear();
+        let w = tail.edits(Input::one(rec), &mut self.edits);
+        self.summary.stack_samples_uncut += w.uncut;
+        if w.dropped == 0 {
+            return false;
+        }
+        self.summary.stack_bytes_cut += w.dropped;
+        out.clear();
+        for_each_piece(Input::one(rec), &self.edits, |p| {
+            out.extend_from_slice(p);
+            Ok::<(), ()>(())
+        })
+        .expect("infallible");
+        true
     }
 
     fn write_plain(&mut self, sink: &mut dyn RecordSink, bytes: &[u8]) -> Result<(), ConvertError> {

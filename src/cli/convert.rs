@@ -34,6 +34,12 @@ pub struct RecompressArgs {
     /// Codec of the output, e.g. zstd:3 (readable by perf), lz4, snappy, none.
     #[arg(long, value_name = "SPEC", value_parser = parse_spec)]
     codec: CodecSpec,
+    /// Keep the bytes of dwarf stack dumps the kernel did not write. By
+    /// default they are dropped, as `perfz record` drops them: each sample's
+    /// stack is cut to what the kernel wrote (perf reads and unwinds it the
+    /// same way).
+    #[arg(long = "keep-stack-padding")]
+    keep_stack_padding: bool,
 }
 
 pub fn parse_spec(s: &str) -> Result<CodecSpec, perfz_codecs::Error> {
@@ -46,7 +52,7 @@ pub fn decompress(a: DecompressArgs) -> anyhow::Result<()> {
         "reading stdin: say where to write with -o FILE (or -o - for stdout)"
     );
     let output = a.output.unwrap_or_else(|| plain_name(&a.input));
-    run(a.input, output.clone(), CodecSpec::None)?;
+    run(a.input, output.clone(), CodecSpec::None, false)?;
     if output.as_os_str() != "-" {
         let o = output.display();
         eprintln!(
@@ -57,15 +63,53 @@ pub fn decompress(a: DecompressArgs) -> anyhow::Result<()> {
 }
 
 pub fn recompress(a: RecompressArgs) -> anyhow::Result<()> {
-    run(a.input, a.output, a.codec)
+    run(a.input, a.output, a.codec, !a.keep_stack_padding)
 }
 
-fn run(input: PathBuf, output: PathBuf, spec: CodecSpec) -> anyhow::Result<()> {
-    let s = crate::convert::convert(&input, &output, &spec)
+/// Bytes of a file, or of the files of a `--threads` directory.
+fn size_on_disk(p: &std::path::Path) -> Option<u64> {
+    let m = std::fs::metadata(p).ok()?;
+    if !m.is_dir() {
+        return Some(m.len());
+    }
+    let mut n = 0;
+    for e in std::fs::read_dir(p).ok()? {
+        n += e.ok()?.metadata().ok()?.len();
+    }
+    Some(n)
+}
+
+fn run(input: PathBuf, output: PathBuf, spec: CodecSpec, cut: bool) -> anyhow::Result<()> {
+    let s = crate::convert::convert(&input, &output, &spec, cut)
         .with_context(|| input.display().to_string())?;
-    if output.as_os_str() != "-" {
+    if let Some(n) = &s.stack_note {
+        eprintln!("perfz: {n}");
+    }
+    if s.stack_samples_uncut > 0 {
         eprintln!(
-            "perfz: wrote {} ({spec}): {} records, {} bytes of ring data{}",
+            "perfz: {} samples kept their whole stack dump (their fields did not parse as their event's layout)",
+            s.stack_samples_uncut
+        );
+    }
+    if output.as_os_str() != "-" {
+        if let (Some(a), Some(b)) = (size_on_disk(&input), size_on_disk(&output)) {
+            eprintln!(
+                "perfz: {} -> {}: {a} -> {b} bytes, {:.2}x smaller{}",
+                input.display(),
+                output.display(),
+                a as f64 / b.max(1) as f64,
+                if s.stack_bytes_cut > 0 {
+                    format!(
+                        " ({} bytes of unwritten dwarf stack left out, then {spec})",
+                        s.stack_bytes_cut
+                    )
+                } else {
+                    String::new()
+                }
+            );
+        }
+        eprintln!(
+            "perfz: wrote {} ({spec}): {} records, {} bytes of records given to the codec{}",
             output.display(),
             s.records,
             s.raw_bytes,

@@ -85,13 +85,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         stream,
         rate,
         stack_tail,
+        stack_note,
+        attrs,
     } = eval::load(&input).with_context(|| name.clone())?;
+    if let Some(n) = stack_note {
+        eprintln!("perfz eval: {n}");
+    }
     let o = Options {
         specs,
         push_size,
         mmap_flush,
         min_time: Duration::from_secs_f64(a.min_time),
         stack_tail,
+        attrs,
     };
     // indicatif draws only on a terminal (hidden otherwise).
     let bar = indicatif::ProgressBar::new(o.specs.len() as u64);

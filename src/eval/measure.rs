@@ -8,6 +8,7 @@ use perfz_codecs::{AnyDecoder, Codec, CodecSpec, CodecVisitor, Decoder, Input};
 use super::{EvalError, Row};
 use crate::format::compress::RECORD_MAX;
 use crate::format::record::{records, RecordHeader};
+use crate::format::AttrEntry;
 use crate::push::stack_tail::Edit;
 use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher, Sink, StackTail};
 use crate::replay::pushes;
@@ -73,8 +74,9 @@ impl Sink for NullSink {
 }
 
 struct RunOut {
-    /// Whether unwritten stack bytes were left out.
-    edited: bool,
+    /// Bytes given to the codec: the ring bytes less the unwritten stack
+    /// bytes left out.
+    codec_bytes: u64,
     secs: f64,
     written: u64,
     kept: Option<Vec<u8>>,
@@ -86,7 +88,7 @@ struct OneRun<'a> {
     stream: &'a [u8],
     push: usize,
     keep: bool,
-    stack_tail: Option<StackTail>,
+    stack_tail: Option<&'a StackTail>,
 }
 
 impl OneRun<'_> {
@@ -101,12 +103,13 @@ impl OneRun<'_> {
         // As the recorder: unwritten stack bytes are left out (the walk
         // that finds them is timed too).
         let tail = self.stack_tail;
+        let mut dropped = 0;
         let mut edits = Vec::new();
         let t = Instant::now();
         for region in pushes(self.stream, self.push) {
             edits.clear();
-            if let Some(t) = &tail {
-                t.edits(region, &mut edits);
+            if let Some(t) = tail {
+                dropped += t.edits(region, &mut edits).dropped;
             }
             p.push_edited(region, &edits)?;
         }
@@ -115,7 +118,7 @@ impl OneRun<'_> {
         let state = p.codec_state_size();
         let sink = p.into_sink();
         Ok(RunOut {
-            edited: tail.is_some(),
+            codec_bytes: self.stream.len() as u64 - dropped,
             secs,
             written: sink.written,
             kept: sink.keep,
@@ -182,8 +185,9 @@ pub fn measure(
     stream: &[u8],
     push: usize,
     min_time: Duration,
-    stack_tail: Option<StackTail>,
+    cut: Option<(&StackTail, &[AttrEntry])>,
 ) -> Result<Row, EvalError> {
+    let stack_tail = cut.map(|(t, _)| t);
     if stream.is_empty() {
         return Err(EvalError::Empty);
     }
@@ -200,20 +204,13 @@ pub fn measure(
         })?
         .map_err(io_err)?;
     let kept = first.kept.expect("kept");
-    // What must come back: the stream, with unwritten stack bytes left out
-    // where the push path left them out.
+    // What must come back: the stream, with unwritten stack bytes left
+    // out — computed by the reader's sample parser (eval::oracle), not by
+    // the cutter the push path ran.
     let edited;
-    let want: &[u8] = match stack_tail.filter(|_| first.edited) {
-        Some(t) => {
-            let mut edits = Vec::new();
-            t.edits(Input::one(stream), &mut edits);
-            let mut z = Vec::with_capacity(stream.len());
-            crate::push::stack_tail::for_each_piece(Input::one(stream), &edits, |p| {
-                z.extend_from_slice(p);
-                Ok::<(), ()>(())
-            })
-            .expect("infallible");
-            edited = z;
+    let want: &[u8] = match cut {
+        Some((_, attrs)) => {
+            edited = super::oracle::cut_stream(stream, attrs);
             &edited
         }
         None => stream,
@@ -236,7 +233,9 @@ pub fn measure(
             at,
         }));
     }
-    let mb = stream.len() as f64 / 1e6;
+    // Speeds per byte given to the codec; the ring figures follow from them.
+    let mb = first.codec_bytes as f64 / 1e6;
+    let ring_per_codec = stream.len() as f64 / first.codec_bytes.max(1) as f64;
     let mut c_speeds = Vec::new();
     let start = Instant::now();
     while c_speeds.len() < 3 || start.elapsed() < min_time {
@@ -266,7 +265,9 @@ pub fn measure(
             CodecSpec::Zstd(p) => p.describe(),
             _ => String::new(),
         },
-        ratio: stream.len() as f64 / first.written.max(1) as f64,
+        ratio: first.codec_bytes as f64 / first.written.max(1) as f64,
+        ring_ratio: stream.len() as f64 / first.written.max(1) as f64,
+        codec_bytes: first.codec_bytes,
         compressed_bytes: first.written,
         compress_mbs_best: best_c,
         compress_mbs_median: median(&mut c_speeds.clone()),
@@ -274,7 +275,8 @@ pub fn measure(
         decompress_mbs_median: median(&mut d_speeds.clone()),
         copies_per_byte: copies.copies_per_byte(),
         codec_state_bytes: first.state,
-        keeps_up_mbs: best_c,
+        ring_mbs_best: best_c * ring_per_codec,
+        keeps_up_mbs: best_c * ring_per_codec,
         runs: c_speeds.len(),
         pareto: false,
     })

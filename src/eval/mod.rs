@@ -4,6 +4,7 @@
 //! best and median, every round trip verified byte for byte.
 
 mod measure;
+mod oracle;
 mod report;
 
 use std::path::Path;
@@ -46,10 +47,18 @@ pub struct Row {
     pub spec: String,
     /// The codec's parameters in effect (zstd: level and knobs).
     pub params: String,
-    /// Raw ring bytes / bytes written (COMPRESSED records with their headers).
+    /// The codec's own ratio: bytes given to the codec / bytes written
+    /// (COMPRESSED records with their headers). The same bytes a CLI
+    /// (`zstd -b`) would be given.
     pub ratio: f64,
+    /// Raw ring bytes / bytes written: the codec and the stack cut together.
+    pub ring_ratio: f64,
+    /// Bytes given to the codec (the ring bytes less the unwritten stack
+    /// bytes the cut leaves out).
+    pub codec_bytes: u64,
     pub compressed_bytes: u64,
-    /// Compression through the push path, MB/s (10^6 bytes) of raw trace.
+    /// Compression through the push path, MB/s (10^6 bytes) of the bytes
+    /// given to the codec.
     pub compress_mbs_best: f64,
     pub compress_mbs_median: f64,
     pub decompress_mbs_best: f64,
@@ -58,8 +67,11 @@ pub struct Row {
     pub copies_per_byte: f64,
     /// Bytes of the codec's state (contexts, windows, tables).
     pub codec_state_bytes: usize,
+    /// The same best speed in ring bytes per second (MB/s): the cut bytes
+    /// cost only their walk.
+    pub ring_mbs_best: f64,
     /// The raw trace rate one core can sustain with this codec (MB/s): the
-    /// best compress speed of the push path.
+    /// best speed of the push path in ring bytes.
     pub keeps_up_mbs: f64,
     pub runs: usize,
     pub pareto: bool,
@@ -70,6 +82,9 @@ pub struct Row {
 pub struct Evaluation {
     pub input: String,
     pub raw_bytes: u64,
+    /// Bytes given to the codecs: the ring bytes less the unwritten dwarf
+    /// stack bytes the cut leaves out (equal to raw_bytes without a cut).
+    pub codec_bytes: u64,
     pub push_bytes: usize,
     /// The recording's own trace rate (raw ring bytes per second of samples),
     /// when the file has timestamps.
@@ -83,9 +98,10 @@ pub struct Options {
     pub push_size: usize,
     pub mmap_flush: usize,
     pub min_time: Duration,
-    /// Where the recording's samples leave unwritten stack bytes: an
-    /// output-driven codec reads them as zeros, as in `perfz record`.
+    /// Where the recording's samples leave unwritten stack bytes (left out,
+    /// as in `perfz record`), with the attrs the round trip's oracle reads.
     pub stack_tail: Option<crate::push::StackTail>,
+    pub attrs: Vec<crate::format::AttrEntry>,
 }
 
 /// Headroom asked of a codec over the recording's trace rate before it is
@@ -100,12 +116,14 @@ pub struct Loaded {
     pub rate: Option<f64>,
     /// Where its samples keep unwritten stack bytes (dwarf recordings).
     pub stack_tail: Option<crate::push::StackTail>,
+    /// Why its dwarf stacks cannot be cut, where they cannot.
+    pub stack_note: Option<String>,
+    pub attrs: Vec<crate::format::AttrEntry>,
 }
 
 /// The ring bytes of `path`, its trace rate and its stack layout.
 pub fn load(path: &Path) -> Result<Loaded, FormatError> {
     let stream = crate::replay::ring_stream(path)?;
-    let stack_tail = crate::push::StackTail::for_attrs(&PerfReader::open(path)?.attrs);
     let (mut first, mut last) = (u64::MAX, 0u64);
     let mut r = PerfReader::open(path)?;
     while let Some((rec, meta)) = r.next_record()? {
@@ -118,11 +136,22 @@ pub fn load(path: &Path) -> Result<Loaded, FormatError> {
             }
         }
     }
+    // Read to the end: a pipe-mode file's attrs are records too.
+    let attrs = r.meta.attrs.clone();
+    let (stack_tail, stack_note) = match crate::push::StackTail::for_attrs(&attrs) {
+        Ok(t) => (t, None),
+        Err(why) => (
+            None,
+            Some(format!("dwarf stacks are measured whole: {why}")),
+        ),
+    };
     let rate = (last > first).then(|| stream.len() as f64 / ((last - first) as f64 / 1e9) / 1e6);
     Ok(Loaded {
         stream,
         rate,
         stack_tail,
+        stack_note,
+        attrs,
     })
 }
 
@@ -138,7 +167,8 @@ pub fn evaluate(
     let mut rows = Vec::new();
     for (i, spec) in o.specs.iter().enumerate() {
         progress(i, o.specs.len(), &spec.to_string());
-        rows.push(measure(spec, stream, push, o.min_time, o.stack_tail)?);
+        let cut = o.stack_tail.as_ref().map(|t| (t, &o.attrs[..]));
+        rows.push(measure(spec, stream, push, o.min_time, cut)?);
     }
     progress(o.specs.len(), o.specs.len(), "");
     mark_pareto(&mut rows);
@@ -146,6 +176,7 @@ pub fn evaluate(
     Ok(Evaluation {
         input: input.to_string(),
         raw_bytes: stream.len() as u64,
+        codec_bytes: rows.first().map_or(stream.len() as u64, |r| r.codec_bytes),
         push_bytes: push,
         trace_mbs,
         rows,
@@ -235,9 +266,12 @@ mod tests {
             spec: spec.into(),
             params: String::new(),
             ratio,
+            ring_ratio: ratio,
+            codec_bytes: 0,
             compressed_bytes: 0,
             compress_mbs_best: speed,
             compress_mbs_median: speed,
+            ring_mbs_best: speed,
             decompress_mbs_best: 0.0,
             decompress_mbs_median: 0.0,
             copies_per_byte: 0.0,

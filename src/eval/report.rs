@@ -5,12 +5,14 @@ use std::fmt::Write;
 
 use super::{Evaluation, Row};
 
-const HEAD: [&str; 10] = [
+const HEAD: [&str; 12] = [
     "codec",
     "ratio",
+    "ring ratio",
     "compressed",
     "comp MB/s",
     "(median)",
+    "ring MB/s",
     "decomp MB/s",
     "copies/B",
     "state",
@@ -18,13 +20,15 @@ const HEAD: [&str; 10] = [
     "pareto",
 ];
 
-fn cells(r: &Row) -> [String; 10] {
+fn cells(r: &Row) -> [String; 12] {
     [
         r.spec.clone(),
         format!("{:.3}", r.ratio),
+        format!("{:.3}", r.ring_ratio),
         r.compressed_bytes.to_string(),
         format!("{:.0}", r.compress_mbs_best),
         format!("{:.0}", r.compress_mbs_median),
+        format!("{:.0}", r.ring_mbs_best),
         format!("{:.0}", r.decompress_mbs_best),
         format!("{:.2}", r.copies_per_byte),
         human(r.codec_state_bytes as u64),
@@ -43,9 +47,19 @@ fn human(b: u64) -> String {
 
 fn footer(e: &Evaluation) -> String {
     let mut s = format!(
-        "{} bytes of ring data from {}, pushed {} bytes at a time; MB = 10^6 bytes of uncompressed trace; none = memcpy baseline; * = Pareto-optimal (ratio vs compress speed)\n",
+        "{} bytes of ring data from {}, pushed {} bytes at a time; none = memcpy baseline; * = Pareto-optimal (ratio vs compress speed)\n",
         e.raw_bytes, e.input, e.push_bytes
     );
+    if e.codec_bytes != e.raw_bytes {
+        let _ = writeln!(
+            s,
+            "the stack cut left out {} unwritten dwarf stack bytes: the codecs were given {} bytes; ratio and comp MB/s are per byte given to the codec (what `zstd -b` on the same bytes reports), ring ratio and ring MB/s per ring byte (the cut and the codec together)",
+            e.raw_bytes - e.codec_bytes,
+            e.codec_bytes
+        );
+    } else {
+        s += "MB = 10^6 bytes of uncompressed trace\n";
+    }
     for r in e.rows.iter().filter(|r| !r.params.is_empty()) {
         let _ = writeln!(s, "{}: {}", r.spec, r.params);
     }
@@ -57,7 +71,7 @@ fn footer(e: &Evaluation) -> String {
 
 /// An aligned table for the terminal.
 pub fn render_table(e: &Evaluation) -> String {
-    let rows: Vec<[String; 10]> = e.rows.iter().map(cells).collect();
+    let rows: Vec<[String; 12]> = e.rows.iter().map(cells).collect();
     let mut w = HEAD.map(str::len);
     for r in &rows {
         for (i, c) in r.iter().enumerate() {
@@ -96,17 +110,20 @@ pub fn render_markdown(e: &Evaluation) -> String {
 
 pub fn render_csv(e: &Evaluation) -> String {
     let mut s = String::from(
-        "codec,ratio,compressed_bytes,compress_mbs_best,compress_mbs_median,decompress_mbs_best,decompress_mbs_median,copies_per_byte,codec_state_bytes,keeps_up_mbs,pareto\n",
+        "codec,ratio,ring_ratio,codec_bytes,compressed_bytes,compress_mbs_best,compress_mbs_median,ring_mbs_best,decompress_mbs_best,decompress_mbs_median,copies_per_byte,codec_state_bytes,keeps_up_mbs,pareto\n",
     );
     for r in &e.rows {
         let _ = writeln!(
             s,
-            "\"{}\",{:.4},{},{:.1},{:.1},{:.1},{:.1},{:.3},{},{:.1},{}",
+            "\"{}\",{:.4},{:.4},{},{},{:.1},{:.1},{:.1},{:.1},{:.1},{:.3},{},{:.1},{}",
             r.spec,
             r.ratio,
+            r.ring_ratio,
+            r.codec_bytes,
             r.compressed_bytes,
             r.compress_mbs_best,
             r.compress_mbs_median,
+            r.ring_mbs_best,
             r.decompress_mbs_best,
             r.decompress_mbs_median,
             r.copies_per_byte,

@@ -23,6 +23,13 @@ pub struct Sample {
     pub user_stack_len: u64,
     /// Bytes the sample holds for the user stack (`size`).
     pub user_stack_size: u64,
+    /// Offset in the body of the stack `size` word (0 without STACK_USER).
+    #[serde(skip)]
+    pub user_stack_at: usize,
+    /// Bytes of the body after the last field this layout has (0 in a
+    /// sample the kernel wrote).
+    #[serde(skip)]
+    pub trailing: usize,
 }
 
 /// Branch sample type bit telling that BRANCH_STACK carries `hw_idx`.
@@ -91,6 +98,7 @@ impl Sample {
             skip_regs(&mut c, attr.sample_regs_user(), "user regs")?;
         }
         if t & st::STACK_USER != 0 {
+            s.user_stack_at = body.len() - c.remaining();
             let size = c.u64("user stack size")?;
             s.user_stack_size = size;
             let n = counted(&c, size, 1, "user stack")?;
@@ -127,6 +135,7 @@ impl Sample {
             let n = counted(&c, size, 1, "aux data")?;
             c.skip(n, "aux data")?;
         }
+        s.trailing = c.remaining();
         Ok(s)
     }
 }

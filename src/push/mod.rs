@@ -8,6 +8,7 @@ pub mod aio;
 pub mod memory;
 pub mod meter;
 mod pusher;
+pub mod sample_layout;
 pub mod scan;
 pub mod sink;
 pub mod stack_tail;

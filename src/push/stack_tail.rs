@@ -20,84 +20,127 @@
 
 use perfz_codecs::Input;
 
-use crate::format::attr::sample_type as st;
+pub use super::sample_layout::Uncut;
+use super::sample_layout::{Layout, StackAt};
 use crate::format::record::{RecordHeader, RecordType};
+use crate::format::AttrEntry;
 
-/// Where the user-stack dump sits in a sample of one `sample_type`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where the samples of a recording keep their user-stack dumps: one
+/// [`Layout`] per event, found by the sample's id where events differ.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StackTail {
-    /// Bytes of fixed-size fields before the callchain.
-    fixed_before_callchain: usize,
-    callchain: bool,
-    /// Registers in `REGS_USER` (popcount of `sample_regs_user`).
-    regs_user: usize,
-    regs: bool,
+    /// The layout of every sample, where all events share one.
+    single: Option<Layout>,
+    /// Offset of the id in a sample's body (where events differ).
+    id_at: usize,
+    /// Event ids, sorted, with the index of their layout in `layouts`.
+    ids: Vec<(u64, usize)>,
+    layouts: Vec<Option<Layout>>,
+}
+
+/// What one walk did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Walked {
+    /// Stack bytes left out.
+    pub dropped: u64,
+    /// Samples of an event with a stack that were left whole: their fields
+    /// did not parse as their event's layout, or their id is unknown.
+    pub uncut: u64,
 }
 
 impl StackTail {
-    /// The layout for samples of `sample_type`, or `None` where samples have
-    /// no user stack or fields this walker does not parse (READ, RAW,
-    /// BRANCH_STACK before the stack): those samples are left alone.
+    /// The layout for samples of one event, or `None` where its samples
+    /// have no user stack or fields this walker does not know.
     pub fn for_samples(sample_type: u64, sample_regs_user: u64) -> Option<StackTail> {
-        if sample_type & st::STACK_USER == 0
-            || sample_type & (st::READ | st::RAW | st::BRANCH_STACK) != 0
-        {
-            return None;
-        }
-        let fixed = [
-            st::IDENTIFIER,
-            st::IP,
-            st::TID,
-            st::TIME,
-            st::ADDR,
-            st::ID,
-            st::STREAM_ID,
-            st::CPU,
-            st::PERIOD,
-        ]
-        .iter()
-        .filter(|&&b| sample_type & b != 0)
-        .count()
-            * 8;
-        Some(StackTail {
-            fixed_before_callchain: fixed,
-            callchain: sample_type & st::CALLCHAIN != 0,
-            regs_user: sample_regs_user.count_ones() as usize,
-            regs: sample_type & st::REGS_USER != 0,
-        })
+        let mut attr = crate::format::Attr::new();
+        attr.set_u64(24, sample_type);
+        attr.set_u64(80, sample_regs_user);
+        Self::for_attrs(&[AttrEntry {
+            attr,
+            ids: Vec::new(),
+            name: None,
+        }])
+        .ok()
+        .flatten()
     }
 
-    /// The layout shared by every event of a recording, or `None` if their
-    /// samples differ or have no stack to cut.
-    pub fn for_attrs(attrs: &[crate::format::AttrEntry]) -> Option<StackTail> {
-        let a = &attrs.first()?.attr;
-        let same = attrs.iter().all(|e| {
-            e.attr.sample_type() == a.sample_type()
-                && e.attr.sample_regs_user() == a.sample_regs_user()
-        });
-        if same {
-            Self::for_samples(a.sample_type(), a.sample_regs_user())
-        } else {
-            None
+    /// The layouts of a recording's events: `Ok(None)` where no event
+    /// samples a user stack, an error naming why where they cannot be cut.
+    pub fn for_attrs(attrs: &[AttrEntry]) -> Result<Option<StackTail>, Uncut> {
+        let layouts = attrs
+            .iter()
+            .map(|e| Layout::for_attr(&e.attr))
+            .collect::<Result<Vec<_>, _>>()?;
+        if layouts.iter().all(Option::is_none) {
+            return Ok(None);
+        }
+        if layouts.iter().all(|l| *l == layouts[0]) {
+            return Ok(Some(StackTail {
+                single: layouts[0],
+                id_at: 0,
+                ids: Vec::new(),
+                layouts: Vec::new(),
+            }));
+        }
+        let at = Layout::id_offset(attrs[0].attr.sample_type());
+        if at.is_none()
+            || attrs
+                .iter()
+                .any(|e| Layout::id_offset(e.attr.sample_type()) != at)
+        {
+            return Err(Uncut::NoId);
+        }
+        let mut ids: Vec<(u64, usize)> = attrs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, e)| e.ids.iter().map(move |&id| (id, i)))
+            .collect();
+        ids.sort_unstable();
+        Ok(Some(StackTail {
+            single: None,
+            id_at: at.unwrap_or(0) as usize,
+            ids,
+            layouts,
+        }))
+    }
+
+    /// The layout of the sample at `at` (size known to be in the region).
+    fn layout_of(&self, region: Input<'_>, at: usize, size: usize) -> Result<Option<Layout>, ()> {
+        if self.layouts.is_empty() {
+            return Ok(self.single);
+        }
+        let p = at + RecordHeader::SIZE + self.id_at;
+        if p.checked_add(8).is_none_or(|e| e > at + size) {
+            return Err(());
+        }
+        let id = u64::from_le_bytes(region.read8(p));
+        match self.ids.binary_search_by_key(&id, |&(id, _)| id) {
+            Ok(k) => Ok(self.layouts[self.ids[k].1]),
+            Err(_) => Err(()),
         }
     }
 
     /// Appends the edits that cut every sample of `region` to its written
-    /// stack bytes (in order of offset) and returns the bytes they drop. A
-    /// record it cannot make sense of ends the walk: nothing past it is
-    /// edited.
-    pub fn edits(&self, region: Input<'_>, edits: &mut Vec<Edit>) -> u64 {
+    /// stack bytes (in order of offset). A record header that runs past the
+    /// region ends the walk; a sample that does not parse as its event's
+    /// layout is left whole and the walk goes on with the next record.
+    pub fn edits(&self, region: Input<'_>, edits: &mut Vec<Edit>) -> Walked {
         let len = region.len();
         let mut at = 0;
-        let mut total = 0;
+        let mut w = Walked::default();
         while at + RecordHeader::SIZE <= len {
             let h = RecordHeader::from_le(region.read8(at));
             let size = h.size as usize;
-            if size < RecordHeader::SIZE || at + size > len {
+            if size < RecordHeader::SIZE || size > len - at {
                 break;
             }
             if h.type_ == RecordType::SAMPLE {
-                match self.unwritten(region, at, size) {
+                let stack = match self.layout_of(region, at, size) {
+                    Ok(Some(l)) => l.stack(region, at, size).map(Cut::of),
+                    Ok(None) => Some(Cut::NONE),
+                    Err(()) => None,
+                };
+                match stack {
                     Some(Cut { drop: 0, .. }) => {}
                     Some(c) => {
                         let header = RecordHeader {
@@ -116,54 +159,39 @@ impl StackTail {
                             at: c.size_field + 8 + c.keep,
                             len: c.drop,
                         });
-                        total += c.drop as u64;
+                        w.dropped += c.drop as u64;
                     }
-                    None => break,
+                    None => w.uncut += 1,
                 }
             }
             at += size;
         }
-        total
+        w
     }
+}
 
-    /// Where the stack dump of the sample at `at` is cut, or `None` if the
-    /// sample does not parse as this layout.
-    fn unwritten(&self, r: Input<'_>, at: usize, size: usize) -> Option<Cut> {
-        let end = at + size;
-        let mut p = at + RecordHeader::SIZE + self.fixed_before_callchain;
-        let u64_at = |p: usize| (p + 8 <= end).then(|| u64::from_le_bytes(r.read8(p)));
-        if self.callchain {
-            let nr = u64_at(p)? as usize;
-            p = p.checked_add(8)?.checked_add(nr.checked_mul(8)?)?;
+impl Cut {
+    const NONE: Cut = Cut {
+        size_field: 0,
+        keep: 0,
+        drop: 0,
+    };
+
+    /// Keep whole 8-byte words of the written stack, and at least one: a
+    /// size of 0 would mean "no dyn_size field" to a reader.
+    fn of(s: StackAt) -> Cut {
+        if s.size == 0 {
+            return Cut::NONE;
         }
-        if self.regs {
-            let abi = u64_at(p)?;
-            p += 8;
-            if abi != 0 {
-                p += 8 * self.regs_user;
-            }
-        }
-        let stack_size = u64_at(p)? as usize;
-        let size_field = p;
-        if stack_size == 0 {
-            return Some(Cut {
-                size_field,
-                keep: 0,
-                drop: 0,
-            });
-        }
-        let dyn_size = u64_at(p.checked_add(8)?.checked_add(stack_size)?)? as usize;
-        if dyn_size > stack_size || stack_size % 8 != 0 {
-            return None;
-        }
-        // Keep whole 8-byte words, and at least one: a size of 0 would mean
-        // "no dyn_size field" to a reader.
-        let keep = dyn_size.div_ceil(8).max(1) * 8;
-        Some(Cut {
-            size_field,
+        // dyn_size <= size and size % 8 == 0 were checked by the walk, and
+        // size fits in the record (< 64 KiB).
+        let (size, dyn_size) = (s.size as usize, s.dyn_size as usize);
+        let keep = (dyn_size.div_ceil(8).max(1) * 8).min(size);
+        Cut {
+            size_field: s.size_field,
             keep,
-            drop: stack_size - keep.min(stack_size),
-        })
+            drop: size - keep,
+        }
     }
 }
 
@@ -235,6 +263,8 @@ fn ring_part<'a, E>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::format::attr::{read_format as rf, sample_type as st};
+    use crate::format::Attr;
 
     /// A dwarf-style sample: ip, tid, time, period, callchain of `nr`,
     /// regs (abi 2 + 3 regs), stack of `size` with `dyn_size` written bytes
@@ -258,6 +288,10 @@ mod tests {
         if size > 0 {
             body.extend_from_slice(&(dyn_size as u64).to_le_bytes());
         }
+        record(body)
+    }
+
+    fn record(body: Vec<u8>) -> Vec<u8> {
         let mut rec = Vec::new();
         rec.extend_from_slice(&9u32.to_le_bytes());
         rec.extend_from_slice(&2u16.to_le_bytes());
@@ -280,6 +314,18 @@ mod tests {
             s[n - 8 - (keep - dyn_size)..n - 8].fill(0xee);
         }
         s
+    }
+
+    fn apply(t: &StackTail, region: Input<'_>) -> (Vec<u8>, Walked) {
+        let mut edits = Vec::new();
+        let w = t.edits(region, &mut edits);
+        let mut got = Vec::new();
+        for_each_piece(region, &edits, |p| {
+            got.extend_from_slice(p);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        (got, w)
     }
 
     const STYPE: u64 =
@@ -311,32 +357,175 @@ mod tests {
         let dropped = (data.len() - want.len()) as u64;
         for cut_at in (0..=data.len()).step_by(8) {
             let region = Input::two(&data[..cut_at], &data[cut_at..]);
-            let mut edits = Vec::new();
-            assert_eq!(t.edits(region, &mut edits), dropped, "cut {cut_at}");
-            let mut got = Vec::new();
-            for_each_piece(region, &edits, |p| {
-                got.extend_from_slice(p);
-                Ok::<(), ()>(())
-            })
-            .unwrap();
+            let (got, w) = apply(&t, region);
+            assert_eq!(w.dropped, dropped, "cut {cut_at}");
             assert_eq!(got, want, "cut {cut_at}");
         }
     }
 
     #[test]
-    fn samples_without_a_stack_or_with_unparsed_fields_are_left_alone() {
+    fn damaged_samples_are_left_whole_and_the_walk_goes_on() {
         assert_eq!(StackTail::for_samples(st::IP | st::CALLCHAIN, 0), None);
-        assert_eq!(
-            StackTail::for_samples(st::IP | st::RAW | st::STACK_USER, 0),
-            None
-        );
-        // A lying dyn_size ends the walk without an edit.
         let t = StackTail::for_samples(STYPE, 0b111).unwrap();
+        // A lying dyn_size: that sample whole, the next one cut.
         let mut s = sample(1, 64, 16);
         let n = s.len();
         s[n - 8..].copy_from_slice(&1000u64.to_le_bytes());
-        let mut edits = Vec::new();
-        assert_eq!(t.edits(Input::one(&s), &mut edits), 0);
-        assert!(edits.is_empty());
+        let mut data = s.clone();
+        data.extend(sample(1, 64, 16));
+        let (got, w) = apply(&t, Input::one(&data));
+        assert_eq!(
+            w,
+            Walked {
+                dropped: 48,
+                uncut: 1
+            }
+        );
+        assert_eq!(got, [s, cut(1, 64, 16)].concat());
+    }
+
+    /// Crafted counts and sizes near u64::MAX: no overflow, nothing cut.
+    #[test]
+    fn crafted_counts_and_sizes_do_not_overflow() {
+        let t = StackTail::for_samples(STYPE, 0b111).unwrap();
+        let base = sample(1, 64, 16);
+        let nr_at = 8 + 32;
+        let size_at = 8 + 32 + 16 + 32;
+        for (at, v) in [
+            (nr_at, u64::MAX),
+            (nr_at, u64::MAX / 8 + 1),
+            (nr_at, (usize::MAX / 8) as u64),
+            (size_at, u64::MAX),
+            (size_at, u64::MAX - 7),
+            (size_at, (usize::MAX - 15) as u64),
+        ] {
+            let mut s = base.clone();
+            s[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            let (got, w) = apply(&t, Input::one(&s));
+            assert_eq!(
+                w,
+                Walked {
+                    dropped: 0,
+                    uncut: 1
+                },
+                "{at} {v:#x}"
+            );
+            assert_eq!(got, s);
+        }
+    }
+
+    fn attr(sample_type: u64, read_format: u64, ids: &[u64]) -> AttrEntry {
+        let mut a = Attr::new();
+        a.set_u64(24, sample_type);
+        a.set_u64(32, read_format);
+        a.set_u64(80, 0b111);
+        AttrEntry {
+            attr: a,
+            ids: ids.to_vec(),
+            name: None,
+        }
+    }
+
+    /// cpu-clock and a tracepoint (RAW, CPU) with ID at the same place: each
+    /// sample cut by its own event's layout.
+    #[test]
+    fn mixed_events_are_cut_by_their_own_layout() {
+        let clock = STYPE | st::ID;
+        let tp = clock | st::RAW | st::CPU;
+        let attrs = [attr(clock, 0, &[11, 12]), attr(tp, 0, &[21])];
+        let t = StackTail::for_attrs(&attrs).unwrap().unwrap();
+        // ip tid time id [cpu] period callchain(0) [raw] regs(abi 0) stack
+        let mk = |id: u64, raw: Option<&[u8]>, size: usize, dyn_size: usize, cut: bool| {
+            let mut b = Vec::new();
+            for v in [1u64, 2, 3, id] {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+            if raw.is_some() {
+                b.extend_from_slice(&5u64.to_le_bytes());
+            }
+            b.extend_from_slice(&1u64.to_le_bytes()); // period
+            b.extend_from_slice(&0u64.to_le_bytes()); // callchain nr
+            if let Some(r) = raw {
+                b.extend_from_slice(&(r.len() as u32).to_le_bytes());
+                b.extend_from_slice(r);
+            }
+            b.extend_from_slice(&0u64.to_le_bytes()); // abi none
+            let keep = if cut {
+                dyn_size.div_ceil(8).max(1) * 8
+            } else {
+                size
+            };
+            b.extend_from_slice(&(keep as u64).to_le_bytes());
+            b.extend(std::iter::repeat_n(0xaa, dyn_size));
+            b.extend(std::iter::repeat_n(0xee, keep - dyn_size));
+            b.extend_from_slice(&(dyn_size as u64).to_le_bytes());
+            record(b)
+        };
+        let raw = [7u8; 12];
+        let data = [
+            mk(11, None, 512, 40, false),
+            mk(21, Some(&raw), 512, 9, false),
+            mk(12, None, 256, 256, false),
+            mk(99, None, 512, 8, false),
+        ]
+        .concat();
+        let want = [
+            mk(11, None, 512, 40, true),
+            mk(21, Some(&raw), 512, 9, true),
+            mk(12, None, 256, 256, true),
+            mk(99, None, 512, 8, false),
+        ]
+        .concat();
+        let (got, w) = apply(&t, Input::one(&data));
+        assert_eq!(got, want);
+        assert_eq!(w.uncut, 1, "the unknown id 99 is left whole");
+    }
+
+    #[test]
+    fn events_that_cannot_be_told_apart_say_why() {
+        let a = attr(STYPE, 0, &[1]);
+        let b = attr(STYPE | st::RAW, 0, &[2]);
+        assert_eq!(StackTail::for_attrs(&[a.clone(), b]), Err(Uncut::NoId));
+        let odd = attr(STYPE | (1 << 40), 0, &[3]);
+        assert!(matches!(
+            StackTail::for_attrs(&[odd]),
+            Err(Uncut::UnknownFields(_))
+        ));
+        // No event with a stack: nothing to cut, nothing to say.
+        let fp = attr(st::IP | st::CALLCHAIN, 0, &[4]);
+        assert_eq!(StackTail::for_attrs(&[fp]), Ok(None));
+        // The same layout for every event: no id needed.
+        let t = StackTail::for_attrs(&[a.clone(), a]).unwrap().unwrap();
+        assert!(t.layouts.is_empty());
+    }
+
+    /// A leader-sampling group: READ with GROUP, ID and LOST, then the stack.
+    #[test]
+    fn group_reads_are_stepped_over() {
+        let stype = STYPE | st::READ | st::IDENTIFIER;
+        let f = rf::GROUP | rf::ID | rf::LOST;
+        let t = StackTail::for_attrs(&[attr(stype, f, &[5, 6])])
+            .unwrap()
+            .unwrap();
+        let mk = |keep: usize| {
+            let mut b = Vec::new();
+            for v in [5u64, 1, 2, 3, 1] {
+                b.extend_from_slice(&v.to_le_bytes()); // id ip tid time period
+            }
+            b.extend_from_slice(&2u64.to_le_bytes()); // read nr
+            for v in [100u64, 5, 0, 200, 6, 0] {
+                b.extend_from_slice(&v.to_le_bytes());
+            }
+            b.extend_from_slice(&0u64.to_le_bytes()); // callchain nr
+            b.extend_from_slice(&0u64.to_le_bytes()); // abi none
+            b.extend_from_slice(&(keep as u64).to_le_bytes());
+            b.extend(std::iter::repeat_n(0xaa, 16));
+            b.extend(std::iter::repeat_n(0xee, keep - 16));
+            b.extend_from_slice(&16u64.to_le_bytes());
+            record(b)
+        };
+        let (got, w) = apply(&t, Input::one(&mk(1024)));
+        assert_eq!(got, mk(16));
+        assert_eq!(w.dropped, 1008);
     }
 }

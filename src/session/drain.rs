@@ -39,6 +39,9 @@ pub struct DrainReport {
     pub sink: String,
     /// Unwritten dwarf stack bytes left out.
     pub stack_bytes_cleared: u64,
+    /// Samples with a stack left whole (they did not parse as their
+    /// event's layout, or their id was unknown).
+    pub stack_samples_uncut: u64,
     /// The fullest a ring was when a pass came to it, as a fraction of its
     /// size, and how many pushes found a ring at least 7/8 full (how close
     /// the drain came to losing records).
@@ -95,6 +98,7 @@ pub struct PushDrain<C: Codec, S: SessionSink, M: Meter> {
     /// Where samples keep unwritten stack bytes to clear (dwarf mode).
     stack_tail: Option<StackTail>,
     stack_bytes_cleared: u64,
+    stack_samples_uncut: u64,
     /// The current region's edits (reused: no allocation once warm).
     edits: Vec<Edit>,
     max_fill: f64,
@@ -111,6 +115,7 @@ impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
             pusher: Pusher::new(codec, sink),
             stack_tail,
             stack_bytes_cleared: 0,
+            stack_samples_uncut: 0,
             edits: Vec::new(),
             max_fill: 0.0,
             near_full_pushes: 0,
@@ -156,7 +161,9 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
             scan_hits(region, counts, self.hits.as_mut());
             self.edits.clear();
             if let Some(t) = &self.stack_tail {
-                self.stack_bytes_cleared += t.edits(region, &mut self.edits);
+                let w = t.edits(region, &mut self.edits);
+                self.stack_bytes_cleared += w.dropped;
+                self.stack_samples_uncut += w.uncut;
             }
             // A flight-recorder segment closes after a push that ends the
             // codec's frame, so the next segment decodes on its own.
@@ -200,6 +207,7 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
             codec_state_bytes: self.pusher.codec_state_size(),
             sink: self.pusher.sink().describe(),
             stack_bytes_cleared: self.stack_bytes_cleared,
+            stack_samples_uncut: self.stack_samples_uncut,
             max_fill: self.max_fill,
             near_full_pushes: self.near_full_pushes,
         }

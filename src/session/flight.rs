@@ -82,7 +82,7 @@ pub fn record(
         aio_backend: o.aio_backend,
         copy_meter: o.copy_meter,
         ring_size,
-        stack_tail: prepared.stack_tail(o.keep_stack_padding),
+        stack_tail: prepared.stack_tail(o.keep_stack_padding, &mut notes),
         rounds: true,
         hits: true,
     })??;

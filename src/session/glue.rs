@@ -48,7 +48,7 @@ pub struct Glue {
 pub type Built = (Box<dyn Drain + Send>, Vec<String>);
 
 /// What a drain unit is built with besides its codec and sink.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Unit {
     copy_meter: bool,
     stack_tail: Option<StackTail>,
@@ -62,7 +62,7 @@ impl Unit {
         codec: C,
         sink: S,
     ) -> Box<dyn Drain + Send> {
-        let t = self.stack_tail;
+        let t = self.stack_tail.clone();
         if self.copy_meter {
             Box::new(PushDrain::<C, S, CopyMeter>::new(
                 codec,

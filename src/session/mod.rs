@@ -274,7 +274,7 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         aio_backend: o.aio_backend,
         copy_meter: o.copy_meter,
         ring_size,
-        stack_tail: prepared.stack_tail(o.keep_stack_padding),
+        stack_tail: prepared.stack_tail(o.keep_stack_padding, &mut notes),
         rounds: true,
         // Build ids need them; so do switched outputs (their side band).
         hits: (o.build_ids.table || o.switch_output.is_some()) && !out.is_pipe(),
@@ -685,6 +685,7 @@ fn drain_summary(
         codec_copies_input: report.codec_copies_input,
         codec_state_bytes: report.codec_state_bytes,
         stack_bytes_cleared: report.stack_bytes_cleared,
+        stack_samples_uncut: report.stack_samples_uncut,
         max_ring_fill: report.max_fill,
         near_full_pushes: report.near_full_pushes,
         threads: Vec::new(),

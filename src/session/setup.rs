@@ -42,11 +42,22 @@ impl Prepared {
             .unwrap_or(1 << 19)
     }
 
-    /// Where samples keep unwritten dwarf stack bytes, unless kept.
-    pub fn stack_tail(&self, keep_padding: bool) -> Option<crate::push::StackTail> {
-        (!keep_padding)
-            .then(|| crate::push::StackTail::for_attrs(&self.set.attrs))
-            .flatten()
+    /// Where samples keep unwritten dwarf stack bytes, unless kept. Where
+    /// the events' samples cannot be cut, a note says why.
+    pub fn stack_tail(
+        &self,
+        keep_padding: bool,
+        notes: &mut Vec<String>,
+    ) -> Option<crate::push::StackTail> {
+        if keep_padding {
+            return None;
+        }
+        crate::push::StackTail::for_attrs(&self.set.attrs).unwrap_or_else(|why| {
+            notes.push(format!(
+                "dwarf stacks are written whole (the ring's unwritten stack bytes are kept): {why}"
+            ));
+            None
+        })
     }
 
     /// Bytes of the sample_id trailer of the first event's records.

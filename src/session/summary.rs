@@ -43,6 +43,9 @@ pub struct Summary {
     pub codec_state_bytes: usize,
     /// Dwarf stack bytes the kernel left unwritten, left out of the file.
     pub stack_bytes_cleared: u64,
+    /// Samples with a stack written whole: they did not parse as their
+    /// event's layout, or their id was unknown.
+    pub stack_samples_uncut: u64,
     /// The fullest any ring was when the drain came to it (0..1), and how
     /// many pushes found a ring at least 7/8 full.
     pub max_ring_fill: f64,
@@ -126,6 +129,12 @@ impl Summary {
                 t.cpu_seconds,
                 t.max_ring_fill * 100.0,
                 t.error.as_ref().map(|e| format!(", failed: {e}")).unwrap_or_default(),
+            );
+        }
+        if self.stack_samples_uncut > 0 {
+            s += &format!(
+                "[ perfz record: {} samples kept their whole stack dump (their fields did not parse as their event's layout) ]\n",
+                self.stack_samples_uncut
             );
         }
         if self.lost_events > 0 || self.lost_samples > 0 {

@@ -278,7 +278,7 @@ pub fn record(
     let groups: Vec<Group> =
         layout(spec, &ring_cpus, online, &SysTopology).map_err(RecordError::Usage)?;
     let ring_size = prepared.ring_size();
-    let stack_tail = prepared.stack_tail(o.keep_stack_padding);
+    let stack_tail = prepared.stack_tail(o.keep_stack_padding, &mut notes);
 
     // The directory, `data` with the side band, and one data.N per thread.
     let mut out = Output::open_dir(&o.output).map_err(RecordError::Output)?;
@@ -317,7 +317,7 @@ pub fn record(
             aio_backend: o.aio_backend,
             copy_meter: o.copy_meter,
             ring_size,
-            stack_tail,
+            stack_tail: stack_tail.clone(),
             rounds: false,
             hits: o.build_ids.table,
         })??;
@@ -604,6 +604,7 @@ fn finish(
         codec_copies_input: reports.first().is_some_and(|r| r.codec_copies_input),
         codec_state_bytes: reports.iter().map(|r| r.codec_state_bytes).sum(),
         stack_bytes_cleared: sum(|r| r.stack_bytes_cleared),
+        stack_samples_uncut: sum(|r| r.stack_samples_uncut),
         max_ring_fill: reports.iter().map(|r| r.max_fill).fold(0.0, f64::max),
         near_full_pushes: sum(|r| r.near_full_pushes),
         threads,
