@@ -137,7 +137,8 @@ proptest! {
         let mut rng = model::Rng(seed);
         let events = model::events(&mut rng);
         let attrs = model::attrs(&events);
-        let (whole, want) = model::stream(&mut rng, &events, n);
+        let model = model::stream(&mut rng, &events, n);
+        let whole = &model.whole;
         let tail = StackTail::for_attrs(&attrs).expect("the model's events can be told apart");
         let stream = whole.concat();
         // Pushes of a few whole records each, split at a random wrap point
@@ -162,9 +163,9 @@ proptest! {
             for sink in [SinkKind::Serial, SinkKind::AsyncThread, SinkKind::AsyncUring, SinkKind::Memory] {
                 spec.visit(Push { pushes: &pushes, attrs: &attrs, tail: tail.as_ref(), sink, path: &path }).unwrap();
                 let got = ring_records(&path);
-                prop_assert_eq!(got.len(), want.len(), "{} {:?}", spec, sink);
-                for (k, (g, w)) in got.iter().zip(&want).enumerate() {
-                    prop_assert_eq!(g, w, "{} {:?}: record {} (events {:?})", spec, sink, k, events);
+                prop_assert_eq!(got.len(), whole.len(), "{} {:?}", spec, sink);
+                for (k, g) in got.iter().enumerate() {
+                    prop_assert!(model.accepts(k, g), "{} {:?}: record {} (events {:?})", spec, sink, k, events);
                 }
             }
         }
@@ -183,7 +184,7 @@ fn crafted_sizes_leave_samples_whole() {
         let Ok(Some(tail)) = StackTail::for_attrs(&attrs) else {
             continue;
         };
-        let (whole, _) = model::record(&mut rng, &events);
+        let (whole, ..) = model::record(&mut rng, &events);
         for at in (8..whole.len()).step_by(8) {
             for v in [
                 u64::MAX,
@@ -404,7 +405,10 @@ fn recompress_cuts_perfs_own_recordings_and_perf_reads_them_the_same() {
             &format!("{name}: perf report after the cut"),
         );
         let (a, b) = (size_of(input), size_of(&out));
-        assert!(b * 3 < a, "{name}: {a} -> {b} bytes");
+        // perf's -z already squeezed its padding; uncompressed inputs
+        // shrink by the cut and the codec together.
+        let factor = if name.contains("-z") { 1 } else { 3 };
+        assert!(b * factor < a, "{name}: {a} -> {b} bytes");
         // --keep-stack-padding keeps what perf wrote (zstd:3 of the whole stacks).
         let kept = dir.join(format!("keep-{name}"));
         perfz_ok(&[
@@ -429,4 +433,32 @@ fn recompress_cuts_perfs_own_recordings_and_perf_reads_them_the_same() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Many model streams, each record alone: the cut is the model's.
+#[test]
+fn the_cut_matches_the_model_for_many_layouts() {
+    let mut layouts = 0;
+    for seed in 0..30_000u64 {
+        let mut rng = model::Rng(seed);
+        let events = model::events(&mut rng);
+        let attrs = model::attrs(&events);
+        let Some(t) = StackTail::for_attrs(&attrs).expect("told apart") else {
+            continue;
+        };
+        layouts += 1;
+        let m = model::stream(&mut rng, &events, 4);
+        for (i, w) in m.whole.iter().enumerate() {
+            let mut edits = Vec::new();
+            t.edits(Input::one(w), &mut edits);
+            let mut out = Vec::new();
+            perfz::push::stack_tail::for_each_piece(Input::one(w), &edits, |p| {
+                out.extend_from_slice(p);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+            assert!(m.accepts(i, &out), "seed {seed}: record {i} of {events:?}");
+        }
+    }
+    assert!(layouts > 20_000);
 }

@@ -1,34 +1,43 @@
-//! Question: whatever bytes a ring region holds, does cutting dwarf samples
-//! to their written stack stay inside the region, keep edits in order, never
-//! lengthen the stream, and change bytes only inside SAMPLE records whose
-//! stack it understood (every other record passes through unchanged)?
+//! Question: does the dwarf stack cutter (`push::stack_tail`) cut exactly as
+//! the reference model does, and, whatever bytes a ring region holds, never
+//! panic, keep its edits in order and inside the region, and never lengthen
+//! the stream?
+//!
+//! Half of each input seeds the model of tests/stack_cut/model.rs (events
+//! of random layouts, their samples as the kernel writes them and as the cut
+//! must leave them), whose bytes are then damaged by the other half: where
+//! nothing was damaged the output must equal the model's cut exactly.
 #![no_main]
+
+#[path = "../../tests/stack_cut/model.rs"]
+mod model;
 
 use libfuzzer_sys::fuzz_target;
 use perfz::codecs::Input;
-use perfz::format::attr::sample_type as st;
 use perfz::push::stack_tail::{for_each_piece, Edit, StackTail};
 
-fuzz_target!(|input: (u16, u8, u16, Vec<u8>)| {
-    let (wrap, regs, bits, mut data) = input;
-    data.truncate(data.len() / 8 * 8);
-    // Sample types around the dwarf one: optional id/cpu/callchain/regs.
-    let mut stype = st::IP | st::TID | st::TIME | st::PERIOD | st::STACK_USER;
-    for (i, b) in [st::ID, st::CPU, st::CALLCHAIN, st::REGS_USER, st::IDENTIFIER]
-        .iter()
-        .enumerate()
-    {
-        if bits & (1 << i) != 0 {
-            stype |= b;
-        }
-    }
-    let Some(t) = StackTail::for_samples(stype, regs as u64) else {
+fuzz_target!(|input: (u64, u8, u16, Vec<(u16, u64)>)| {
+    let (seed, n, wrap, damage) = input;
+    let mut rng = model::Rng(seed);
+    let events = model::events(&mut rng);
+    let attrs = model::attrs(&events);
+    let Ok(Some(t)) = StackTail::for_attrs(&attrs) else {
         return;
     };
+    let model = model::stream(&mut rng, &events, 1 + n as usize % 16);
+    let mut data = model.whole.concat();
+    let mut damaged = false;
+    for &(at, v) in damage.iter().take(8) {
+        let at = at as usize / 8 * 8;
+        if at + 8 <= data.len() {
+            data[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            damaged = true;
+        }
+    }
     let k = (wrap as usize * 8).min(data.len());
     let region = Input::two(&data[..k], &data[k..]);
     let mut edits = Vec::new();
-    let dropped = t.edits(region, &mut edits);
+    let walked = t.edits(region, &mut edits);
     let mut at = 0;
     for e in &edits {
         let (from, len) = match *e {
@@ -45,5 +54,8 @@ fuzz_target!(|input: (u16, u8, u16, Vec<u8>)| {
         Ok::<(), ()>(())
     })
     .unwrap();
-    assert_eq!(out.len() as u64 + dropped, data.len() as u64);
+    assert_eq!(out.len() as u64 + walked.dropped, data.len() as u64);
+    if !damaged {
+        assert!(model.accepts_all(&out), "the cut differs from the model's");
+    }
 });

@@ -194,14 +194,18 @@ impl Layout {
                     }
                     Some(())
                 };
-                // With no branch stack at all the kernel writes `nr` = 0
-                // and no hw_idx: try the layout with it, then without.
                 let mut with = w;
                 let first = entries(&mut with, hw_idx).and_then(|_| self.regs_onward(with));
-                if first.is_some() || !(hw_idx && nr == 0) {
+                if !(hw_idx && nr == 0) {
                     return first;
                 }
-                self.regs_onward(w)
+                // With no branch stack at all the kernel writes `nr` = 0
+                // and no hw_idx: try the layout without it too. Where both
+                // parse and disagree, the sample is left whole.
+                match (first, self.regs_onward(w)) {
+                    (Some(a), Some(b)) => (a == b).then_some(a),
+                    (a, b) => a.or(b),
+                }
             }
         }
     }

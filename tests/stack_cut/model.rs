@@ -157,14 +157,19 @@ fn finish(type_: u32, body: Vec<u8>) -> Vec<u8> {
     r
 }
 
-/// One record as the kernel writes it, and as the cut must leave it.
-pub fn record(rng: &mut Rng, events: &[Event]) -> (Vec<u8>, Vec<u8>) {
+/// One record as the kernel writes it, as the cut must leave it, and
+/// whether leaving it whole is right too: a sample of an event with
+/// BRANCH_STACK and hw_idx for which the kernel had no branch stack (it
+/// then writes `nr` = 0 without hw_idx) may parse both ways; a cutter
+/// must not guess.
+pub fn record(rng: &mut Rng, events: &[Event]) -> (Vec<u8>, Vec<u8>, bool) {
+    let mut either = false;
     if rng.chance(6) {
         // COMM, EXIT, MMAP2, SWITCH...: passed through untouched.
         let type_ = [1u32, 3, 4, 7, 10, 14][rng.below(6) as usize];
         let body: Vec<u8> = (0..rng.below(40) * 8).map(|_| rng.next() as u8).collect();
         let r = finish(type_, body);
-        return (r.clone(), r);
+        return (r.clone(), r, false);
     }
     let e = &events[rng.below(events.len() as u64) as usize];
     let id = e.ids[rng.below(e.ids.len() as u64) as usize];
@@ -219,9 +224,12 @@ pub fn record(rng: &mut Rng, events: &[Event]) -> (Vec<u8>, Vec<u8>) {
         if rng.chance(4) {
             // No branch stack at all: the kernel writes nr = 0 alone.
             word(&mut head, 0);
+            either = e.hw_idx;
         } else {
             let nr = rng.below(3);
             word(&mut head, nr);
+            // nr = 0 with hw_idx reads the same as no branch stack.
+            either = e.hw_idx && nr == 0;
             if e.hw_idx {
                 word(&mut head, rng.next());
             }
@@ -272,7 +280,7 @@ pub fn record(rng: &mut Rng, events: &[Event]) -> (Vec<u8>, Vec<u8>) {
     }
     if t & st::STACK_USER == 0 {
         let r = finish(9, [head, tail].concat());
-        return (r.clone(), r);
+        return (r.clone(), r, false);
     }
     // The stack: size 0 (no user regs), or words with dyn_size 0, odd, all, any.
     let room = (65_000 - 8 - head.len() - tail.len() - 16) as u64 / 8;
@@ -308,10 +316,53 @@ pub fn record(rng: &mut Rng, events: &[Event]) -> (Vec<u8>, Vec<u8>) {
     };
     let whole = finish(9, [&head[..], &stack(size, rng), &tail].concat());
     let cut = finish(9, [&head[..], &stack(keep, rng), &tail].concat());
-    (whole, cut)
+    (whole, cut, either)
 }
 
-/// A ring's worth of records: what the kernel wrote, what the cut leaves.
-pub fn stream(rng: &mut Rng, events: &[Event], n: usize) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
-    (0..n).map(|_| record(rng, events)).unzip()
+/// A ring's worth of records.
+pub struct Stream {
+    /// As the kernel wrote them.
+    pub whole: Vec<Vec<u8>>,
+    /// As the cut must leave them.
+    pub cut: Vec<Vec<u8>>,
+    /// Where leaving the record whole is right too.
+    pub either: Vec<bool>,
+}
+
+impl Stream {
+    /// Whether `got` is the cut of record `i`.
+    pub fn accepts(&self, i: usize, got: &[u8]) -> bool {
+        got == self.cut[i] || (self.either[i] && got == self.whole[i])
+    }
+
+    /// Whether `out` is the cut of the whole stream, record by record.
+    pub fn accepts_all(&self, out: &[u8]) -> bool {
+        let mut at = 0;
+        for i in 0..self.whole.len() {
+            let Some(h) = out.get(at..at + 8) else {
+                return false;
+            };
+            let n = u16::from_le_bytes([h[6], h[7]]) as usize;
+            if at + n > out.len() || !self.accepts(i, &out[at..at + n]) {
+                return false;
+            }
+            at += n;
+        }
+        at == out.len()
+    }
+}
+
+pub fn stream(rng: &mut Rng, events: &[Event], n: usize) -> Stream {
+    let mut s = Stream {
+        whole: Vec::new(),
+        cut: Vec::new(),
+        either: Vec::new(),
+    };
+    for _ in 0..n {
+        let (w, c, e) = record(rng, events);
+        s.whole.push(w);
+        s.cut.push(c);
+        s.either.push(e);
+    }
+    s
 }
