@@ -110,7 +110,10 @@ fn filters_globs_and_clear_errors() {
     let lines = tracepoint_lines(&script(&out), "sched:sched_switch");
     assert!(!lines.is_empty());
     for l in &lines {
-        assert!(l.contains("prev_comm=sleep "), "the filter let through: {l}");
+        assert!(
+            l.contains("prev_comm=sleep "),
+            "the filter let through: {l}"
+        );
     }
     // A glob records every matching tracepoint, named as perf names them.
     record(
@@ -292,7 +295,10 @@ fn terms_pmus_and_modifiers_reach_the_attr() {
     assert!(o.status.success(), "{err}");
     let names = run_perf(&perf(), &["evlist", "-i", out.to_str().unwrap()]);
     if err.contains("hardware counters are not available") {
-        assert!(err.contains("recording the software event cpu-clock"), "{err}");
+        assert!(
+            err.contains("recording the software event cpu-clock"),
+            "{err}"
+        );
         assert!(names.contains("cpu-clock"), "{names}");
     } else {
         assert!(names.contains("L1-dcache-load-misses"), "{names}");

@@ -49,10 +49,8 @@ fn wait_cpu(perfz_pid: u32, secs: f64) -> f64 {
     // SAFETY: sysconf reads a constant.
     let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     let used = || -> Option<f64> {
-        let kids = std::fs::read_to_string(format!(
-            "/proc/{perfz_pid}/task/{perfz_pid}/children"
-        ))
-        .ok()?;
+        let kids =
+            std::fs::read_to_string(format!("/proc/{perfz_pid}/task/{perfz_pid}/children")).ok()?;
         let pid = kids.split_whitespace().next()?;
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         let f: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();

@@ -66,7 +66,7 @@ impl CodecVisitor for Write<'_> {
                 (c, s.into_inner())
             }
             Path_::Uring(n) => {
-                let b = UringBackend::new(w.get_ref()).expect("io_uring works on this machine");
+                let b = UringBackend::new(w.get_ref()).unwrap_or_else(|e| panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)"));
                 let (s, c, info) = run(codec, AsyncSink::new(w, b, n, 512 << 10), self.stream);
                 if let Some(i) = info {
                     features.set_compressed(i);

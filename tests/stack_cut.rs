@@ -90,7 +90,7 @@ impl CodecVisitor for Push<'_> {
             }
             SinkKind::AsyncUring => {
                 let b = UringBackend::new(w.get_ref()).unwrap_or_else(|e| {
-                    panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp, kernel.io_uring_disabled=0)")
+                    panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)")
                 });
                 finish_async(codec, w, b, &self);
             }

@@ -194,7 +194,7 @@ impl CodecVisitor for RecorderPath<'_> {
                 push_async(codec, w, b, self.pushes, biggest, &mut f);
             }
             SinkKind::AsyncUring => {
-                let b = UringBackend::new(w.get_ref()).expect("io_uring (this test needs it)");
+                let b = UringBackend::new(w.get_ref()).unwrap_or_else(|e| panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)"));
                 push_async(codec, w, b, self.pushes, biggest, &mut f);
             }
         }

@@ -93,6 +93,10 @@ struct Shared {
     ended_fd: OwnedFd,
     /// Bytes each thread has written to its data.N (`--max-size`).
     bytes: Vec<AtomicU64>,
+    /// `--max-size` less what `data` holds: the thread whose pass crosses
+    /// it wakes the main thread at once (not at its next 100 ms check), so
+    /// the files pass the limit by at most about one ring per thread.
+    max_streams: Option<u64>,
 }
 
 fn eventfd() -> io::Result<OwnedFd> {
@@ -118,6 +122,12 @@ impl Control for ThreadControl {
     fn stop(&mut self, drain: &dyn Drain, _: &RecordCounts) -> Next {
         // For --max-size, summed by the main thread (a count, no ordering).
         self.0.bytes[self.1].store(drain.bytes_written(), Ordering::Relaxed);
+        if let Some(max) = self.0.max_streams {
+            let total: u64 = self.0.bytes.iter().map(|b| b.load(Ordering::Relaxed)).sum();
+            if total >= max {
+                signal(&self.0.ended_fd);
+            }
+        }
         // Acquire pairs with the main thread's release store: the events
         // were disabled before, so the final pass sees everything.
         if self.0.stop.load(Ordering::Acquire) {
@@ -352,6 +362,7 @@ pub fn record(
         ended: AtomicUsize::new(0),
         ended_fd: eventfd().map_err(io_err("creating an eventfd"))?,
         bytes: (0..jobs.len()).map(|_| AtomicU64::new(0)).collect(),
+        max_streams: o.max_size.map(|m| m.saturating_sub(side_band_bytes)),
     });
 
     let child = super::start(o, &mut prepared, &mut out)?;
