@@ -10,7 +10,13 @@ CPU 1 (`-C 1 ... -- sleep S`). With M MiB of memory each:
   perfz record --codec zstd:1        (plain recording, for the CPU it costs)
 History = the time between the first and last sample of the file written
 at the end, in seconds per MiB of memory; CPU = user + sys of the recorder
-(wait4). Scenarios: dwarf (-F 20000 --call-graph dwarf,32768) and fp
+(wait4); peak RSS = the recorder's ru_maxrss (its mapped ring pages, codec
+state, history and map records together).
+"At equal memory": perfz's flight recorder also holds its kernel ring,
+zstd's state and its map history besides the M MiB, so a calibration run
+measures its peak RSS, and perf --overwrite gets -m raised to the power of
+two of pages at or above that footprint (so perf never has less memory than
+perfz used). Scenarios: dwarf (-F 20000 --call-graph dwarf,32768) and fp
 (-F 20000 -g). Medians over the rounds. A history as long as the run itself
 means the memory never filled (a lower bound, marked >=).
 """
@@ -33,13 +39,14 @@ SCEN = {
 
 
 def run(argv):
+    """(CPU seconds, peak RSS KiB) of argv pinned to CPU 0."""
     p = subprocess.Popen(["taskset", "-c", "0"] + argv, stdout=subprocess.DEVNULL,
                          stderr=subprocess.PIPE)
     _, status, ru = os.wait4(p.pid, 0)
     err = p.stderr.read().decode(errors="replace")
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{argv} failed: {err}")
-    return ru.ru_utime + ru.ru_stime
+    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss
 
 
 def span(path):
@@ -85,20 +92,33 @@ def main():
     for scen, common in SCEN.items():
         wl = subprocess.Popen(["taskset", "-c", "1", deep, "100000"], stdout=subprocess.DEVNULL)
         time.sleep(0.5)
-        res = {t: [] for t in tools}
+        # Calibration: perfz's footprint with the flight recorder (zstd:1).
+        cal = os.path.join(tmp, "cal.data")
+        _, rss = run([PERFZ, "record", "-q", "--flight-recorder", mem, "--codec", "zstd:1",
+                      "-o", cal, "-C", "1"] + common + ["--", "sleep", str(a.seconds)])
+        for f in os.listdir(tmp):
+            if f.startswith("cal.data"):
+                os.unlink(os.path.join(tmp, f))
+        eq = 1
+        while eq * os.sysconf("SC_PAGE_SIZE") < rss * 1024:
+            eq *= 2
+        tools_here = dict(tools)
+        tools_here[f"perf --overwrite -m {eq} (perfz's footprint)"] = (
+            lambda o, eq=eq: ["perf", "record", "-q", "--overwrite", "-m", str(eq), "-o", o])
+        res = {t: [] for t in tools_here}
         try:
             for r in range(a.rounds):
-                for t, mk in tools.items():
+                for t, mk in tools_here.items():
                     out = os.path.join(tmp, "f.data")
                     argv = mk(out) + ["-C", "1"] + common + ["--", "sleep", str(a.seconds)]
-                    cpu = run(argv)
+                    cpu, rss = run(argv)
                     if "flight-recorder" in t:
                         snaps = sorted(f for f in os.listdir(tmp) if f.startswith("f.data."))
                         path = os.path.join(tmp, snaps[-1])
                     else:
                         path = out
                     if t == "perfz zstd:1 to a file":
-                        res[t].append({"cpu": cpu, "span": 0.0, "samples": 0})
+                        res[t].append({"cpu": cpu, "span": 0.0, "samples": 0, "rss": rss})
                         print(f"{scen} round {r} {t:<38} cpu {cpu:.2f}s", file=sys.stderr)
                         os.unlink(out)
                         continue
@@ -108,9 +128,9 @@ def main():
                         subprocess.run([PERFZ, "recompress", path, "-o", z, "--codec", "zstd:1"],
                                        check=True, stderr=subprocess.DEVNULL)
                         n, s = span(z)
-                    res[t].append({"cpu": cpu, "span": s, "samples": n})
-                    print(f"{scen} round {r} {t:<38} cpu {cpu:.2f}s history {s:.3f}s samples {n}",
-                          file=sys.stderr)
+                    res[t].append({"cpu": cpu, "span": s, "samples": n, "rss": rss})
+                    print(f"{scen} round {r} {t:<38} cpu {cpu:.2f}s history {s:.3f}s samples {n} "
+                          f"rss {rss} KiB", file=sys.stderr)
                     for f in os.listdir(tmp):
                         if f.startswith("f.data") or f == "z.data":
                             os.unlink(os.path.join(tmp, f))
@@ -120,23 +140,26 @@ def main():
         for t, rs in res.items():
             cpu = statistics.median(x["cpu"] for x in rs)
             s = statistics.median(x["span"] for x in rs)
+            rss = statistics.median(x["rss"] for x in rs) / 1024
             full = s >= a.seconds * 0.9
-            rows.append((scen, t, cpu, s, full))
-    plain = {scen: cpu for scen, t, cpu, s, full in rows if t == "perfz zstd:1 to a file"}
+            rows.append((scen, t, cpu, s, full, rss))
+    plain = {scen: cpu for scen, t, cpu, s, full, rss in rows if t == "perfz zstd:1 to a file"}
     lines = [f"Command: `benches/flight.py {' '.join(sys.argv[1:])}` ({time.strftime('%Y-%m-%d')}; "
              f"{a.rounds} rounds, {a.seconds:g} s each, medians; {a.mib} MiB of memory; "
              "workload on CPU 1, recorder on CPU 0)", "",
-             "| stream | recorder | history s | s per MiB | recorder CPU s | CPU × plain zstd:1 |",
-             "|---|---|---|---|---|---|"]
-    for scen, t, cpu, s, full in rows:
+             "| stream | recorder | history s | s per MiB of peak RSS | peak RSS MiB "
+             "| recorder CPU s | CPU × plain zstd:1 |",
+             "|---|---|---|---|---|---|---|"]
+    for scen, t, cpu, s, full, rss in rows:
         if t == "perfz zstd:1 to a file":
             hist = "—"
             per = "—"
         else:
             mark = ">=" if full else ""
             hist = f"{mark}{s:.3f}"
-            per = f"{mark}{s / a.mib:.3f}"
-        lines.append(f"| {scen} | {t} | {hist} | {per} | {cpu:.2f} | {cpu / plain[scen]:.2f} |")
+            per = f"{mark}{s / rss:.3f}"
+        lines.append(f"| {scen} | {t} | {hist} | {per} | {rss:.1f} | {cpu:.2f} "
+                     f"| {cpu / plain[scen]:.2f} |")
     table = "\n".join(lines)
     print(table)
     if a.markdown:

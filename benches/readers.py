@@ -12,9 +12,9 @@ both readers. For each file and reader it prints the threads, the samples
 the reader saw, the samples perf itself counts in that file, and whether the
 workload's functions are named. It exits non-zero unless, for perf's file
 and perfz's decompressed one alike, each reader sees every sample perf
-counts, the same threads, and the workload's functions; the compressed file
-is shown for contrast (both readers see nothing in it, perf's `-z` files
-included: they take no COMPRESSED records).
+counts, the same threads, and the workload's functions; and that the
+compressed files, perfz's and perf's own `-z` one alike, show them nothing
+(no reader of the two takes COMPRESSED records): the README's claim.
 
 Needs root (recording), perf, cc, cargo.
 """
@@ -134,10 +134,12 @@ def main():
         "perf (uncompressed)": os.path.join(tmp, "perf.data"),
         "perfz (zstd)": os.path.join(tmp, "perfz.data"),
         "perfz decompressed": os.path.join(tmp, "perfz.plain.data"),
+        "perf -z": os.path.join(tmp, "perf-z.data"),
     }
     wl = [deep, str(a.seconds), "2"]
     sh(["perf", "record", "-q", "-g", "-F", "999", "-o", files["perf (uncompressed)"], "--"] + wl)
     sh([PERFZ, "record", "-q", "-g", "-F", "999", "-o", files["perfz (zstd)"]] + wl)
+    sh(["perf", "record", "-q", "-z", "-g", "-F", "999", "-o", files["perf -z"], "--"] + wl)
     sh([PERFZ, "decompress", files["perfz (zstd)"], "-o", files["perfz decompressed"]],
        stderr=subprocess.DEVNULL)
     rows = {}
@@ -166,7 +168,15 @@ def main():
             if not good:
                 print(f"FAIL {label}: {what}", file=sys.stderr)
                 ok = False
-    print("both readers read perfz's decompressed file as perf's own" if ok else "MISMATCH")
+    for label in ("perfz (zstd)", "perf -z"):
+        n, st, sn, ht, hs, hn = rows[label]
+        if sum(st.values()) != 0 or hs != 0:
+            print(f"FAIL {label}: a reader saw samples in a compressed file "
+                  f"(samply {sum(st.values())}, perfparser {hs}): the README says none",
+                  file=sys.stderr)
+            ok = False
+    print("both readers read perfz's decompressed file as perf's own, and no "
+          "compressed file (perf's -z included)" if ok else "MISMATCH")
     shutil.rmtree(tmp)
     sys.exit(0 if ok else 1)
 

@@ -11,8 +11,13 @@ pair parity) with the same options; the table gives medians per tool and the
 ratio perfz / perf, and the three ratios are printed last.
 
 Lost = max(events in LOST records, LOST_SAMPLES counts), since the kernel
-counts each lost sample in both. Samples are counted by perfz's reader and,
-for every file, by `perf report --stats` (a mismatch is reported).
+counts each lost sample in both; perf's own count ("Total Lost Samples" of
+`perf report`) is shown beside it. Samples are counted by perfz's reader and,
+for every file, by `perf report --stats` (a mismatch is reported). Every
+figure is a median with the min-max of its runs: losses move a lot between
+runs. The `-keep` scenarios run perfz with `--keep-stack-padding` (the same
+bytes perf compresses): set beside their plain twins they separate the
+stack cut from everything else.
 
 Needs root, perf (linux-perf), cc. Builds perfz in release mode.
 """
@@ -36,7 +41,10 @@ FP = ["-F", "20000", "-g"]
 # name: (workload, perf options, perfz options, common options)
 SCENARIOS = {
     "dwarf-z1": ("deep", ["-z"], ["--codec", "zstd:1"], DWARF),
+    "dwarf-z1-keep": ("deep", ["-z"], ["--codec", "zstd:1", "--keep-stack-padding"], DWARF),
     "dwarf-z3": ("deep", ["--compression-level=3"], ["--codec", "zstd:3"], DWARF),
+    "dwarf-z3-keep": ("deep", ["--compression-level=3"],
+                      ["--codec", "zstd:3", "--keep-stack-padding"], DWARF),
     "dwarf-aio-z1": ("deep", ["--aio", "-z"], ["--aio=1", "--codec", "zstd:1"], DWARF),
     "dwarf-aio-z3": ("deep", ["--aio", "--compression-level=3"], ["--aio=1", "--codec", "zstd:3"], DWARF),
     "dwarf-none": ("deep", [], ["--codec", "none"], DWARF),
@@ -87,6 +95,16 @@ def perf_samples(path):
     return -1
 
 
+def perf_lost(path):
+    """perf's own count of lost samples ("Total Lost Samples")."""
+    out = subprocess.run(["perf", "report", "--stdio", "-g", "none", "--sort", "comm", "-i", path],
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        if "Total Lost Samples:" in line:
+            return int(line.split(":")[1])
+    return -1
+
+
 def count(path):
     s = json.loads(subprocess.run([PERFZ, "stat", "--json", path], capture_output=True,
                                   text=True, check=True).stdout)
@@ -101,7 +119,7 @@ def one(tool, opts, common, secs, out):
     cpu, rss, wall = run_recorder(argv)
     samples, lost = count(out)
     theirs = perf_samples(out)
-    r = {"cpu": cpu, "rss_kb": rss, "lost": lost, "samples": samples,
+    r = {"cpu": cpu, "rss_kb": rss, "lost": lost, "perf_lost": perf_lost(out), "samples": samples,
          "bytes": os.path.getsize(out), "perf_agrees": theirs == samples, "wall": wall}
     r["bytes_per_sample"] = r["bytes"] / max(samples, 1)
     os.unlink(out)
@@ -110,6 +128,13 @@ def one(tool, opts, common, secs, out):
 
 def med(rows, key):
     return statistics.median(r[key] for r in rows)
+
+
+def spread(rows, key, fmt="{:.0f}", scale=1.0):
+    """median (min-max)"""
+    v = [r[key] / scale for r in rows]
+    return (fmt.format(statistics.median(v)) + " (" + fmt.format(min(v)) + "–"
+            + fmt.format(max(v)) + ")")
 
 
 def main():
@@ -147,9 +172,19 @@ def main():
         raw[name] = runs
         p, z = runs["perf"], runs["perfz"]
         row = {"scenario": name}
-        for k in ("cpu", "lost", "bytes_per_sample", "rss_kb", "samples"):
+        for k in ("cpu", "lost", "perf_lost", "bytes_per_sample", "rss_kb", "samples"):
             row[f"perf_{k}"] = med(p, k)
             row[f"perfz_{k}"] = med(z, k)
+        row["text"] = {
+            tool: {
+                "cpu": spread(rs, "cpu", "{:.2f}"),
+                "lost": spread(rs, "lost"),
+                "perf_lost": spread(rs, "perf_lost"),
+                "bps": spread(rs, "bytes_per_sample"),
+                "rss": spread(rs, "rss_kb", "{:.1f}", 1024.0),
+            }
+            for tool, rs in (("perf", p), ("perfz", z))
+        }
         row["cpu_ratio"] = row["perfz_cpu"] / max(row["perf_cpu"], 1e-9)
         row["lost_ratio"] = (row["perfz_lost"] / row["perf_lost"]) if row["perf_lost"] else (
             0.0 if row["perfz_lost"] == 0 else float("inf"))
@@ -159,17 +194,19 @@ def main():
     cmd = "benches/vs_perf.py " + " ".join(sys.argv[1:])
     lines = [f"Command: `{cmd}` ({time.strftime('%Y-%m-%d')}; {a.pairs} alternating pairs, "
              f"{a.seconds:g} s each, medians; workload on CPU {W}, recorder on CPU {R})", "",
-             "| scenario | CPU s perfz / perf | lost perfz / perf | bytes/sample perfz / perf "
-             "| samples perfz / perf | peak RSS MiB perfz / perf | CPU × | lost × | bytes × |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "Each cell: median (min–max). Lost: by perfz's reader (LOST + LOST_SAMPLES), "
+             "and as `perf report` counts it (Total Lost Samples).", "",
+             "| scenario | CPU s perfz | CPU s perf | lost perfz | lost perf | perf report lost "
+             "perfz / perf | bytes/sample perfz | bytes/sample perf | peak RSS MiB perfz / perf "
+             "| CPU × | lost × | bytes × |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lr = "—" if r["perf_lost"] == 0 and r["perfz_lost"] == 0 else f"{r['lost_ratio']:.2f}"
+        tz, tp = r["text"]["perfz"], r["text"]["perf"]
         lines.append(
-            f"| {r['scenario']} | {r['perfz_cpu']:.2f} / {r['perf_cpu']:.2f} "
-            f"| {r['perfz_lost']:.0f} / {r['perf_lost']:.0f} "
-            f"| {r['perfz_bytes_per_sample']:.0f} / {r['perf_bytes_per_sample']:.0f} "
-            f"| {r['perfz_samples']:.0f} / {r['perf_samples']:.0f} "
-            f"| {r['perfz_rss_kb'] / 1024:.1f} / {r['perf_rss_kb'] / 1024:.1f} "
+            f"| {r['scenario']} | {tz['cpu']} | {tp['cpu']} | {tz['lost']} | {tp['lost']} "
+            f"| {tz['perf_lost']} / {tp['perf_lost']} | {tz['bps']} | {tp['bps']} "
+            f"| {tz['rss']} / {tp['rss']} "
             f"| {r['cpu_ratio']:.2f} | {lr} | {r['bytes_ratio']:.2f} |"
             + ("" if r["perf_agrees"] else " (perf's sample count differs from ours!)"))
     table = "\n".join(lines)

@@ -462,3 +462,57 @@ fn the_cut_matches_the_model_for_many_layouts() {
     }
     assert!(layouts > 20_000);
 }
+
+/// A perf.data of model samples whose counts and sizes are crafted near
+/// u64::MAX: `perfz eval`, `recompress`, `decompress` and `stat` end with
+/// 0 or a clear error (1), never a panic (101) or a signal.
+#[test]
+fn crafted_files_never_panic_a_command() {
+    let dir = tempdir("stack-cut-crafted");
+    let mut rng = model::Rng(11);
+    let mut done = 0;
+    while done < 6 {
+        let events = model::events(&mut rng);
+        let attrs = model::attrs(&events);
+        if !matches!(StackTail::for_attrs(&attrs), Ok(Some(_))) {
+            continue;
+        }
+        let m = model::stream(&mut rng, &events, 40);
+        // One word of each record's first 20 (where the counts and sizes
+        // sit; the header stays whole, so the walk reaches every sample).
+        let mut data = Vec::new();
+        for rec in &m.whole {
+            let mut r = rec.clone();
+            let words = (r.len() / 8 - 1).min(20) as u64;
+            if words > 0 {
+                let at = 8 + 8 * rng.below(words) as usize;
+                let v = [u64::MAX, u64::MAX - 7, 1 << 63, 0xffff_fff8][rng.below(4) as usize];
+                r[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            }
+            data.extend(r);
+        }
+        let path = dir.join(format!("c{done}.data"));
+        let mut w = FileWriter::new(std::fs::File::create(&path).unwrap(), &attrs).unwrap();
+        w.write_records(&data).unwrap();
+        w.finish(&FeatureSet::default()).unwrap();
+        let p = path.to_str().unwrap();
+        let out = dir.join("o.data");
+        let o = out.to_str().unwrap();
+        for args in [
+            vec!["eval", p, "--codecs", "none,zstd:1,lz4", "--min-time", "0"],
+            vec!["recompress", p, "-o", o, "--codec", "zstd:1"],
+            vec!["decompress", p, "-o", o],
+            vec!["stat", p],
+        ] {
+            let r = perfz(&args);
+            let code = r.status.code();
+            assert!(
+                matches!(code, Some(0) | Some(1)),
+                "perfz {args:?}: {code:?}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
+        }
+        done += 1;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -69,7 +69,7 @@ pub const CODECS: [CodecInfo; 4] = [
 ];
 
 /// The options a zstd spec takes after its level (`wlog=` takes a value).
-pub const ZSTD_OPTIONS: [&str; 9] = [
+pub const ZSTD_OPTIONS: [&str; 8] = [
     "wlog=",
     "hlog=",
     "clog=",
@@ -78,7 +78,6 @@ pub const ZSTD_OPTIONS: [&str; 9] = [
     "strategy=",
     "long",
     "oneshot",
-    "std",
 ];
 
 impl CodecKind {

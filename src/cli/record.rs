@@ -103,8 +103,9 @@ pub struct Args {
     aio_backend: crate::session::AioBackend,
     /// Keep the bytes of dwarf stack dumps that the kernel did not write
     /// (stale ring contents past each sample's dyn_size) as they are, like
-    /// perf; by default perfz zeroes them before compressing (perf reads
-    /// only dyn_size bytes, so nothing it shows changes).
+    /// perf; by default perfz drops them: each sample's stack dump is cut to
+    /// the bytes the kernel wrote (perf reads only dyn_size bytes, so
+    /// nothing it shows changes).
     #[arg(long = "keep-stack-padding")]
     keep_stack_padding: bool,
     /// Make the file readable by perf every SECONDS while recording, so a

@@ -20,10 +20,16 @@ pub fn cut_stream(stream: &[u8], attrs: &[AttrEntry]) -> Vec<u8> {
             .then(|| attr_of(&bytes[8..], attrs))
             .flatten()
             .and_then(|a| Sample::parse(&bytes[8..], &a.attr, Endian::Little, 0).ok())
-            .filter(|s| s.trailing == 0 && s.user_stack_size > 0);
+            .filter(|s| {
+                s.trailing == 0
+                    && s.user_stack_size > 0
+                    && s.user_stack_size % 8 == 0
+                    && s.user_stack_len <= s.user_stack_size
+            });
         match cut {
             Some(s) => {
                 let size = s.user_stack_size as usize;
+                // dyn_size <= size < 64 KiB (checked above): no overflow.
                 let keep = (s.user_stack_len as usize).div_ceil(8).max(1) * 8;
                 let keep = keep.min(size);
                 let field = 8 + s.user_stack_at;
