@@ -94,14 +94,26 @@ pub fn convert_reader(
             }
         }
     }
-    let tmp = temp_path(output);
+    // A temporary file beside the output, random name, created exclusively
+    // (never through a symlink planted there), renamed in at the end.
+    let mut tmp = None;
     let target = if to_stdout {
         Target::Stdout
     } else {
-        let f = File::create(&tmp).map_err(|err| ConvertError::Create {
-            path: tmp.clone(),
-            err,
-        })?;
+        let dir = output
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let t = tempfile::Builder::new()
+            .prefix(".perfz-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|err| ConvertError::Create {
+                path: output.to_path_buf(),
+                err,
+            })?;
+        let f = t.as_file().try_clone().map_err(ConvertError::Write)?;
+        tmp = Some(t.into_temp_path());
         Target::File(BufWriter::with_capacity(1 << 20, f))
     };
     let res = spec.visit(Run {
@@ -112,22 +124,15 @@ pub fn convert_reader(
     })?;
     match res {
         Ok(summary) => {
-            if !to_stdout {
-                std::fs::rename(&tmp, output)?;
+            if let Some(t) = tmp {
+                t.persist(output)
+                    .map_err(|e| ConvertError::Write(e.error))?;
             }
             Ok(summary)
         }
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            Err(e)
-        }
+        // The temporary file is removed as `tmp` drops.
+        Err(e) => Err(e),
     }
-}
-
-fn temp_path(output: &Path) -> PathBuf {
-    let mut name = output.file_name().unwrap_or_default().to_os_string();
-    name.push(".perfz-tmp");
-    output.with_file_name(name)
 }
 
 enum Target {

@@ -222,11 +222,25 @@ pub fn feature(dsos: &[Dso]) -> Vec<u8> {
 /// Creates `path` by writing a temporary file beside it and linking it in
 /// place only if `path` is still free: concurrent recorders never write
 /// into each other's entries (or through a hard link into a cached binary).
-fn put_new(path: &Path, write: impl FnOnce(&Path) -> std::io::Result<()>) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("perfz-{}.tmp", std::process::id()));
-    write(&tmp)?;
-    let r = std::fs::hard_link(&tmp, path);
-    let _ = std::fs::remove_file(&tmp);
+/// The temporary file has a random name and is created exclusively
+/// (O_CREAT | O_EXCL, which never follows a symlink planted at that name),
+/// and it is written through its own descriptor; whatever sits at `path`
+/// already (a symlink included) is taken as the entry and never written.
+fn put_new(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".perfz-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    write(tmp.as_file_mut())?;
+    tmp.as_file().sync_all()?;
+    // linkat without AT_SYMLINK_FOLLOW: fails with EEXIST on anything at
+    // `path`, a dangling symlink too.
+    let r = std::fs::hard_link(tmp.path(), path);
+    drop(tmp); // removes the temporary name
     match r {
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         r => r,
@@ -261,7 +275,7 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
                 let k = at.join("kallsyms");
                 if !k.exists() {
                     let syms = std::fs::read("/proc/kallsyms")?;
-                    put_new(&k, |tmp| std::fs::write(tmp, &syms))?;
+                    put_new(&k, |f| std::io::Write::write_all(f, &syms))?;
                 }
             } else {
                 let elf = at.join("elf");
@@ -277,12 +291,14 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
                         // Another file system: a copy, never written over an
                         // existing entry (which may be a hard link to the
                         // very file we copy from).
-                        Err(_) => put_new(&elf, |tmp| std::fs::copy(&d.name, tmp).map(drop))?,
+                        Err(_) => put_new(&elf, |f| {
+                            std::io::copy(&mut std::fs::File::open(&d.name)?, f).map(drop)
+                        })?,
                     }
                 }
                 let probes = at.join("probes");
                 if !probes.exists() {
-                    put_new(&probes, |tmp| std::fs::write(tmp, b""))?;
+                    put_new(&probes, |_| Ok(()))?;
                 }
             }
             let link_dir = dir.join(".build-id").join(&hexid[..2]);

@@ -73,6 +73,19 @@ pub fn check(path: &Path) -> io::Result<()> {
             dir.display()
         )));
     }
+    let old = old_path(path);
+    if std::fs::symlink_metadata(path).is_ok()
+        && std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir())
+        && !is_perf_dir(&old)
+    {
+        return Err(io::Error::other(format!(
+            "cannot move {} aside: {} is a directory that is not a perf recording \
+             (perfz replaces only a perf.data file or a --threads directory there); \
+             move it away or choose another -o",
+            path.display(),
+            old.display()
+        )));
+    }
     if path.is_dir() && !is_perf_dir(path) {
         return Err(io::Error::other(format!(
             "cannot write {}: it is a directory{}",
@@ -124,6 +137,14 @@ fn move_aside(path: &Path) -> io::Result<()> {
     let old = old_path(path);
     if let Ok(m) = std::fs::symlink_metadata(&old) {
         if m.is_dir() {
+            // Only a recording perf or perfz wrote (checked before the
+            // recording started, again here).
+            if !is_perf_dir(&old) {
+                return Err(io::Error::other(format!(
+                    "{} is a directory that is not a perf recording; not replaced",
+                    old.display()
+                )));
+            }
             std::fs::remove_dir_all(&old)?;
         } else if std::fs::metadata(path)?.is_dir() {
             std::fs::remove_file(&old)?;
