@@ -152,3 +152,58 @@ fn an_old_directory_that_is_not_a_recording_is_kept_and_the_run_refused() {
     assert!(tdir.join("data").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--control fifo:X,X` (the acks come back as commands), 300 unknown
+/// commands and a 20 MB line without a newline: perfz stays small, says
+/// little, and still obeys `stop`.
+#[test]
+fn a_hostile_control_fifo_is_bounded() {
+    require_recording();
+    let dir = tempdir("hostile-ctl");
+    let x = dir.join("x");
+    mkfifo(&x);
+    let out = dir.join("c.data");
+    let err = dir.join("stderr");
+    let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(["record", "-o", out.to_str().unwrap()])
+        .arg(format!("--control=fifo:{},{}", x.display(), x.display()))
+        .arg("--")
+        .arg(workload())
+        .arg("60")
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    // perfz holds the fifo open read-write: this open does not wait.
+    let mut w = std::fs::OpenOptions::new().write(true).open(&x).unwrap();
+    use std::io::Write;
+    w.write_all(b"ping\nping\n").unwrap();
+    for i in 0..300 {
+        w.write_all(format!("bogus{i}\n").as_bytes()).unwrap();
+    }
+    let chunk = vec![b'a'; 1 << 20];
+    for _ in 0..20 {
+        w.write_all(&chunk).unwrap();
+    }
+    w.write_all(b"\nstop\n").unwrap();
+    let mut status = 0;
+    // SAFETY: rusage is plain data, filled by wait4 for our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our child; status and ru are ours.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+    assert_eq!(r, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "status {status}"
+    );
+    let said = std::fs::read_to_string(&err).unwrap();
+    assert!(said.len() < 1 << 20, "{} bytes of stderr", said.len());
+    assert!(said.contains("longer than 256 bytes"), "{said}");
+    assert!(
+        said.contains("further unknown commands are not reported"),
+        "{said}"
+    );
+    assert!(ru.ru_maxrss < 60 * 1024, "peak RSS {} KiB", ru.ru_maxrss);
+    assert!(our_sample_count(&out) > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -59,12 +59,24 @@ pub enum Command {
     Snapshot,
 }
 
+/// The longest command line taken; the rest of a longer one is dropped.
+pub const MAX_LINE: usize = 256;
+/// Unknown commands reported by name; later ones are only counted.
+const MAX_REPORTED: u64 = 8;
+/// Bytes read from the channel per call (the rest waits for the next).
+const MAX_READ: usize = 64 * 1024;
+
 /// The open control channel.
 pub struct Channel {
     ctl: File,
     ack: Option<File>,
-    /// Bytes of a command not yet ended by a newline.
+    /// Bytes of a command not yet ended by a newline (at most MAX_LINE).
     partial: Vec<u8>,
+    /// Dropping the rest of an overlong line, up to its newline.
+    discarding: bool,
+    /// Overlong lines and unknown commands seen (for bounded reports).
+    overlong: u64,
+    unknown: u64,
 }
 
 /// Opens a FIFO read-write and non-blocking: it never blocks waiting for the
@@ -108,7 +120,10 @@ impl Channel {
         Ok(Channel {
             ctl,
             ack,
-            partial: Vec::new(),
+            partial: Vec::with_capacity(MAX_LINE + 1),
+            discarding: false,
+            overlong: 0,
+            unknown: 0,
         })
     }
 
@@ -116,38 +131,82 @@ impl Channel {
         self.ctl.as_raw_fd()
     }
 
-    /// Every whole command waiting, in order; unknown ones are reported in
-    /// `unknown` (and acked, so a waiting script is not stuck).
-    pub fn read(&mut self, unknown: &mut Vec<String>) -> Vec<Command> {
-        let mut buf = [0u8; 512];
-        loop {
-            match self.ctl.read(&mut buf) {
+    /// Every whole command waiting, in order (at most MAX_READ bytes of
+    /// them per call). `notes` gets what the user should hear: the first
+    /// few unknown commands (perf answers none of them: no ack), and lines
+    /// over MAX_LINE bytes, whose rest is dropped. `ack` lines — perf's own
+    /// answer, read back when the control and ack channels are one — are
+    /// ignored, as perf ignores them.
+    pub fn read(&mut self, notes: &mut Vec<String>) -> Vec<Command> {
+        let mut buf = [0u8; 4096];
+        let mut out = Vec::new();
+        let mut taken = 0;
+        while taken < MAX_READ {
+            let n = match self.ctl.read(&mut buf) {
                 Ok(0) => break,
-                Ok(n) => self.partial.extend_from_slice(&buf[..n]),
+                Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break, // WouldBlock: nothing more now
-            }
-        }
-        let mut out = Vec::new();
-        while let Some(end) = self.partial.iter().position(|&b| b == b'\n' || b == 0) {
-            let line: Vec<u8> = self.partial.drain(..=end).collect();
-            let cmd = String::from_utf8_lossy(&line[..end]).trim().to_string();
-            let c = match cmd.as_str() {
-                "" => continue,
-                "enable" => Command::Enable,
-                "disable" => Command::Disable,
-                "stop" => Command::Stop,
-                "ping" => Command::Ping,
-                "snapshot" => Command::Snapshot,
-                other => {
-                    unknown.push(other.to_string());
-                    self.ack();
+            };
+            taken += n;
+            for &b in &buf[..n] {
+                let end = b == b'\n' || b == 0;
+                if self.discarding {
+                    self.discarding = !end;
                     continue;
                 }
-            };
-            out.push(c);
+                if !end {
+                    if self.partial.len() < MAX_LINE {
+                        self.partial.push(b);
+                        continue;
+                    }
+                    self.partial.clear();
+                    self.discarding = true;
+                    self.overlong += 1;
+                    if self.overlong == 1 {
+                        notes.push(format!(
+                            "--control: a command line longer than {MAX_LINE} bytes was dropped \
+                             (later ones are dropped without a word)"
+                        ));
+                    }
+                    continue;
+                }
+                let line = std::mem::take(&mut self.partial);
+                self.partial.reserve(MAX_LINE + 1);
+                if let Some(c) = self.command(&line, notes) {
+                    out.push(c);
+                }
+            }
         }
         out
+    }
+
+    fn command(&mut self, line: &[u8], notes: &mut Vec<String>) -> Option<Command> {
+        let cmd = String::from_utf8_lossy(line);
+        Some(match cmd.trim() {
+            "" | "ack" => return None,
+            "enable" => Command::Enable,
+            "disable" => Command::Disable,
+            "stop" => Command::Stop,
+            "ping" => Command::Ping,
+            "snapshot" => Command::Snapshot,
+            other => {
+                self.unknown += 1;
+                if self.unknown <= MAX_REPORTED {
+                    let shown: String = other.chars().take(64).collect();
+                    notes.push(format!(
+                        "--control: unknown command {shown:?} (perfz knows enable, disable, \
+                         snapshot, stop, ping; like perf it does not answer others){}",
+                        if self.unknown == MAX_REPORTED {
+                            "; further unknown commands are not reported"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+                return None;
+            }
+        })
     }
 
     /// Answers a command, as perf does.
@@ -196,9 +255,10 @@ mod tests {
         w.write_all(b"enable\ndisa").unwrap();
         let mut unknown = Vec::new();
         assert_eq!(ch.read(&mut unknown), vec![Command::Enable]);
-        w.write_all(b"ble\nbogus\nstop\n").unwrap();
+        w.write_all(b"ble\nbogus\nack\nstop\n").unwrap();
         assert_eq!(ch.read(&mut unknown), vec![Command::Disable, Command::Stop]);
-        assert_eq!(unknown, vec!["bogus".to_string()]);
+        assert_eq!(unknown.len(), 1);
+        assert!(unknown[0].contains("\"bogus\""), "{unknown:?}");
         ch.ack();
         let mut r = std::fs::OpenOptions::new()
             .read(true)
@@ -207,7 +267,7 @@ mod tests {
             .unwrap();
         let mut got = String::new();
         let _ = r.read_to_string(&mut got);
-        // The bogus command's ack and ours.
-        assert_eq!(got, "ack\nack\n");
+        // Ours alone: like perf, no answer to an unknown command.
+        assert_eq!(got, "ack\n");
     }
 }

@@ -317,8 +317,8 @@ impl Switching {
         let Some(ch) = self.channel.as_mut() else {
             return;
         };
-        let mut unknown = Vec::new();
-        for c in ch.read(&mut unknown) {
+        let mut said = Vec::new();
+        for c in ch.read(&mut said) {
             let r = match c {
                 Command::Enable => set.enable_sampling(),
                 Command::Disable => set.disable_sampling(),
@@ -337,11 +337,7 @@ impl Switching {
             }
             ch.ack();
         }
-        for u in unknown {
-            self.notes.push(format!(
-                "--control: unknown command {u:?} (perfz knows enable, disable, snapshot, stop, ping)"
-            ));
-        }
+        self.notes.extend(said);
     }
 
     fn timeout_ms(&self) -> i32 {
