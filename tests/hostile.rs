@@ -164,7 +164,7 @@ fn a_hostile_control_fifo_is_bounded() {
     mkfifo(&x);
     let out = dir.join("c.data");
     let err = dir.join("stderr");
-    let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
         .args(["record", "-o", out.to_str().unwrap()])
         .arg(format!("--control=fifo:{},{}", x.display(), x.display()))
         .arg("--")
@@ -192,6 +192,8 @@ fn a_hostile_control_fifo_is_bounded() {
     // SAFETY: waits for our child; status and ru are ours.
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
     assert_eq!(r, pid);
+    // Reaped above: this only marks the handle as done.
+    let _ = child.try_wait();
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "status {status}"

@@ -247,7 +247,18 @@ fn uid_records_the_users_processes() {
         .arg("3")
         .spawn()
         .expect("setpriv (util-linux)");
-    std::thread::sleep(Duration::from_millis(200));
+    // Wait for the state, not a time: the workload runs as 65534 once
+    // setpriv has exec'd it.
+    let exe = std::fs::canonicalize(workload()).unwrap();
+    let mut ran = false;
+    for _ in 0..3000 {
+        if std::fs::read_link(format!("/proc/{}/exe", wl.id())).is_ok_and(|p| p == exe) {
+            ran = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(ran, "the workload did not start under setpriv within 30 s");
     perfz_ok(&[
         "record",
         "-u",
