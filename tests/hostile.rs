@@ -209,3 +209,34 @@ fn a_hostile_control_fifo_is_bounded() {
     assert!(our_sample_count(&out) > 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Sizes the machine cannot hold and options perf refuses together: exit
+/// 1 with what to do, and nothing written.
+#[test]
+fn impossible_sizes_and_conflicts_are_refused() {
+    let dir = tempdir("hostile-sizes");
+    let out = dir.join("s.data");
+    let o = out.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["--flight-recorder", "1000G"],
+            "available: choose a smaller size",
+        ),
+        (
+            vec!["--flight-recorder", "200G"],
+            "available: choose a smaller size",
+        ),
+        (vec!["--threads", "--per-thread"], "mutually exclusive"),
+        (vec!["--threads=0/0:4095/4095", "-a"], "is not online"),
+    ] {
+        let mut a = vec!["record", "-o", o];
+        a.extend(args.iter().copied());
+        a.extend(["--", "true"]);
+        let r = perfz(&a);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -284,7 +284,22 @@ pub fn record(
     channel: Option<super::control::Channel>,
 ) -> Result<Summary, RecordError> {
     let ring_cpus: Vec<u32> = prepared.set.rings.iter().map(|(c, _)| *c).collect();
-    let online = cpus::online().map_or(1, |c| c.len());
+    let online_cpus = cpus::online().unwrap_or_default();
+    if let ThreadSpec::Masks(masks) = spec {
+        for (cpus_of, affinity) in masks {
+            if let Some(c) = cpus_of
+                .iter()
+                .chain(affinity)
+                .find(|c| !online_cpus.contains(c))
+            {
+                return Err(RecordError::Usage(format!(
+                    "--threads: CPU {c} of a mask is not online (online: {}): name online CPUs only",
+                    cpus::format_list(&online_cpus)
+                )));
+            }
+        }
+    }
+    let online = online_cpus.len().max(1);
     let groups: Vec<Group> =
         layout(spec, &ring_cpus, online, &SysTopology).map_err(RecordError::Usage)?;
     let ring_size = prepared.ring_size();
