@@ -372,3 +372,41 @@ fn tracing_data_travels_in_pipe_mode_both_ways() {
     let st = perfz_ok(&["stat", theirs.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&st.stdout).contains("TRACING_DATA"));
 }
+
+/// Tracepoints in groups, as perf takes them: a leader-sampling group with
+/// a tracepoint member, and a group of two tracepoints.
+#[test]
+fn groups_take_tracepoints() {
+    require_recording();
+    let dir = tempdir("ev-tp-groups");
+    let out = dir.join("g.data");
+    for (ev, group) in [
+        (
+            "{cpu-clock,sched:sched_switch}:S",
+            "{cpu-clock,sched:sched_switch}",
+        ),
+        (
+            "{sched:sched_switch,sched:sched_wakeup}",
+            "{sched:sched_switch,sched:sched_wakeup}",
+        ),
+    ] {
+        let _ = std::fs::remove_file(&out);
+        perfz_ok(&[
+            "record",
+            "-e",
+            ev,
+            "-a",
+            "-o",
+            out.to_str().unwrap(),
+            "--",
+            "sleep",
+            "0.3",
+        ]);
+        let groups = run_perf(&perf(), &["evlist", "-g", "-i", out.to_str().unwrap()]);
+        assert!(groups.contains(group), "{ev}: {groups}");
+        let n = our_sample_count(&out);
+        assert!(n > 0, "{ev}");
+        assert_eq!(perf_sample_count(&perf(), &out), n, "{ev}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

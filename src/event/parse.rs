@@ -73,7 +73,9 @@ pub fn parse_events(s: &str, next_group: &mut u32) -> Result<Vec<EventSpec>, Opt
                 if m.trim_start().starts_with('{') {
                     return Err(syntax(item, "groups do not nest"));
                 }
-                members.push(parse_one(m.trim())?);
+                // A member may be a tracepoint (a glob gives several), as
+                // perf takes `{cpu-clock,sched:sched_switch}`.
+                members.extend(parse_item(m.trim())?);
             }
             let sample_read = mods.contains('S');
             for (i, mut e) in members.into_iter().enumerate() {
