@@ -21,7 +21,12 @@ pub struct Recovered {
     /// Bytes of records kept (from `data.offset`).
     pub data_bytes: u64,
     pub records: u64,
+    /// Samples the recovered file holds, read back whole.
     pub samples: u64,
+    /// Samples perfz's reader read in the input before recovery.
+    pub samples_before: u64,
+    /// Features rebuilt because the input had lost them.
+    pub rebuilt: Vec<String>,
     /// Bytes after the kept records that were dropped.
     pub dropped_bytes: u64,
     /// Why the scan stopped before the end of the file, if it did.
@@ -78,14 +83,19 @@ struct Scan {
 }
 
 /// Reads records from `start` until the stream ends or breaks (decoding
-/// COMPRESSED records to be sure) and says where the whole part ends.
+/// COMPRESSED records to be sure) and says where the whole part ends. An
+/// outer record is kept when the stream broke after it (the error's offset
+/// is at or past its end: the features, a zero tail, a cut-off header) and
+/// dropped when it broke inside it (its payload does not decode, or a
+/// record decoded from it is not one); samples count only in kept records.
 fn scan(r: &mut PerfReader, start: u64) -> Scan {
-    let data_offset = start;
-    let mut good_end = data_offset;
+    let mut good_end = start;
     let (mut records, mut samples) = (0u64, 0u64);
-    // The outer record being read: (offset, end, compressed).
-    let mut outer = (data_offset, data_offset, false);
+    // The outer record being read: (offset, end), and what it holds.
+    let mut outer = (start, start);
+    let (mut pending_records, mut pending_samples) = (0u64, 0u64);
     let mut stopped = None;
+    let mut inside = false;
     loop {
         match r.next_record() {
             Ok(Some((rec, _))) => {
@@ -94,37 +104,40 @@ fn scan(r: &mut PerfReader, start: u64) -> Scan {
                         "a record of unknown type {} at {:#x}",
                         rec.header.type_.0, rec.offset
                     ));
-                    if rec.nested {
-                        good_end = outer.0;
+                    inside = true;
+                    if !rec.nested {
+                        // Not a record: the stream ends before it.
+                        records += pending_records;
+                        samples += pending_samples;
+                        good_end = outer.1;
+                        inside = false;
                     }
                     break;
                 }
-                if rec.nested {
-                    samples += (rec.header.type_ == RecordType::SAMPLE) as u64;
-                } else {
-                    outer = (
-                        rec.offset,
-                        rec.offset + rec.bytes.len() as u64,
-                        rec.header.type_.is_compressed(),
-                    );
+                if !rec.nested {
+                    // The previous outer record was read whole.
+                    records += pending_records;
+                    samples += pending_samples;
                     good_end = outer.1;
-                    samples += (rec.header.type_ == RecordType::SAMPLE) as u64;
+                    outer = (rec.offset, rec.offset + rec.bytes.len() as u64);
+                    pending_records = 0;
+                    pending_samples = 0;
                 }
-                records += 1;
+                pending_records += 1;
+                pending_samples += (rec.header.type_ == RecordType::SAMPLE) as u64;
             }
             Ok(None) => break,
             Err(e) => {
-                // A cut-off record at the end of the stream leaves the records
-                // before it intact; anything else ends the kept part before the
-                // outer record it happened in.
-                let trailing = matches!(e, FormatError::CutOffRecord { .. });
-                if !trailing && outer.2 {
-                    good_end = outer.0;
-                }
+                inside = error_offset(&e).is_some_and(|o| o < outer.1);
                 stopped = Some(e.to_string());
                 break;
             }
         }
+    }
+    if !inside {
+        records += pending_records;
+        samples += pending_samples;
+        good_end = outer.1;
     }
     Scan {
         good_end,
@@ -134,15 +147,93 @@ fn scan(r: &mut PerfReader, start: u64) -> Scan {
     }
 }
 
+/// The file offset a reader error names.
+fn error_offset(e: &FormatError) -> Option<u64> {
+    match e {
+        FormatError::Truncated { offset, .. }
+        | FormatError::CutOffRecord { offset, .. }
+        | FormatError::Invalid { offset, .. }
+        | FormatError::Codec { offset, .. } => Some(*offset),
+        _ => None,
+    }
+}
+
+/// Samples perfz's reader reads in `path` before the first error (0 if it
+/// does not open).
+fn readable_samples(path: &Path) -> u64 {
+    let Ok(mut r) = PerfReader::open(path) else {
+        return 0;
+    };
+    let mut n = 0;
+    while let Ok(Some((rec, _))) = r.next_record() {
+        n += (rec.header.type_ == RecordType::SAMPLE) as u64;
+    }
+    n
+}
+
+/// Every sample of `path`, or the error that stops the reader.
+fn verified_samples(path: &Path) -> Result<u64, FormatError> {
+    let mut r = PerfReader::open(path)?;
+    let mut n = 0;
+    while let Some((rec, _)) = r.next_record()? {
+        n += (rec.header.type_ == RecordType::SAMPLE) as u64;
+    }
+    Ok(n)
+}
+
+/// Recovers a crashed recording. A file is recovered in a copy beside it;
+/// the copy replaces it only when it reads whole and holds at least the
+/// samples the input gave before (`Recovered::samples` is that verified
+/// count); otherwise the input is left untouched and the error says why.
 pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
     if path.is_dir() {
         return recover_dir(path);
     }
+    let before = readable_samples(path);
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".perfz-recover-")
+        .tempfile_in(dir)?;
+    std::io::copy(&mut std::fs::File::open(path)?, tmp.as_file_mut())?;
+    let mut got = recover_in_place(tmp.path())?;
+    let after = verified_samples(tmp.path()).map_err(|e| {
+        FormatError::Unsupported(format!(
+            "the recovered copy does not read whole ({e}); {} is left untouched",
+            path.display()
+        ))
+    })?;
+    if after < before {
+        return Err(FormatError::Unsupported(format!(
+            "recovery would not improve {}: perfz reads {before} samples in it now and {after} \
+             after recovery; left untouched",
+            path.display()
+        )));
+    }
+    // Keep the input's permissions on the copy that replaces it.
+    let perm = std::fs::metadata(path)?.permissions();
+    std::fs::set_permissions(tmp.path(), perm)?;
+    tmp.persist(path).map_err(|e| FormatError::Io(e.error))?;
+    got.samples = after;
+    got.samples_before = before;
+    Ok(got)
+}
+
+/// [`recover`] on `path` itself, rewritten in place.
+fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
     let mut r = PerfReader::open_for_recovery(path)?;
     let header = r.header.clone().expect("file mode");
     let data_offset = header.data.offset;
     let mut guessed = None;
-    if r.compressed().is_none() {
+    // No HEADER_COMPRESSED (never checkpointed), or one naming a codec that
+    // does not exist (perf ignores the type and decodes zstd): find the
+    // codec that decodes the data.
+    let known = r
+        .compressed()
+        .is_some_and(|c| AnyDecoder::for_id(c.codec_id()).is_ok());
+    if !known {
         if let Some(id) = guess_codec(path, data_offset)? {
             r.assume_compressed(CompressedInfo {
                 version: 0,
@@ -163,8 +254,17 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
     } = scan;
     let mut features = r.features.clone();
     features.remove(0);
-    if guessed.is_some() && features.get(feat::COMPRESSED).is_none() {
-        features.set_compressed(r.compressed().expect("assumed above"));
+    if guessed.is_some() {
+        if let Some(c) = r.compressed() {
+            features.set_compressed(c);
+        }
+    }
+    let mut rebuilt = Vec::new();
+    if features.get(feat::TRACING_DATA).is_none() {
+        if let Some(t) = tracing_data_for(&r.attrs) {
+            features.set(feat::TRACING_DATA, t);
+            rebuilt.push("HEADER_TRACING_DATA (from this kernel's tracefs)".to_string());
+        }
     }
     drop(r);
 
@@ -191,7 +291,31 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
         dropped_bytes: file_len.saturating_sub(good_end),
         stopped_because: stopped,
         guessed_codec: guessed,
+        samples_before: 0,
+        rebuilt,
     })
+}
+
+/// HEADER_TRACING_DATA for the tracepoint events among `attrs`, from this
+/// machine's tracefs (perf needs it to read a tracepoint's samples), where
+/// every one of them is found there by its id.
+fn tracing_data_for(attrs: &[crate::format::AttrEntry]) -> Option<Vec<u8>> {
+    const TYPE_TRACEPOINT: u32 = 2;
+    let ids: Vec<u64> = attrs
+        .iter()
+        .filter(|a| a.attr.type_() == TYPE_TRACEPOINT)
+        .map(|a| a.attr.config())
+        .collect();
+    if ids.is_empty() {
+        return None;
+    }
+    let root = crate::event::tracefs::root().ok()?;
+    let all = crate::event::tracefs::resolve(&root, "*", "*");
+    let tps: Vec<&crate::event::tracefs::Tracepoint> = ids
+        .iter()
+        .map(|id| all.iter().find(|t| t.id == *id))
+        .collect::<Option<_>>()?;
+    crate::synth::tracing::tracing_data(&root, &tps).ok()
 }
 
 /// A `--threads` directory: `data` is recovered as a file (its checkpoint

@@ -240,3 +240,153 @@ fn impossible_sizes_and_conflicts_are_refused() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// --- recover ---------------------------------------------------------------
+
+fn set_u64(path: &Path, at: usize, v: u64) {
+    let mut b = std::fs::read(path).unwrap();
+    b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    std::fs::write(path, b).unwrap();
+}
+
+/// A finalized recording made to look crashed (data.size 0 in the header,
+/// features after the records, or a zero tail and no features), and one
+/// whose HEADER_COMPRESSED names a codec that does not exist: recover gives
+/// back every sample perf read in the finished file, tracing data included.
+#[test]
+fn recover_keeps_the_last_record_and_every_feature_perf_needs() {
+    require_recording();
+    let perf = perf();
+    let dir = tempdir("hostile-recover");
+    let done = dir.join("tp.data");
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-e",
+        "sched:sched_switch",
+        "-a",
+        "-o",
+        done.to_str().unwrap(),
+        "--",
+        "sleep",
+        "0.3",
+    ]);
+    let want = perf_sample_count(&perf, &done);
+    assert!(want > 0);
+    // data.size = 0: the features still follow the records.
+    let a = dir.join("a.data");
+    std::fs::copy(&done, &a).unwrap();
+    set_u64(&a, 48, 0);
+    // A zero tail in place of the features, and no feature bits.
+    let b = dir.join("b.data");
+    let mut bytes = std::fs::read(&done).unwrap();
+    let off = u64::from_le_bytes(bytes[40..48].try_into().unwrap()) as usize;
+    let size = u64::from_le_bytes(bytes[48..56].try_into().unwrap()) as usize;
+    bytes.truncate(off + size);
+    bytes.extend([0u8; 4096]);
+    bytes[48..56].fill(0);
+    bytes[72..104].fill(0);
+    std::fs::write(&b, bytes).unwrap();
+    for f in [&a, &b] {
+        let o = perfz_ok(&["recover", f.to_str().unwrap()]);
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            said.contains(&format!("{want} samples read back whole")),
+            "{said}"
+        );
+        assert_eq!(perf_sample_count(&perf, f), want, "{}: {said}", f.display());
+    }
+    // A HEADER_COMPRESSED codec type perf ignores: recover keeps every sample.
+    let z = dir.join("z.data");
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-o",
+        z.to_str().unwrap(),
+        "--",
+        workload().to_str().unwrap(),
+        "0.2",
+    ]);
+    let want = perf_sample_count(&perf, &z);
+    let r = PerfReaderProbe::feature_offset(&z, 27).expect("HEADER_COMPRESSED");
+    let mut bytes = std::fs::read(&z).unwrap();
+    bytes[r + 4..r + 8].copy_from_slice(&99u32.to_le_bytes());
+    std::fs::write(&z, bytes).unwrap();
+    assert_eq!(perf_sample_count(&perf, &z), want, "perf ignores the type");
+    perfz_ok(&["recover", z.to_str().unwrap()]);
+    assert_eq!(perf_sample_count(&perf, &z), want);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The offset of a feature's section in a perf.data file.
+struct PerfReaderProbe;
+impl PerfReaderProbe {
+    fn feature_offset(path: &Path, feat: usize) -> Option<usize> {
+        let b = std::fs::read(path).ok()?;
+        let off = u64::from_le_bytes(b[40..48].try_into().ok()?) as usize;
+        let size = u64::from_le_bytes(b[48..56].try_into().ok()?) as usize;
+        let mut idx = 0;
+        for f in 0..256 {
+            if b[72 + f / 8] >> (f % 8) & 1 == 1 {
+                if f == feat {
+                    let at = off + size + 16 * idx;
+                    return Some(u64::from_le_bytes(b[at..at + 8].try_into().ok()?) as usize);
+                }
+                idx += 1;
+            }
+        }
+        None
+    }
+}
+
+/// A --threads directory whose data.N end in 4 KiB of zeros (what a crash
+/// can leave): recover keeps every sample.
+#[test]
+fn recover_keeps_every_sample_of_a_directory_with_zero_tails() {
+    require_recording();
+    let perf = perf();
+    let dir = tempdir("hostile-recover-dir");
+    let out = dir.join("t.data");
+    perfz_ok(&[
+        "record",
+        "-q",
+        "--threads",
+        "-g",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        workload().to_str().unwrap(),
+        "0.3",
+        "2",
+    ]);
+    let want = perf_sample_count(&perf, &out);
+    for e in std::fs::read_dir(&out).unwrap() {
+        let p = e.unwrap().path();
+        if p.file_name().unwrap() != "data" {
+            let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+            std::io::Write::write_all(&mut f, &[0u8; 4096]).unwrap();
+        }
+    }
+    perfz_ok(&["recover", out.to_str().unwrap()]);
+    assert_eq!(perf_sample_count(&perf, &out), want);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An input recover cannot improve is left untouched, byte for byte.
+#[test]
+fn recover_leaves_what_it_cannot_improve_untouched() {
+    let dir = tempdir("hostile-recover-bad");
+    let f = dir.join("junk.data");
+    let mut b = b"PERFILE2".to_vec();
+    b.extend(std::iter::repeat_n(0xAB, 3000));
+    std::fs::write(&f, &b).unwrap();
+    let o = perfz(&["recover", f.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&f).unwrap(), b);
+    let _ = std::fs::remove_dir_all(&dir);
+}

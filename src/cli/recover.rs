@@ -6,8 +6,10 @@ use anyhow::Context;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The perf.data left by a crash (rewritten in place: its records are kept,
-    /// a cut-off tail is dropped, features and header are rebuilt).
+    /// The perf.data left by a crash. It is recovered in a copy (its records
+    /// kept, a cut-off tail dropped, features and header rebuilt) that
+    /// replaces it only if it reads back whole with at least the samples the
+    /// input gave; otherwise the input is left untouched.
     file: PathBuf,
     /// Repair an output of perf's `-z --switch-output` after the first: give
     /// the outputs before it, oldest first (repeat the option); FILE is
@@ -31,11 +33,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let r = crate::recover::recover(&a.file).with_context(|| a.file.display().to_string())?;
     eprintln!(
-        "perfz: recovered {}: {} records ({} samples), {} bytes of data; dropped {} bytes{}{}",
+        "perfz: recovered {}: {} records, {} bytes of data, {} samples read back whole (the input gave {}); dropped {} bytes{}{}{}",
         a.file.display(),
         r.records,
-        r.samples,
         r.data_bytes,
+        r.samples,
+        r.samples_before,
         r.dropped_bytes,
         r.stopped_because
             .map(|s| format!(" after: {s}"))
@@ -43,6 +46,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         r.guessed_codec
             .map(|c| format!("; the codec ({c}) was read from the data"))
             .unwrap_or_default(),
+        if r.rebuilt.is_empty() {
+            String::new()
+        } else {
+            format!("; rebuilt {}", r.rebuilt.join(", "))
+        },
     );
     Ok(())
 }
