@@ -390,3 +390,124 @@ fn recover_leaves_what_it_cannot_improve_untouched() {
     assert_eq!(std::fs::read(&f).unwrap(), b);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// --- outputs under faults ----------------------------------------------------
+
+/// A tmpfs of `size` at a new directory (unmounted on drop).
+struct Tmpfs(PathBuf);
+impl Tmpfs {
+    fn new(name: &str, size: &str) -> Tmpfs {
+        let d = tempdir(name);
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&d)
+            .status()
+            .expect("mount");
+        assert!(
+            st.success(),
+            "this test mounts a small tmpfs (a full disk): run it as root (CAP_SYS_ADMIN)"
+        );
+        Tmpfs(d)
+    }
+}
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Every file named OUTPUT.<...> (and OUTPUT) in `dir`, and whether any
+/// hidden temporary is left.
+fn outputs(dir: &Path, base: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(base))
+        .collect();
+    v.sort();
+    v
+}
+
+/// `--switch-output` into a 2 MB file system until it is full: every output
+/// left under a name opens in perf with exactly the samples perfz's reader
+/// finds in it, and no temporary is left behind.
+#[test]
+fn switch_output_on_a_full_disk_leaves_only_readable_outputs() {
+    require_recording();
+    let perf = perf();
+    for round in 0..4 {
+        let fs = Tmpfs::new(&format!("hostile-full-{round}"), "2m");
+        let out = fs.0.join("s.data");
+        let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .args(["record", "-q", "--switch-output=100K", "-a", "-g", "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(workload())
+            .arg("5")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        for f in outputs(&fs.0, "s.data") {
+            let ours = our_sample_count(&f);
+            assert_eq!(
+                perf_sample_count(&perf, &f),
+                ours,
+                "round {round}: {} ({err})",
+                f.display()
+            );
+        }
+        let hidden: Vec<_> = outputs(&fs.0, ".perfz-");
+        assert!(hidden.is_empty(), "round {round}: left {hidden:?}");
+    }
+}
+
+/// kill -9 right after a `snapshot` command, at many points of the
+/// snapshot's writing: every snapshot under its name opens in perf with
+/// exactly the samples perfz's reader finds.
+#[test]
+fn a_snapshot_is_whole_or_absent_after_kill_9() {
+    require_recording();
+    let perf = perf();
+    let dir = tempdir("hostile-snap");
+    for round in 0..6 {
+        let ctl = dir.join(format!("ctl{round}"));
+        mkfifo(&ctl);
+        let out = dir.join(format!("f{round}.data"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .args(["record", "-q", "--flight-recorder", "4M", "-a", "-g"])
+            .arg(format!("--control=fifo:{}", ctl.display()))
+            .arg("-o")
+            .arg(&out)
+            .arg("--")
+            .arg(workload())
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let mut c = std::fs::OpenOptions::new().write(true).open(&ctl).unwrap();
+        use std::io::Write;
+        // A first snapshot, waited for; then one killed at a varying point.
+        c.write_all(b"snapshot\n").unwrap();
+        let base = format!("f{round}.data.");
+        for _ in 0..3000 {
+            if !outputs(&dir, &base).is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        c.write_all(b"snapshot\n").unwrap();
+        for _ in 0..round * 20 {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let snaps = outputs(&dir, &base);
+        assert!(!snaps.is_empty(), "round {round}: the first snapshot");
+        for f in snaps {
+            let ours = our_sample_count(&f);
+            assert_eq!(perf_sample_count(&perf, &f), ours, "{}", f.display());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

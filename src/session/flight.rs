@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use super::error::io_err;
 use super::glue::{Glue, Writer};
-use super::output::{create_in, Output};
+use super::output::Output;
 use super::run::{self, LoopOptions, SessionControl};
 use super::setup::Prepared;
 use super::{build_ids, RecordError, RecordOptions, Summary};
@@ -29,7 +29,10 @@ struct Window {
     bytes: u64,
 }
 
-/// Writes one snapshot; returns its path.
+/// Writes one snapshot; returns its path. It is written under a hidden
+/// temporary name beside the output, finished and synced, and only then
+/// named `OUTPUT.<timestamp>` (never over an existing file): a kill or a
+/// full disk midway leaves no partial snapshot under a snapshot's name.
 fn snapshot(
     o: &RecordOptions,
     prepared: &Prepared,
@@ -41,12 +44,11 @@ fn snapshot(
     if let Some(h) = drain.take_hits() {
         w.hits.merge(h);
     }
-    let path = super::rotation::stamped(&o.output);
-    let (dir, name) = (
-        super::output::dir_of(&path),
-        path.file_name().unwrap_or_default().to_string_lossy(),
-    );
-    let mut fw = FileWriter::new(create_in(dir, &name)?, &prepared.set.attrs)
+    let dir = super::output::dir_of(&o.output);
+    let tmp = tempfile::Builder::new()
+        .prefix(".perfz-snapshot-")
+        .tempfile_in(dir)?;
+    let mut fw = FileWriter::new(tmp.as_file().try_clone()?, &prepared.set.attrs)
         .map_err(std::io::Error::other)?;
     fw.write_records(&super::later_side_band(o, prepared, &w.hits.maps, notes))?;
     fw.write_records(&drain.snapshot().unwrap_or_default())?;
@@ -60,6 +62,8 @@ fn snapshot(
     w.bytes += fw.data_size();
     let file = fw.finish(&f).map_err(std::io::Error::other)?;
     file.sync_all()?;
+    let path = super::rotation::stamped(&o.output);
+    tmp.persist_noclobber(&path).map_err(|e| e.error)?;
     w.written.push(path.display().to_string());
     Ok(path)
 }
@@ -130,22 +134,29 @@ pub fn record(
     }
     let mut ended = ctl.end(drained);
     prepared.set.rings = rings;
+    let failed = |err, w: &Window| RecordError::Io {
+        what: format!(
+            "writing a snapshot of {} failed (no partial snapshot is left){}",
+            o.output.display(),
+            if w.written.is_empty() {
+                "; no snapshot was written before".to_string()
+            } else {
+                format!(
+                    "; the snapshots written before are kept: {}",
+                    w.written.join(", ")
+                )
+            }
+        ),
+        err,
+    };
     if let Some(err) = ended.drained.write_error {
-        return Err(RecordError::WriteFailed {
-            path: o.output.display().to_string(),
-            err,
-            kept: None,
-        });
+        return Err(failed(err, &w));
     }
     // The end writes what the recorder holds, like a last snapshot.
-    let last =
-        snapshot(o, &prepared, drain.as_mut(), &features, &mut w, &mut notes).map_err(|err| {
-            RecordError::WriteFailed {
-                path: o.output.display().to_string(),
-                err,
-                kept: None,
-            }
-        })?;
+    let last = match snapshot(o, &prepared, drain.as_mut(), &features, &mut w, &mut notes) {
+        Ok(p) => p,
+        Err(err) => return Err(failed(err, &w)),
+    };
     notes.extend(std::mem::take(&mut ended.notes));
     Ok(Summary {
         output: last.display().to_string(),

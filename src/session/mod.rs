@@ -364,6 +364,7 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
         features: &features,
     };
     let mut drained = run::Drained::default();
+    let mut switch_failed = None;
     loop {
         let d = run::drain_loop(
             drain.as_mut(),
@@ -389,11 +390,14 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
             )
         });
         if let Some(Err(e)) = r {
-            drained.write_error = Some(e);
+            switch_failed = Some(e);
             break;
         }
     }
     let ended = ctl.end(drained);
+    if let Some(e) = switch_failed {
+        return Err(e);
+    }
     prepared.set.rings = rings;
     finish(
         o,
@@ -449,16 +453,47 @@ fn limits(o: &RecordOptions) -> run::Limits {
     }
 }
 
-/// One `--switch-output`: the current output is sealed under its
-/// timestamped name and finished (with the build ids of what it holds),
-/// and the recording goes on in a new output that starts with a fresh side
-/// band (processes as they are now) and a new codec stream.
+/// One `--switch-output`: the recording goes on in a new output (a hidden
+/// temporary file beside OUTPUT, with a fresh side band and a new codec
+/// stream); the current output is finished in place (with the build ids of
+/// what it holds), and only then renamed `OUTPUT.<timestamp>`, and the new
+/// one renamed OUTPUT — perf's order: no name ever shows an unfinished
+/// file. If finishing fails, the current output is cut back to its own
+/// last checkpoint (never another output's) and the error says what is kept.
 fn switch_output(
     o: &RecordOptions,
     prepared: &Prepared,
     drain: &mut (dyn Drain + Send),
     features: &FeatureSet,
     rotation: &mut rotation::Rotation,
+    hits: (&mut crate::push::scan::Hits, &mut crate::push::scan::Hits),
+    notes: &mut Vec<String>,
+) -> Result<(), RecordError> {
+    let kept = drain.checkpoint_end();
+    let tmp = tempfile::Builder::new()
+        .prefix(".perfz-next-")
+        .tempfile_in(output::dir_of(&o.output))
+        .map_err(RecordError::Output)?;
+    let failed = |err: std::io::Error| RecordError::WriteFailed {
+        path: o.output.display().to_string(),
+        err,
+        kept: output::cut_back(&o.output, kept),
+    };
+    let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
+    switch_to(o, prepared, drain, features, next, hits, notes).map_err(failed)?;
+    rotation.seal().map_err(RecordError::Output)?;
+    tmp.persist(&o.output)
+        .map_err(|e| RecordError::Output(e.error))?;
+    Ok(())
+}
+
+/// Finishes the current output and goes on in `next`.
+fn switch_to(
+    o: &RecordOptions,
+    prepared: &Prepared,
+    drain: &mut (dyn Drain + Send),
+    features: &FeatureSet,
+    next: std::fs::File,
     (file_hits, map_history): (&mut crate::push::scan::Hits, &mut crate::push::scan::Hits),
     notes: &mut Vec<String>,
 ) -> std::io::Result<()> {
@@ -474,8 +509,6 @@ fn switch_output(
             build_ids::add(&mut f, &hits, &o.build_ids, notes);
         }
     }
-    rotation.seal()?;
-    let next = rotation.next_file()?;
     let sb = later_side_band(o, prepared, &map_history.maps, notes);
     drain
         .switch_output(next, &prepared.set.attrs, &f, &sb)

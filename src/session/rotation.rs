@@ -3,7 +3,6 @@
 //! (`%Y%m%d%H%M%S` and centiseconds); `--switch-max-files N` keeps the
 //! newest N.
 
-use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -65,9 +64,8 @@ impl Rotation {
         }
     }
 
-    /// The output being written (at OUTPUT) is complete or about to be:
-    /// moves it to its timestamped name (an open writer follows it) and
-    /// removes the oldest beyond `--switch-max-files`.
+    /// The output at OUTPUT is finished: moves it to its timestamped name
+    /// and removes the oldest beyond `--switch-max-files`.
     pub fn seal(&mut self) -> io::Result<PathBuf> {
         let name = stamped(&self.path);
         std::fs::rename(&self.path, &name)?;
@@ -81,16 +79,6 @@ impl Rotation {
             }
         }
         Ok(name)
-    }
-
-    /// A new, empty file at OUTPUT (mode 0600).
-    pub fn next_file(&self) -> io::Result<File> {
-        let name = self
-            .path
-            .file_name()
-            .ok_or_else(|| io::Error::other("no file name"))?;
-        let dir = super::output::dir_of(&self.path);
-        super::output::create_in(dir, &name.to_string_lossy())
     }
 }
 
@@ -118,8 +106,5 @@ mod tests {
         assert_eq!(r.removed, 2);
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 2, "the newest two");
-        let f = r.next_file().unwrap();
-        assert_eq!(f.metadata().unwrap().len(), 0);
-        assert!(r.next_file().is_err(), "never over an existing file");
     }
 }
