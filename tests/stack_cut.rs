@@ -281,6 +281,8 @@ fn perf_record(dir: &Path, name: &str, args: &[&str]) -> std::path::PathBuf {
     let out = dir.join(name);
     let w = workload();
     let mut cmd = Command::new(perf());
+    // A build-id directory of its own (perf reads it even with -N).
+    cmd.env("PERF_BUILDID_DIR", dir.join("perf-cache"));
     cmd.args(["record", "-N", "-q", "--call-graph", "dwarf,16384"]);
     cmd.args(args);
     if name.ends_with("pipe.data") {
