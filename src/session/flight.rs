@@ -59,7 +59,8 @@ fn snapshot(
     if o.build_ids.table {
         build_ids::add(&mut f, &w.hits, &o.build_ids, notes);
     }
-    w.bytes += fw.data_size();
+    // The summary names the last snapshot: its own size, not all of them.
+    w.bytes = fw.data_size();
     let file = fw.finish(&f).map_err(std::io::Error::other)?;
     file.sync_all()?;
     let path = super::rotation::stamped(&o.output);

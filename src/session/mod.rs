@@ -722,7 +722,8 @@ fn finish(
     }
     notes.extend(std::mem::take(&mut ended.notes));
     Ok(Summary {
-        output: out.display(),
+        // Switched: the last output has its timestamped name by now.
+        output: outputs.last().cloned().unwrap_or_else(|| out.display()),
         lost_samples,
         side_band_bytes,
         outputs,
