@@ -603,7 +603,10 @@ fn damaged_recordings_of_every_kind() {
         })
         .collect();
     inputs.sort();
-    assert!(inputs.len() >= 6, "several switched outputs among {inputs:?}");
+    assert!(
+        inputs.len() >= 6,
+        "several switched outputs among {inputs:?}"
+    );
     let mut rng = 0x5eed_u64;
     let mut next = || {
         rng = rng
