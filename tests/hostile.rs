@@ -680,3 +680,55 @@ fn damaged_recordings_of_every_kind() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// kill -9 right after a switch is asked for (SIGUSR2), at varying points
+/// of the switch: every output under a name opens in perf with exactly the
+/// samples perfz's reader finds (an output is named only once finished).
+#[test]
+fn a_switched_output_is_whole_or_unnamed_after_kill_9() {
+    require_recording();
+    let perf = perf();
+    let dir = tempdir("hostile-switch-kill");
+    for round in 0..6 {
+        let out = dir.join(format!("s{round}.data"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .args(["record", "-q", "--switch-output", "-a", "-g", "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(workload())
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let base = format!("s{round}.data.");
+        // A first switch, waited for; then one killed at a varying point.
+        // SAFETY: signals our own child.
+        let usr2 = || unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) };
+        // The recording has started once OUTPUT exists.
+        for _ in 0..3000 {
+            if out.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        usr2();
+        for _ in 0..3000 {
+            if !outputs(&dir, &base).is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        usr2();
+        for _ in 0..round * 20 {
+            std::thread::yield_now();
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let named = outputs(&dir, &base);
+        assert!(!named.is_empty(), "round {round}: the first switch");
+        for f in named {
+            let ours = our_sample_count(&f);
+            assert_eq!(perf_sample_count(&perf, &f), ours, "{}", f.display());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
