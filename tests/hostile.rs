@@ -462,19 +462,46 @@ fn switch_output_on_a_full_disk_leaves_only_readable_outputs() {
     }
 }
 
+/// Polls `done` every 10 ms for at most 30 s (waiting on a state).
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..3000 {
+        if done() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("{what} did not happen within 30 s");
+}
+
+/// After a kill -9 at `round`'s point: a first output named `base*` exists,
+/// and every one opens in perf with exactly the samples perfz's reader finds.
+fn kill_and_check(mut child: std::process::Child, round: usize, dir: &Path, base: &str) {
+    for _ in 0..round * 20 {
+        std::thread::yield_now();
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let named = outputs(dir, base);
+    assert!(!named.is_empty(), "round {round}: the first output");
+    for f in named {
+        let ours = our_sample_count(&f);
+        assert_eq!(perf_sample_count(&perf(), &f), ours, "{}", f.display());
+    }
+}
+
 /// kill -9 right after a `snapshot` command, at many points of the
 /// snapshot's writing: every snapshot under its name opens in perf with
 /// exactly the samples perfz's reader finds.
 #[test]
 fn a_snapshot_is_whole_or_absent_after_kill_9() {
     require_recording();
-    let perf = perf();
+    perf(); // fails with the fix where perf is missing
     let dir = tempdir("hostile-snap");
     for round in 0..6 {
         let ctl = dir.join(format!("ctl{round}"));
         mkfifo(&ctl);
         let out = dir.join(format!("f{round}.data"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
             .args(["record", "-q", "--flight-recorder", "4M", "-a", "-g"])
             .arg(format!("--control=fifo:{}", ctl.display()))
             .arg("-o")
@@ -489,25 +516,9 @@ fn a_snapshot_is_whole_or_absent_after_kill_9() {
         // A first snapshot, waited for; then one killed at a varying point.
         c.write_all(b"snapshot\n").unwrap();
         let base = format!("f{round}.data.");
-        for _ in 0..3000 {
-            if !outputs(&dir, &base).is_empty() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        wait_until("the first snapshot", || !outputs(&dir, &base).is_empty());
         c.write_all(b"snapshot\n").unwrap();
-        for _ in 0..round * 20 {
-            std::hint::spin_loop();
-            std::thread::yield_now();
-        }
-        child.kill().unwrap();
-        child.wait().unwrap();
-        let snaps = outputs(&dir, &base);
-        assert!(!snaps.is_empty(), "round {round}: the first snapshot");
-        for f in snaps {
-            let ours = our_sample_count(&f);
-            assert_eq!(perf_sample_count(&perf, &f), ours, "{}", f.display());
-        }
+        kill_and_check(child, round, &dir, &base);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -687,11 +698,11 @@ fn damaged_recordings_of_every_kind() {
 #[test]
 fn a_switched_output_is_whole_or_unnamed_after_kill_9() {
     require_recording();
-    let perf = perf();
+    perf(); // fails with the fix where perf is missing
     let dir = tempdir("hostile-switch-kill");
     for round in 0..6 {
         let out = dir.join(format!("s{round}.data"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
             .args(["record", "-q", "--switch-output", "-a", "-g", "-o"])
             .arg(&out)
             .arg("--")
@@ -704,31 +715,11 @@ fn a_switched_output_is_whole_or_unnamed_after_kill_9() {
         // SAFETY: signals our own child.
         let usr2 = || unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) };
         // The recording has started once OUTPUT exists.
-        for _ in 0..3000 {
-            if out.exists() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        wait_until("the recording's start", || out.exists());
         usr2();
-        for _ in 0..3000 {
-            if !outputs(&dir, &base).is_empty() {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        wait_until("the first switch", || !outputs(&dir, &base).is_empty());
         usr2();
-        for _ in 0..round * 20 {
-            std::thread::yield_now();
-        }
-        child.kill().unwrap();
-        child.wait().unwrap();
-        let named = outputs(&dir, &base);
-        assert!(!named.is_empty(), "round {round}: the first switch");
-        for f in named {
-            let ours = our_sample_count(&f);
-            assert_eq!(perf_sample_count(&perf, &f), ours, "{}", f.display());
-        }
+        kill_and_check(child, round, &dir, &base);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
