@@ -77,13 +77,12 @@ pub trait Drain {
     fn take_hits(&mut self) -> Option<Hits>;
     /// `--switch-output`: finishes the output with `features` (plus
     /// HEADER_COMPRESSED) and goes on in `next` (a new perf.data of
-    /// `attrs`, starting with `side_band`), the codec on a new stream.
+    /// `attrs`: its header so far), the codec on a new stream.
     fn switch_output(
         &mut self,
         next: std::fs::File,
         attrs: &[crate::format::AttrEntry],
         features: &FeatureSet,
-        side_band: &[u8],
     ) -> Result<(), FormatError>;
     /// Bytes of records in the current output (cheap; `--max-size`).
     fn bytes_written(&self) -> u64;
@@ -232,12 +231,10 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
         next: std::fs::File,
         attrs: &[crate::format::AttrEntry],
         features: &FeatureSet,
-        side_band: &[u8],
     ) -> Result<(), FormatError> {
         let f = self.with_compressed(features);
         self.pusher.sink_mut().switch(next, attrs, &f)?;
         self.pusher.restart_codec()?;
-        self.pusher.write_plain(side_band)?;
         Ok(())
     }
 

@@ -480,23 +480,39 @@ fn switch_output(
         kept: output::cut_back(&o.output, kept),
     };
     let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
-    switch_to(o, prepared, drain, features, next, hits, notes).map_err(failed)?;
-    rotation.seal().map_err(RecordError::Output)?;
+    let file_hits = &mut *hits.0;
+    let sb =
+        switch_to(o, prepared, drain, features, next, hits.1, file_hits, notes).map_err(failed)?;
+    // The current output is finished: from here a failure concerns only
+    // the next one, whose temporary is removed.
+    let sealed = rotation.seal().map_err(RecordError::Output)?;
+    drain.write_plain(&sb).map_err(|err| RecordError::Io {
+        what: format!(
+            "--switch-output: starting the next output failed ({} is finished and opens in perf)",
+            sealed.display()
+        ),
+        err,
+    })?;
+    *file_hits = side_band_hits(&sb);
     tmp.persist(&o.output)
         .map_err(|e| RecordError::Output(e.error))?;
     Ok(())
 }
 
-/// Finishes the current output and goes on in `next`.
+/// Finishes the current output and goes on in `next` (its header only);
+/// returns the next output's side band, to write once the current one is
+/// named.
+#[allow(clippy::too_many_arguments)]
 fn switch_to(
     o: &RecordOptions,
     prepared: &Prepared,
     drain: &mut (dyn Drain + Send),
     features: &FeatureSet,
     next: std::fs::File,
-    (file_hits, map_history): (&mut crate::push::scan::Hits, &mut crate::push::scan::Hits),
+    map_history: &mut crate::push::scan::Hits,
+    file_hits: &mut crate::push::scan::Hits,
     notes: &mut Vec<String>,
-) -> std::io::Result<()> {
+) -> std::io::Result<Vec<u8>> {
     let mut f = features.clone();
     if let Some(mut hits) = drain.take_hits() {
         // Bounded (Hits::merge trims the oldest).
@@ -511,13 +527,12 @@ fn switch_to(
     }
     let sb = later_side_band(o, prepared, &map_history.maps, notes);
     drain
-        .switch_output(next, &prepared.set.attrs, &f, &sb)
+        .switch_output(next, &prepared.set.attrs, &f)
         .map_err(|e| match e {
             crate::format::FormatError::Io(e) => e,
             other => std::io::Error::other(other),
         })?;
-    *file_hits = side_band_hits(&sb);
-    Ok(())
+    Ok(sb)
 }
 
 /// The records perf synthesizes before the ring data.
