@@ -8,6 +8,7 @@
 //! Needs valgrind (`apt-get install -y valgrind`); fails with that fix when
 //! it is missing.
 
+#[path = "it/common/mod.rs"]
 mod common;
 
 use std::fs::File;

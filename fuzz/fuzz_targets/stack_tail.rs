@@ -3,13 +3,13 @@
 //! panic, keep its edits in order and inside the region, and never lengthen
 //! the stream?
 //!
-//! Half of each input seeds the model of tests/stack_cut/model.rs (events
+//! Half of each input seeds the model of tests/it/stack_cut/model.rs (events
 //! of random layouts, their samples as the kernel writes them and as the cut
 //! must leave them), whose bytes are then damaged by the other half: where
 //! nothing was damaged the output must equal the model's cut exactly.
 #![no_main]
 
-#[path = "../../tests/stack_cut/model.rs"]
+#[path = "../../tests/it/stack_cut/model.rs"]
 mod model;
 
 use libfuzzer_sys::fuzz_target;

@@ -2,7 +2,7 @@
 //!
 //! `Pusher<C, S, M>` is generic over the codec, the sink and the copy meter;
 //! the session picks all three once and from there every push is
-//! monomorphized. Nothing in this module may use `dyn` (tests/no_dyn.rs).
+//! monomorphized. Nothing in this module may use `dyn` (tests/it/no_dyn.rs).
 
 pub mod aio;
 pub mod memory;

@@ -1,7 +1,7 @@
 //! Broken files get a one-line error that names the offset and exit code 1:
 //! never a panic (101), never an unbounded allocation.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -5,7 +5,7 @@
 //! never a death by signal, and never more memory than a 1 GiB address-space
 //! limit allows.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

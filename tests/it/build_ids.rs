@@ -2,7 +2,7 @@
 //! the HEADER_BUILD_ID table of the DSOs samples hit (`--buildid-all`: all),
 //! and perf's build-id cache, so a recording symbolizes after a rebuild.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

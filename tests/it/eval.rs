@@ -2,7 +2,7 @@
 //! its JSON parses, its ratios match an independent computation with the codec
 //! crates themselves, and its plot is valid SVG with one point per codec.
 
-mod common;
+use crate::common;
 
 use std::io::Cursor;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! (globs, --filter, HEADER_TRACING_DATA), groups with leader sampling
 //! (GROUP_DESC), per-event terms, PMUs from sysfs (PMU_MAPPINGS), modifiers.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! Every perf 6.1 fixture is read: per-type record counts equal perf's own
 //! `--stats`, and sample tid/time/ip equal perf's own `perf script`.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

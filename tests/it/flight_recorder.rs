@@ -1,7 +1,7 @@
 //! `--flight-recorder SIZE`: the newest SIZE bytes of compressed trace in
 //! memory, written on SIGUSR2, `--control` `snapshot`, and at the end.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Our conversions read by the real perf 6.1 (and by linux-perf-data): the
 //! samples perf sees in our output equal those it sees in its own file.
 
-mod common;
+use crate::common;
 
 use common::*;
 

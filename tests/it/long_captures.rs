@@ -1,7 +1,7 @@
 //! Long captures: `--duration`, `--max-size`, `--switch-output` (time, size,
 //! signal; every codec, `--aio`), `--switch-max-files`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -1,7 +1,7 @@
 //! perf's command-line habits: a command without `--`, no target =
 //! system-wide, `-t` without inherit, `-F max`, `-D`, `--control`, `-u`.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::Path;

@@ -1,7 +1,7 @@
 //! The serial and async push paths write the same bytes, for every codec and
 //! both async backends, and count the copies the design promises.
 
-mod common;
+use crate::common;
 
 use std::fs::File;
 use std::path::Path;

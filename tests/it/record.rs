@@ -2,7 +2,7 @@
 //! perf 6.1: every codec, frame-pointer and dwarf call graphs, attach,
 //! system-wide, a wrapping ring, and bad usage.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

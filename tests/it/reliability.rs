@@ -2,7 +2,7 @@
 //! death, `kill -9` of the recorder, a full disk, a file size limit. Every
 //! file left behind opens in the real perf.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -7,8 +7,7 @@
 //! - perf 6.1 itself: perfz's recordings of event mixes, and perf's own
 //!   recordings recompressed, read the same by `perf script` and `perf report`.
 
-mod common;
-#[path = "stack_cut/model.rs"]
+use crate::common;
 mod model;
 
 use std::path::Path;

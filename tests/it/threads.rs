@@ -1,7 +1,7 @@
 //! `record --threads`: perf's directory format written by parallel drain
 //! threads, read back by perf 6.1 and by every perfz command; `--per-thread`.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! every codec and random push sizes (records cut anywhere, pushes that wrap),
 //! read back identical, samples decoded to the values that went in.
 
-mod common;
+use crate::common;
 
 use std::io::Cursor;
 

@@ -1,0 +1,25 @@
+//! The integration tests, as one test binary (one link of the crate instead
+//! of one per file): a module per area, the helpers in `common`.
+//! `cargo test --test it MODULE::` runs one area, e.g. `hostile::`.
+
+mod common;
+
+mod bad_files;
+mod broken_files;
+mod build_ids;
+mod cli_codecs;
+mod eval;
+mod events;
+mod fixtures;
+mod flight_recorder;
+mod hostile;
+mod interop;
+mod long_captures;
+mod no_dyn;
+mod perf_habits;
+mod push_paths;
+mod record;
+mod reliability;
+mod stack_cut;
+mod threads;
+mod writer_props;
