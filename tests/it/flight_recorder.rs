@@ -43,28 +43,6 @@ fn window(path: &Path) -> (u64, u64, u64) {
     (n, lo, hi)
 }
 
-/// Waits until the workload perfz runs has used `secs` of CPU time, and
-/// returns what it has used (from /proc: the recorder's child's utime+stime).
-fn wait_cpu(perfz_pid: u32, secs: f64) -> f64 {
-    // SAFETY: sysconf reads a constant.
-    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    let used = || -> Option<f64> {
-        let kids =
-            std::fs::read_to_string(format!("/proc/{perfz_pid}/task/{perfz_pid}/children")).ok()?;
-        let pid = kids.split_whitespace().next()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let f: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
-        Some((f[11].parse::<f64>().ok()? + f[12].parse::<f64>().ok()?) / tick)
-    };
-    for _ in 0..6000 {
-        if let Some(t) = used().filter(|&t| t >= secs) {
-            return t;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    panic!("the workload did not reach {secs} s of CPU time within 60 s");
-}
-
 /// Bytes of the COMPRESSED records of a file.
 fn compressed_bytes(path: &Path) -> u64 {
     let mut r = PerfReader::open(path).unwrap();

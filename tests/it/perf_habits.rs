@@ -86,7 +86,8 @@ fn no_target_and_no_command_records_every_cpu_until_interrupted() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // The workload has run 1 s of CPU time while perfz records.
+    wait_cpu_of(wl.id(), 1.0);
     // SAFETY: signals our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert!(child.wait().unwrap().success());
@@ -217,11 +218,13 @@ fn control_fifo_enables_disables_and_stops() {
         a.read_exact(&mut buf).unwrap();
         assert_eq!(&buf, b"ack\n", "{cmd}");
     };
-    std::thread::sleep(Duration::from_millis(300));
+    // Sampling is on for 0.5 s of the workload's CPU time, then off for
+    // 0.3 s more of it: states, not wall-clock sleeps.
+    let ran = wait_cpu(child.id(), 0.1);
     say("enable");
-    std::thread::sleep(Duration::from_millis(500));
+    let ran = wait_cpu(child.id(), ran + 0.5);
     say("disable");
-    std::thread::sleep(Duration::from_millis(500));
+    wait_cpu(child.id(), ran + 0.3);
     say("ping");
     let t = std::time::Instant::now();
     say("stop");

@@ -237,22 +237,7 @@ fn recover_rebuilds_a_file_left_without_checkpoints() {
         );
         // Wait for the state: the workload has run 1 s of CPU time (about
         // 4000 samples), however busy the machine is.
-        // SAFETY: sysconf reads a constant.
-        let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-        let cpu = |pid: i32| -> f64 {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| {
-                    let f: Vec<String> = s
-                        .rsplit(')')
-                        .next()?
-                        .split_whitespace()
-                        .map(String::from)
-                        .collect();
-                    Some((f[11].parse::<f64>().ok()? + f[12].parse::<f64>().ok()?) / tick)
-                })
-                .unwrap_or(0.0)
-        };
+        let cpu = |pid: i32| cpu_seconds(pid as u32).unwrap_or(0.0);
         for _ in 0..6000 {
             if children_of(child.id()).into_iter().map(cpu).sum::<f64>() >= 1.0 {
                 break;

@@ -252,3 +252,39 @@ pub fn recompress_zstd(input: &Path, output: &Path) {
         output.to_str().unwrap(),
     ]);
 }
+
+/// CPU seconds (user + system) process `pid` has used, from /proc.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    // SAFETY: sysconf reads a constant.
+    let tick = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let f: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+    Some((f[11].parse::<f64>().ok()? + f[12].parse::<f64>().ok()?) / tick)
+}
+
+/// Waits until `pid` has used `secs` of CPU time (a state, however busy
+/// the machine is) and returns what it has used.
+pub fn wait_cpu_of(pid: u32, secs: f64) -> f64 {
+    for _ in 0..6000 {
+        if let Some(t) = cpu_seconds(pid).filter(|&t| t >= secs) {
+            return t;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("process {pid} did not reach {secs} s of CPU time within 60 s");
+}
+
+/// [`wait_cpu_of`] the workload perfz runs (its first child).
+pub fn wait_cpu(perfz_pid: u32, secs: f64) -> f64 {
+    let mut child = None;
+    for _ in 0..6000 {
+        child = std::fs::read_to_string(format!("/proc/{perfz_pid}/task/{perfz_pid}/children"))
+            .ok()
+            .and_then(|k| k.split_whitespace().next()?.parse::<u32>().ok());
+        if child.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    wait_cpu_of(child.expect("perfz started its workload within 60 s"), secs)
+}
