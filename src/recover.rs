@@ -268,9 +268,22 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
     }
     drop(r);
 
+    // A header that already describes records inside the file (a finished
+    // or checkpointed recording): perf reads that section — past a damaged
+    // record too — so keeping less than it would lose samples perf reads.
+    let file_len = std::fs::metadata(path)?.len();
+    let claimed = data_offset.saturating_add(header.data.size);
+    if header.data.size > 0 && claimed <= file_len && good_end < claimed {
+        return Err(FormatError::Unsupported(format!(
+            "the records stop making sense at byte {good_end} ({}), but the header already \
+             describes records up to byte {claimed}, which perf reads: recovering would keep \
+             less; the file is left untouched",
+            stopped.as_deref().unwrap_or("no reason given")
+        )));
+    }
+
     // Rewrite: features right after the kept records, then the header.
     let mut f = OpenOptions::new().read(true).write(true).open(path)?;
-    let file_len = f.metadata()?.len();
     let (block, bitmap) = feature_block(&features, good_end);
     f.seek(SeekFrom::Start(good_end))?;
     f.write_all(&block)?;

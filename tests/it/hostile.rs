@@ -646,7 +646,7 @@ fn damaged_recordings_of_every_kind() {
         rng >> 16
     };
     for input in &inputs {
-        for k in 0..5 {
+        for k in 0..10 {
             let copy = dir.join(format!("dmg{k}"));
             let _ = std::fs::remove_dir_all(&copy);
             let _ = std::fs::remove_file(&copy);
