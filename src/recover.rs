@@ -158,27 +158,21 @@ fn error_offset(e: &FormatError) -> Option<u64> {
     }
 }
 
-/// Samples perfz's reader reads in `path` before the first error (0 if it
-/// does not open).
-fn readable_samples(path: &Path) -> u64 {
-    let Ok(mut r) = PerfReader::open(path) else {
-        return 0;
+/// Samples perfz's reader reads in `path`, and the error that stopped it
+/// before the end, if one did.
+fn count_samples(path: &Path) -> (u64, Option<FormatError>) {
+    let mut r = match PerfReader::open(path) {
+        Ok(r) => r,
+        Err(e) => return (0, Some(e)),
     };
     let mut n = 0;
-    while let Ok(Some((rec, _))) = r.next_record() {
-        n += (rec.header.type_ == RecordType::SAMPLE) as u64;
+    loop {
+        match r.next_record() {
+            Ok(Some((rec, _))) => n += (rec.header.type_ == RecordType::SAMPLE) as u64,
+            Ok(None) => return (n, None),
+            Err(e) => return (n, Some(e)),
+        }
     }
-    n
-}
-
-/// Every sample of `path`, or the error that stops the reader.
-fn verified_samples(path: &Path) -> Result<u64, FormatError> {
-    let mut r = PerfReader::open(path)?;
-    let mut n = 0;
-    while let Some((rec, _)) = r.next_record()? {
-        n += (rec.header.type_ == RecordType::SAMPLE) as u64;
-    }
-    Ok(n)
 }
 
 /// Recovers a crashed recording. A file is recovered in a copy beside it;
@@ -189,7 +183,7 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
     if path.is_dir() {
         return recover_dir(path);
     }
-    let before = readable_samples(path);
+    let (before, _) = count_samples(path);
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -199,12 +193,15 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
         .tempfile_in(dir)?;
     std::io::copy(&mut std::fs::File::open(path)?, tmp.as_file_mut())?;
     let mut got = recover_in_place(tmp.path())?;
-    let after = verified_samples(tmp.path()).map_err(|e| {
-        FormatError::Unsupported(format!(
-            "the recovered copy does not read whole ({e}); {} is left untouched",
-            path.display()
-        ))
-    })?;
+    let after = match count_samples(tmp.path()) {
+        (n, None) => n,
+        (_, Some(e)) => {
+            return Err(FormatError::Unsupported(format!(
+                "the recovered copy does not read whole ({e}); {} is left untouched",
+                path.display()
+            )))
+        }
+    };
     if after < before {
         return Err(FormatError::Unsupported(format!(
             "recovery would not improve {}: perfz reads {before} samples in it now and {after} \

@@ -66,19 +66,6 @@ pub fn recompress(a: RecompressArgs) -> anyhow::Result<()> {
     run(a.input, a.output, a.codec, !a.keep_stack_padding)
 }
 
-/// Bytes of a file, or of the files of a `--threads` directory.
-fn size_on_disk(p: &std::path::Path) -> Option<u64> {
-    let m = std::fs::metadata(p).ok()?;
-    if !m.is_dir() {
-        return Some(m.len());
-    }
-    let mut n = 0;
-    for e in std::fs::read_dir(p).ok()? {
-        n += e.ok()?.metadata().ok()?.len();
-    }
-    Some(n)
-}
-
 fn run(input: PathBuf, output: PathBuf, spec: CodecSpec, cut: bool) -> anyhow::Result<()> {
     let s = crate::convert::convert(&input, &output, &spec, cut)
         .with_context(|| input.display().to_string())?;
@@ -92,7 +79,8 @@ fn run(input: PathBuf, output: PathBuf, spec: CodecSpec, cut: bool) -> anyhow::R
         );
     }
     if output.as_os_str() != "-" {
-        if let (Some(a), Some(b)) = (size_on_disk(&input), size_on_disk(&output)) {
+        let size = crate::format::size_on_disk;
+        if let (a @ 1.., b) = (size(&input), size(&output)) {
             eprintln!(
                 "perfz: {} -> {}: {a} -> {b} bytes, {:.2}x smaller{}",
                 input.display(),

@@ -4,7 +4,6 @@
 //! its stack dump cut to `round_up(dyn_size, 8)` bytes, at least 8 — the
 //! rule the recorder follows. Everything else is copied as it is.
 
-use crate::format::attr::sample_type as st;
 use crate::format::endian::Endian;
 use crate::format::record::records;
 use crate::format::{AttrEntry, RecordType, Sample};
@@ -53,17 +52,7 @@ fn attr_of<'a>(body: &[u8], attrs: &'a [AttrEntry]) -> Option<&'a AttrEntry> {
     if attrs.len() <= 1 {
         return attrs.first();
     }
-    let t = attrs[0].attr.sample_type();
-    let words = if t & st::IDENTIFIER != 0 {
-        0
-    } else if t & st::ID != 0 {
-        [st::IP, st::TID, st::TIME, st::ADDR]
-            .iter()
-            .filter(|&&b| t & b != 0)
-            .count()
-    } else {
-        return None;
-    };
-    let id = u64::from_le_bytes(body.get(words * 8..words * 8 + 8)?.try_into().ok()?);
+    let at = crate::format::sample::id_offset(attrs[0].attr.sample_type())?;
+    let id = u64::from_le_bytes(body.get(at..at + 8)?.try_into().ok()?);
     attrs.iter().find(|a| a.ids.contains(&id))
 }

@@ -21,3 +21,15 @@ pub use feature::{feat, CompressedInfo, FeatureSet};
 pub use reader::{Meta, Mode, PerfReader};
 pub use record::{Record, RecordHeader, RecordType};
 pub use sample::Sample;
+
+/// Bytes of a file, or of the files of a `--threads` directory (0 where
+/// it cannot be read).
+pub fn size_on_disk(path: &std::path::Path) -> u64 {
+    match std::fs::read_dir(path) {
+        Ok(d) => d
+            .filter_map(|e| e.ok()?.metadata().ok())
+            .map(|m| m.len())
+            .sum(),
+        Err(_) => std::fs::metadata(path).map_or(0, |m| m.len()),
+    }
+}

@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use super::attr::{sample_type as st, Attr, AttrEntry};
+use super::attr::{Attr, AttrEntry};
 use super::endian::{Cursor, Endian};
 use super::feature::{feat, CompressedInfo, FeatureSet};
 use super::header::{
@@ -475,18 +475,10 @@ impl Meta {
         if self.attrs.len() <= 1 {
             return self.attrs.first();
         }
-        let t = self.attrs[0].attr.sample_type();
-        let pos = if t & st::IDENTIFIER != 0 {
-            0
-        } else if t & st::ID != 0 {
-            [st::IP, st::TID, st::TIME, st::ADDR]
-                .iter()
-                .filter(|&&b| t & b != 0)
-                .count()
-        } else {
+        let Some(at) = super::sample::id_offset(self.attrs[0].attr.sample_type()) else {
             return self.attrs.first();
         };
-        let b = rec.body().get(pos * 8..pos * 8 + 8)?;
+        let b = rec.body().get(at..at + 8)?;
         let id = self.endian.u64(b.try_into().unwrap());
         self.ids.get(&id).map(|&i| &self.attrs[i])
     }

@@ -177,6 +177,20 @@ fn skip_regs(c: &mut Cursor<'_>, mask: u64, what: &str) -> Result<(), FormatErro
     Ok(())
 }
 
+/// Byte offset of the event id in a SAMPLE's body (format notes 4.7):
+/// IDENTIFIER first, else ID after the fixed words before it; `None`
+/// where the samples carry no id.
+pub fn id_offset(sample_type: u64) -> Option<usize> {
+    if sample_type & st::IDENTIFIER != 0 {
+        return Some(0);
+    }
+    if sample_type & st::ID == 0 {
+        return None;
+    }
+    let before = [st::IP, st::TID, st::TIME, st::ADDR];
+    Some(before.iter().filter(|&&b| sample_type & b != 0).count() * 8)
+}
+
 /// The sample_id trailer of a non-SAMPLE kernel record, parsed backwards from
 /// the end as perf does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

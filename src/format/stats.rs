@@ -112,14 +112,7 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         compressed_bytes: comp_bytes,
         decompressed_bytes: decomp_bytes,
     });
-    let file_size = if r.mode == Mode::Directory {
-        std::fs::read_dir(&r.path)?
-            .filter_map(|e| e.ok()?.metadata().ok())
-            .map(|m| m.len())
-            .sum()
-    } else {
-        std::fs::metadata(&r.path).map(|m| m.len()).unwrap_or(0)
-    };
+    let file_size = super::size_on_disk(&r.path);
     Ok(Stats {
         path: r.path.display().to_string(),
         mode: r.mode,

@@ -139,18 +139,6 @@ impl Layout {
         }))
     }
 
-    /// Byte offset of `PERF_SAMPLE_ID` in a sample's body, where it has one.
-    pub fn id_offset(sample_type: u64) -> Option<u64> {
-        if sample_type & st::IDENTIFIER != 0 {
-            return Some(0);
-        }
-        if sample_type & st::ID == 0 {
-            return None;
-        }
-        let before = [st::IP, st::TID, st::TIME, st::ADDR];
-        Some(before.iter().filter(|&&b| sample_type & b != 0).count() as u64 * 8)
-    }
-
     /// Where the sample of `size` bytes at `at` in `r` keeps its stack, or
     /// `None` if its fields do not end exactly at the record's end.
     pub fn stack(&self, r: Input<'_>, at: usize, size: usize) -> Option<StackAt> {

@@ -82,11 +82,11 @@ impl StackTail {
                 layouts: Vec::new(),
             }));
         }
-        let at = Layout::id_offset(attrs[0].attr.sample_type());
+        let at = crate::format::sample::id_offset(attrs[0].attr.sample_type());
         if at.is_none()
             || attrs
                 .iter()
-                .any(|e| Layout::id_offset(e.attr.sample_type()) != at)
+                .any(|e| crate::format::sample::id_offset(e.attr.sample_type()) != at)
         {
             return Err(Uncut::NoId);
         }
@@ -98,7 +98,7 @@ impl StackTail {
         ids.sort_unstable();
         Ok(Some(StackTail {
             single: None,
-            id_at: at.unwrap_or(0) as usize,
+            id_at: at.unwrap_or(0),
             ids,
             layouts,
         }))

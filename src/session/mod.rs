@@ -15,6 +15,7 @@ mod error;
 mod flight;
 mod glue;
 mod layout;
+mod memory;
 mod output;
 mod rotation;
 mod run;
@@ -197,48 +198,6 @@ impl FromStr for AioBackend {
 }
 
 /// Runs a recording to the end and returns what it did.
-/// The memory a recording's options ask for, against what the machine has
-/// available now (`MemAvailable`), before anything is allocated: the
-/// flight recorder's SIZE, the rings (-m pages × online CPUs) and the
-/// --aio buffers (N × a ring).
-fn check_memory(o: &RecordOptions) -> Result<(), RecordError> {
-    let Some(avail) = mem_available() else {
-        return Ok(()); // no /proc/meminfo: the allocation itself will say
-    };
-    let page = crate::event::ring::page_size() as u64;
-    let ring = o.pages.map_or(0, |p| p as u64 * page);
-    let cpus = crate::event::cpus::online().map_or(1, |c| c.len() as u64);
-    let asks = [
-        ("--flight-recorder", o.flight_recorder.unwrap_or(0)),
-        ("-m (per CPU, × online CPUs)", ring.saturating_mul(cpus)),
-        (
-            "--aio buffers",
-            o.aio
-                .map_or(0, |n| (n as u64).saturating_mul(ring.max(1 << 20))),
-        ),
-    ];
-    let total = asks.iter().fold(0u64, |t, (_, b)| t.saturating_add(*b));
-    if total > avail {
-        let (what, b) = asks.iter().max_by_key(|(_, b)| *b).expect("three");
-        return Err(RecordError::Usage(format!(
-            "{what} asks for {} MiB, and the recording {} MiB in all, but this machine has {} MiB \
-             available: choose a smaller size",
-            b >> 20,
-            total >> 20,
-            avail >> 20
-        )));
-    }
-    Ok(())
-}
-
-/// `MemAvailable` of /proc/meminfo, in bytes.
-fn mem_available() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     if let Sampling::Frequency(0) | Sampling::Period(0) = o.sampling {
         return Err(RecordError::Usage(
@@ -264,7 +223,7 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
             "--flight-recorder needs at least 16K of memory".into(),
         ));
     }
-    check_memory(o)?;
+    memory::check(o)?;
     if o.threads.is_some() && o.per_thread {
         return Err(RecordError::Usage(
             "--per-thread option is mutually exclusive to parallel streaming mode (--threads), as in perf".into(),

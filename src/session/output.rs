@@ -263,16 +263,7 @@ impl Output {
 
     /// Bytes in the file (or the directory's files) now.
     pub fn size(&self) -> u64 {
-        let Some(p) = self.current_path() else {
-            return 0;
-        };
-        if let Ok(d) = std::fs::read_dir(p) {
-            return d
-                .filter_map(|e| e.ok()?.metadata().ok())
-                .map(|m| m.len())
-                .sum();
-        }
-        std::fs::metadata(p).map_or(0, |m| m.len())
+        self.current_path().map_or(0, crate::format::size_on_disk)
     }
 
     /// After a failed write: cut the file back to `end` (the last

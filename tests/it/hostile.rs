@@ -312,7 +312,7 @@ fn recover_keeps_the_last_record_and_every_feature_perf_needs() {
         "0.2",
     ]);
     let want = perf_sample_count(&perf, &z);
-    let r = PerfReaderProbe::feature_offset(&z, 27).expect("HEADER_COMPRESSED");
+    let r = feature_offset(&z, 27).expect("HEADER_COMPRESSED");
     let mut bytes = std::fs::read(&z).unwrap();
     bytes[r + 4..r + 8].copy_from_slice(&99u32.to_le_bytes());
     std::fs::write(&z, bytes).unwrap();
@@ -323,24 +323,21 @@ fn recover_keeps_the_last_record_and_every_feature_perf_needs() {
 }
 
 /// The offset of a feature's section in a perf.data file.
-struct PerfReaderProbe;
-impl PerfReaderProbe {
-    fn feature_offset(path: &Path, feat: usize) -> Option<usize> {
-        let b = std::fs::read(path).ok()?;
-        let off = u64::from_le_bytes(b[40..48].try_into().ok()?) as usize;
-        let size = u64::from_le_bytes(b[48..56].try_into().ok()?) as usize;
-        let mut idx = 0;
-        for f in 0..256 {
-            if b[72 + f / 8] >> (f % 8) & 1 == 1 {
-                if f == feat {
-                    let at = off + size + 16 * idx;
-                    return Some(u64::from_le_bytes(b[at..at + 8].try_into().ok()?) as usize);
-                }
-                idx += 1;
+fn feature_offset(path: &Path, feat: usize) -> Option<usize> {
+    let b = std::fs::read(path).ok()?;
+    let off = u64::from_le_bytes(b[40..48].try_into().ok()?) as usize;
+    let size = u64::from_le_bytes(b[48..56].try_into().ok()?) as usize;
+    let mut idx = 0;
+    for f in 0..256 {
+        if b[72 + f / 8] >> (f % 8) & 1 == 1 {
+            if f == feat {
+                let at = off + size + 16 * idx;
+                return Some(u64::from_le_bytes(b[at..at + 8].try_into().ok()?) as usize);
             }
+            idx += 1;
         }
-        None
     }
+    None
 }
 
 /// A --threads directory whose data.N end in 4 KiB of zeros (what a crash
@@ -545,22 +542,6 @@ fn a_snapshot_is_whole_or_absent_after_kill_9() {
 
 // --- damaged inputs of every kind ---------------------------------------------
 
-/// perf's sample count for `path`, or None where perf cannot read it.
-fn perf_reads(path: &Path) -> Option<u64> {
-    let o = Command::new(perf())
-        .args(["report", "--stats", "-i"])
-        .arg(path)
-        .output()
-        .ok()?;
-    if !o.status.success() {
-        return None;
-    }
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .find(|l| l.trim_start().starts_with("SAMPLE events:"))
-        .and_then(|l| l.split_whitespace().nth(2)?.parse().ok())
-}
-
 /// Recordings of each kind (a --threads directory, a tracepoint file, a
 /// group, switched outputs, a flight-recorder snapshot), damaged at fixed
 /// pseudo-random words: stat, decompress and recover end with 0 or 1, never
@@ -692,7 +673,7 @@ fn damaged_recordings_of_every_kind() {
                     input.display()
                 );
             }
-            let before = perf_reads(&copy);
+            let before = try_perf_sample_count(&perf(), &copy);
             let code = perfz(&["recover", c]).status.code();
             assert!(
                 matches!(code, Some(0) | Some(1)),
@@ -700,7 +681,7 @@ fn damaged_recordings_of_every_kind() {
                 input.display()
             );
             if let Some(n) = before {
-                let after = perf_reads(&copy);
+                let after = try_perf_sample_count(&perf(), &copy);
                 assert!(
                     after.is_some_and(|a| a >= n),
                     "recover made {} (damage {k}) worse: perf read {n} samples, now {after:?}",

@@ -210,16 +210,33 @@ pub fn mkfifo(p: &Path) {
 /// `SAMPLE events: N` of `perf report --stats`.
 pub fn perf_sample_count(perf: &Path, path: &Path) -> u64 {
     let out = run_perf(perf, &["report", "--stats", "-i", path.to_str().unwrap()]);
-    // perf prints no SAMPLE line for a file without samples.
-    assert!(
-        out.contains("Aggregated stats"),
-        "perf read no stats: {out}"
-    );
-    out.lines()
-        .find(|l| l.trim_start().starts_with("SAMPLE events:"))
-        .map_or(0, |line| {
-            line.split_whitespace().nth(2).unwrap().parse().unwrap()
-        })
+    sample_line(&out).unwrap_or_else(|| panic!("perf read no stats: {out}"))
+}
+
+/// [`perf_sample_count`], or `None` where perf cannot read the file.
+pub fn try_perf_sample_count(perf: &Path, path: &Path) -> Option<u64> {
+    let o = Command::new(perf)
+        .args(["report", "--stats", "-i"])
+        .arg(path)
+        .output()
+        .ok()?;
+    o.status
+        .success()
+        .then(|| sample_line(&String::from_utf8_lossy(&o.stdout)))
+        .flatten()
+}
+
+/// The sample count of `perf report --stats` output (perf prints no
+/// SAMPLE line for a file without samples: 0).
+fn sample_line(out: &str) -> Option<u64> {
+    if !out.contains("Aggregated stats") {
+        return None;
+    }
+    Some(
+        out.lines()
+            .find(|l| l.trim_start().starts_with("SAMPLE events:"))
+            .map_or(0, |l| l.split_whitespace().nth(2).unwrap().parse().unwrap()),
+    )
 }
 
 /// Sample count according to linux-perf-data 0.13, an independent reader.
