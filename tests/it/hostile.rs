@@ -373,6 +373,82 @@ fn recover_keeps_every_sample_of_a_directory_with_zero_tails() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A data.N with a damaged COMPRESSED payload in its middle (perf decodes
+/// part of it and reads on) and a zero tail: recover drops the tail and
+/// keeps the damaged record and everything before and after it, so perf
+/// reads at least what it read before (CI found recover cutting there).
+#[test]
+fn recover_keeps_a_damaged_record_perf_steps_over() {
+    require_recording();
+    let perf = perf();
+    let dir = tempdir("hostile-recover-damaged-dir");
+    let out = dir.join("t.data");
+    perfz_ok(&[
+        "record",
+        "-q",
+        "--threads",
+        "-g",
+        "-m",
+        "8",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        workload().to_str().unwrap(),
+        "0.5",
+        "2",
+    ]);
+    // The data.N with the most records; its COMPRESSED records by offset.
+    let (path, bytes) = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap() != "data")
+        .map(|p| {
+            let b = std::fs::read(&p).unwrap();
+            (p, b)
+        })
+        .max_by_key(|(_, b)| b.len())
+        .unwrap();
+    let mut recs = Vec::new();
+    let mut at = 0;
+    while at + 8 <= bytes.len() {
+        let size = u16::from_le_bytes([bytes[at + 6], bytes[at + 7]]) as usize;
+        assert!(size >= 8, "a whole data file");
+        recs.push((at, size));
+        at += size;
+    }
+    assert!(
+        recs.len() >= 4,
+        "{} records in {}",
+        recs.len(),
+        path.display()
+    );
+    let (at, size) = recs[recs.len() / 2];
+    let mut damaged = bytes.clone();
+    for b in &mut damaged[at + size / 2..at + size / 2 + 16] {
+        *b ^= 0x5a;
+    }
+    let damaged_len = damaged.len();
+    damaged.extend([0u8; 4096]);
+    std::fs::write(&path, &damaged).unwrap();
+    let before = try_perf_sample_count(&perf, &out);
+    perfz_ok(&["recover", out.to_str().unwrap()]);
+    let kept = std::fs::read(&path).unwrap();
+    assert_eq!(
+        kept.len(),
+        damaged_len,
+        "the zero tail goes, the damaged record and those after it stay"
+    );
+    assert_eq!(kept[..], damaged[..damaged_len]);
+    if let Some(n) = before {
+        let after = try_perf_sample_count(&perf, &out);
+        assert!(
+            after.is_some_and(|a| a >= n),
+            "perf read {n}, now {after:?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// An input recover cannot improve is left untouched, byte for byte.
 #[test]
 fn recover_leaves_what_it_cannot_improve_untouched() {
