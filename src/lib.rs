@@ -15,3 +15,4 @@ pub mod recover;
 pub mod replay;
 pub mod session;
 pub mod synth;
+pub mod units;

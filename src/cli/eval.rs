@@ -6,7 +6,8 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::eval::{self, Options};
-use crate::event::ring::{default_pages, page_size, parse_size};
+use crate::event::ring::{default_pages, page_size};
+use crate::units::parse_size;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum Format {
@@ -128,7 +129,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
 
 fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
     use crate::event::events::{CallGraph, EventSpec, Sampling};
-    use crate::session::{record, AioBackend, RecordOptions};
+    use crate::session::{record, RecordOptions, DEFAULT_FREQUENCY};
     let call_graph = match (&a.call_graph, a.g) {
         (Some(m), _) => CallGraph::parse(m)?,
         (None, true) => CallGraph::FramePointer,
@@ -136,38 +137,20 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
     };
     let opts = RecordOptions {
         events: vec![EventSpec::parse("cpu-clock").expect("known")],
-        sampling: Sampling::Frequency(4000),
+        sampling: Sampling::Frequency(DEFAULT_FREQUENCY),
         sampling_explicit: true,
         call_graph,
         target: crate::event::Target::Workload(a.command.clone()),
         output: out.to_path_buf(),
-        pages: None,
-        mmap_flush: 1,
+        // eval compresses the ring bytes itself: record them as they are.
         codec: perfz_codecs::CodecSpec::None,
-        switch_events: false,
-        inherit: true,
-        timing_command: Vec::new(),
         argv: std::env::args().collect(),
-        aio: None,
-        aio_backend: AioBackend::Auto,
-        copy_meter: false,
-        checkpoint: None,
-        status: false,
-        keep_stack_padding: false,
-        threads: None,
-        per_thread: false,
-        delay_ms: None,
-        control: None,
         build_ids: crate::session::BuildIdOptions {
             table: false,
             all: false,
             cache: false,
         },
-        duration: None,
-        max_size: None,
-        switch_output: None,
-        switch_max_files: None,
-        flight_recorder: None,
+        ..RecordOptions::default()
     };
     let s = record(&opts)?;
     eprintln!(

@@ -10,9 +10,10 @@ use super::convert::parse_spec;
 use crate::event::cpus::parse_list;
 use crate::event::events::{CallGraph, EventSpec, Sampling};
 use crate::event::parse::parse_events;
-use crate::event::ring::{parse_mmap_pages, parse_size};
+use crate::event::ring::parse_mmap_pages;
 use crate::event::target::Target;
-use crate::session::{record, RecordOptions};
+use crate::session::{record, RecordOptions, DEFAULT_FREQUENCY};
+use crate::units::parse_size;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -183,7 +184,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let sampling = match (&a.freq, a.count) {
         (_, Some(c)) => Sampling::Period(c),
         (Some(f), None) => Sampling::Frequency(frequency(f, &mut notes)?),
-        (None, None) => Sampling::Frequency(4000.min(max_sample_rate().unwrap_or(4000))),
+        (None, None) => Sampling::Frequency(
+            DEFAULT_FREQUENCY.min(max_sample_rate().unwrap_or(DEFAULT_FREQUENCY)),
+        ),
     };
     let call_graph = match (&a.call_graph, a.g) {
         (Some(m), _) => CallGraph::parse(m)?,

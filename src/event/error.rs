@@ -18,8 +18,8 @@ pub enum OptionError {
     DwarfArch(String),
     #[error("dwarf stack size {0} must be a multiple of 8 in 8..=65528")]
     DwarfStackSize(u64),
-    #[error("bad size {0:?}: use a number with an optional K, M or G suffix")]
-    Size(String),
+    #[error(transparent)]
+    Unit(#[from] crate::units::UnitError),
     #[error(
         "-m {input}: the ring needs a power-of-two number of pages (1..=1048576), got {pages}"
     )]

@@ -32,30 +32,15 @@ pub fn page_size() -> usize {
     }
 }
 
-/// Parses `-m`-style sizes: a plain number of bytes, or with a K/M/G suffix
-/// (with or without a trailing B).
-pub fn parse_size(s: &str) -> Result<u64, OptionError> {
-    let t = s.trim().trim_end_matches(['B', 'b']);
-    let (num, mult) = match t.chars().last() {
-        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
-        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    num.parse::<u64>()
-        .ok()
-        .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| OptionError::Size(s.into()))
-}
-
 /// `-m` as perf reads it: a bare number is pages (a power of two), a number
 /// with a suffix is bytes (rounded to whole pages, a power of two).
 pub fn parse_mmap_pages(s: &str) -> Result<usize, OptionError> {
     let page = page_size() as u64;
     let pages = if s.chars().all(|c| c.is_ascii_digit()) {
-        s.parse::<u64>().map_err(|_| OptionError::Size(s.into()))?
+        s.parse::<u64>()
+            .map_err(|_| crate::units::UnitError::Size(s.into()))?
     } else {
-        parse_size(s)?.div_ceil(page)
+        crate::units::parse_size(s)?.div_ceil(page)
     };
     if pages == 0 || !pages.is_power_of_two() || pages > 1 << 20 {
         return Err(OptionError::MmapPages {
@@ -180,10 +165,6 @@ mod tests {
 
     #[test]
     fn sizes() {
-        assert_eq!(parse_size("512K").unwrap(), 512 << 10);
-        assert_eq!(parse_size("1MB").unwrap(), 1 << 20);
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert!(parse_size("lots").is_err());
         assert_eq!(parse_mmap_pages("4").unwrap(), 4);
         assert!(parse_mmap_pages("3").is_err());
         assert_eq!(parse_mmap_pages("512K").unwrap() * page_size(), 512 << 10);

@@ -1,0 +1,232 @@
+//! Everything `perfz record` is asked to do, with its defaults and the one
+//! validation every caller (the record CLI, `perfz eval`) goes through.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use super::control::ControlSpec;
+use super::layout::ThreadSpec;
+use super::RecordError;
+use crate::event::events::{CallGraph, EventSpec, Sampling};
+use crate::event::target::Target;
+use crate::units;
+
+/// Everything `perfz record` was asked to do.
+#[derive(Clone, Debug)]
+pub struct RecordOptions {
+    pub events: Vec<EventSpec>,
+    pub sampling: Sampling,
+    /// -F or -c was given (it replaces tracepoints' default period 1).
+    pub sampling_explicit: bool,
+    pub call_graph: CallGraph,
+    pub target: Target,
+    pub output: PathBuf,
+    /// Data pages per ring; `None` = perf's default.
+    pub pages: Option<usize>,
+    /// Don't drain a ring holding fewer bytes than this (except at the end).
+    pub mmap_flush: usize,
+    pub codec: perfz_codecs::CodecSpec,
+    pub switch_events: bool,
+    pub inherit: bool,
+    /// With -a / -C / -p / -t: a command that only times the recording (it
+    /// runs after the events are enabled; the recording ends when it exits).
+    pub timing_command: Vec<String>,
+    /// The command line, for HEADER_CMDLINE.
+    pub argv: Vec<String>,
+    /// `--aio[=N]`: N async buffers; `None` = serial writes.
+    pub aio: Option<usize>,
+    pub aio_backend: AioBackend,
+    /// Count bytes moved on the push path (`-v`, `--stats-json`).
+    pub copy_meter: bool,
+    /// Make the file perf-readable this often while recording (file mode),
+    /// so a `kill -9` or a full disk loses at most this much; `None` = never.
+    pub checkpoint: Option<Duration>,
+    /// A live status line on stderr (the CLI sets it on a terminal).
+    pub status: bool,
+    /// Keep the stack bytes the kernel did not write in dwarf samples (as
+    /// perf does) instead of zeroing them before compression.
+    pub keep_stack_padding: bool,
+    /// `--threads[=SPEC]`: parallel drain threads, directory output.
+    pub threads: Option<ThreadSpec>,
+    /// `--per-thread`: one ring per task instead of one per CPU.
+    pub per_thread: bool,
+    /// `-D MS`: enable the sampling events MS ms after the start;
+    /// `Some(-1)`: only when `--control` says `enable`.
+    pub delay_ms: Option<i64>,
+    /// `--control=fifo:CTL[,ACK]` or `fd:CTL[,ACK]`.
+    pub control: Option<ControlSpec>,
+    /// The end-of-recording build-id pass (`-B`, `-N`, `--buildid-all`).
+    pub build_ids: BuildIdOptions,
+    /// `--duration`: stop after this long.
+    pub duration: Option<Duration>,
+    /// `--max-size`: stop when the output holds this many bytes.
+    pub max_size: Option<u64>,
+    /// `--switch-output`.
+    pub switch_output: Option<SwitchOutput>,
+    /// `--switch-max-files`: keep only the newest N outputs.
+    pub switch_max_files: Option<usize>,
+    /// `--flight-recorder SIZE`: keep the newest SIZE bytes of compressed
+    /// trace in memory, written out on SIGUSR2, `snapshot`, or the end.
+    pub flight_recorder: Option<u64>,
+}
+
+/// `--switch-output[=signal|SIZE|TIME]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwitchOutput {
+    /// On SIGUSR2 (perf's default).
+    Signal,
+    /// When the output holds this many bytes.
+    Size(u64),
+    /// Every so often.
+    Time(Duration),
+}
+
+impl FromStr for SwitchOutput {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!("--switch-output={s}: use signal, a size (10M, 1G) or a time (30s, 5m, 1h, 1d)")
+        };
+        if s.is_empty() || s == "signal" {
+            return Ok(SwitchOutput::Signal);
+        }
+        if !s.starts_with(|c: char| c.is_ascii_digit()) {
+            return Err(bad());
+        }
+        let what = if units::is_duration(s) {
+            units::parse_duration(s).map(SwitchOutput::Time)
+        } else {
+            units::parse_size(s).map(SwitchOutput::Size)
+        };
+        match what {
+            Ok(SwitchOutput::Size(0)) | Err(_) => Err(bad()),
+            Ok(SwitchOutput::Time(t)) if t.is_zero() => Err(bad()),
+            Ok(w) => Ok(w),
+        }
+    }
+}
+
+/// What the build-id pass does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuildIdOptions {
+    /// Write HEADER_BUILD_ID (not with `-B/--no-buildid`).
+    pub table: bool,
+    /// Every mapped DSO, not only those samples hit (`--buildid-all`).
+    pub all: bool,
+    /// Add the DSOs to ~/.debug (not with `-N/--no-buildid-cache`).
+    pub cache: bool,
+}
+
+impl Default for BuildIdOptions {
+    fn default() -> Self {
+        BuildIdOptions {
+            table: true,
+            all: false,
+            cache: true,
+        }
+    }
+}
+
+/// Which async backend `--aio` uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AioBackend {
+    /// io_uring, or the pwrite thread where io_uring is unavailable.
+    Auto,
+    Uring,
+    Thread,
+}
+
+impl FromStr for AioBackend {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(AioBackend::Auto),
+            "uring" => Ok(AioBackend::Uring),
+            "thread" => Ok(AioBackend::Thread),
+            _ => Err(format!("{s:?}: use auto, uring or thread")),
+        }
+    }
+}
+
+/// perf's default frequency (-F), where the kernel allows it.
+pub const DEFAULT_FREQUENCY: u64 = 4000;
+
+impl Default for RecordOptions {
+    /// `perfz record -o perf.data` of nothing yet: cpu-clock at 4000 Hz,
+    /// no call graph, zstd at the recorder's level, perf's build-id habits.
+    fn default() -> Self {
+        RecordOptions {
+            events: vec![EventSpec::parse("cpu-clock").expect("a known event")],
+            sampling: Sampling::Frequency(DEFAULT_FREQUENCY),
+            sampling_explicit: false,
+            call_graph: CallGraph::None,
+            target: Target::Workload(Vec::new()),
+            output: PathBuf::from("perf.data"),
+            pages: None,
+            mmap_flush: 1,
+            codec: perfz_codecs::CodecSpec::default(),
+            switch_events: false,
+            inherit: true,
+            timing_command: Vec::new(),
+            argv: Vec::new(),
+            aio: None,
+            aio_backend: AioBackend::Auto,
+            copy_meter: false,
+            checkpoint: None,
+            status: false,
+            keep_stack_padding: false,
+            threads: None,
+            per_thread: false,
+            delay_ms: None,
+            control: None,
+            build_ids: BuildIdOptions::default(),
+            duration: None,
+            max_size: None,
+            switch_output: None,
+            switch_max_files: None,
+            flight_recorder: None,
+        }
+    }
+}
+
+impl RecordOptions {
+    /// The checks of options against each other and this machine, before
+    /// anything is opened or written.
+    pub fn validate(&self) -> Result<(), RecordError> {
+        let usage = |m: &str| Err(RecordError::Usage(m.into()));
+        if let Sampling::Frequency(0) | Sampling::Period(0) = self.sampling {
+            return usage("the sampling frequency/period must be at least 1 (-F/-c)");
+        }
+        self.codec.check_built()?;
+        super::output::check(&self.output).map_err(RecordError::Output)?;
+        let stdout = super::output::is_stdout(&self.output);
+        if self.flight_recorder.is_some()
+            && (stdout || self.switch_output.is_some() || self.max_size.is_some())
+        {
+            return usage(
+                "--flight-recorder writes snapshots (OUTPUT.<timestamp>) on SIGUSR2, `snapshot` or at the end: it takes -o FILE, and not --switch-output or --max-size",
+            );
+        }
+        if self.flight_recorder.is_some_and(|c| c < 16 << 10) {
+            return usage("--flight-recorder needs at least 16K of memory");
+        }
+        super::memory::check(self)?;
+        if self.threads.is_some() && self.per_thread {
+            return usage(
+                "--per-thread option is mutually exclusive to parallel streaming mode (--threads), as in perf",
+            );
+        }
+        if self.switch_output.is_some() && stdout {
+            return usage(
+                "--switch-output writes a series of files and cannot write a pipe: give -o FILE",
+            );
+        }
+        if self.threads.is_some() && stdout {
+            return usage(
+                "--threads writes a directory of files and cannot write a pipe: give -o DIR",
+            );
+        }
+        Ok(())
+    }
+}

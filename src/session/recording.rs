@@ -1,0 +1,354 @@
+//! The recording core every strategy (serial, threads, flight) runs on:
+//! the prepared events, the features, the side band, the start, the
+//! control loop's limits and switches, the lost-sample count, build ids and
+//! the summary. Strategies say only how rings are grouped and where the
+//! compressed bytes go; they call down into this, never the other way.
+
+use std::time::{Duration, Instant};
+
+use super::control::Channel;
+use super::drain::{Drain, DrainReport};
+use super::error::io_err;
+use super::glue::{Built, Glue, Writer};
+use super::options::RecordOptions;
+use super::output::Output;
+use super::run::{Ended, Limits, LoopOptions, SessionControl, Switching};
+use super::setup::Prepared;
+use super::side_band::SideBand;
+use super::status::StatusLine;
+use super::{build_ids, RecordError, Summary};
+use crate::event::sys;
+use crate::event::target::Target;
+use crate::format::attr::sample_type as st;
+use crate::format::compress::DECLARED_MMAP_LEN;
+use crate::format::record::RecordType;
+use crate::format::sample::id_trailer_offset;
+use crate::format::{CompressedInfo, FeatureSet};
+use crate::push::scan::{scan_hits, Hits};
+use crate::push::StackTail;
+use crate::synth;
+
+/// One recording's shared state: what was asked, the events opened for
+/// it, and the features every output of it carries.
+pub struct Recording<'o> {
+    pub o: &'o RecordOptions,
+    pub prepared: Prepared,
+    pub features: FeatureSet,
+    pub started: Instant,
+    /// `--control`, until the loop takes it.
+    pub channel: Option<Channel>,
+    /// The dwarf stack cut for every drain unit (None: off or not dwarf).
+    pub stack_tail: Option<StackTail>,
+    /// The largest ring's data size, taken before strategies take the rings.
+    pub ring_size: usize,
+}
+
+impl<'o> Recording<'o> {
+    /// Opens the control channel and the events, and describes them.
+    pub fn prepare(
+        o: &'o RecordOptions,
+        started: Instant,
+        notes: &mut Vec<String>,
+    ) -> Result<Self, RecordError> {
+        let channel = o
+            .control
+            .as_ref()
+            .map(Channel::open)
+            .transpose()
+            .map_err(|e| RecordError::Usage(e.to_string()))?;
+        let mut prepared = super::setup::prepare(o)?;
+        notes.append(&mut prepared.set.notes);
+        let mut features = synth::features::session_features(&prepared.set.attrs, &o.argv);
+        synth::features::event_features(&mut features, &o.events)
+            .map_err(io_err("describing the events (tracefs)"))?;
+        let stack_tail = prepared.stack_tail(o.keep_stack_padding, notes);
+        let ring_size = prepared.ring_size();
+        Ok(Recording {
+            ring_size,
+            o,
+            prepared,
+            features,
+            started,
+            channel,
+            stack_tail,
+        })
+    }
+
+    /// A drain unit writing to `writer`, with the recording's codec, async
+    /// choice, meter and stack cut.
+    pub fn drain_unit(
+        &self,
+        writer: Writer,
+        rounds: bool,
+        hits: bool,
+    ) -> Result<Built, RecordError> {
+        let o = self.o;
+        o.codec.visit(Glue {
+            writer,
+            aio: o.aio,
+            aio_backend: o.aio_backend,
+            copy_meter: o.copy_meter,
+            ring_size: self.ring_size,
+            stack_tail: self.stack_tail.clone(),
+            rounds,
+            hits,
+        })?
+    }
+
+    /// How a drain loop of this recording paces itself.
+    pub fn loop_options<'f>(
+        &self,
+        features: &'f FeatureSet,
+        checkpoint: Option<Duration>,
+    ) -> LoopOptions<'f> {
+        LoopOptions {
+            min_bytes: self.o.mmap_flush.max(1) as u64,
+            // A sixteenth of the ring: well under the kernel's wakeup
+            // watermark (half the ring), so a woken drain always finds it.
+            min_push: (self.ring_size / 16) as u64,
+            checkpoint,
+            features,
+        }
+    }
+
+    /// The records perf synthesizes before the ring data.
+    pub fn side_band(&self, notes: &mut Vec<String>) -> Vec<u8> {
+        self.side_band_of(&self.o.target, notes)
+    }
+
+    fn side_band_of(&self, target: &Target, notes: &mut Vec<String>) -> Vec<u8> {
+        SideBand {
+            target,
+            call_graph: self.o.call_graph,
+            tgids: &self.prepared.tgids,
+            trailer: self.prepared.trailer_size(),
+        }
+        .build(notes)
+    }
+
+    /// The side band of an output started after the recording's start (a
+    /// switched output, a flight-recorder snapshot): the processes as /proc
+    /// shows them now (a forked workload has exec'd since), plus every map
+    /// and comm record seen so far, before FINISHED_INIT — a process exiting
+    /// (or gone) by now has nothing left in /proc, but its samples are there.
+    pub fn later_side_band(&self, map_history: &[u8], notes: &mut Vec<String>) -> Vec<u8> {
+        let target = match &self.o.target {
+            Target::Workload(_) => Target::Pids(self.prepared.tgids.clone()),
+            t => t.clone(),
+        };
+        let mut sb = self.side_band_of(&target, notes);
+        let init = sb.split_off(sb.len() - 8);
+        sb.extend_from_slice(map_history);
+        sb.extend_from_slice(&init);
+        sb
+    }
+
+    /// Starts the recording: enables the events (a forked workload enables
+    /// its own, on exec), starts the workload or timing command, and only
+    /// then lets the output replace an existing one.
+    pub fn start(&mut self, out: &mut Output) -> Result<Option<std::process::Child>, RecordError> {
+        let o = self.o;
+        if !matches!(o.target, Target::Workload(_)) {
+            let set = &self.prepared.set;
+            if o.delay_ms.is_some() {
+                set.enable_tracking()
+            } else {
+                set.enable()
+            }
+            .map_err(io_err("cannot enable the events"))?;
+        }
+        let child = match self.prepared.workload.take() {
+            Some(w) => {
+                let cmd = match &o.target {
+                    Target::Workload(argv) => argv[0].clone(),
+                    _ => o.timing_command[0].clone(),
+                };
+                Some(w.start().map_err(|err| RecordError::Start { cmd, err })?)
+            }
+            None => None,
+        };
+        // Started: only now may an existing file become FILE.old.
+        if let Err(e) = out.commit() {
+            if let Some(mut c) = child {
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+            return Err(RecordError::Output(e));
+        }
+        Ok(child)
+    }
+
+    /// The control of the loop from now: the workload, `-D`, `--control`,
+    /// `--duration`, `--max-size`, `--switch-output` (`switch` overrides
+    /// the last: the flight recorder snapshots on SIGUSR2).
+    /// `channel` is [`Recording::channel`], taken by the strategy.
+    pub fn control(
+        &self,
+        channel: Option<Channel>,
+        child: Option<std::process::Child>,
+        status: bool,
+    ) -> SessionControl<'_> {
+        let o = self.o;
+        let now = Instant::now();
+        let switching = Switching {
+            enable_at: o
+                .delay_ms
+                .filter(|&d| d >= 0)
+                .map(|d| now + Duration::from_millis(d as u64)),
+            channel,
+            ..Default::default()
+        };
+        let status = (status && o.status).then(StatusLine::new);
+        let mut ctl = SessionControl::new(&self.prepared.set, child, status, switching);
+        ctl.limits = Limits {
+            end_at: o.duration.map(|d| now + d),
+            max_size: o.max_size,
+            switch: o.switch_output,
+            output_since: Some(now),
+            reason: None,
+        };
+        ctl
+    }
+
+    /// LOST_SAMPLES records for every event fd whose PERF_FORMAT_LOST count
+    /// is non-zero, and the total.
+    pub fn lost_samples(&self) -> (Vec<u8>, u64) {
+        let p = &self.prepared;
+        let (mut recs, mut total) = (Vec::new(), 0u64);
+        let sample_type = p.set.attrs[0].attr.sample_type();
+        for f in &p.set.fds {
+            if let Ok(lost) = sys::read_lost(&f.fd, f.id) {
+                if lost > 0 {
+                    total += lost;
+                    recs.extend(lost_samples_record(
+                        lost,
+                        f.id,
+                        sample_type,
+                        p.trailer_size(),
+                    ));
+                }
+            }
+        }
+        (recs, total)
+    }
+
+    /// HEADER_BUILD_ID (and the cache) for what `hits` saw, where asked.
+    pub fn add_build_ids(&self, f: &mut FeatureSet, hits: &Hits, notes: &mut Vec<String>) {
+        if self.o.build_ids.table {
+            build_ids::add(f, hits, &self.o.build_ids, notes);
+        }
+    }
+
+    /// HEADER_COMPRESSED as an output announces it before its first
+    /// COMPRESSED record (a pipe, a `--threads` directory): the ratio is
+    /// unknown until the end (perf writes 0).
+    pub fn announced_codec(&self) -> Option<CompressedInfo> {
+        let id = self.o.codec.id();
+        (id != perfz_codecs::CodecId::NONE).then(|| CompressedInfo {
+            version: 0,
+            codec: id.0,
+            level: self.o.codec.level() as u32,
+            ratio: 0,
+            mmap_len: DECLARED_MMAP_LEN,
+        })
+    }
+
+    /// A summary from one drain unit's report and how its loop ended; the
+    /// strategy sets what differs.
+    pub fn summary(&self, report: DrainReport, ended: &mut Ended, notes: Vec<String>) -> Summary {
+        let o = self.o;
+        let mut notes = notes;
+        if let Some(e) = &ended.wait_error {
+            notes.push(format!(
+                "waiting for the workload failed ({e}); the recording ended there"
+            ));
+        }
+        notes.append(&mut ended.notes);
+        let c = ended.drained.counts;
+        Summary {
+            output: o.output.display().to_string(),
+            codec: o.codec.to_string(),
+            wakeups: ended.drained.wakeups,
+            samples: c.samples,
+            records: c.records,
+            lost_events: c.lost_events,
+            lost_samples: 0,
+            ring_bytes: report.ring_bytes,
+            side_band_bytes: 0,
+            bytes_written: report.bytes_written,
+            compressed_bytes: report.compressed_bytes,
+            pages: self.prepared.set.pages,
+            rings: self
+                .prepared
+                .set
+                .fds
+                .iter()
+                .map(|f| f.ring)
+                .max()
+                .map_or(0, |r| r + 1),
+            seconds: self.started.elapsed().as_secs_f64(),
+            stop_signal: ended.stop_signal,
+            workload_exit: ended.exit_status.and_then(|s| s.code()),
+            sink: report.sink,
+            checkpoints: ended.drained.checkpoints.count,
+            checkpoint_bytes: ended.drained.checkpoints.bytes,
+            checkpoint_seconds: ended.drained.checkpoints.seconds,
+            copies: report.copies,
+            codec_copies_input: report.codec_copies_input,
+            codec_state_bytes: report.codec_state_bytes,
+            stack_bytes_cleared: report.stack_bytes_cleared,
+            stack_samples_uncut: report.stack_samples_uncut,
+            max_ring_fill: report.max_fill,
+            near_full_pushes: report.near_full_pushes,
+            threads: Vec::new(),
+            outputs: Vec::new(),
+            notes,
+        }
+    }
+}
+
+/// The maps of a side band, for the build-id pass.
+pub fn side_band_hits(side_band: &[u8]) -> Hits {
+    let mut h = Hits::default();
+    scan_hits(
+        perfz_codecs::Input::one(side_band),
+        &mut Default::default(),
+        Some(&mut h),
+    );
+    h
+}
+
+/// LOST_SAMPLES: `u64 lost` and a sample_id trailer carrying the event's id.
+fn lost_samples_record(lost: u64, id: u64, sample_type: u64, trailer: usize) -> Vec<u8> {
+    let mut rec = synth::record(RecordType::LOST_SAMPLES.0, 0, &lost.to_le_bytes(), trailer);
+    if trailer > 0 {
+        if let Some(off) = id_trailer_offset(sample_type, st::ID) {
+            let at = rec.len() - trailer + off;
+            rec[at..at + 8].copy_from_slice(&id.to_le_bytes());
+        }
+    }
+    rec
+}
+
+/// A write error with what was being written.
+pub fn io_err_context(e: std::io::Error, what: &str) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{what}: {e}"))
+}
+
+/// The drain unit behind a box, as strategies hold it.
+pub type Unit = Box<dyn Drain + Send>;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lost_samples_carries_the_id_where_the_trailer_has_it() {
+        let stype = st::TID | st::TIME | st::ID | st::CPU;
+        let rec = lost_samples_record(5, 0xabcd, stype, 32);
+        assert_eq!(rec.len(), 8 + 8 + 32);
+        assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 13);
+        assert_eq!(u64::from_le_bytes(rec[8..16].try_into().unwrap()), 5);
+        // tid (8) + time (8), then the id.
+        assert_eq!(u64::from_le_bytes(rec[32..40].try_into().unwrap()), 0xabcd);
+    }
+}
