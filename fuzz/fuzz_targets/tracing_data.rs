@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use perfz::synth::tracing::{length, systems_of};
+use perfz::format::tracing_data::{length, systems_of};
 
 fuzz_target!(|data: &[u8]| {
     if let Some(n) = length(data) {

@@ -116,7 +116,8 @@ pub struct Args {
     /// Drain the rings with parallel threads, each with its own codec and
     /// data file; the output becomes a directory (perf's --threads format).
     /// SPEC: cpu (one thread per CPU, the default), core, package, numa, N
-    /// threads, or masks CPUS/AFFINITY:CPUS/AFFINITY... Works with --aio.
+    /// threads, or masks CPUS/AFFINITY:CPUS/AFFINITY... Works with --aio,
+    /// --switch-output and --flight-recorder (each output a directory).
     #[arg(long, value_name = "SPEC", num_args = 0..=1, default_missing_value = "cpu", require_equals = true)]
     threads: Option<crate::session::ThreadSpec>,
     /// One ring per recorded task instead of one per CPU (perf's

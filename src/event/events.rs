@@ -104,18 +104,6 @@ impl EventSpec {
         }
     }
 
-    /// One event (no groups, no lists): see [`super::parse::parse_events`].
-    pub fn parse(s: &str) -> Result<Self, OptionError> {
-        let mut v = super::parse::parse_events(s, &mut 0)?;
-        if v.len() != 1 || v[0].group.is_some() {
-            return Err(OptionError::EventSyntax {
-                event: s.into(),
-                why: "one event expected here".into(),
-            });
-        }
-        Ok(v.remove(0))
-    }
-
     /// Looks up a symbolic (hardware or software) event name.
     pub fn symbolic(name: &str) -> Option<(u32, u64)> {
         NAMES

@@ -4,10 +4,25 @@
 //! (`cpu-clock/period=10000/`), and the modifiers `:u :k :h :G :H :p... :P
 //! :S :D`.
 
+use super::cache::cache_event;
 use super::error::OptionError;
 use super::events::{EventSpec, Group, Sampling, TYPE_HW_CACHE, TYPE_RAW, TYPE_TRACEPOINT};
 use super::pmu::Pmu;
 use super::tracefs;
+
+impl EventSpec {
+    /// One event (no groups, no lists): see [`parse_events`].
+    pub fn parse(s: &str) -> Result<Self, OptionError> {
+        let mut v = parse_events(s, &mut 0)?;
+        if v.len() != 1 || v[0].group.is_some() {
+            return Err(OptionError::EventSyntax {
+                event: s.into(),
+                why: "one event expected here".into(),
+            });
+        }
+        Ok(v.remove(0))
+    }
+}
 
 fn syntax(event: &str, why: impl Into<String>) -> OptionError {
     OptionError::EventSyntax {
@@ -217,75 +232,6 @@ fn raw_event(s: &str) -> Option<u64> {
         .flatten()
 }
 
-/// perf's generic cache events: `<cache>-<op>[-<result>]`, e.g.
-/// `L1-dcache-load-misses`, `LLC-loads`, `dTLB-store-misses`,
-/// `branch-load-misses`: config = cache | op << 8 | result << 16.
-fn cache_event(s: &str) -> Option<u64> {
-    const CACHES: &[(&[&str], u64)] = &[
-        (&["L1-dcache", "l1-d", "l1d", "L1-data"], 0),
-        (&["L1-icache", "l1-i", "l1i", "L1-instruction"], 1),
-        (&["LLC", "L2"], 2),
-        (&["dTLB", "d-tlb", "Data-TLB"], 3),
-        (&["iTLB", "i-tlb", "Instruction-TLB"], 4),
-        (&["branch", "branches", "bpu", "btb", "bpc"], 5),
-        (&["node"], 6),
-    ];
-    const OPS: &[(&[&str], u64)] = &[
-        (&["load", "loads", "read"], 0),
-        (&["store", "stores", "write"], 1),
-        (
-            &[
-                "prefetch",
-                "prefetches",
-                "speculative-read",
-                "speculative-load",
-            ],
-            2,
-        ),
-    ];
-    const RESULTS: &[(&[&str], u64)] = &[
-        (&["refs", "Reference", "ops", "access", "accesses"], 0),
-        (&["misses", "miss"], 1),
-    ];
-    let find = |t: &[(&[&str], u64)], w: &str| {
-        t.iter()
-            .find(|(names, _)| names.iter().any(|n| n.eq_ignore_ascii_case(w)))
-            .map(|&(_, v)| v)
-    };
-    let (cache, rest) = CACHES.iter().find_map(|(names, v)| {
-        names.iter().find_map(|n| {
-            let r = s.get(n.len()..)?;
-            (s[..n.len()].eq_ignore_ascii_case(n) && r.starts_with('-')).then(|| (*v, &r[1..]))
-        })
-    })?;
-    let (mut op, mut result) = (None, None);
-    // Longest op names first ("speculative-read" holds a dash).
-    let mut rest = rest;
-    while !rest.is_empty() {
-        let (word, tail) = OPS
-            .iter()
-            .chain(RESULTS)
-            .flat_map(|(names, _)| names.iter())
-            .filter(|n| {
-                rest.len() >= n.len()
-                    && rest[..n.len()].eq_ignore_ascii_case(n)
-                    && (rest.len() == n.len() || rest.as_bytes()[n.len()] == b'-')
-            })
-            .max_by_key(|n| n.len())
-            .map(|n| (&rest[..n.len()], rest[n.len()..].trim_start_matches('-')))?;
-        if let Some(o) = find(OPS, word).filter(|_| op.is_none()) {
-            op = Some(o);
-        } else if let Some(r) = find(RESULTS, word).filter(|_| result.is_none()) {
-            result = Some(r);
-        } else {
-            return None;
-        }
-        rest = tail;
-    }
-    (op.is_some() || result.is_some())
-        .then(|| cache | op.unwrap_or(0) << 8 | result.unwrap_or(0) << 16)
-}
-
 fn number(v: &str) -> Option<u64> {
     match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
         Some(h) => u64::from_str_radix(h, 16).ok(),
@@ -453,119 +399,4 @@ fn apply_modifiers(e: &mut EventSpec, mods: &str, item: &str) -> Result<(), Opti
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn one(s: &str) -> EventSpec {
-        EventSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
-    }
-
-    #[test]
-    fn lists_split_at_top_level_commas() {
-        assert_eq!(split_top("a,b").unwrap(), vec!["a", "b"]);
-        assert_eq!(split_top("{a,b}:S,c").unwrap(), vec!["{a,b}:S", "c"]);
-        assert_eq!(
-            split_top("msr/event=1,config1=2/,c").unwrap(),
-            vec!["msr/event=1,config1=2/", "c"]
-        );
-        assert!(split_top("{a,b").is_err());
-        assert!(split_top("a}").is_err());
-        assert!(split_top("msr/event=1").is_err());
-    }
-
-    #[test]
-    fn modifiers_mean_what_they_mean_in_perf() {
-        let e = one("cycles:u");
-        assert!(!e.exclude_user && e.exclude_kernel && e.exclude_hv);
-        let e = one("cpu-clock:uk");
-        assert!(!e.exclude_user && !e.exclude_kernel && e.exclude_hv);
-        let e = one("cycles:pp");
-        assert_eq!(e.precise, 2);
-        assert!(e.exclude_guest && !e.exclude_user);
-        let e = one("cycles:G");
-        assert!(!e.exclude_guest && e.exclude_host);
-        let e = one("cycles:H");
-        assert!(e.exclude_guest && !e.exclude_host);
-        assert_eq!(one("cycles:P").precise, 3);
-        assert!(EventSpec::parse("cycles:pppp").is_err());
-        let err = EventSpec::parse("cycles:x").unwrap_err().to_string();
-        assert!(err.contains("modifier \"x\""), "{err}");
-        assert!(EventSpec::parse("cycles:S")
-            .unwrap_err()
-            .to_string()
-            .contains("{a,b}:S"));
-    }
-
-    #[test]
-    fn cache_and_raw_events() {
-        let e = one("L1-dcache-load-misses");
-        assert_eq!((e.type_, e.config), (TYPE_HW_CACHE, 0x10000));
-        assert_eq!(one("LLC-loads").config, 2);
-        assert_eq!(one("dTLB-store-misses").config, 3 | 1 << 8 | 1 << 16);
-        assert_eq!(one("branch-load-misses").config, 5 | 1 << 16);
-        assert_eq!(one("L1-icache-prefetches").config, 1 | 2 << 8);
-        let e = one("r1a8");
-        assert_eq!((e.type_, e.config), (TYPE_RAW, 0x1a8));
-        assert!(EventSpec::parse("L1-dcache-frobs").is_err());
-        assert!(EventSpec::parse("rxyz").is_err());
-    }
-
-    #[test]
-    fn per_event_terms_and_groups() {
-        let e = one("cpu-clock/period=10000/");
-        assert_eq!(e.sampling, Some(Sampling::Period(10000)));
-        assert!(!e.sampling_is_default);
-        let e = one("task-clock/freq=999,name=tc/:u");
-        assert_eq!(e.sampling, Some(Sampling::Frequency(999)));
-        assert_eq!(e.name, "task-clock/freq=999,name=tc/:u");
-        assert!(EventSpec::parse("cpu-clock/bogus=1/")
-            .unwrap_err()
-            .to_string()
-            .contains("unknown term"));
-        let mut g = 0;
-        let v = parse_events("{cpu-clock,task-clock}:S,page-faults", &mut g).unwrap();
-        assert_eq!(v.len(), 3);
-        assert_eq!(
-            v[0].group,
-            Some(Group {
-                id: 0,
-                leader: true,
-                sample_read: true
-            })
-        );
-        assert_eq!(
-            v[1].group,
-            Some(Group {
-                id: 0,
-                leader: false,
-                sample_read: true
-            })
-        );
-        assert_eq!(v[2].group, None);
-        assert_eq!(g, 1);
-        let v = parse_events("{cpu-clock:u,task-clock}:k", &mut g).unwrap();
-        assert!(
-            !v[0].exclude_user && !v[0].exclude_kernel,
-            "the group's :k adds to :u"
-        );
-        assert!(!v[1].exclude_kernel && v[1].exclude_user);
-        assert!(parse_events("{a,{b}}", &mut g).is_err());
-    }
-
-    #[test]
-    fn pmus_from_sysfs() {
-        // The software PMU has no format files: config= works, others do not.
-        let e = one("software/config=3/");
-        assert_eq!((e.type_, e.config), (1, 3));
-        if let Some(msr) = Pmu::load("msr") {
-            if msr.events.contains_key("tsc") {
-                let e = one("msr/tsc/");
-                assert_eq!(e.type_, msr.type_);
-                let err = EventSpec::parse("msr/nope/").unwrap_err().to_string();
-                assert!(err.contains("its events:") && err.contains("tsc"), "{err}");
-            }
-        }
-        let err = EventSpec::parse("frobnicate").unwrap_err().to_string();
-        assert!(err.contains("software/.../"), "{err}");
-    }
-}
+mod tests;

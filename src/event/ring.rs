@@ -17,6 +17,9 @@ use perfz_codecs::Input;
 
 use super::error::OptionError;
 
+/// Rings by the CPU (or task) they belong to.
+pub type Rings = [(u32, Ring)];
+
 /// Offsets of the ring positions inside `struct perf_event_mmap_page`.
 const DATA_HEAD: usize = 1024;
 const DATA_TAIL: usize = 1032;

@@ -8,11 +8,13 @@ pub mod endian;
 mod error;
 pub mod feature;
 pub mod header;
+mod meta;
 pub mod reader;
 pub mod record;
 pub mod sample;
 pub mod stats;
 mod stream;
+pub mod tracing_data;
 pub mod writer;
 
 pub use attr::{Attr, AttrEntry};

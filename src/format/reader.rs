@@ -13,8 +13,9 @@ use super::feature::{feat, CompressedInfo, FeatureSet};
 use super::header::{
     field, read_prefix, read_up_to, FileHeader, FILE_HEADER_SIZE, PIPE_HEADER_SIZE,
 };
+use super::meta::parse_header_attr;
+pub use super::meta::{Meta, Mode};
 use super::record::{Record, RecordType};
-use super::sample::Sample;
 use super::stream::RecordStream;
 use super::FormatError;
 
@@ -23,28 +24,6 @@ const MAX_FEATURE_SIZE: u64 = 64 << 20;
 /// Largest number of ids of one event (CPUs × threads).
 const MAX_IDS: u64 = 1 << 20;
 const READ_BUF: usize = 256 * 1024;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    File,
-    Pipe,
-    Directory,
-}
-
-/// What is known about an open file: header, attrs, features. In pipe mode it
-/// fills in as the HEADER_ATTR / HEADER_FEATURE records pass.
-pub struct Meta {
-    pub path: PathBuf,
-    pub mode: Mode,
-    pub endian: Endian,
-    /// File-mode header (also for the `data` file of a directory).
-    pub header: Option<FileHeader>,
-    pub attrs: Vec<AttrEntry>,
-    pub features: FeatureSet,
-    ids: HashMap<u64, usize>,
-    compressed: Option<CompressedInfo>,
-}
 
 /// Where a file-mode data section ends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -426,7 +405,7 @@ impl PerfReader {
                 }
                 RecordType::HEADER_TRACING_DATA => {
                     let t = &self.stream.tracing_data;
-                    let len = crate::synth::tracing::length(t).unwrap_or(t.len());
+                    let len = super::tracing_data::length(t).unwrap_or(t.len());
                     m.features.set(feat::TRACING_DATA, t[..len].to_vec());
                 }
                 RecordType::HEADER_FEATURE => {
@@ -449,49 +428,6 @@ impl PerfReader {
     }
 }
 
-impl Meta {
-    /// Names from EVENT_DESC and the id → attr map.
-    fn index_attrs(&mut self) {
-        if let Some(desc) = self.features.event_desc() {
-            for (entry, (name, _)) in self.attrs.iter_mut().zip(desc) {
-                entry.name.get_or_insert(name);
-            }
-        }
-        self.ids = self
-            .attrs
-            .iter()
-            .enumerate()
-            .flat_map(|(i, a)| a.ids.iter().map(move |&id| (id, i)))
-            .collect();
-    }
-
-    /// The HEADER_COMPRESSED feature, once known (pipe mode: once its record passed).
-    pub fn compressed(&self) -> Option<CompressedInfo> {
-        self.compressed
-    }
-
-    /// The attr a SAMPLE belongs to (format notes 4.7).
-    pub fn attr_of_sample(&self, rec: &Record<'_>) -> Option<&AttrEntry> {
-        if self.attrs.len() <= 1 {
-            return self.attrs.first();
-        }
-        let Some(at) = super::sample::id_offset(self.attrs[0].attr.sample_type()) else {
-            return self.attrs.first();
-        };
-        let b = rec.body().get(at..at + 8)?;
-        let id = self.endian.u64(b.try_into().unwrap());
-        self.ids.get(&id).map(|&i| &self.attrs[i])
-    }
-
-    /// Decodes a SAMPLE record with the attr it belongs to.
-    pub fn parse_sample(&self, rec: &Record<'_>) -> Result<Option<Sample>, FormatError> {
-        match self.attr_of_sample(rec) {
-            Some(a) => Sample::parse(rec.body(), &a.attr, self.endian, rec.offset).map(Some),
-            None => Ok(None),
-        }
-    }
-}
-
 /// The record stream of a `data.N` file: records from offset 0 to its end.
 fn data_stream(path: &Path, endian: Endian, n: u32) -> Result<RecordStream, FormatError> {
     let f = File::open(path)?;
@@ -503,35 +439,4 @@ fn data_stream(path: &Path, endian: Endian, n: u32) -> Result<RecordStream, Form
         Some(len),
         Some(n),
     ))
-}
-
-fn parse_header_attr(rec: &Record<'_>, e: Endian) -> Result<AttrEntry, FormatError> {
-    let body = rec.body();
-    let at = rec.offset + 8;
-    if body.len() < 8 {
-        return Err(FormatError::invalid(
-            at,
-            "HEADER_ATTR record too short for an attr",
-        ));
-    }
-    let declared = e.u32(body[4..8].try_into().unwrap()) as usize;
-    let size = if declared == 0 { 64 } else { declared };
-    let attr_bytes = size.div_ceil(8) * 8;
-    if attr_bytes > body.len() {
-        return Err(FormatError::invalid(
-            at,
-            format!("HEADER_ATTR attr.size {size} exceeds the record"),
-        ));
-    }
-    let mut c = Cursor::new(body, e, at);
-    let attr = Attr::parse(&mut c, size)?;
-    let ids = body[attr_bytes..]
-        .chunks_exact(8)
-        .map(|b| e.u64(b.try_into().unwrap()))
-        .collect();
-    Ok(AttrEntry {
-        attr,
-        ids,
-        name: None,
-    })
 }

@@ -328,7 +328,7 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
 pub fn add(
     features: &mut crate::format::FeatureSet,
     hits: &Hits,
-    o: &super::BuildIdOptions,
+    o: &super::options::BuildIdOptions,
     notes: &mut Vec<String>,
 ) {
     let table = Dsos::from_hits(hits).table(o.all);

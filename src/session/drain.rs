@@ -10,7 +10,7 @@ use std::io;
 use perfz_codecs::Codec;
 
 use super::sinks::SessionSink;
-use crate::event::ring::Ring;
+use crate::event::ring::Rings;
 use crate::format::record::RecordType;
 use crate::format::writer::empty_record;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
@@ -53,17 +53,11 @@ pub struct DrainReport {
 pub trait Drain {
     /// Writes records that never were in a ring (side band, LOST_SAMPLES).
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
-    /// One pass over `rings`: drains each holding at least `min_bytes`
-    /// (every non-empty one when `all`), counting records into `counts`, and
-    /// ends the round with FINISHED_ROUND (where the unit writes rounds).
-    /// Returns whether anything moved.
-    fn pass(
-        &mut self,
-        rings: &mut [(u32, Ring)],
-        min_bytes: u64,
-        all: bool,
-        counts: &mut RecordCounts,
-    ) -> io::Result<bool>;
+    /// One pass over `rings`: drains each holding at least `min` bytes (1:
+    /// every non-empty one), counting records into `n`, and ends the round
+    /// with FINISHED_ROUND (where the unit writes rounds). Returns whether
+    /// anything moved.
+    fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool>;
     /// A checkpoint with `features` plus HEADER_COMPRESSED as it stands.
     fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
     fn checkpoint_end(&self) -> Option<u64>;
@@ -137,27 +131,21 @@ impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
         self.pusher.write_plain(bytes)
     }
 
-    fn pass(
-        &mut self,
-        rings: &mut [(u32, Ring)],
-        min_bytes: u64,
-        all: bool,
-        counts: &mut RecordCounts,
-    ) -> io::Result<bool> {
+    fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool> {
         let mut moved = false;
         for (_, ring) in rings.iter_mut() {
             // Acquire load of data_head (Ring::head): every byte below it is
             // visible before we read it.
             let head = ring.head();
             let pending = head.wrapping_sub(ring.tail());
-            if pending == 0 || (pending < min_bytes && !all) {
+            if pending == 0 || pending < min {
                 continue;
             }
             let size = ring.data_size() as u64;
             self.max_fill = self.max_fill.max(pending as f64 / size as f64);
             self.near_full_pushes += (pending >= size - size / 8) as u64;
             let region = ring.region(head);
-            scan_hits(region, counts, self.hits.as_mut());
+            scan_hits(region, n, self.hits.as_mut());
             self.edits.clear();
             if let Some(t) = &self.stack_tail {
                 let w = t.edits(region, &mut self.edits);

@@ -52,3 +52,12 @@ pub(super) fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> Recor
     let what = what.into();
     move |err| RecordError::Io { what, err }
 }
+
+/// A format error where an I/O error is wanted (the I/O error itself, when
+/// that is what it was).
+pub fn format_io(e: FormatError) -> io::Error {
+    match e {
+        FormatError::Io(e) => e,
+        other => io::Error::other(other),
+    }
+}

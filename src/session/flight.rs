@@ -6,26 +6,19 @@
 //! the start, so maps of processes created before the window or gone since
 //! are there), the retained records, and the features.
 
-use std::os::fd::{AsRawFd, RawFd};
 use std::path::PathBuf;
 
 use super::drain::Drain;
+use super::error::RecordError;
 use super::glue::Writer;
+use super::options::SwitchOutput;
 use super::output::{self, Output};
-use super::recording::{side_band_hits, Recording};
+use super::recording::Recording;
 use super::rotation;
 use super::run;
-use super::{RecordError, Summary, SwitchOutput};
+use super::summary::Summary;
+use super::window::Window;
 use crate::format::writer::{FileWriter, RecordSink};
-use crate::push::scan::Hits;
-
-/// What snapshots need across the recording.
-struct Window {
-    /// Every MMAP/MMAP2/FORK/COMM record seen, and the sample pages.
-    hits: Hits,
-    written: Vec<String>,
-    bytes: u64,
-}
 
 /// Writes one snapshot; returns its path. It is written under a hidden
 /// temporary name beside the output, finished and synced, and only then
@@ -72,24 +65,13 @@ pub fn record(
     let (mut drain, glue_notes) = rec.drain_unit(Writer::Memory(cap), true, true)?;
     notes.extend(glue_notes);
     let side_band = rec.side_band(&mut notes);
-    let mut w = Window {
-        hits: side_band_hits(&side_band),
-        written: Vec::new(),
-        bytes: 0,
-    };
+    let mut w = Window::new(&side_band);
     let mut out = Output::Memory {
         path: o.output.clone(),
     };
     let child = rec.start(&mut out)?;
 
-    let event_fds: Vec<RawFd> = rec
-        .prepared
-        .set
-        .fds
-        .iter()
-        .map(|f| f.fd.as_raw_fd())
-        .collect();
-    let mut rings = std::mem::take(&mut rec.prepared.set.rings);
+    let (mut rings, event_fds) = rec.take_rings();
     let features = rec.features.clone();
     let opts = rec.loop_options(&features, None);
     let channel = rec.channel.take();
@@ -111,32 +93,17 @@ pub fn record(
     }
     let mut ended = ctl.end(drained);
     rec.prepared.set.rings = rings;
-    let failed = |err, w: &Window| RecordError::Io {
-        what: format!(
-            "writing a snapshot of {} failed (no partial snapshot is left){}",
-            o.output.display(),
-            if w.written.is_empty() {
-                "; no snapshot was written before".to_string()
-            } else {
-                format!(
-                    "; the snapshots written before are kept: {}",
-                    w.written.join(", ")
-                )
-            }
-        ),
-        err,
-    };
     if let Some(err) = ended.drained.write_error.take() {
-        return Err(failed(err, &w));
+        return Err(w.failed(&rec, err));
     }
     // The end writes what the recorder holds, like a last snapshot.
     let last = match snapshot(&rec, drain.as_mut(), &mut w, &mut notes) {
         Ok(p) => p,
-        Err(err) => return Err(failed(err, &w)),
+        Err(err) => return Err(w.failed(&rec, err)),
     };
     Ok(Summary {
         output: last.display().to_string(),
-        side_band_bytes: side_band.len() as u64,
+        side_band_bytes: w.side_band_bytes,
         bytes_written: w.bytes,
         outputs: std::mem::take(&mut w.written),
         ..rec.summary(drain.report(), &mut ended, notes)

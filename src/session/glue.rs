@@ -8,8 +8,9 @@ use std::io;
 use perfz_codecs::{Codec, CodecVisitor};
 
 use super::drain::{Drain, PushDrain};
+use super::error::RecordError;
+use super::options::AioBackend;
 use super::sinks::{Finish, SessionSink};
-use super::{AioBackend, RecordError};
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::push::{

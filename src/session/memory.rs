@@ -1,13 +1,20 @@
 //! What a recording's options ask of the machine's memory, checked before
 //! anything is allocated.
 
-use super::{RecordError, RecordOptions};
+use super::error::RecordError;
+
+/// What a recording asks of memory: `--flight-recorder`, `-m` and `--aio`.
+pub struct Asks {
+    pub flight_recorder: Option<u64>,
+    pub pages: Option<usize>,
+    pub aio: Option<usize>,
+}
 
 /// The memory a recording's options ask for, against what the machine has
 /// available now (`MemAvailable`), before anything is allocated: the
 /// flight recorder's SIZE, the rings (-m pages × online CPUs) and the
 /// --aio buffers (N × a ring).
-pub(super) fn check(o: &RecordOptions) -> Result<(), RecordError> {
+pub(super) fn check(o: &Asks) -> Result<(), RecordError> {
     let Some(avail) = mem_available() else {
         return Ok(()); // no /proc/meminfo: the allocation itself will say
     };

@@ -15,6 +15,7 @@ mod error;
 mod flight;
 mod glue;
 mod layout;
+mod limits;
 mod memory;
 mod options;
 mod output;
@@ -28,7 +29,9 @@ pub mod signals;
 mod sinks;
 mod status;
 mod summary;
+mod supervisor;
 mod threads;
+mod window;
 
 use std::time::Instant;
 
@@ -49,11 +52,6 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     o.validate()?;
     signals::install().map_err(io_err("installing signal handlers"))?;
     let started = Instant::now();
-    if o.threads.is_some() && (o.switch_output.is_some() || o.flight_recorder.is_some()) {
-        return Err(RecordError::Usage(
-            "--switch-output and --flight-recorder with --threads are not supported yet: use one of them".into(),
-        ));
-    }
     let mut notes = Vec::new();
     let rec = Recording::prepare(o, started, &mut notes)?;
     match (&o.threads, o.flight_recorder) {

@@ -6,8 +6,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use super::control::ControlSpec;
+use super::error::RecordError;
 use super::layout::ThreadSpec;
-use super::RecordError;
 use crate::event::events::{CallGraph, EventSpec, Sampling};
 use crate::event::target::Target;
 use crate::units;
@@ -211,7 +211,11 @@ impl RecordOptions {
         if self.flight_recorder.is_some_and(|c| c < 16 << 10) {
             return usage("--flight-recorder needs at least 16K of memory");
         }
-        super::memory::check(self)?;
+        super::memory::check(&super::memory::Asks {
+            flight_recorder: self.flight_recorder,
+            pages: self.pages,
+            aio: self.aio,
+        })?;
         if self.threads.is_some() && self.per_thread {
             return usage(
                 "--per-thread option is mutually exclusive to parallel streaming mode (--threads), as in perf",

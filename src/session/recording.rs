@@ -4,19 +4,25 @@
 //! the summary. Strategies say only how rings are grouped and where the
 //! compressed bytes go; they call down into this, never the other way.
 
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
+use super::build_ids;
 use super::control::Channel;
 use super::drain::{Drain, DrainReport};
 use super::error::io_err;
+use super::error::RecordError;
 use super::glue::{Built, Glue, Writer};
+use super::limits::{Limits, Switching};
 use super::options::RecordOptions;
 use super::output::Output;
-use super::run::{Ended, Limits, LoopOptions, SessionControl, Switching};
+use super::run::LoopOptions;
 use super::setup::Prepared;
 use super::side_band::SideBand;
 use super::status::StatusLine;
-use super::{build_ids, RecordError, Summary};
+use super::summary::Summary;
+use super::supervisor::{Ended, SessionControl};
+use crate::event::ring::Ring;
 use crate::event::sys;
 use crate::event::target::Target;
 use crate::format::attr::sample_type as st;
@@ -93,6 +99,15 @@ impl<'o> Recording<'o> {
             rounds,
             hits,
         })?
+    }
+
+    /// The rings, taken for a drain loop on this thread, and every event
+    /// fd (to poll: they report their ring's wakeups and hang up when their
+    /// task is gone). Put the rings back before the summary.
+    pub fn take_rings(&mut self) -> (Vec<(u32, Ring)>, Vec<RawFd>) {
+        let set = &mut self.prepared.set;
+        let fds = set.fds.iter().map(|f| f.fd.as_raw_fd()).collect();
+        (std::mem::take(&mut set.rings), fds)
     }
 
     /// How a drain loop of this recording paces itself.

@@ -73,12 +73,36 @@ impl Rotation {
         self.kept.push(name.clone());
         if let Some(k) = self.keep {
             while self.kept.len() > k {
+                // Only outputs this recording sealed: a file, or a
+                // `--threads` directory.
                 let old = self.kept.remove(0);
-                std::fs::remove_file(&old)?;
+                if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir()) {
+                    std::fs::remove_dir_all(&old)?;
+                } else {
+                    std::fs::remove_file(&old)?;
+                }
                 self.removed += 1;
             }
         }
         Ok(name)
+    }
+}
+
+impl Rotation {
+    /// At the end: the last output sealed like the others (perf's "Dump"),
+    /// and the notes on what was named and removed.
+    pub fn seal_last(&mut self, notes: &mut Vec<String>) {
+        if let Err(e) = self.seal() {
+            notes.push(format!(
+                "--switch-output: naming the last output failed: {e}"
+            ));
+        }
+        if self.removed > 0 {
+            notes.push(format!(
+                "--switch-max-files: removed the {} oldest outputs",
+                self.removed
+            ));
+        }
     }
 }
 

@@ -1,20 +1,15 @@
 //! The drain loop around one drain unit: passes over its rings, checkpoints,
 //! and poll() when there is nothing to do; a [`Control`] says when to stop.
-//! The serial session runs it on the main thread with [`SessionControl`]
+//! The serial session runs it on the main thread with the supervisor
 //! (signals, the workload's end, the status line); `--threads` runs one per
 //! drain thread (see `threads`). Plain code; the per-record work is inside
 //! [`Drain::pass`].
 
 use std::io;
 use std::os::fd::RawFd;
-use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
 
-use super::control::{Channel, Command};
 use super::drain::Drain;
-use super::signals;
-use super::status::StatusLine;
-use crate::event::open::EventSet;
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
 use crate::push::scan::RecordCounts;
@@ -150,7 +145,7 @@ pub fn drain_loop(
     // whatever waits.
     let mut threshold = o.min_bytes.max(o.min_push);
     loop {
-        let moved = match drain.pass(rings, threshold, final_pass, &mut d.counts) {
+        let moved = match drain.pass(rings, if final_pass { 1 } else { threshold }, &mut d.counts) {
             Ok(m) => m,
             Err(err) => {
                 d.write_error = Some(err);
@@ -163,7 +158,7 @@ pub fn drain_loop(
         if o.checkpoint.is_some_and(|every| last_cp.elapsed() >= every) {
             // Everything that waits goes into the file before it is made whole.
             let r = drain
-                .pass(rings, o.min_bytes, false, &mut d.counts)
+                .pass(rings, o.min_bytes, &mut d.counts)
                 .and_then(|_| checkpoint(drain, o.features, &mut d.checkpoints));
             if let Err(err) = r {
                 d.write_error = Some(err);
@@ -178,7 +173,7 @@ pub fn drain_loop(
                 continue;
             }
             Next::Switch => {
-                if let Err(err) = drain.pass(rings, 1, true, &mut d.counts) {
+                if let Err(err) = drain.pass(rings, 1, &mut d.counts) {
                     d.write_error = Some(err);
                 }
                 d.switch = true;
@@ -217,256 +212,4 @@ pub fn drain_loop(
         }
     }
     d
-}
-
-/// How a serial session's loop ended.
-pub struct Ended {
-    pub drained: Drained,
-    /// What `-D` / `--control` did that the user should hear about.
-    pub notes: Vec<String>,
-    pub stop_signal: Option<i32>,
-    pub exit_status: Option<ExitStatus>,
-    /// Waiting for the workload failed (the recording ended there).
-    pub wait_error: Option<io::Error>,
-}
-
-/// When the recording ends or moves to a new output on its own:
-/// `--duration`, `--max-size`, `--switch-output`.
-#[derive(Default)]
-pub struct Limits {
-    /// `--duration`: stop at this time.
-    pub end_at: Option<Instant>,
-    /// `--max-size`: stop when the output holds this many bytes.
-    pub max_size: Option<u64>,
-    /// `--switch-output`.
-    pub switch: Option<super::SwitchOutput>,
-    /// When the current output was started.
-    pub output_since: Option<Instant>,
-    /// Why the recording stopped on its own, for the summary.
-    pub reason: Option<String>,
-}
-
-impl Limits {
-    /// `--max-size` and `--switch-output` (`--duration` is a stop reason
-    /// every control checks, in `poll_ends`).
-    fn next(&mut self, drain: &dyn Drain) -> Next {
-        let now = Instant::now();
-        if let Some(max) = self.max_size {
-            if drain.bytes_written() >= max {
-                self.reason = Some(format!(
-                    "--max-size reached ({} bytes written)",
-                    drain.bytes_written()
-                ));
-                return Next::Stop;
-            }
-        }
-        let due = match self.switch {
-            None => false,
-            Some(super::SwitchOutput::Signal) => super::signals::usr2_taken(),
-            Some(super::SwitchOutput::Size(n)) => drain.bytes_written() >= n,
-            Some(super::SwitchOutput::Time(t)) => {
-                self.output_since.get_or_insert(now).elapsed() >= t
-            }
-        };
-        if due {
-            self.output_since = Some(now);
-            return Next::Switch;
-        }
-        Next::Go
-    }
-
-    fn timeout_ms(&self) -> i32 {
-        let mut t = 100i32;
-        let now = Instant::now();
-        if let Some(e) = self.end_at {
-            t = t.min(e.saturating_duration_since(now).as_millis() as i32);
-        }
-        if let (Some(super::SwitchOutput::Time(d)), Some(since)) = (self.switch, self.output_since)
-        {
-            t = t.min((since + d).saturating_duration_since(now).as_millis() as i32);
-        }
-        t.max(0)
-    }
-}
-
-/// When the sampling events are switched on and off while recording.
-#[derive(Default)]
-pub struct Switching {
-    /// `-D MS`: enable them at this time.
-    pub enable_at: Option<Instant>,
-    /// `--control`: commands from the user.
-    pub channel: Option<Channel>,
-    /// A `stop` command came.
-    pub stopped: bool,
-    /// A `snapshot` command came (taken by the loop).
-    pub snapshot: bool,
-    /// Enable / disable commands and what they did, for the summary.
-    pub notes: Vec<String>,
-}
-
-impl Switching {
-    /// Acts on a due delay and on waiting commands.
-    fn tick(&mut self, set: &EventSet) {
-        if self.enable_at.is_some_and(|t| Instant::now() >= t) {
-            self.enable_at = None;
-            if let Err(e) = set.enable_sampling() {
-                self.notes
-                    .push(format!("enabling the events after -D failed: {e}"));
-            }
-        }
-        let Some(ch) = self.channel.as_mut() else {
-            return;
-        };
-        let mut said = Vec::new();
-        for c in ch.read(&mut said) {
-            let r = match c {
-                Command::Enable => set.enable_sampling(),
-                Command::Disable => set.disable_sampling(),
-                Command::Stop => {
-                    self.stopped = true;
-                    Ok(())
-                }
-                Command::Ping => Ok(()),
-                Command::Snapshot => {
-                    self.snapshot = true;
-                    Ok(())
-                }
-            };
-            if let Err(e) = r {
-                self.notes.push(format!("--control {c:?} failed: {e}"));
-            }
-            ch.ack();
-        }
-        self.notes.extend(said);
-    }
-
-    fn timeout_ms(&self) -> i32 {
-        self.enable_at.map_or(100, |t| {
-            (t.saturating_duration_since(Instant::now()).as_millis() as i32).clamp(0, 100)
-        })
-    }
-}
-
-/// The serial session's control: stop signals, the workload's end, the
-/// status line, `-D` and `--control`; disables the events when it stops.
-pub struct SessionControl<'a> {
-    pub set: &'a EventSet,
-    pub child: Option<Child>,
-    pub status: Option<StatusLine>,
-    pub switching: Switching,
-    pub limits: Limits,
-    pub stop_signal: Option<i32>,
-    pub exit_status: Option<ExitStatus>,
-    pub wait_error: Option<io::Error>,
-}
-
-impl<'a> SessionControl<'a> {
-    pub fn new(
-        set: &'a EventSet,
-        child: Option<Child>,
-        status: Option<StatusLine>,
-        switching: Switching,
-    ) -> Self {
-        SessionControl {
-            set,
-            child,
-            status,
-            switching,
-            limits: Limits::default(),
-            stop_signal: None,
-            exit_status: None,
-            wait_error: None,
-        }
-    }
-
-    /// The control channel's fd, to wake a sleeping loop.
-    pub fn channel_fd(&self) -> Option<RawFd> {
-        self.switching.channel.as_ref().map(Channel::fd)
-    }
-
-    pub fn poll_timeout_ms(&self) -> i32 {
-        self.switching.timeout_ms().min(self.limits.timeout_ms())
-    }
-
-    /// Acts on `-D` and `--control`, and says whether the recording should
-    /// end: a stop signal or command came, or the workload (if there is
-    /// one) ended.
-    pub fn poll_ends(&mut self) -> bool {
-        self.switching.tick(self.set);
-        if self.limits.end_at.is_some_and(|t| Instant::now() >= t) {
-            self.limits.reason = Some("--duration reached".into());
-            return true;
-        }
-        if self.switching.stopped {
-            return true;
-        }
-        if self.stop_signal.is_none() {
-            self.stop_signal = signals::stop_requested();
-        }
-        if let Some(c) = self.child.as_mut() {
-            if self.exit_status.is_none() && self.wait_error.is_none() {
-                match c.try_wait() {
-                    Ok(s) => self.exit_status = s,
-                    Err(e) => self.wait_error = Some(e),
-                }
-            }
-        }
-        self.stop_signal.is_some() || self.exit_status.is_some() || self.wait_error.is_some()
-    }
-
-    /// After the loop: clears the status line, and ends a workload that still
-    /// runs (stopped by a signal or a failed write), as perf does.
-    pub fn end(mut self, drained: Drained) -> Ended {
-        if let Some(s) = self.status.take() {
-            s.clear();
-        }
-        let _ = self.set.disable();
-        if let Some(mut c) = self.child.take() {
-            if self.exit_status.is_none() {
-                // SAFETY: kill has no memory effects; the pid is our own child.
-                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-                self.exit_status = c.wait().ok();
-            }
-        }
-        let mut notes = std::mem::take(&mut self.switching.notes);
-        notes.extend(self.limits.reason.take());
-        Ended {
-            drained,
-            notes,
-            stop_signal: self.stop_signal,
-            exit_status: self.exit_status,
-            wait_error: self.wait_error,
-        }
-    }
-}
-
-impl Control for SessionControl<'_> {
-    fn stop(&mut self, drain: &dyn Drain, counts: &RecordCounts) -> Next {
-        if let Some(s) = self.status.as_mut().filter(|s| s.due()) {
-            s.update(&drain.report(), counts.lost_events);
-        }
-        let next = if self.poll_ends() {
-            Next::Stop
-        } else if std::mem::take(&mut self.switching.snapshot) {
-            Next::Switch
-        } else {
-            self.limits.next(drain)
-        };
-        if next == Next::Stop {
-            let _ = self.set.disable();
-        }
-        next
-    }
-
-    fn hung_up(&mut self) {
-        let _ = self.set.disable();
-    }
-
-    fn wake_fd(&self) -> Option<RawFd> {
-        self.channel_fd()
-    }
-
-    fn timeout_ms(&self) -> i32 {
-        self.poll_timeout_ms()
-    }
 }

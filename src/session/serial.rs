@@ -2,15 +2,17 @@
 //! one output (a file or a pipe), switched to a new file on
 //! `--switch-output`.
 
-use std::os::fd::{AsRawFd, RawFd};
-
 use super::drain::Drain;
+use super::error::format_io;
+use super::error::Kept;
+use super::error::RecordError;
 use super::glue::Writer;
 use super::output::{self, Output};
 use super::recording::{io_err_context, side_band_hits, Recording, Unit};
 use super::rotation::Rotation;
-use super::run::{self, Ended};
-use super::{Kept, RecordError, Summary};
+use super::run;
+use super::summary::Summary;
+use super::supervisor::Ended;
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::push::scan::Hits;
 
@@ -50,14 +52,7 @@ pub fn record(mut rec: Recording<'_>, mut notes: Vec<String>) -> Result<Summary,
     let side_band_bytes = drain.report().bytes_written;
     let child = rec.start(&mut out)?;
 
-    let event_fds: Vec<RawFd> = rec
-        .prepared
-        .set
-        .fds
-        .iter()
-        .map(|f| f.fd.as_raw_fd())
-        .collect();
-    let mut rings = std::mem::take(&mut rec.prepared.set.rings);
+    let (mut rings, event_fds) = rec.take_rings();
     let mut rotation = o
         .switch_output
         .map(|_| Rotation::new(&o.output, o.switch_max_files));
@@ -181,13 +176,6 @@ fn switch_to(
     Ok(sb)
 }
 
-fn format_io(e: crate::format::FormatError) -> std::io::Error {
-    match e {
-        crate::format::FormatError::Io(e) => e,
-        other => std::io::Error::other(other),
-    }
-}
-
 /// After the loop: salvage or roll back a failed write, or write
 /// LOST_SAMPLES, the features and the header.
 fn finish(
@@ -233,17 +221,7 @@ fn finish(
     // The last output is sealed like the others (perf's "Dump" at the end).
     let mut outputs = Vec::new();
     if let Some(r) = rotation.as_mut() {
-        if let Err(e) = r.seal() {
-            notes.push(format!(
-                "--switch-output: naming the last output failed: {e}"
-            ));
-        }
-        if r.removed > 0 {
-            notes.push(format!(
-                "--switch-max-files: removed the {} oldest outputs",
-                r.removed
-            ));
-        }
+        r.seal_last(&mut notes);
         outputs = std::mem::take(&mut r.written);
     }
     Ok(Summary {

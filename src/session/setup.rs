@@ -5,7 +5,8 @@
 use std::io;
 
 use super::error::io_err;
-use super::{RecordError, RecordOptions};
+use super::error::RecordError;
+use super::options::RecordOptions;
 use crate::event::cpus;
 use crate::event::events::AttrOptions;
 use crate::event::open::{EventSet, Tracking};

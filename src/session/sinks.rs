@@ -37,12 +37,7 @@ pub trait SessionSink: Sink + Sized {
     }
     /// `--switch-output`: finishes the output written so far with
     /// `features` and goes on in `next`, a new perf.data of `attrs`.
-    fn switch(
-        &mut self,
-        next: File,
-        attrs: &[AttrEntry],
-        features: &FeatureSet,
-    ) -> Result<(), FormatError>;
+    fn switch(&mut self, next: File, a: &[AttrEntry], f: &FeatureSet) -> Result<(), FormatError>;
 }
 
 /// What the output writer must do at the end, beyond the records.
@@ -72,7 +67,7 @@ impl Finish for FileWriter<File> {
 
 fn cannot_switch() -> FormatError {
     FormatError::Unsupported(
-        "this output cannot be switched (a pipe or a --threads data file)".into(),
+        "this output cannot be switched (a pipe or the flight recorder's memory)".into(),
     )
 }
 
@@ -90,6 +85,9 @@ impl Finish for DataStreamWriter {
     fn finish(self, _: &FeatureSet) -> Result<(), FormatError> {
         DataStreamWriter::finish(self)?;
         Ok(())
+    }
+    fn successor(&self, next: File, _: &[AttrEntry]) -> Result<Option<Self>, FormatError> {
+        Ok(Some(DataStreamWriter::new(next)))
     }
 }
 
@@ -116,14 +114,9 @@ impl<W: Finish> SessionSink for SerialSink<W> {
     fn describe(&self) -> String {
         "serial".into()
     }
-    fn switch(
-        &mut self,
-        next: File,
-        attrs: &[AttrEntry],
-        features: &FeatureSet,
-    ) -> Result<(), FormatError> {
-        let new = self.out.successor(next, attrs)?.ok_or_else(cannot_switch)?;
-        std::mem::replace(&mut self.out, new).finish(features)
+    fn switch(&mut self, next: File, a: &[AttrEntry], f: &FeatureSet) -> Result<(), FormatError> {
+        let new = self.out.successor(next, a)?.ok_or_else(cannot_switch)?;
+        std::mem::replace(&mut self.out, new).finish(f)
     }
 }
 
@@ -145,17 +138,12 @@ impl<B: Backend, W: OffsetFile + Finish> SessionSink for AsyncSink<B, W> {
     fn describe(&self) -> String {
         format!("async ({})", self.backend_name())
     }
-    fn switch(
-        &mut self,
-        next: File,
-        attrs: &[AttrEntry],
-        features: &FeatureSet,
-    ) -> Result<(), FormatError> {
+    fn switch(&mut self, next: File, a: &[AttrEntry], f: &FeatureSet) -> Result<(), FormatError> {
         let new = self
             .writer()
-            .successor(next, attrs)?
+            .successor(next, a)?
             .ok_or_else(cannot_switch)?;
-        Finish::finish(self.replace(new)?, features)
+        Finish::finish(self.replace(new)?, f)
     }
 }
 

@@ -51,7 +51,7 @@ pub struct Summary {
     pub max_ring_fill: f64,
     pub near_full_pushes: u64,
     /// `--threads`: what each drain thread did (empty otherwise).
-    pub threads: Vec<super::threads::ThreadSummary>,
+    pub threads: Vec<ThreadSummary>,
     /// `--switch-output`: every output written, oldest first.
     pub outputs: Vec<String>,
     pub notes: Vec<String>,
@@ -160,4 +160,30 @@ fn copy_who(sink: &str, compressed: bool) -> &'static str {
         (true, false) => "raw records copied once into the async buffer",
         (_, true) => "compressed straight from the ring into the write buffer",
     }
+}
+
+/// What one drain thread did, for the summary and `--stats-json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThreadSummary {
+    /// Its data file, `data.N`.
+    pub file: String,
+    /// The CPUs whose rings it drained (empty for per-thread rings).
+    pub cpus: Vec<u32>,
+    pub rings: usize,
+    /// The CPUs it was pinned to (empty: not pinned).
+    pub affinity: Vec<u32>,
+    pub wakeups: u64,
+    pub samples: u64,
+    pub records: u64,
+    pub lost_events: u64,
+    pub ring_bytes: u64,
+    pub bytes_written: u64,
+    pub compressed_bytes: u64,
+    /// CPU time the thread used (user + system).
+    pub cpu_seconds: f64,
+    pub max_ring_fill: f64,
+    pub near_full_pushes: u64,
+    pub checkpoints: u64,
+    /// Its write error, if it had one, and what it kept.
+    pub error: Option<String>,
 }

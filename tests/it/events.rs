@@ -76,7 +76,7 @@ fn tracepoints_print_their_fields_as_in_perfs_own_recording() {
         .get(feat::TRACING_DATA)
         .expect("HEADER_TRACING_DATA");
     assert_eq!(
-        perfz::synth::tracing::systems_of(td),
+        perfz::format::tracing_data::systems_of(td),
         Some(vec![("sched".to_string(), 1)])
     );
     let attr = &r.attrs[0].attr;
@@ -130,7 +130,8 @@ fn filters_globs_and_clear_errors() {
     }
     let r = PerfReader::open(&out).unwrap();
     let systems =
-        perfz::synth::tracing::systems_of(r.features.get(feat::TRACING_DATA).unwrap()).unwrap();
+        perfz::format::tracing_data::systems_of(r.features.get(feat::TRACING_DATA).unwrap())
+            .unwrap();
     assert_eq!(systems[0].0, "sched");
     assert_eq!(systems[0].1 as usize, r.attrs.len());
     // Errors name what exists.
@@ -348,7 +349,10 @@ fn tracing_data_travels_in_pipe_mode_both_ways() {
         .features
         .get(feat::TRACING_DATA)
         .expect("tracing data from the pipe");
-    assert_eq!(perfz::synth::tracing::systems_of(td).unwrap()[0].0, "sched");
+    assert_eq!(
+        perfz::format::tracing_data::systems_of(td).unwrap()[0].0,
+        "sched"
+    );
     let file = dir.join("f.data");
     perfz_ok(&[
         "decompress",

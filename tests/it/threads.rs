@@ -436,3 +436,124 @@ fn per_thread_maps_one_ring_per_task() {
     assert_eq!(s["rings"], 4);
     assert!(perf_reads(&out) > 100);
 }
+
+/// Entries of `dir` whose names start with `base.`, sorted.
+fn outputs_of(dir: &Path, base: &str) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&format!("{base}."))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `--threads --switch-output=1s`: every output is a directory (`data` and
+/// one data.N per thread) that perf opens, named only once finished; the
+/// outputs together hold every sample the recorder counted, once.
+#[test]
+fn switch_output_writes_directories_perf_opens() {
+    require_recording();
+    let dir = tempdir("thr-switch");
+    let out = dir.join("s.data");
+    let json = dir.join("s.json");
+    perfz_ok(&[
+        "record",
+        "-q",
+        "--threads",
+        "--switch-output=1s",
+        "-g",
+        "--stats-json",
+        json.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        workload().to_str().unwrap(),
+        "2.5",
+    ]);
+    let s = stats(&json);
+    let outputs = outputs_of(&dir, "s.data");
+    let listed: Vec<String> = s["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert!(outputs.len() >= 2, "{outputs:?}");
+    assert_eq!(
+        listed,
+        outputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+    );
+    let mut total = 0;
+    for o in &outputs {
+        assert!(o.is_dir(), "{}", o.display());
+        assert!(!streams(o).is_empty(), "{}", o.display());
+        total += perf_sample_count(&perf(), o);
+        assert_eq!(perf_sample_count(&perf(), o), our_sample_count(o));
+    }
+    assert_eq!(total, s["samples"].as_u64().unwrap(), "{outputs:?}");
+    assert!(!out.exists(), "the last output is named too");
+    // No hidden directory is left behind.
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        outputs.len() + 1,
+        "outputs and the stats only"
+    );
+}
+
+/// `--threads --flight-recorder`: SIGUSR2 and the end each write a snapshot
+/// directory perf opens, with the workload's samples.
+#[test]
+fn flight_recorder_snapshots_are_directories_perf_opens() {
+    require_recording();
+    let dir = tempdir("thr-flight");
+    let out = dir.join("f.data");
+    let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(["record", "-q", "--threads", "--flight-recorder", "4M"])
+        .args(["-F", "999", "-g", "-o"])
+        .arg(&out)
+        .arg(workload())
+        .arg("20")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let wait_for = |n: usize| {
+        for _ in 0..1000 {
+            if outputs_of(&dir, "f.data").len() >= n {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("no snapshot {n} within 10 s");
+    };
+    let ran = wait_cpu(pid, 0.3);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGUSR2) };
+    wait_for(1);
+    wait_cpu(pid, ran + 0.3);
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let snaps = outputs_of(&dir, "f.data");
+    assert_eq!(snaps.len(), 2, "SIGUSR2 and the end: {snaps:?}");
+    assert!(!out.exists(), "nothing is written but snapshots");
+    for s in &snaps {
+        assert!(s.is_dir() && !streams(s).is_empty(), "{}", s.display());
+        assert!(perf_reads(s) > 100, "{}", s.display());
+    }
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        2,
+        "no hidden leftovers"
+    );
+}

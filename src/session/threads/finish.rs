@@ -4,73 +4,19 @@
 use std::io;
 use std::path::PathBuf;
 
-use serde::Serialize;
-
 use super::job::ThreadEnd;
-use crate::format::writer::{FileWriter, RecordSink};
-use crate::format::{feat, CompressedInfo, FeatureSet, FormatError};
+use super::outputs::{combined_compressed, dir_features, Dest};
+use crate::format::writer::RecordSink;
+use crate::format::FormatError;
 use crate::push::Copies;
 use crate::session::drain::DrainReport;
-use crate::session::error::Kept;
+use crate::session::error::RecordError;
+use crate::session::error::{format_io, Kept};
 use crate::session::layout::Group;
-use crate::session::output::{cut_back, Output};
+use crate::session::output::cut_back;
 use crate::session::recording::Recording;
-use crate::session::run::{self, Drained};
-use crate::session::{RecordError, Summary};
-
-/// What one drain thread did, for the summary and `--stats-json`.
-#[derive(Debug, Clone, Serialize)]
-pub struct ThreadSummary {
-    /// Its data file, `data.N`.
-    pub file: String,
-    /// The CPUs whose rings it drained (empty for per-thread rings).
-    pub cpus: Vec<u32>,
-    pub rings: usize,
-    /// The CPUs it was pinned to (empty: not pinned).
-    pub affinity: Vec<u32>,
-    pub wakeups: u64,
-    pub samples: u64,
-    pub records: u64,
-    pub lost_events: u64,
-    pub ring_bytes: u64,
-    pub bytes_written: u64,
-    pub compressed_bytes: u64,
-    /// CPU time the thread used (user + system).
-    pub cpu_seconds: f64,
-    pub max_ring_fill: f64,
-    pub near_full_pushes: u64,
-    pub checkpoints: u64,
-    /// Its write error, if it had one, and what it kept.
-    pub error: Option<String>,
-}
-
-/// HEADER_COMPRESSED for `data`, from every thread's stream: the same codec
-/// and level, the largest mmap_len, the ratio over all of them.
-fn combined_compressed(reports: &[DrainReport]) -> Option<CompressedInfo> {
-    let mut info = reports.iter().find_map(|r| r.compressed)?;
-    let raw: u64 = reports.iter().map(|r| r.ring_bytes).sum();
-    let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
-    info.mmap_len = reports
-        .iter()
-        .filter_map(|r| r.compressed.map(|c| c.mmap_len))
-        .max()
-        .unwrap_or(info.mmap_len);
-    info.ratio = if comp == 0 {
-        0
-    } else {
-        (raw as f64 / comp as f64 + 0.5) as u32
-    };
-    Some(info)
-}
-
-pub fn dir_features(features: &FeatureSet, compressed: Option<CompressedInfo>) -> FeatureSet {
-    let mut f = features.clone();
-    f.set(feat::DIR_FORMAT, 1u64.to_le_bytes().to_vec());
-    if let Some(c) = compressed {
-        f.set_compressed(c);
-    }
-    f
-}
+use crate::session::run::Drained;
+use crate::session::summary::{Summary, ThreadSummary};
 
 fn add_copies(a: Option<Copies>, b: Option<Copies>) -> Option<Copies> {
     match (a, b) {
@@ -84,42 +30,24 @@ fn add_copies(a: Option<Copies>, b: Option<Copies>) -> Option<Copies> {
     }
 }
 
-/// After the threads: LOST_SAMPLES and the features into `data`, the summary.
-#[allow(clippy::too_many_arguments)]
-pub fn finish(
-    rec: &Recording<'_>,
-    out: &Output,
-    mut main: FileWriter<std::fs::File>,
-    ring_cpus: &[u32],
-    ends: Vec<(Group, PathBuf, ThreadEnd)>,
-    mut ended: run::Ended,
-    mut notes: Vec<String>,
-    (side_band_bytes, sb_hits): (u64, crate::push::scan::Hits),
-) -> Result<Summary, RecordError> {
-    let (lost_recs, lost_samples) = rec.lost_samples();
-    let reports: Vec<DrainReport> = ends.iter().map(|(_, _, e)| e.report.clone()).collect();
-    let mut dir_f = dir_features(&rec.features, combined_compressed(&reports));
-    let mut hits = sb_hits;
-    for (_, _, e) in &ends {
-        if let Some(h) = &e.hits {
-            hits.merge(h.clone());
-        }
-    }
-    rec.add_build_ids(&mut dir_f, &hits, &mut notes);
-    let main_kept = main.checkpoint_end();
-    let main_done = main
-        .write_records(&lost_recs)
-        .map_err(FormatError::Io)
-        .and_then(|()| main.finish(&dir_f))
-        .and_then(|f| f.sync_all().map_err(FormatError::Io));
-    // The first write error of a thread, and what the threads that failed
-    // kept (None as soon as one kept nothing).
+/// What the threads did, added up.
+struct Tally {
+    threads: Vec<ThreadSummary>,
+    all: Drained,
+    report: DrainReport,
+    /// The first write error of a thread, and what the threads that failed
+    /// kept (None as soon as one kept nothing).
+    failure: Option<io::Error>,
+    kept_all: Option<Kept>,
+}
+
+fn tally(ring_cpus: &[u32], ends: &[(Group, PathBuf, ThreadEnd)]) -> Tally {
     let mut failure: Option<io::Error> = None;
     let mut kept_all = Some(Kept::Everything(0));
     let mut threads = Vec::new();
     let mut all = Drained::default();
     let mut report: Option<DrainReport> = None;
-    for (g, path, e) in &ends {
+    for (g, path, e) in ends {
         let d = &e.drained;
         let error = match (&d.write_error, &e.finish_error) {
             (Some(err), _) => {
@@ -182,42 +110,116 @@ pub fn finish(
             error,
         });
     }
-    if let Err(e) = main_done {
-        let err = match e {
-            FormatError::Io(e) => e,
-            other => io::Error::other(other),
-        };
-        // data keeps its checkpoint from the start: the directory opens.
-        let data = out.current_path().map(|d| d.join("data"));
-        return Err(RecordError::WriteFailed {
-            path: out.display(),
-            err,
-            kept: data.and_then(|p| cut_back(&p, main_kept)),
-        });
+    Tally {
+        threads,
+        all,
+        report: report.unwrap_or_default(),
+        failure,
+        kept_all,
     }
-    if let Some(err) = failure {
-        let size = out.size();
-        return Err(RecordError::WriteFailed {
-            path: out.display(),
-            err,
-            kept: kept_all.map(|k| match k {
-                Kept::Everything(_) => Kept::Everything(size),
-                Kept::Checkpoint(_) => Kept::Checkpoint(size),
-            }),
-        });
+}
+
+/// After the threads: the last output finished (LOST_SAMPLES, features and
+/// build ids into `data`; or the flight recorder's last snapshot), and the
+/// summary.
+pub fn finish(
+    rec: &Recording<'_>,
+    dest: Dest,
+    ring_cpus: &[u32],
+    ends: Vec<(Group, PathBuf, ThreadEnd)>,
+    mut ended: crate::session::supervisor::Ended,
+    mut notes: Vec<String>,
+) -> Result<Summary, RecordError> {
+    let (lost_recs, lost_samples) = rec.lost_samples();
+    let reports: Vec<DrainReport> = ends.iter().map(|(_, _, e)| e.report.clone()).collect();
+    let t = tally(ring_cpus, &ends);
+    let mut hits = match &dest {
+        Dest::Dir(d) => d.file_hits.clone(),
+        Dest::Memory(w) => w.hits.clone(),
+    };
+    for (_, _, e) in &ends {
+        if let Some(h) = &e.hits {
+            hits.merge(h.clone());
+        }
     }
-    let report = report.unwrap_or_default();
-    let sink = format!("{} ({} threads)", report.sink, ends.len());
-    ended.drained = all;
+    let (output, outputs, side_band_bytes, bytes_written) = match dest {
+        Dest::Memory(mut w) => {
+            // The end writes what the threads hold, like a last snapshot.
+            w.hits = hits;
+            let parts: Vec<(usize, Vec<u8>)> = ends
+                .iter()
+                .enumerate()
+                .map(|(i, (_, _, e))| (i, e.retained.clone().unwrap_or_default()))
+                .collect();
+            let last = w
+                .write(rec, &parts, &reports, &mut notes)
+                .map_err(|err| w.failed(rec, err))?;
+            (
+                last.display().to_string(),
+                std::mem::take(&mut w.written),
+                w.side_band_bytes,
+                w.bytes,
+            )
+        }
+        Dest::Dir(d) => {
+            let mut d = *d;
+            let mut dir_f = dir_features(&rec.features, combined_compressed(&reports));
+            rec.add_build_ids(&mut dir_f, &hits, &mut notes);
+            let main_kept = d.main.checkpoint_end();
+            let side_band_bytes = d.side_band_bytes;
+            let out = &d.out;
+            let main_done = d
+                .main
+                .write_records(&lost_recs)
+                .map_err(FormatError::Io)
+                .and_then(|()| d.main.finish(&dir_f))
+                .and_then(|f| f.sync_all().map_err(FormatError::Io));
+            if let Err(e) = main_done {
+                // data keeps its checkpoint from the start: the directory opens.
+                let data = out.current_path().map(|d| d.join("data"));
+                return Err(RecordError::WriteFailed {
+                    path: out.display(),
+                    err: format_io(e),
+                    kept: data.and_then(|p| cut_back(&p, main_kept)),
+                });
+            }
+            if let Some(err) = t.failure {
+                let size = out.size();
+                return Err(RecordError::WriteFailed {
+                    path: out.display(),
+                    err,
+                    kept: t.kept_all.map(|k| match k {
+                        Kept::Everything(_) => Kept::Everything(size),
+                        Kept::Checkpoint(_) => Kept::Checkpoint(size),
+                    }),
+                });
+            }
+            let mut outputs = Vec::new();
+            if let Some(r) = d.rotation.as_mut() {
+                // The last output is sealed like the others.
+                r.seal_last(&mut notes);
+                outputs = std::mem::take(&mut r.written);
+            }
+            (
+                outputs.last().cloned().unwrap_or_else(|| out.display()),
+                outputs,
+                side_band_bytes,
+                side_band_bytes + t.report.bytes_written,
+            )
+        }
+    };
+    let sink = format!("{} ({} threads)", t.report.sink, ends.len());
+    ended.drained = t.all;
     Ok(Summary {
-        output: out.display(),
+        output,
+        outputs,
         lost_samples,
         side_band_bytes,
-        bytes_written: side_band_bytes + report.bytes_written,
+        bytes_written,
         rings: ring_cpus.len(),
         sink,
-        threads,
-        ..rec.summary(report, &mut ended, notes)
+        threads: t.threads,
+        ..rec.summary(t.report, &mut ended, notes)
     })
 }
 

@@ -5,14 +5,15 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc::{Receiver, Sender};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::event::ring::Ring;
-use crate::format::{FeatureSet, FormatError};
-use crate::push::scan::RecordCounts;
+use crate::format::FeatureSet;
+use crate::push::scan::{Hits, RecordCounts};
 use crate::session::drain::{Drain, DrainReport};
-use crate::session::error::Kept;
+use crate::session::error::{format_io, Kept, RecordError};
 use crate::session::output::cut_back;
 use crate::session::run::{self, Control, Drained, LoopOptions, Next};
 
@@ -21,7 +22,9 @@ pub struct ThreadEnd {
     pub drained: Drained,
     pub report: DrainReport,
     /// What the build-id pass needs from this thread's rings.
-    pub hits: Option<crate::push::scan::Hits>,
+    pub hits: Option<Hits>,
+    /// Flight recorder: the records it retained at the end.
+    pub retained: Option<Vec<u8>>,
     /// After a failed write: what the thread kept of its data file.
     pub kept: Option<Kept>,
     /// Finishing its data file failed.
@@ -32,8 +35,8 @@ pub struct ThreadEnd {
 /// What the main thread and the drain threads share.
 pub struct Shared {
     pub stop: AtomicBool,
-    /// Written once to wake every drain thread's poll at the stop.
-    pub wake: OwnedFd,
+    /// One per drain thread: its wake-up fd and the request waiting for it.
+    pub mailboxes: Vec<Mailbox>,
     /// Drain threads that have ended, and an eventfd the main thread waits
     /// on for them.
     pub ended: AtomicUsize,
@@ -62,6 +65,125 @@ pub fn signal(fd: &OwnedFd) {
     unsafe { libc::write(fd.as_raw_fd(), one.as_ptr().cast(), 8) };
 }
 
+/// Resets an eventfd that was signalled (non-blocking: nothing waits).
+pub fn clear(fd: &OwnedFd) {
+    let mut v = [0u8; 8];
+    // SAFETY: reads at most 8 bytes into a live buffer from our eventfd.
+    unsafe { libc::read(fd.as_raw_fd(), v.as_mut_ptr().cast(), 8) };
+}
+
+/// What the main thread asks of a drain thread between its passes.
+pub enum Request {
+    /// `--switch-output`: put everything waiting into the current data.N,
+    /// finish it, and go on in this file (a new codec stream).
+    Switch(std::fs::File),
+    /// `--flight-recorder`: drain everything waiting and hand over the
+    /// retained records.
+    Snapshot,
+}
+
+/// A drain thread's answer to a [`Request`].
+pub struct Reply {
+    pub index: usize,
+    /// What the build-id pass needs, gathered since the last request.
+    pub hits: Option<Hits>,
+    pub report: DrainReport,
+    /// A snapshot's records, oldest first (empty for a switch).
+    pub records: Vec<u8>,
+    /// The switch failed (the thread stops writing).
+    pub error: Option<io::Error>,
+    /// The thread had ended before it saw the request.
+    pub gone: bool,
+}
+
+/// The drain threads as the main thread sees them: what they share, and
+/// the channel their answers come back on (only they hold its senders).
+pub struct Pool {
+    pub shared: Arc<Shared>,
+    pub replies: Receiver<Reply>,
+}
+
+impl Pool {
+    pub fn threads(&self) -> usize {
+        self.shared.mailboxes.len()
+    }
+
+    /// Posts one request per thread and collects the answers of the
+    /// threads that took theirs (a thread that has ended takes none).
+    pub fn ask(&self, requests: Vec<Request>) -> Result<Vec<Reply>, RecordError> {
+        let mut posted = 0;
+        for (m, r) in self.shared.mailboxes.iter().zip(requests) {
+            posted += m.post(r) as usize;
+        }
+        (0..posted)
+            .map(|_| {
+                self.replies.recv().map_err(|_| RecordError::Io {
+                    what: "a drain thread".into(),
+                    err: io::Error::other("it ended without answering"),
+                })
+            })
+            .filter(|r| !matches!(r, Ok(r) if r.gone))
+            .collect()
+    }
+}
+
+/// A drain thread's wake-up fd and the request waiting for it.
+pub struct Mailbox {
+    fd: OwnedFd,
+    /// The waiting request, and whether the thread has ended (it then
+    /// takes none: the main thread must not wait for its reply).
+    state: Mutex<(Option<Request>, bool)>,
+}
+
+impl Mailbox {
+    pub fn new() -> io::Result<Mailbox> {
+        Ok(Mailbox {
+            fd: eventfd()?,
+            state: Mutex::new((None, false)),
+        })
+    }
+
+    /// Leaves `r` for the thread and wakes it; false if it has ended.
+    pub fn post(&self, r: Request) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.1 {
+            return false;
+        }
+        st.0 = Some(r);
+        signal(&self.fd);
+        true
+    }
+
+    /// Wakes the thread (at the stop).
+    pub fn wake(&self) {
+        signal(&self.fd);
+    }
+
+    fn pending(&self) -> bool {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .is_some()
+    }
+
+    fn take(&self) -> Option<Request> {
+        self.state
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .take()
+    }
+
+    /// The thread ends: no request after this; one that came meanwhile
+    /// is returned, to be answered as gone.
+    fn close(&self) -> Option<Request> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.1 = true;
+        st.0.take()
+    }
+}
+
 /// A drain thread's control: stop when the main thread says so.
 struct ThreadControl(Arc<Shared>, usize);
 
@@ -78,14 +200,19 @@ impl Control for ThreadControl {
         // Acquire pairs with the main thread's release store: the events
         // were disabled before, so the final pass sees everything.
         if self.0.stop.load(Ordering::Acquire) {
-            Next::Stop
+            return Next::Stop;
+        }
+        let mailbox = &self.0.mailboxes[self.1];
+        clear(&mailbox.fd);
+        if mailbox.pending() {
+            Next::Switch
         } else {
             Next::Go
         }
     }
     fn hung_up(&mut self) {}
     fn wake_fd(&self) -> Option<RawFd> {
-        Some(self.0.wake.as_raw_fd())
+        Some(self.0.mailboxes[self.1].fd.as_raw_fd())
     }
 }
 
@@ -130,24 +257,43 @@ pub struct Job {
 }
 
 impl Job {
-    pub fn run(mut self, shared: Arc<Shared>, index: usize) -> ThreadEnd {
+    pub fn run(mut self, shared: Arc<Shared>, index: usize, replies: Sender<Reply>) -> ThreadEnd {
         // A CPU that went offline only costs the pinning; say nothing.
         let _ = pin(&self.affinity);
         let features = FeatureSet::default();
-        let drained = run::drain_loop(
-            self.drain.as_mut(),
-            &mut self.rings,
-            &self.fds,
-            &mut ThreadControl(shared.clone(), index),
-            &LoopOptions {
-                min_bytes: self.min_bytes,
-                min_push: self.min_push,
-                checkpoint: self.checkpoint,
-                features: &features,
-            },
-        );
+        let mailbox = &shared.mailboxes[index];
+        let mut drained = Drained::default();
+        loop {
+            let d = run::drain_loop(
+                self.drain.as_mut(),
+                &mut self.rings,
+                &self.fds,
+                &mut ThreadControl(shared.clone(), index),
+                &LoopOptions {
+                    min_bytes: self.min_bytes,
+                    min_push: self.min_push,
+                    checkpoint: self.checkpoint,
+                    features: &features,
+                },
+            );
+            drained.add(d);
+            if !drained.switch || drained.write_error.is_some() {
+                break;
+            }
+            drained.switch = false;
+            if let Some(r) = mailbox.take() {
+                let reply = self.answer(r, index);
+                let failed = reply.error.is_some();
+                let _ = replies.send(reply);
+                if failed {
+                    break;
+                }
+            }
+        }
         let report = self.drain.report();
         let hits = self.drain.take_hits();
+        // The flight recorder's last snapshot is written from these.
+        let retained = self.drain.snapshot();
         let (mut kept, mut finish_error) = (None, None);
         if drained.write_error.is_some() {
             let end = self.drain.checkpoint_end();
@@ -156,9 +302,16 @@ impl Job {
                 Err(_) => cut_back(&self.path, end),
             };
         } else if let Err(e) = self.drain.finish(&features) {
-            finish_error = Some(match e {
-                FormatError::Io(e) => e,
-                other => io::Error::other(other),
+            finish_error = Some(format_io(e));
+        }
+        if mailbox.close().is_some() {
+            let _ = replies.send(Reply {
+                index,
+                hits: None,
+                report: report.clone(),
+                records: Vec::new(),
+                error: None,
+                gone: true,
             });
         }
         let cpu_seconds = thread_cpu_seconds();
@@ -170,9 +323,32 @@ impl Job {
             drained,
             report,
             hits,
+            retained,
             kept,
             finish_error,
             cpu_seconds,
+        }
+    }
+}
+
+impl Job {
+    /// Acts on a request after a pass that drained everything waiting.
+    fn answer(&mut self, r: Request, index: usize) -> Reply {
+        let hits = self.drain.take_hits();
+        let (records, error) = match r {
+            Request::Snapshot => (self.drain.snapshot().unwrap_or_default(), None),
+            Request::Switch(next) => {
+                let e = self.drain.switch_output(next, &[], &FeatureSet::default());
+                (Vec::new(), e.err().map(format_io))
+            }
+        };
+        Reply {
+            index,
+            hits,
+            report: self.drain.report(),
+            records,
+            error,
+            gone: false,
         }
     }
 }

@@ -14,43 +14,40 @@
 //! ```
 //!
 //! Unlike perf, `--threads` works with `--aio`: each thread has its own
-//! async buffers and io_uring (or pwrite thread).
+//! async buffers and io_uring (or pwrite thread). `--switch-output` and
+//! `--flight-recorder` work too: the main thread asks every drain thread
+//! (its mailbox) to switch its data.N or hand over what it retains, and
+//! writes each output as a directory ([`outputs`]).
 
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
 use super::error::io_err;
+use super::error::RecordError;
 use super::glue::Writer;
 use super::layout::{layout, Group, SysTopology, ThreadSpec};
+use super::options::SwitchOutput;
 use super::output::{create_in, Output};
-use super::recording::{io_err_context, side_band_hits, Recording};
-use super::run::{Drained, SessionControl};
-use super::{RecordError, Summary};
+use super::recording::Recording;
+use super::run::{Drained, Next};
+use super::summary::Summary;
+use super::window::Window;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::data_stream::DataStreamWriter;
-use crate::format::writer::{FileWriter, RecordSink};
-use finish::{dir_features, finish};
-use job::{eventfd, signal, Job, Shared, ThreadEnd};
+use job::{clear, eventfd, Job, Mailbox, Pool, Shared, ThreadEnd};
+use outputs::{Dest, Dir};
 
 mod finish;
 mod job;
+mod outputs;
 
-pub use finish::ThreadSummary;
-
-/// Runs a `--threads` recording to the end.
-pub fn record(
-    mut rec: Recording<'_>,
-    spec: &ThreadSpec,
-    mut notes: Vec<String>,
-) -> Result<Summary, RecordError> {
-    let o = rec.o;
-    let prepared = &mut rec.prepared;
-    let ring_cpus: Vec<u32> = prepared.set.rings.iter().map(|(c, _)| *c).collect();
+/// The rings' groups, one per drain thread, from `--threads`.
+fn groups(spec: &ThreadSpec, ring_cpus: &[u32]) -> Result<Vec<Group>, RecordError> {
     let online_cpus = cpus::online().unwrap_or_default();
     if let ThreadSpec::Masks(masks) = spec {
         for (cpus_of, affinity) in masks {
@@ -67,39 +64,39 @@ pub fn record(
         }
     }
     let online = online_cpus.len().max(1);
-    let groups: Vec<Group> =
-        layout(spec, &ring_cpus, online, &SysTopology).map_err(RecordError::Usage)?;
-    let ring_size = prepared.ring_size();
+    layout(spec, ring_cpus, online, &SysTopology).map_err(RecordError::Usage)
+}
 
-    // The directory, `data` with the side band, and one data.N per thread.
-    let mut out = Output::open_dir(&o.output).map_err(RecordError::Output)?;
-    let dir = out.current_path().expect("a directory").to_path_buf();
-    let mut main = FileWriter::new(
-        create_in(&dir, "data").map_err(RecordError::Output)?,
-        &rec.prepared.set.attrs,
-    )?;
-    let side_band = rec.side_band(&mut notes);
-    main.write_records(&side_band)
-        .map_err(|e| RecordError::Output(io_err_context(e, "writing the side band")))?;
-    let side_band_bytes = main.data_size();
-    let sb_hits = side_band_hits(&side_band);
-    // data is whole from here: a crash leaves a directory perf opens.
-    main.checkpoint(&dir_features(&rec.features, rec.announced_codec()))
-        .map_err(|e| RecordError::Output(io_err_context(e, "writing data")))?;
-
+/// Runs a `--threads` recording to the end.
+pub fn record(
+    mut rec: Recording<'_>,
+    spec: &ThreadSpec,
+    mut notes: Vec<String>,
+) -> Result<Summary, RecordError> {
+    let o = rec.o;
+    let ring_cpus: Vec<u32> = rec.prepared.set.rings.iter().map(|(c, _)| *c).collect();
+    let groups = groups(spec, &ring_cpus)?;
+    let n = groups.len();
+    let mut dest = match o.flight_recorder {
+        Some(_) => Dest::Memory(Window::new(&rec.side_band(&mut notes))),
+        None => Dest::Dir(Box::new(Dir::create(&rec, &mut notes)?)),
+    };
     let mut slots: Vec<Option<(u32, Ring)>> = std::mem::take(&mut rec.prepared.set.rings)
         .into_iter()
         .map(Some)
         .collect();
-    let mut jobs = Vec::with_capacity(groups.len());
+    let mut jobs = Vec::with_capacity(n);
     for (i, g) in groups.iter().enumerate() {
         let name = format!("data.{i}");
-        let file = create_in(&dir, &name).map_err(RecordError::Output)?;
-        let (drain, glue_notes) = rec.drain_unit(
-            Writer::Stream(DataStreamWriter::new(file)),
-            false,
-            o.build_ids.table,
-        )?;
+        let writer = match (&dest, o.flight_recorder) {
+            (Dest::Dir(d), _) => Writer::Stream(DataStreamWriter::new(
+                create_in(d.path(), &name).map_err(RecordError::Output)?,
+            )),
+            // Each thread keeps its share of the memory.
+            (Dest::Memory(_), cap) => Writer::Memory((cap.unwrap_or(0) / n as u64).max(16 << 10)),
+        };
+        let hits = o.build_ids.table || matches!(dest, Dest::Memory(_));
+        let (drain, glue_notes) = rec.drain_unit(writer, false, hits)?;
         if i == 0 {
             notes.extend(glue_notes);
         }
@@ -111,6 +108,7 @@ pub fn record(
             .filter(|f| g.rings.contains(&f.ring))
             .map(|f| f.fd.as_raw_fd())
             .collect();
+        let lo = rec.loop_options(&rec.features, o.checkpoint);
         jobs.push(Job {
             drain,
             rings: g
@@ -121,57 +119,85 @@ pub fn record(
             fds,
             affinity: g.affinity.clone(),
             path: PathBuf::from(&name),
-            min_bytes: o.mmap_flush.max(1) as u64,
-            min_push: (ring_size / 16) as u64,
-            checkpoint: o.checkpoint,
+            min_bytes: lo.min_bytes,
+            min_push: lo.min_push,
+            checkpoint: lo.checkpoint,
         });
     }
+    let side_band_bytes = |dest: &Dest| match dest {
+        Dest::Dir(d) => d.side_band_bytes,
+        Dest::Memory(w) => w.side_band_bytes,
+    };
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
-        wake: eventfd().map_err(io_err("creating an eventfd"))?,
+        mailboxes: (0..n)
+            .map(|_| Mailbox::new())
+            .collect::<io::Result<_>>()
+            .map_err(io_err("creating an eventfd"))?,
         ended: AtomicUsize::new(0),
         ended_fd: eventfd().map_err(io_err("creating an eventfd"))?,
-        bytes: (0..jobs.len()).map(|_| AtomicU64::new(0)).collect(),
-        max_streams: o.max_size.map(|m| m.saturating_sub(side_band_bytes)),
+        bytes: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        max_streams: o.max_size.map(|m| m.saturating_sub(side_band_bytes(&dest))),
     });
 
-    let child = rec.start(&mut out)?;
+    let mut memory = Output::Memory {
+        path: o.output.clone(),
+    };
+    let child = rec.start(match &mut dest {
+        Dest::Dir(d) => &mut d.out,
+        Dest::Memory(_) => &mut memory,
+    })?;
     // Committed: the files now live under the final name.
-    let final_dir = out.current_path().expect("a directory").to_path_buf();
+    let final_dir = match &dest {
+        Dest::Dir(d) => d.path().to_path_buf(),
+        Dest::Memory(_) => PathBuf::new(),
+    };
+    let (tx, replies) = mpsc::channel();
     let mut handles: Vec<(Group, PathBuf, JoinHandle<ThreadEnd>)> = Vec::new();
     for (i, (mut job, g)) in jobs.into_iter().zip(groups).enumerate() {
         job.path = final_dir.join(&job.path);
         let path = job.path.clone();
-        let sh = shared.clone();
+        let (sh, tx) = (shared.clone(), tx.clone());
         let h = std::thread::Builder::new()
             .name(format!("perfz-drain-{i}"))
-            .spawn(move || job.run(sh, i))
+            .spawn(move || job.run(sh, i, tx))
             .map_err(io_err("starting a drain thread"))?;
         handles.push((g, path, h));
     }
+    // Only the threads hold senders: a reply that cannot come is an error.
+    drop(tx);
+    let pool = Pool {
+        shared: shared.clone(),
+        replies,
+    };
 
-    // Wait for a stop signal, the workload's end, or every drain thread's
-    // end (their tasks all gone).
+    // Wait for a stop signal, the workload's end, a limit, or every drain
+    // thread's end (their tasks all gone); switch or snapshot on the way.
     let channel = rec.channel.take();
     let mut ctl = rec.control(channel, child, false);
-    let n = handles.len();
-    let over_max = |ctl: &mut SessionControl<'_>| {
-        let Some(max) = o.max_size else {
-            return false;
-        };
-        let total = side_band_bytes
-            + shared
-                .bytes
-                .iter()
-                .map(|b| b.load(Ordering::Relaxed))
-                .sum::<u64>();
-        if total < max {
-            return false;
+    if matches!(dest, Dest::Memory(_)) {
+        // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
+        ctl.limits.switch = Some(SwitchOutput::Signal);
+    }
+    let mut failed = None;
+    while shared.ended.load(Ordering::Acquire) < n {
+        clear(&shared.ended_fd);
+        let streams: u64 = shared.bytes.iter().map(|b| b.load(Ordering::Relaxed)).sum();
+        match ctl.next(side_band_bytes(&dest) + streams) {
+            Next::Stop => break,
+            Next::Switch => {
+                let r = match &mut dest {
+                    Dest::Dir(d) => d.switch(&rec, &pool, &mut notes),
+                    Dest::Memory(w) => w.snapshot(&rec, &pool, &mut notes).map(|_| ()),
+                };
+                if let Err(e) = r {
+                    failed = Some(e);
+                    break;
+                }
+                continue;
+            }
+            Next::Go => {}
         }
-        ctl.limits.reason = Some(format!("--max-size reached ({total} bytes written)"));
-        true
-    };
-    while shared.ended.load(Ordering::Acquire) < n && !ctl.poll_ends() && !over_max(&mut ctl) {
         let mut p: Vec<libc::pollfd> = std::iter::once(shared.ended_fd.as_raw_fd())
             .chain(ctl.channel_fd())
             .map(|fd| libc::pollfd {
@@ -192,7 +218,9 @@ pub fn record(
     // Disable first, then tell the threads: their final pass sees all.
     let _ = rec.prepared.set.disable();
     shared.stop.store(true, Ordering::Release);
-    signal(&shared.wake);
+    for m in &shared.mailboxes {
+        m.wake();
+    }
     let mut ends = Vec::with_capacity(n);
     for (g, path, h) in handles {
         let end = h.join().map_err(|_| RecordError::Io {
@@ -202,14 +230,8 @@ pub fn record(
         ends.push((g, path, end));
     }
     let ended = ctl.end(Drained::default());
-    finish(
-        &rec,
-        &out,
-        main,
-        &ring_cpus,
-        ends,
-        ended,
-        notes,
-        (side_band_bytes, sb_hits),
-    )
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    finish::finish(&rec, dest, &ring_cpus, ends, ended, notes)
 }

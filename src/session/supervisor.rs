@@ -1,0 +1,160 @@
+//! The recording's supervisor on the main thread: stop signals, the
+//! workload's end, the status line, the limits and switches of
+//! [`super::limits`]; it ends the workload and disables the events when the
+//! recording stops.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::process::{Child, ExitStatus};
+use std::time::Instant;
+
+use super::control::Channel;
+use super::drain::Drain;
+use super::limits::{Limits, Switching};
+use super::run::{Control, Drained, Next};
+use super::signals;
+use super::status::StatusLine;
+use crate::event::open::EventSet;
+use crate::push::scan::RecordCounts;
+
+/// How a serial session's loop ended.
+pub struct Ended {
+    pub drained: Drained,
+    /// What `-D` / `--control` did that the user should hear about.
+    pub notes: Vec<String>,
+    pub stop_signal: Option<i32>,
+    pub exit_status: Option<ExitStatus>,
+    /// Waiting for the workload failed (the recording ended there).
+    pub wait_error: Option<io::Error>,
+}
+
+/// The serial session's control: stop signals, the workload's end, the
+/// status line, `-D` and `--control`; disables the events when it stops.
+pub struct SessionControl<'a> {
+    pub set: &'a EventSet,
+    pub child: Option<Child>,
+    pub status: Option<StatusLine>,
+    pub switching: Switching,
+    pub limits: Limits,
+    pub stop_signal: Option<i32>,
+    pub exit_status: Option<ExitStatus>,
+    pub wait_error: Option<io::Error>,
+}
+
+impl<'a> SessionControl<'a> {
+    pub fn new(
+        set: &'a EventSet,
+        child: Option<Child>,
+        status: Option<StatusLine>,
+        switching: Switching,
+    ) -> Self {
+        SessionControl {
+            set,
+            child,
+            status,
+            switching,
+            limits: Limits::default(),
+            stop_signal: None,
+            exit_status: None,
+            wait_error: None,
+        }
+    }
+
+    /// The control channel's fd, to wake a sleeping loop.
+    pub fn channel_fd(&self) -> Option<RawFd> {
+        self.switching.channel.as_ref().map(Channel::fd)
+    }
+
+    pub fn poll_timeout_ms(&self) -> i32 {
+        self.switching.timeout_ms().min(self.limits.timeout_ms())
+    }
+
+    /// Acts on `-D` and `--control`, and says whether the recording should
+    /// end: a stop signal or command came, or the workload (if there is
+    /// one) ended.
+    pub fn poll_ends(&mut self) -> bool {
+        self.switching.tick(self.set);
+        if self.limits.end_at.is_some_and(|t| Instant::now() >= t) {
+            self.limits.reason = Some("--duration reached".into());
+            return true;
+        }
+        if self.switching.stopped {
+            return true;
+        }
+        if self.stop_signal.is_none() {
+            self.stop_signal = signals::stop_requested();
+        }
+        if let Some(c) = self.child.as_mut() {
+            if self.exit_status.is_none() && self.wait_error.is_none() {
+                match c.try_wait() {
+                    Ok(s) => self.exit_status = s,
+                    Err(e) => self.wait_error = Some(e),
+                }
+            }
+        }
+        self.stop_signal.is_some() || self.exit_status.is_some() || self.wait_error.is_some()
+    }
+
+    /// What the recording does next, its current output holding `written`
+    /// bytes: stop (a signal, a command, the workload's end, a limit),
+    /// switch (`--switch-output`, a snapshot) or go on.
+    pub fn next(&mut self, written: u64) -> Next {
+        if self.poll_ends() {
+            Next::Stop
+        } else if std::mem::take(&mut self.switching.snapshot) {
+            Next::Switch
+        } else {
+            self.limits.next(written)
+        }
+    }
+
+    /// After the loop: clears the status line, and ends a workload that still
+    /// runs (stopped by a signal or a failed write), as perf does.
+    pub fn end(mut self, drained: Drained) -> Ended {
+        if let Some(s) = self.status.take() {
+            s.clear();
+        }
+        let _ = self.set.disable();
+        if let Some(mut c) = self.child.take() {
+            if self.exit_status.is_none() {
+                // SAFETY: kill has no memory effects; the pid is our own child.
+                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+                self.exit_status = c.wait().ok();
+            }
+        }
+        let mut notes = std::mem::take(&mut self.switching.notes);
+        notes.extend(self.limits.reason.take());
+        Ended {
+            drained,
+            notes,
+            stop_signal: self.stop_signal,
+            exit_status: self.exit_status,
+            wait_error: self.wait_error,
+        }
+    }
+}
+
+impl Control for SessionControl<'_> {
+    fn stop(&mut self, drain: &dyn Drain, counts: &RecordCounts) -> Next {
+        if let Some(s) = self.status.as_mut().filter(|s| s.due()) {
+            s.update(&drain.report(), counts.lost_events);
+        }
+        let next = self.next(drain.bytes_written());
+        if next == Next::Stop {
+            let _ = self.set.disable();
+        }
+        next
+    }
+
+    fn hung_up(&mut self) {
+        let _ = self.set.disable();
+    }
+
+    fn wake_fd(&self) -> Option<RawFd> {
+        self.channel_fd()
+    }
+
+    fn timeout_ms(&self) -> i32 {
+        self.poll_timeout_ms()
+    }
+}

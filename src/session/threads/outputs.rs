@@ -1,0 +1,253 @@
+//! Where the drain threads' bytes go: a directory perf reads (`data` with
+//! the header, side band and features, `data.N` per thread), switched to a
+//! new directory on `--switch-output`; or, with `--flight-recorder`, memory
+//! per thread, written out as a snapshot directory on SIGUSR2, `snapshot`
+//! and at the end. Either way the new name appears only once the directory
+//! under it is finished.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::job::{Pool, Request};
+use crate::format::writer::{FileWriter, RecordSink};
+use crate::format::{feat, CompressedInfo, FeatureSet};
+use crate::push::scan::Hits;
+use crate::session::drain::DrainReport;
+use crate::session::error::format_io;
+use crate::session::error::RecordError;
+use crate::session::output::{create_in, dir_of, Output};
+use crate::session::recording::{io_err_context, side_band_hits, Recording};
+use crate::session::rotation::{stamped, Rotation};
+use crate::session::window::Window;
+
+/// Where the threads' compressed bytes go.
+pub enum Dest {
+    Dir(Box<Dir>),
+    Memory(Window),
+}
+
+/// HEADER_COMPRESSED for `data`, from every thread's stream: the same codec
+/// and level, the largest mmap_len, the ratio over all of them.
+pub fn combined_compressed(reports: &[DrainReport]) -> Option<CompressedInfo> {
+    let mut info = reports.iter().find_map(|r| r.compressed)?;
+    let raw: u64 = reports.iter().map(|r| r.ring_bytes).sum();
+    let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
+    info.mmap_len = reports
+        .iter()
+        .filter_map(|r| r.compressed.map(|c| c.mmap_len))
+        .max()
+        .unwrap_or(info.mmap_len);
+    info.ratio = if comp == 0 {
+        0
+    } else {
+        (raw as f64 / comp as f64 + 0.5) as u32
+    };
+    Some(info)
+}
+
+pub fn dir_features(features: &FeatureSet, compressed: Option<CompressedInfo>) -> FeatureSet {
+    let mut f = features.clone();
+    f.set(feat::DIR_FORMAT, 1u64.to_le_bytes().to_vec());
+    if let Some(c) = compressed {
+        f.set_compressed(c);
+    }
+    f
+}
+
+/// A directory output being written.
+pub struct Dir {
+    pub out: Output,
+    /// The current directory's `data`.
+    pub main: FileWriter<File>,
+    /// Bytes of its side band.
+    pub side_band_bytes: u64,
+    /// `--switch-output`.
+    pub rotation: Option<Rotation>,
+    /// The maps of the current output's side band, and every map record
+    /// seen so far (for the side band of the next output).
+    pub file_hits: Hits,
+    history: Hits,
+}
+
+impl Dir {
+    /// The directory (under a temporary name until the start), `data` with
+    /// the side band, whole from here: a crash leaves a directory perf opens.
+    pub fn create(rec: &Recording<'_>, notes: &mut Vec<String>) -> Result<Dir, RecordError> {
+        let o = rec.o;
+        let out = Output::open_dir(&o.output).map_err(RecordError::Output)?;
+        let dir = out.current_path().expect("a directory");
+        let main = FileWriter::new(
+            create_in(dir, "data").map_err(RecordError::Output)?,
+            &rec.prepared.set.attrs,
+        )?;
+        let mut d = Dir {
+            out,
+            main,
+            side_band_bytes: 0,
+            rotation: o
+                .switch_output
+                .map(|_| Rotation::new(&o.output, o.switch_max_files)),
+            file_hits: Hits::default(),
+            history: Hits::default(),
+        };
+        let sb = rec.side_band(notes);
+        d.begin(rec, &sb).map_err(RecordError::Output)?;
+        Ok(d)
+    }
+
+    /// The current directory (its final name once the recording started).
+    pub fn path(&self) -> &Path {
+        self.out.current_path().expect("a directory")
+    }
+
+    /// Writes the side band `sb` into `data` and makes it whole.
+    fn begin(&mut self, rec: &Recording<'_>, sb: &[u8]) -> io::Result<()> {
+        self.main
+            .write_records(sb)
+            .map_err(|e| io_err_context(e, "writing the side band"))?;
+        self.side_band_bytes = self.main.data_size();
+        self.file_hits = side_band_hits(sb);
+        self.history.merge(Hits {
+            maps: self.file_hits.maps.clone(),
+            ..Default::default()
+        });
+        self.main
+            .checkpoint(&dir_features(&rec.features, rec.announced_codec()))
+            .map_err(|e| io_err_context(e, "writing data"))?;
+        Ok(())
+    }
+
+    /// One `--switch-output`: every thread finishes its data.N and goes on
+    /// in the next directory (hidden beside OUTPUT); `data` gets its
+    /// features and build ids; then OUTPUT becomes `OUTPUT.<timestamp>` and
+    /// the next directory OUTPUT, with a side band of its own.
+    pub fn switch(
+        &mut self,
+        rec: &Recording<'_>,
+        pool: &Pool,
+        notes: &mut Vec<String>,
+    ) -> Result<(), RecordError> {
+        let o = rec.o;
+        let Some(rotation) = self.rotation.as_mut() else {
+            // A `snapshot` command without --switch-output: nothing to do.
+            return Ok(());
+        };
+        let next = tempfile::Builder::new()
+            .prefix(".perfz-next-")
+            .tempdir_in(dir_of(&o.output))
+            .map_err(RecordError::Output)?;
+        let data = create_in(next.path(), "data").map_err(RecordError::Output)?;
+        let mut files = Vec::with_capacity(pool.threads());
+        for i in 0..pool.threads() {
+            files.push(create_in(next.path(), &format!("data.{i}")).map_err(RecordError::Output)?);
+        }
+        let requests = files.into_iter().map(Request::Switch).collect();
+        let answers = pool.ask(requests)?;
+        let mut hits = std::mem::take(&mut self.file_hits);
+        let mut reports = Vec::new();
+        for r in answers {
+            if let Some(e) = r.error {
+                return Err(RecordError::Io {
+                    what: format!("--switch-output: finishing data.{} failed", r.index),
+                    err: e,
+                });
+            }
+            if let Some(h) = r.hits {
+                self.history.merge(Hits {
+                    maps: h.maps.clone(),
+                    ..Default::default()
+                });
+                hits.merge(h);
+            }
+            reports.push(r.report);
+        }
+        let mut f = dir_features(&rec.features, combined_compressed(&reports));
+        rec.add_build_ids(&mut f, &hits, notes);
+        let new_main = FileWriter::new(data, &rec.prepared.set.attrs)?;
+        let done = std::mem::replace(&mut self.main, new_main)
+            .finish(&f)
+            .map_err(format_io)
+            .and_then(|f| f.sync_all());
+        let failed = |what: &str, err| RecordError::Io {
+            what: format!("--switch-output: {what}"),
+            err,
+        };
+        done.map_err(|e| failed("finishing data", e))?;
+        let sealed = rotation
+            .seal()
+            .map_err(|e| failed("naming the finished output", e))?;
+        std::fs::rename(next.path(), &o.output).map_err(|e| {
+            failed(
+                &format!(
+                    "starting the next output ({} is finished)",
+                    sealed.display()
+                ),
+                e,
+            )
+        })?;
+        let _ = next.keep();
+        let sb = rec.later_side_band(&self.history.maps, notes);
+        self.begin(rec, &sb)
+            .map_err(|e| failed("writing the next output's side band", e))
+    }
+}
+
+/// What the flight recorder does with a `--threads` recording's memory.
+impl Window {
+    /// SIGUSR2 or `snapshot`: every thread hands over what it retains.
+    pub fn snapshot(
+        &mut self,
+        rec: &Recording<'_>,
+        pool: &Pool,
+        notes: &mut Vec<String>,
+    ) -> Result<PathBuf, RecordError> {
+        let requests = (0..pool.threads()).map(|_| Request::Snapshot).collect();
+        let mut parts = Vec::new();
+        let mut reports = Vec::new();
+        for r in pool.ask(requests)? {
+            if let Some(h) = r.hits {
+                self.hits.merge(h);
+            }
+            parts.push((r.index, r.records));
+            reports.push(r.report);
+        }
+        self.write(rec, &parts, &reports, notes)
+            .map_err(|err| self.failed(rec, err))
+    }
+
+    /// Writes a snapshot directory from each thread's retained records
+    /// (`parts`: thread index, records), hidden until it is finished and
+    /// synced, then named `OUTPUT.<timestamp>`.
+    pub fn write(
+        &mut self,
+        rec: &Recording<'_>,
+        parts: &[(usize, Vec<u8>)],
+        reports: &[DrainReport],
+        notes: &mut Vec<String>,
+    ) -> io::Result<PathBuf> {
+        let o = rec.o;
+        let tmp = tempfile::Builder::new()
+            .prefix(".perfz-snapshot-")
+            .tempdir_in(dir_of(&o.output))?;
+        let mut fw = FileWriter::new(create_in(tmp.path(), "data")?, &rec.prepared.set.attrs)
+            .map_err(io::Error::other)?;
+        fw.write_records(&rec.later_side_band(&self.hits.maps, notes))?;
+        let mut f = dir_features(&rec.features, combined_compressed(reports));
+        rec.add_build_ids(&mut f, &self.hits, notes);
+        let mut bytes = fw.data_size();
+        fw.finish(&f).map_err(format_io)?.sync_all()?;
+        for (i, records) in parts {
+            let mut file = create_in(tmp.path(), &format!("data.{i}"))?;
+            file.write_all(records)?;
+            file.sync_all()?;
+            bytes += records.len() as u64;
+        }
+        let path = stamped(&o.output);
+        std::fs::rename(tmp.path(), &path)?;
+        let _ = tmp.keep();
+        self.bytes = bytes;
+        self.written.push(path.display().to_string());
+        Ok(path)
+    }
+}
