@@ -27,6 +27,10 @@ pub enum Error {
     #[error("zstd compression failed: {0}")]
     Zstd(&'static str),
 
+    /// A streaming codec took no input and gave no output (a bug).
+    #[error("the codec made no progress on its input (a bug in perfz: please report it)")]
+    NoProgress,
+
     /// The codec exists but was left out of this build.
     #[error("this build of perfz was compiled without {0}; rebuild with --features {0}")]
     NotBuilt(&'static str),

@@ -138,60 +138,96 @@ impl<C: Codec> Compressor<C> {
     }
 
     /// Compresses `input` (one push: one or two slices) into as many records as
-    /// needed in the compressor's own buffer, handing each to `emit`.
+    /// needed in the compressor's own buffer, handing each to `emit`
+    /// (recompress, decompress and eval; the recorder cuts into its sink's
+    /// buffer with the same [`feed`](Self::feed)).
     pub fn push<E>(
         &mut self,
         input: Input<'_>,
-        mut emit: impl FnMut(&[u8]) -> Result<(), E>,
+        emit: impl FnMut(&[u8]) -> Result<(), E>,
     ) -> Result<(), E>
     where
         E: From<perfz_codecs::Error>,
     {
-        let mut rest = input;
-        let mut rec = std::mem::take(&mut self.rec);
-        if C::OUTPUT_DRIVEN && !rest.is_empty() {
-            let mut fill = 0;
-            loop {
-                let step = match self.stream(rest, &mut rec[RecordHeader::SIZE + fill..], true) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        self.rec = rec;
-                        return Err(e.into());
-                    }
-                };
-                fill += step.produced;
-                rest = rest.split_at(step.consumed).1;
-                if fill > 0 && (step.done || RecordHeader::SIZE + fill == RECORD_MAX) {
-                    let n = self.seal(&mut rec, fill, input.len());
-                    fill = 0;
-                    if let Err(e) = emit(&rec[..n]) {
-                        self.rec = rec;
-                        return Err(e);
-                    }
-                }
-                if step.done {
-                    break;
-                }
-            }
-            rest = Input::default();
+        let mut own = OwnBuffer {
+            rec: std::mem::take(&mut self.rec),
+            emit,
+        };
+        let r = self.push_into(input, &mut own);
+        self.rec = own.rec;
+        r
+    }
+
+    /// One push of `input` into records built in `out`'s buffer.
+    pub fn push_into<R: Records>(&mut self, input: Input<'_>, out: &mut R) -> Result<(), R::Error> {
+        if input.is_empty() {
+            return Ok(());
         }
+        if C::OUTPUT_DRIVEN {
+            let mut cut = Cut::new(input.len());
+            for piece in [input.first, input.second] {
+                self.feed(&mut cut, piece, out)?;
+            }
+            return self.end(&mut cut, out);
+        }
+        let mut rest = input;
         while !rest.is_empty() {
             let (now, later) = self.split(rest);
-            let n = match self.record_into(now, &mut rec) {
-                Ok(n) => n,
-                Err(e) => {
-                    self.rec = rec;
-                    return Err(e.into());
-                }
-            };
-            if let Err(e) = emit(&rec[..n]) {
-                self.rec = rec;
-                return Err(e);
-            }
+            out.took(now.len());
+            let n = self.record_into(now, out.buf()?)?;
+            out.commit(n)?;
             rest = later;
         }
-        self.rec = rec;
         Ok(())
+    }
+
+    /// The record cutter of output-driven codecs ([`Codec::OUTPUT_DRIVEN`]),
+    /// the one every path uses: feeds one piece of a push to the codec,
+    /// which fills the current record's payload in `out`'s buffer; each
+    /// full record is sealed and committed, and the cutting goes on in the
+    /// next one.
+    pub fn feed<R: Records>(
+        &mut self,
+        cut: &mut Cut,
+        piece: &[u8],
+        out: &mut R,
+    ) -> Result<(), R::Error> {
+        self.cut(cut, piece, false, out)
+    }
+
+    /// Ends a push: the codec flushes, and the last record is sealed.
+    pub fn end<R: Records>(&mut self, cut: &mut Cut, out: &mut R) -> Result<(), R::Error> {
+        self.cut(cut, &[], true, out)
+    }
+
+    fn cut<R: Records>(
+        &mut self,
+        cut: &mut Cut,
+        piece: &[u8],
+        flush: bool,
+        out: &mut R,
+    ) -> Result<(), R::Error> {
+        let mut rest = piece;
+        loop {
+            let buf = out.buf()?;
+            let window = &mut buf[RecordHeader::SIZE + cut.fill..RECORD_MAX];
+            let step = self.stream(Input::one(rest), window, flush)?;
+            cut.fill += step.produced;
+            rest = &rest[step.consumed..];
+            let full = RecordHeader::SIZE + cut.fill == RECORD_MAX;
+            let sealed = (full || (flush && step.done && cut.fill > 0))
+                .then(|| self.seal(buf, cut.fill, cut.push_len));
+            out.took(step.consumed);
+            if let Some(n) = sealed {
+                out.commit(n)?;
+                cut.fill = 0;
+            } else if step.consumed == 0 && step.produced == 0 && !step.done {
+                return Err(perfz_codecs::Error::NoProgress.into());
+            }
+            if step.done {
+                return Ok(());
+            }
+        }
     }
 
     /// HEADER_COMPRESSED for what was written (ratio rounded like perf's).
@@ -208,5 +244,49 @@ impl<C: Codec> Compressor<C> {
             ratio: (ratio + 0.5) as u32,
             mmap_len: DECLARED_MMAP_LEN.max(self.max_record_raw as u32),
         }
+    }
+}
+
+/// Where records are cut into: the buffer the next record is built in and
+/// the commit of a finished one. The recorder's sink lends its own write
+/// buffer (the codec's output is the only copy); conversions use the
+/// compressor's.
+pub trait Records {
+    type Error: From<perfz_codecs::Error>;
+    /// The buffer of the record being built ([`RECORD_MAX`] bytes at
+    /// least; the same one until [`commit`](Records::commit)).
+    fn buf(&mut self) -> Result<&mut [u8], Self::Error>;
+    /// Its first `n` bytes are a finished record.
+    fn commit(&mut self, n: usize) -> Result<(), Self::Error>;
+    /// The codec took `n` raw bytes (for a copy meter).
+    fn took(&mut self, _n: usize) {}
+}
+
+/// Where one push's cutting stands: payload bytes in the record being
+/// built, and the push's length (it bounds what a record decodes to).
+pub struct Cut {
+    fill: usize,
+    push_len: usize,
+}
+
+impl Cut {
+    pub fn new(push_len: usize) -> Cut {
+        Cut { fill: 0, push_len }
+    }
+}
+
+/// The compressor's own buffer, each record handed to `emit`.
+struct OwnBuffer<F> {
+    rec: Box<[u8]>,
+    emit: F,
+}
+
+impl<E: From<perfz_codecs::Error>, F: FnMut(&[u8]) -> Result<(), E>> Records for OwnBuffer<F> {
+    type Error = E;
+    fn buf(&mut self) -> Result<&mut [u8], E> {
+        Ok(&mut self.rec)
+    }
+    fn commit(&mut self, n: usize) -> Result<(), E> {
+        (self.emit)(&self.rec[..n])
     }
 }

@@ -8,8 +8,7 @@ use perfz_codecs::{Codec, CodecId, Input};
 use super::meter::{Meter, NoMeter};
 use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
-use crate::format::compress::{Compressor, RECORD_MAX};
-use crate::format::record::RecordHeader;
+use crate::format::compress::{Compressor, Cut, Records};
 use crate::format::CompressedInfo;
 
 /// Counters of one push path.
@@ -20,8 +19,6 @@ pub struct PushStats {
     /// Bytes read out of rings.
     pub ring_bytes: u64,
 }
-
-const HEADER: usize = RecordHeader::SIZE;
 
 pub struct Pusher<C: Codec, S: Sink, M: Meter = NoMeter> {
     comp: Compressor<C>,
@@ -90,52 +87,24 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
                 self.meter.copied(self.staging.len());
                 rest = Input::one(&self.staging);
             }
-            while !rest.is_empty() {
-                let (now, later) = self.comp.split(rest);
-                self.meter.codec_in(now.len());
-                let n = self.comp.record_into(now, self.sink.record_buf()?)?;
-                self.sink.commit(n)?;
-                self.meter.written(n);
-                rest = later;
-            }
+            let mut out = SinkRecords {
+                sink: &mut self.sink,
+                meter: &mut self.meter,
+            };
+            self.comp.push_into(rest, &mut out)?;
         }
         self.sink.end_push()
     }
 
     /// Records cut by output: the codec reads the push piece by piece (ring
-    /// slices and edits) and fills record windows in the sink's
-    /// buffer; a record is made of each full window and of the last, after
-    /// the flush that ends the push.
+    /// slices and edits) and fills records in the sink's buffer
+    /// ([`Compressor::feed`], the one record cutter).
     fn push_output_driven(&mut self, region: Input<'_>, edits: &[Edit]) -> io::Result<()> {
-        const WINDOW_END: usize = RECORD_MAX;
-        let push_len = region.len();
-        let mut fill = 0usize; // payload bytes in the current window
         let (comp, sink, meter) = (&mut self.comp, &mut self.sink, &mut self.meter);
-        let mut feed = |piece: &[u8], flush: bool| -> io::Result<()> {
-            let mut rest = piece;
-            loop {
-                let buf = sink.record_buf()?;
-                let step =
-                    comp.stream(Input::one(rest), &mut buf[HEADER + fill..WINDOW_END], flush)?;
-                fill += step.produced;
-                meter.codec_in(step.consumed);
-                rest = &rest[step.consumed..];
-                let full = HEADER + fill == WINDOW_END;
-                if full || (flush && step.done && fill > 0) {
-                    let n = comp.seal(buf, fill, push_len);
-                    sink.commit(n)?;
-                    meter.written(n);
-                    fill = 0;
-                } else if step.consumed == 0 && step.produced == 0 && !step.done {
-                    return Err(io::Error::other("the codec made no progress"));
-                }
-                if step.done {
-                    return Ok(());
-                }
-            }
-        };
-        for_each_piece(region, edits, |piece| feed(piece, false))?;
-        feed(&[], true)
+        let mut out = SinkRecords { sink, meter };
+        let mut cut = Cut::new(region.len());
+        for_each_piece(region, edits, |piece| comp.feed(&mut cut, piece, &mut out))?;
+        comp.end(&mut cut, &mut out)
     }
 
     pub fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -178,5 +147,26 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
 
     pub fn into_sink(self) -> S {
         self.sink
+    }
+}
+
+/// The sink's record buffer as the cutter's, metered.
+struct SinkRecords<'a, S, M> {
+    sink: &'a mut S,
+    meter: &'a mut M,
+}
+
+impl<S: Sink, M: Meter> Records for SinkRecords<'_, S, M> {
+    type Error = io::Error;
+    fn buf(&mut self) -> io::Result<&mut [u8]> {
+        self.sink.record_buf()
+    }
+    fn commit(&mut self, n: usize) -> io::Result<()> {
+        self.sink.commit(n)?;
+        self.meter.written(n);
+        Ok(())
+    }
+    fn took(&mut self, n: usize) {
+        self.meter.codec_in(n);
     }
 }
