@@ -42,7 +42,7 @@ pub enum Error {
     /// A codec spec string could not be parsed.
     #[error(
         "invalid codec spec {spec:?}: {what}\n  valid forms: {}",
-        crate::spec::GRAMMAR_SHORT
+        crate::knobs::grammar()
     )]
     Spec { spec: String, what: String },
 }

@@ -47,6 +47,7 @@
 mod decoder;
 mod error;
 mod input;
+pub mod knobs;
 mod none;
 mod spec;
 pub mod table;
@@ -63,8 +64,9 @@ mod zstd;
 pub use decoder::AnyDecoder;
 pub use error::Error;
 pub use input::Input;
+pub use knobs::ZSTD_STRATEGIES;
 pub use none::{NoneCodec, NoneDecoder};
-pub use spec::{CodecSpec, CodecVisitor, ZstdParams, ZSTD_STRATEGIES};
+pub use spec::{CodecSpec, CodecVisitor, ZstdParams};
 pub use table::{CodecInfo, CodecKind, CODECS};
 
 #[cfg(feature = "lz4")]

@@ -21,40 +21,23 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::knobs::{
+    KNOBS, LIBZSTD_DEFAULT_LEVEL, WLOG, ZSTD_DEFAULT_LEVEL, ZSTD_MAX_LEVEL, ZSTD_MIN_LEVEL,
+    ZSTD_STRATEGIES,
+};
 use crate::table::{self, CodecKind};
 use crate::{Codec, Error};
-
-/// One-line summary of the grammar, used in error messages.
-pub(crate) const GRAMMAR_SHORT: &str =
-    "none | zstd[:LEVEL][,wlog=10..27][,hlog=N][,clog=N][,slog=N][,mml=3..7][,strategy=NAME][,long][,oneshot] (LEVEL -131072..-1 or 1..22, default 1) | lz4 | snappy";
-
-/// Default zstd level: perf's `-z` default.
-pub const ZSTD_DEFAULT_LEVEL: i32 = 1;
-/// Fastest level libzstd accepts (`ZSTD_minCLevel()`).
-pub const ZSTD_MIN_LEVEL: i32 = -(1 << 17);
-/// Strongest level.
-pub const ZSTD_MAX_LEVEL: i32 = 22;
-/// Window log bounds (`ZSTD_WINDOWLOG_MIN`, and the largest perf 6.1 reads).
-pub const ZSTD_WLOG_RANGE: std::ops::RangeInclusive<u32> = 10..=27;
-
-/// zstd's match-finder strategies, by their libzstd number (`ZSTD_fast` = 1).
-pub const ZSTD_STRATEGIES: [&str; 9] = [
-    "fast", "dfast", "greedy", "lazy", "lazy2", "btlazy2", "btopt", "btultra", "btultra2",
-];
 
 /// zstd's knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ZstdParams {
     /// Compression level, never 0 after parsing.
     pub level: i32,
-    /// Window log; `None` = the level's own (or 27 with `long`).
-    pub window_log: Option<u32>,
-    /// Hash, chain and search logs, minimum match, strategy; `None` = the
-    /// level's own.
-    pub hash_log: Option<u32>,
-    pub chain_log: Option<u32>,
-    pub search_log: Option<u32>,
-    pub min_match: Option<u32>,
+    /// The numeric knobs of [`KNOBS`] (window, hash, chain and search logs,
+    /// minimum match), in its order; `None` = the level's own (the window
+    /// log is 27 with `long`).
+    pub knobs: [Option<u32>; 5],
+    /// The strategy's libzstd number; `None` = the level's own.
     pub strategy: Option<u32>,
     /// Long-distance matching.
     pub long: bool,
@@ -67,11 +50,7 @@ impl Default for ZstdParams {
     fn default() -> Self {
         ZstdParams {
             level: ZSTD_DEFAULT_LEVEL,
-            window_log: None,
-            hash_log: None,
-            chain_log: None,
-            search_log: None,
-            min_match: None,
+            knobs: [None; 5],
             strategy: None,
             long: false,
             oneshot: false,
@@ -88,56 +67,27 @@ impl ZstdParams {
         }
     }
 
-    /// The window log to set on the context, if any: an explicit `wlog=`,
-    /// else 27 with `long` (as the zstd command line tool).
-    pub fn effective_window_log(&self) -> Option<u32> {
-        self.window_log.or(if self.long {
-            Some(*ZSTD_WLOG_RANGE.end())
-        } else {
-            None
-        })
-    }
-
-    /// Every knob to set after the level: `(wlog, hlog, clog, slog, mml,
-    /// strategy)`, `None` = libzstd's own for the level.
-    #[allow(clippy::type_complexity)]
-    pub fn knobs(
-        &self,
-    ) -> (
-        Option<u32>,
-        Option<u32>,
-        Option<u32>,
-        Option<u32>,
-        Option<u32>,
-        Option<u32>,
-    ) {
-        (
-            self.effective_window_log(),
-            self.hash_log,
-            self.chain_log,
-            self.search_log,
-            self.min_match,
-            self.strategy,
-        )
+    /// The knobs to set after the level, in [`KNOBS`] order: an explicit
+    /// `wlog=`, else 27 with `long` (as the zstd command line tool); `None`
+    /// = libzstd's own for the level.
+    pub fn effective_knobs(&self) -> [Option<u32>; 5] {
+        let mut k = self.knobs;
+        if self.long && k[WLOG].is_none() {
+            k[WLOG] = Some(*KNOBS[WLOG].range.end());
+        }
+        k
     }
 
     /// The parameters in effect, for `perfz eval` (`libzstd's level 1`, or
     /// `libzstd's level 1 with dfast wlog 23`).
     pub fn describe(&self) -> String {
-        let (w, h, c, sl, m, st) = self.knobs();
         let mut parts = Vec::new();
-        if let Some(st) = st {
+        if let Some(st) = self.strategy {
             parts.push(ZSTD_STRATEGIES[(st - 1) as usize].to_string());
         }
-        for (name, v) in [
-            ("wlog", w),
-            ("hlog", h),
-            ("clog", c),
-            ("slog", sl),
-            ("mml", m),
-        ] {
+        for (k, v) in KNOBS.iter().zip(self.effective_knobs()) {
             if let Some(v) = v {
-                parts.push(format!("{name} {v}"));
+                parts.push(format!("{} {v}", k.name));
             }
         }
         if parts.is_empty() {
@@ -273,48 +223,48 @@ impl CodecSpec {
                     "zstd level {v} is out of range {ZSTD_MIN_LEVEL}..={ZSTD_MAX_LEVEL}"
                 )));
             }
-            p.level = if v == 0 { 3 } else { v };
+            p.level = if v == 0 { LIBZSTD_DEFAULT_LEVEL } else { v };
         }
         for opt in items {
-            let num = |v: &str, range: std::ops::RangeInclusive<u32>, what: &str| {
-                let n: u32 = v
-                    .parse()
-                    .map_err(|_| bad(format!("{what} {v:?} is not an integer")))?;
-                if range.contains(&n) {
-                    Ok(n)
-                } else {
-                    Err(bad(format!(
-                        "{what} {n} is out of range {}..={}{}",
-                        range.start(),
-                        range.end(),
-                        if what == "wlog" {
-                            " (perf's reader accepts at most 27)"
-                        } else {
-                            ""
-                        }
-                    )))
+            let knob = opt.split_once('=').and_then(|(name, v)| {
+                let i = KNOBS.iter().position(|k| k.name == name)?;
+                Some((i, v))
+            });
+            match (opt.split_once('='), knob) {
+                (_, Some((i, v))) => {
+                    let k = &KNOBS[i];
+                    let n: u32 = v
+                        .parse()
+                        .map_err(|_| bad(format!("{} {v:?} is not an integer", k.name)))?;
+                    if !k.range.contains(&n) {
+                        return Err(bad(format!(
+                            "{} {n} is out of range {}..={}{}",
+                            k.name,
+                            k.range.start(),
+                            k.range.end(),
+                            k.note
+                        )));
+                    }
+                    p.knobs[i] = Some(n);
                 }
-            };
-            match opt.split_once('=') {
-                None if opt == "long" => p.long = true,
-                None if opt == "oneshot" => p.oneshot = true,
-                Some(("wlog", v)) => p.window_log = Some(num(v, ZSTD_WLOG_RANGE, "wlog")?),
-                Some(("hlog", v)) => p.hash_log = Some(num(v, 6..=30, "hlog")?),
-                Some(("clog", v)) => p.chain_log = Some(num(v, 6..=30, "clog")?),
-                Some(("slog", v)) => p.search_log = Some(num(v, 1..=30, "slog")?),
-                Some(("mml", v)) => p.min_match = Some(num(v, 3..=7, "mml")?),
-                Some(("strategy", v)) => {
-                    let i = ZSTD_STRATEGIES.iter().position(|s| *s == v).ok_or_else(|| {
-                        bad(format!(
-                            "unknown strategy {v:?} (known: {})",
-                            ZSTD_STRATEGIES.join(", ")
-                        ))
-                    })?;
+                (None, _) if opt == "long" => p.long = true,
+                (None, _) if opt == "oneshot" => p.oneshot = true,
+                (Some(("strategy", v)), _) => {
+                    let i = ZSTD_STRATEGIES
+                        .iter()
+                        .position(|s| *s == v)
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "unknown strategy {v:?} (known: {})",
+                                ZSTD_STRATEGIES.join(", ")
+                            ))
+                        })?;
                     p.strategy = Some(i as u32 + 1);
                 }
                 _ => {
                     return Err(bad(format!(
-                        "unknown zstd option {opt:?} (known: wlog=N, hlog=N, clog=N, slog=N, mml=N, strategy=NAME, long, oneshot)"
+                        "unknown zstd option {opt:?} (known: {})",
+                        crate::knobs::options()
                     )))
                 }
             }
@@ -338,15 +288,9 @@ impl fmt::Display for CodecSpec {
         match self {
             CodecSpec::Zstd(p) => {
                 write!(f, "zstd:{}", p.level)?;
-                for (name, v) in [
-                    ("wlog", p.window_log),
-                    ("hlog", p.hash_log),
-                    ("clog", p.chain_log),
-                    ("slog", p.search_log),
-                    ("mml", p.min_match),
-                ] {
+                for (k, v) in KNOBS.iter().zip(p.knobs) {
                     if let Some(v) = v {
-                        write!(f, ",{name}={v}")?;
+                        write!(f, ",{}={v}", k.name)?;
                     }
                 }
                 if let Some(st) = p.strategy {

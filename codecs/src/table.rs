@@ -48,7 +48,8 @@ pub const CODECS: [CodecInfo; 4] = [
         id: CodecId::ZSTD,
         built: cfg!(feature = "zstd"),
         takes_level: true,
-        parameters: "LEVEL -131072..-1 (fast) or 1..22 (default 1); wlog=, hlog=, clog=, slog=, mml=, strategy=; long; oneshot",
+        // The options are appended from `knobs` (see `parameters`).
+        parameters: "LEVEL",
     },
     CodecInfo {
         kind: CodecKind::Lz4,
@@ -66,18 +67,6 @@ pub const CODECS: [CodecInfo; 4] = [
         takes_level: false,
         parameters: "(none) snappy raw units; convert with `perfz recompress` for perf",
     },
-];
-
-/// The options a zstd spec takes after its level (`wlog=` takes a value).
-pub const ZSTD_OPTIONS: [&str; 8] = [
-    "wlog=",
-    "hlog=",
-    "clog=",
-    "slog=",
-    "mml=",
-    "strategy=",
-    "long",
-    "oneshot",
 ];
 
 impl CodecKind {
@@ -107,8 +96,17 @@ impl CodecKind {
     }
 
     /// The parameters the codec takes, for `perfz codecs`.
-    pub fn parameters(self) -> &'static str {
-        self.info().parameters
+    pub fn parameters(self) -> String {
+        match self {
+            CodecKind::Zstd => format!(
+                "LEVEL {}..-1 (fast) or 1..{} (default {}); {}",
+                crate::knobs::ZSTD_MIN_LEVEL,
+                crate::knobs::ZSTD_MAX_LEVEL,
+                crate::knobs::ZSTD_DEFAULT_LEVEL,
+                crate::knobs::options()
+            ),
+            _ => self.info().parameters.to_string(),
+        }
     }
 
     pub fn by_name(name: &str) -> Option<CodecKind> {
@@ -143,13 +141,7 @@ pub fn ids() -> String {
 /// Whether `tok`, one comma-separated item of a spec list, is an option of
 /// the spec before it (`long`, `wlog=23`) rather than a spec of its own.
 pub fn is_option_token(tok: &str) -> bool {
-    ZSTD_OPTIONS.iter().any(|o| {
-        if o.ends_with('=') {
-            tok.starts_with(o)
-        } else {
-            tok == *o
-        }
-    })
+    crate::knobs::is_option(tok)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::Context;
+use perfz_codecs::knobs::ZSTD_DEFAULT_LEVEL;
 use perfz_codecs::{CodecSpec, ZstdParams};
 
 use super::convert::parse_spec;
@@ -218,7 +219,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             s.parse()
                 .map_err(|e: perfz_codecs::Error| anyhow::anyhow!("--compression-level {l}: {e}"))?
         }
-        (None, true, None) => CodecSpec::Zstd(ZstdParams::level(1)),
+        (None, true, None) => CodecSpec::Zstd(ZstdParams::level(ZSTD_DEFAULT_LEVEL)),
         (None, false, None) => CodecSpec::default(),
     };
     let pages = a.mmap_pages.as_deref().map(parse_mmap_pages).transpose()?;

@@ -3,6 +3,21 @@
 
 use super::endian::Endian;
 
+/// `perf_event_header.misc` bits (include/uapi/linux/perf_event.h).
+pub mod misc {
+    /// The CPU mode field: one of the values below it.
+    pub const CPUMODE_MASK: u16 = 7;
+    pub const KERNEL: u16 = 1;
+    pub const USER: u16 = 2;
+    /// MMAP/MMAP2 of a data (not executable) mapping.
+    pub const MMAP_DATA: u16 = 1 << 13;
+    /// MMAP2 carries a build id instead of the inode fields.
+    pub const MMAP_BUILD_ID: u16 = 1 << 14;
+    /// HEADER_BUILD_ID entry with its build id's size (perf's
+    /// PERF_RECORD_MISC_BUILD_ID_SIZE).
+    pub const BUILD_ID_SIZE: u16 = 1 << 15;
+}
+
 /// `perf_event_header.type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RecordType(pub u32);

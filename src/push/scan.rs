@@ -4,6 +4,7 @@
 
 use perfz_codecs::Input;
 
+use crate::format::record::misc;
 use crate::format::record::{RecordHeader, RecordType};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -39,9 +40,6 @@ pub const MAX_MAP_BYTES: usize = 16 << 20;
 /// Most sample pages a [`Hits`] keeps.
 pub const MAX_PAGES: usize = 1 << 18;
 
-const MISC_CPUMODE: u16 = 7;
-const MISC_KERNEL: u16 = 1;
-
 impl Hits {
     /// Notes one record of `region` at `at`.
     #[inline]
@@ -52,7 +50,7 @@ impl Hits {
             RecordType::SAMPLE if h.size >= 24 => {
                 let ip = u64::from_le_bytes(region.read8(at + 8));
                 let pidtid = region.read8(at + 16);
-                let pid = if h.misc & MISC_CPUMODE == MISC_KERNEL {
+                let pid = if h.misc & misc::CPUMODE_MASK == misc::KERNEL {
                     u32::MAX
                 } else {
                     u32::from_le_bytes(pidtid[..4].try_into().unwrap())

@@ -11,14 +11,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use crate::format::record::misc;
 use crate::format::RecordType;
 use crate::push::scan::Hits;
 use crate::synth::build_id;
 
-const MISC_CPUMODE: u16 = 7;
-const MISC_KERNEL: u16 = 1;
-const MISC_USER: u16 = 2;
-const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 /// The kernel image's DSO name in perf.
 pub const KERNEL: &str = "[kernel.kallsyms]";
 
@@ -101,7 +98,7 @@ impl Dsos {
                     return;
                 };
                 let name = cstr(body.get(32..).unwrap_or_default());
-                let kernel = misc & MISC_CPUMODE == MISC_KERNEL;
+                let kernel = misc & misc::CPUMODE_MASK == misc::KERNEL;
                 if kernel && name.starts_with(KERNEL) {
                     let d = self.dso(KERNEL, build_id::of_kernel(), true);
                     self.map(u32::MAX, start, len, d);
@@ -115,7 +112,7 @@ impl Dsos {
                     return;
                 };
                 let name = cstr(body.get(64..).unwrap_or_default());
-                let id = (misc & MISC_MMAP_BUILD_ID != 0)
+                let id = (misc & misc::MMAP_BUILD_ID != 0)
                     .then(|| {
                         let n = (*body.get(32)? as usize).min(build_id::MAX_SIZE);
                         body.get(36..36 + n).map(<[u8]>::to_vec)
@@ -204,7 +201,7 @@ pub fn feature(dsos: &[Dso]) -> Vec<u8> {
         let name_len = (d.name.len() + 1).div_ceil(64) * 64;
         let size = 36 + name_len;
         b.extend_from_slice(&0u32.to_le_bytes());
-        let misc = if d.kernel { MISC_KERNEL } else { MISC_USER } | 0x8000;
+        let misc = if d.kernel { misc::KERNEL } else { misc::USER } | misc::BUILD_ID_SIZE;
         b.extend_from_slice(&misc.to_le_bytes());
         b.extend_from_slice(&(size as u16).to_le_bytes());
         b.extend_from_slice(&(-1i32).to_le_bytes());

@@ -2,9 +2,7 @@
 //! 10): without it perf cannot symbolize kernel frames.
 
 use super::{cstr8, record};
-
-pub const MISC_KERNEL: u16 = 1;
-const PERF_RECORD_MMAP: u32 = 1;
+use crate::format::record::{misc, RecordType};
 
 /// `(_text address, end of kernel text)` from a kallsyms listing, or `None`
 /// when the addresses are hidden (kptr_restrict) or missing.
@@ -45,7 +43,7 @@ pub fn kernel_mmap(text: u64, end: u64, trailer: usize) -> Vec<u8> {
     body.extend_from_slice(&(end - text).to_le_bytes()); // len
     body.extend_from_slice(&text.to_le_bytes()); // pgoff = _text, how perf undoes KASLR
     cstr8(&mut body, b"[kernel.kallsyms]_text");
-    record(PERF_RECORD_MMAP, MISC_KERNEL, &body, trailer)
+    record(RecordType::MMAP.0, misc::KERNEL, &body, trailer)
 }
 
 /// Reads /proc/kallsyms and builds the kernel map, or explains why not.

@@ -2,11 +2,7 @@
 //! from /proc the way perf does (format notes 7.2).
 
 use super::{cstr8, record};
-
-const COMM: u32 = 3;
-const FORK: u32 = 7;
-const MMAP2: u32 = 10;
-const MISC_USER: u16 = 2;
+use crate::format::record::{misc, RecordType};
 
 /// `Name:` of /proc/PID/task/TID/status.
 pub fn comm_of(pid: i32, tid: i32) -> Option<String> {
@@ -33,7 +29,7 @@ pub fn comm_record(pid: i32, tid: i32, comm: &str, trailer: usize) -> Vec<u8> {
     body.extend_from_slice(&(pid as u32).to_le_bytes());
     body.extend_from_slice(&(tid as u32).to_le_bytes());
     cstr8(&mut body, &comm.as_bytes()[..comm.len().min(15)]);
-    record(COMM, 0, &body, trailer)
+    record(RecordType::COMM.0, 0, &body, trailer)
 }
 
 pub fn fork_record(pid: i32, ppid: i32, tid: i32, ptid: i32, trailer: usize) -> Vec<u8> {
@@ -42,13 +38,8 @@ pub fn fork_record(pid: i32, ppid: i32, tid: i32, ptid: i32, trailer: usize) -> 
         body.extend_from_slice(&(v as u32).to_le_bytes());
     }
     body.extend_from_slice(&0u64.to_le_bytes());
-    record(FORK, 0, &body, trailer)
+    record(RecordType::FORK.0, 0, &body, trailer)
 }
-
-/// `misc` bit of an MMAP2 for a non-executable mapping.
-const MISC_MMAP_DATA: u16 = 1 << 13;
-/// `misc` bit of an MMAP2 carrying a build id instead of device and inode.
-pub const MISC_MMAP_BUILD_ID: u16 = 1 << 14;
 
 /// MMAP2 records for the executable mappings of a /proc/PID/maps text, and
 /// with `data` the others too (perf's `mmap_data`, needed to unwind dwarf
@@ -126,14 +117,14 @@ pub fn mmap2_records(pid: i32, maps: &str, data: bool, trailer: usize) -> Vec<Ve
         body.extend_from_slice(&flags.to_le_bytes());
         cstr8(&mut body, name.as_bytes());
         let mut misc = if exec {
-            MISC_USER
+            misc::USER
         } else {
-            MISC_USER | MISC_MMAP_DATA
+            misc::USER | misc::MMAP_DATA
         };
         if build_id.is_some() {
-            misc |= MISC_MMAP_BUILD_ID;
+            misc |= misc::MMAP_BUILD_ID;
         }
-        out.push(record(MMAP2, misc, &body, trailer));
+        out.push(record(RecordType::MMAP2.0, misc, &body, trailer));
     }
     out
 }
@@ -238,7 +229,7 @@ mod tests {
         let maps = format!("1000-2000 r-xp 00000000 fe:00 1 {}\n", exe.display());
         let rec = &mmap2_records(1, &maps, false, 0)[0];
         let misc = u16::from_le_bytes(rec[4..6].try_into().unwrap());
-        assert_ne!(misc & MISC_MMAP_BUILD_ID, 0);
+        assert_ne!(misc & misc::MMAP_BUILD_ID, 0);
         assert_eq!(rec[40] as usize, id.len(), "build_id_size");
         assert_eq!(&rec[44..44 + id.len()], &id[..]);
     }

@@ -16,8 +16,9 @@ pub use oneshot::ZstdOneShotCodec;
 pub const STREAM_MAX_BLOCK: usize = 64 * 1024 - 32;
 const _: () = assert!(STREAM_MAX_BLOCK + 3 + 18 <= crate::MAX_RECORD_PAYLOAD);
 
-/// Largest window log perf's reader (and zstd's default decoder limit) accepts.
-pub const MAX_WINDOW_LOG: u32 = 27;
+/// Largest window log perf's reader (and zstd's default decoder limit)
+/// accepts: the top of `wlog=`'s range.
+pub const MAX_WINDOW_LOG: u32 = *crate::knobs::KNOBS[crate::knobs::WLOG].range.end();
 
 fn zstd_err(code: usize) -> &'static str {
     zstd_safe::get_error_name(code)
@@ -36,23 +37,20 @@ fn context(params: &crate::ZstdParams) -> Result<zstd_safe::CCtx<'static>, crate
             .map_err(crate::Error::Zstd)
     };
     set(CParameter::CompressionLevel(params.level))?;
-    let (wlog, hlog, clog, slog, mml, strategy) = params.knobs();
-    if let Some(v) = wlog {
-        set(CParameter::WindowLog(v))?;
+    // libzstd's parameter of each knob, in `knobs::KNOBS` order.
+    let parameter: [fn(u32) -> CParameter; 5] = [
+        CParameter::WindowLog,
+        CParameter::HashLog,
+        CParameter::ChainLog,
+        CParameter::SearchLog,
+        CParameter::MinMatch,
+    ];
+    for (p, v) in parameter.iter().zip(params.effective_knobs()) {
+        if let Some(v) = v {
+            set(p(v))?;
+        }
     }
-    if let Some(v) = hlog {
-        set(CParameter::HashLog(v))?;
-    }
-    if let Some(v) = clog {
-        set(CParameter::ChainLog(v))?;
-    }
-    if let Some(v) = slog {
-        set(CParameter::SearchLog(v))?;
-    }
-    if let Some(v) = mml {
-        set(CParameter::MinMatch(v))?;
-    }
-    if let Some(v) = strategy {
+    if let Some(v) = params.strategy {
         set(CParameter::Strategy(strategy_of(v)))?;
     }
     if params.long {
