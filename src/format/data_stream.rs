@@ -5,8 +5,7 @@
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 
-use super::writer::{write_all_vectored, Checkpoint, RecordSink};
-use super::FeatureSet;
+use super::writer::{write_all_vectored, RecordSink};
 
 /// Writes records to a `data.N` file from offset 0.
 pub struct DataStreamWriter {
@@ -41,6 +40,20 @@ impl DataStreamWriter {
         self.size += n;
     }
 
+    /// Marks the stream as it is now as the point a crash falls back to
+    /// (`perfz recover` cuts each `data.N` to its last whole record). There
+    /// is nothing to patch in a bare stream (the features are in `data`), so
+    /// it costs no bytes.
+    pub fn checkpoint(&mut self) -> std::io::Result<Option<u64>> {
+        self.f.flush()?;
+        self.checkpoint_end = Some(self.size);
+        Ok(Some(0))
+    }
+
+    pub fn checkpoint_end(&self) -> Option<u64> {
+        self.checkpoint_end
+    }
+
     /// Cuts anything past the counted records (a region taken back after a
     /// failed write) and syncs the file.
     pub fn finish(mut self) -> std::io::Result<File> {
@@ -51,22 +64,6 @@ impl DataStreamWriter {
         self.f.seek(SeekFrom::Start(self.size))?;
         self.f.sync_all()?;
         Ok(self.f)
-    }
-}
-
-impl Checkpoint for DataStreamWriter {
-    /// Marks the stream as it is now as the point a crash falls back to
-    /// (`perfz recover` cuts each `data.N` to its last whole record). There
-    /// is nothing to patch in a bare stream (the features are in `data`), so
-    /// it costs no bytes.
-    fn checkpoint(&mut self, _: &FeatureSet) -> std::io::Result<Option<u64>> {
-        self.f.flush()?;
-        self.checkpoint_end = Some(self.size);
-        Ok(Some(0))
-    }
-
-    fn checkpoint_end(&self) -> Option<u64> {
-        self.checkpoint_end
     }
 }
 

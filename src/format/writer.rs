@@ -26,33 +26,6 @@ pub trait RecordSink {
     fn forget(&mut self, n: u64);
 }
 
-/// Making what was written so far readable, whatever happens next.
-pub trait Checkpoint {
-    /// Makes the output readable as it is now; returns the bytes it used,
-    /// `None` where the output cannot (a pipe, or features too large).
-    fn checkpoint(&mut self, features: &FeatureSet) -> std::io::Result<Option<u64>>;
-    /// Where the last checkpoint left the output: a crash falls back to it.
-    fn checkpoint_end(&self) -> Option<u64>;
-}
-
-impl<W: Write + Seek> Checkpoint for FileWriter<W> {
-    fn checkpoint(&mut self, features: &FeatureSet) -> std::io::Result<Option<u64>> {
-        FileWriter::checkpoint(self, features)
-    }
-    fn checkpoint_end(&self) -> Option<u64> {
-        FileWriter::checkpoint_end(self)
-    }
-}
-
-impl<W: Write> Checkpoint for PipeWriter<W> {
-    fn checkpoint(&mut self, _: &FeatureSet) -> std::io::Result<Option<u64>> {
-        Ok(None) // a pipe is read as it comes: nothing to patch
-    }
-    fn checkpoint_end(&self) -> Option<u64> {
-        None
-    }
-}
-
 /// Attrs as perf 6.1 accepts them, all of one size.
 fn attrs_for_perf61(attrs: &[AttrEntry]) -> Result<Vec<AttrEntry>, FormatError> {
     let out = attrs

@@ -5,6 +5,7 @@
 //! monomorphized. Nothing in this module may use `dyn` (tests/it/no_dyn.rs).
 
 pub mod aio;
+pub mod lifecycle;
 pub mod memory;
 pub mod meter;
 mod pusher;
@@ -14,6 +15,7 @@ pub mod sink;
 pub mod stack_tail;
 
 pub use aio::{AsyncSink, Backend, OffsetFile, ThreadBackend, UringBackend};
+pub use lifecycle::Lifecycle;
 pub use memory::MemorySink;
 pub use meter::{Copies, CopyMeter, Meter, NoMeter};
 pub use pusher::{PushStats, Pusher};

@@ -9,13 +9,13 @@ use std::io;
 
 use perfz_codecs::Codec;
 
-use super::sinks::SessionSink;
 use crate::event::ring::Rings;
 use crate::format::record::RecordType;
 use crate::format::writer::empty_record;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
 use crate::push::scan::{scan_hits, Hits, RecordCounts};
 use crate::push::stack_tail::Edit;
+use crate::push::Lifecycle;
 use crate::push::{Copies, Meter, Pusher, StackTail};
 
 /// The numbers a drain unit keeps, for the summary and the header.
@@ -86,7 +86,7 @@ pub trait Drain {
 
 /// The one implementation: a [`Pusher`] specialised for one codec, sink and
 /// meter.
-pub struct PushDrain<C: Codec, S: SessionSink, M: Meter> {
+pub struct PushDrain<C: Codec, S: Lifecycle, M: Meter> {
     pusher: Pusher<C, S, M>,
     /// Where samples keep unwritten stack bytes to clear (dwarf mode).
     stack_tail: Option<StackTail>,
@@ -102,7 +102,7 @@ pub struct PushDrain<C: Codec, S: SessionSink, M: Meter> {
     hits: Option<Hits>,
 }
 
-impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
+impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
     pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>, rounds: bool, hits: bool) -> Self {
         PushDrain {
             pusher: Pusher::new(codec, sink),
@@ -126,7 +126,7 @@ impl<C: Codec, S: SessionSink, M: Meter> PushDrain<C, S, M> {
     }
 }
 
-impl<C: Codec, S: SessionSink, M: Meter> Drain for PushDrain<C, S, M> {
+impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.pusher.write_plain(bytes)
     }

@@ -10,9 +10,9 @@ use perfz_codecs::{Codec, CodecVisitor};
 use super::drain::{Drain, PushDrain};
 use super::error::RecordError;
 use super::options::AioBackend;
-use super::sinks::{Finish, SessionSink};
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::{FileWriter, PipeWriter};
+use crate::push::Lifecycle;
 use crate::push::{
     AsyncSink, CopyMeter, MemorySink, NoMeter, OffsetFile, SerialSink, StackTail, ThreadBackend,
     UringBackend,
@@ -58,7 +58,7 @@ struct Unit {
 }
 
 impl Unit {
-    fn build<C: Codec + Send + 'static, S: SessionSink + Send + 'static>(
+    fn build<C: Codec + Send + 'static, S: Lifecycle + Send + 'static>(
         self,
         codec: C,
         sink: S,
@@ -93,7 +93,7 @@ struct Async {
 impl Async {
     /// An async sink over `file` with io_uring, or the pwrite thread as
     /// `--aio-backend` allows.
-    fn unit<C: Codec + Send + 'static, W: OffsetFile + Finish + Send + 'static>(
+    fn unit<C: Codec + Send + 'static, W: OffsetFile + Send + 'static>(
         &self,
         u: Unit,
         codec: C,

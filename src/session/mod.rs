@@ -26,7 +26,6 @@ mod serial;
 mod setup;
 mod side_band;
 pub mod signals;
-mod sinks;
 mod status;
 mod summary;
 mod supervisor;

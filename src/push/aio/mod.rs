@@ -21,7 +21,8 @@ use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
 use crate::format::compress::RECORD_MAX;
 use crate::format::data_stream::DataStreamWriter;
-use crate::format::writer::{Checkpoint, FileWriter, RecordSink};
+use crate::format::output::Output;
+use crate::format::writer::FileWriter;
 
 /// Most buffers in flight, like perf's `--aio` (1..=4).
 pub const MAX_BUFFERS: usize = 4;
@@ -43,7 +44,7 @@ pub trait Backend {
 
 /// What the async sink needs of the file it writes at offsets: a perf.data
 /// (whose header and features follow the data) or a `data.N` stream.
-pub trait OffsetFile: RecordSink + Checkpoint {
+pub trait OffsetFile: Output {
     fn file(&self) -> &File;
     /// Where the next data byte goes.
     fn next_offset(&self) -> u64;

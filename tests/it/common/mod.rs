@@ -213,9 +213,13 @@ pub fn perf_sample_count(perf: &Path, path: &Path) -> u64 {
     sample_line(&out).unwrap_or_else(|| panic!("perf read no stats: {out}"))
 }
 
-/// [`perf_sample_count`], or `None` where perf cannot read the file.
+/// [`perf_sample_count`], or `None` where perf cannot read the file — or
+/// does not finish within a minute (perf 6.1 loops forever on some damaged
+/// files; coreutils' `timeout` ends it).
 pub fn try_perf_sample_count(perf: &Path, path: &Path) -> Option<u64> {
-    let o = Command::new(perf)
+    let o = Command::new("timeout")
+        .args(["--kill-after=5", "60"])
+        .arg(perf)
         .args(["report", "--stats", "-i"])
         .arg(path)
         .output()

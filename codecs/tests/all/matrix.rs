@@ -1,9 +1,7 @@
 //! The same cases against every codec and parameter set (one macro, every codec).
 
-mod util;
-
+use crate::util::*;
 use perfz_codecs::{CodecSpec, MAX_RECORD_PAYLOAD};
-use util::*;
 
 macro_rules! codec_matrix {
     ($($name:ident => $spec:expr,)*) => {$(

@@ -2,13 +2,11 @@
 //! global allocator. libzstd's own allocations are routed through Rust's
 //! allocator (zstd-safe's `with-rust-allocator`), so they are counted too.
 
-mod util;
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
+use crate::util::*;
 use perfz_codecs::{Codec, CodecVisitor, Input, MAX_RECORD_PAYLOAD};
-use util::*;
 
 struct Counting;
 

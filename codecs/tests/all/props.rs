@@ -1,10 +1,8 @@
 //! Property: any byte stream, cut at arbitrary points into one- or two-slice
 //! pushes, decodes through one decoder to exactly the original bytes.
 
-mod util;
-
+use crate::util::*;
 use proptest::prelude::*;
-use util::*;
 
 /// Byte streams that mix random runs with repetitive (compressible) runs.
 fn stream() -> impl Strategy<Value = Vec<u8>> {

@@ -3,12 +3,8 @@
 //! when the data does not compress (the block size cap), and a push's
 //! records decode to exactly the push.
 
-#![cfg(feature = "zstd")]
-
-mod util;
-
+use crate::util::*;
 use perfz_codecs::{AnyDecoder, Codec, CodecSpec, Decoder, Input, ZstdCodec, MAX_RECORD_PAYLOAD};
-use util::*;
 
 fn records_of(codec: &mut ZstdCodec, push: Input<'_>) -> Vec<Vec<u8>> {
     let mut dst = vec![0u8; MAX_RECORD_PAYLOAD];

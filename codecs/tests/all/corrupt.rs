@@ -1,10 +1,8 @@
 //! Decoders fed corrupted, truncated or lying input return an error, never
 //! panic, and never grow the output past the caller's limit.
 
-mod util;
-
+use crate::util::*;
 use perfz_codecs::{AnyDecoder, CodecId, CodecSpec, Decoder, Error};
-use util::*;
 
 fn units_for(spec: &str) -> (CodecSpec, Units, Vec<u8>) {
     let spec: CodecSpec = spec.parse().unwrap();

@@ -1,0 +1,79 @@
+//! What an output of perf.data records does besides taking them: making
+//! what it holds readable now (a checkpoint), finishing, and a successor for
+//! `--switch-output` — for a file, a pipe and a `data.N` stream.
+
+use std::fs::File;
+use std::io;
+
+use super::data_stream::DataStreamWriter;
+use super::writer::{FileWriter, PipeWriter, RecordSink};
+use super::{AttrEntry, FeatureSet, FormatError};
+
+/// A perf.data output being written.
+pub trait Output: RecordSink + Sized {
+    /// Makes the output readable as it is now; returns the bytes it used,
+    /// `None` where the output cannot (a pipe, or features too large).
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        let _ = features;
+        Ok(None)
+    }
+    /// Where the last checkpoint left the output: a crash falls back to it.
+    fn checkpoint_end(&self) -> Option<u64> {
+        None
+    }
+    /// Writes what follows the records (features, header) and syncs.
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError>;
+    /// An output of the same kind over `next` (`--switch-output`), or None
+    /// where outputs cannot be switched (a pipe).
+    fn successor(&self, next: File, attrs: &[AttrEntry]) -> Result<Option<Self>, FormatError> {
+        let _ = (next, attrs);
+        Ok(None)
+    }
+    /// Whether it can be finished after a failed write (not a pipe).
+    const SALVAGEABLE: bool;
+}
+
+impl Output for FileWriter<File> {
+    const SALVAGEABLE: bool = true;
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        FileWriter::checkpoint(self, features)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        FileWriter::checkpoint_end(self)
+    }
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
+        let f = FileWriter::finish(self, features)?;
+        f.sync_all()?;
+        Ok(())
+    }
+    fn successor(&self, next: File, attrs: &[AttrEntry]) -> Result<Option<Self>, FormatError> {
+        FileWriter::new(next, attrs).map(Some)
+    }
+}
+
+/// A pipe is read as it comes: nothing to patch, nothing to take back.
+impl Output for PipeWriter<File> {
+    const SALVAGEABLE: bool = false;
+    fn finish(self, _: &FeatureSet) -> Result<(), FormatError> {
+        PipeWriter::finish(self)?;
+        Ok(())
+    }
+}
+
+/// A `data.N` file: its features are in the directory's `data` file.
+impl Output for DataStreamWriter {
+    const SALVAGEABLE: bool = true;
+    fn checkpoint(&mut self, _: &FeatureSet) -> io::Result<Option<u64>> {
+        DataStreamWriter::checkpoint(self)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        DataStreamWriter::checkpoint_end(self)
+    }
+    fn finish(self, _: &FeatureSet) -> Result<(), FormatError> {
+        DataStreamWriter::finish(self)?;
+        Ok(())
+    }
+    fn successor(&self, next: File, _: &[AttrEntry]) -> Result<Option<Self>, FormatError> {
+        Ok(Some(DataStreamWriter::new(next)))
+    }
+}

@@ -1,0 +1,138 @@
+//! What a sink does besides pushing ([`Lifecycle`]), for the serial sink
+//! over any perf.data output, the async sink and the flight recorder's
+//! memory.
+
+use std::fs::File;
+use std::io;
+
+use super::aio::{AsyncSink, Backend, OffsetFile};
+use super::{MemorySink, SerialSink, Sink};
+use crate::format::output::Output;
+use crate::format::{AttrEntry, FeatureSet, FormatError};
+
+fn cannot_switch() -> FormatError {
+    FormatError::Unsupported(
+        "this output cannot be switched (a pipe or the flight recorder's memory)".into(),
+    )
+}
+
+/// What a sink does besides pushing, each capability opt-in: finishing
+/// the output, salvaging it after a failed write, checkpoints, switching
+/// outputs, and the flight recorder's segments and snapshots. A sink
+/// without one keeps the default, which says so.
+pub trait Lifecycle: Sink + Sized {
+    /// After a failed write: finalize with what was fully written. Only a
+    /// sink that knows exactly what that is (the serial one) can; an async
+    /// one cannot tell which buffers landed and says no (the session then
+    /// rolls back to the checkpoint).
+    fn salvage(self, features: &FeatureSet) -> Result<(), FormatError> {
+        let _ = features;
+        Err(FormatError::Unsupported(
+            "this sink cannot be finalized after a failed write".into(),
+        ))
+    }
+    /// Writes what follows the records (nothing, for memory).
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
+        let _ = features;
+        Ok(())
+    }
+    /// Makes what was written so far perf-readable (see `FileWriter::checkpoint`).
+    /// Returns the bytes it used, `None` where the output cannot (a pipe).
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        let _ = features;
+        Ok(None)
+    }
+    /// The file offset where the last checkpoint block ends.
+    fn checkpoint_end(&self) -> Option<u64> {
+        None
+    }
+    /// How writes are done, for the summary.
+    fn describe(&self) -> String;
+    /// Flight recorder: whether the next push should end the codec's frame
+    /// and close the open segment after it.
+    fn segment_due(&self) -> bool {
+        false
+    }
+    fn close_segment(&mut self) {}
+    /// Flight recorder: the retained records, oldest first.
+    fn snapshot(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// `--switch-output`: finishes the output written so far with the
+    /// features `f` and goes on in `next`, a new perf.data of the attrs `a`.
+    fn switch(&mut self, next: File, a: &[AttrEntry], f: &FeatureSet) -> Result<(), FormatError> {
+        let _ = (next, a, f);
+        Err(cannot_switch())
+    }
+}
+
+impl<W: Output> Lifecycle for SerialSink<W> {
+    fn salvage(self, features: &FeatureSet) -> Result<(), FormatError> {
+        if !W::SALVAGEABLE {
+            return Err(FormatError::Unsupported(
+                "a pipe cannot be finalized".into(),
+            ));
+        }
+        // Records are written whole or counted as not written; the file
+        // position of a half-done write does not matter (finish seeks).
+        self.finish(features)
+    }
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
+        self.into_inner().finish(features)
+    }
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        self.out.checkpoint(features)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        self.out.checkpoint_end()
+    }
+    fn describe(&self) -> String {
+        "serial".into()
+    }
+    fn switch(&mut self, next: File, a: &[AttrEntry], f: &FeatureSet) -> Result<(), FormatError> {
+        let new = self.out.successor(next, a)?.ok_or_else(cannot_switch)?;
+        std::mem::replace(&mut self.out, new).finish(f)
+    }
+}
+
+impl<B: Backend, W: OffsetFile> Lifecycle for AsyncSink<B, W> {
+    // salvage: the default (an async sink cannot tell which writes landed).
+    fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
+        Output::finish(self.into_inner()?, features)
+    }
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        AsyncSink::checkpoint(self, features)
+    }
+    fn checkpoint_end(&self) -> Option<u64> {
+        AsyncSink::checkpoint_end(self)
+    }
+    fn describe(&self) -> String {
+        format!("async ({})", self.backend_name())
+    }
+    fn switch(&mut self, next: File, a: &[AttrEntry], f: &FeatureSet) -> Result<(), FormatError> {
+        let new = self
+            .writer()
+            .successor(next, a)?
+            .ok_or_else(cannot_switch)?;
+        Output::finish(self.replace(new)?, f)
+    }
+}
+
+/// The flight recorder: nothing to finish or salvage, no file to patch.
+impl Lifecycle for MemorySink {
+    fn salvage(self, _: &FeatureSet) -> Result<(), FormatError> {
+        Ok(()) // nothing was written: nothing to salvage
+    }
+    fn describe(&self) -> String {
+        "memory (flight recorder)".into()
+    }
+    fn segment_due(&self) -> bool {
+        MemorySink::segment_due(self)
+    }
+    fn close_segment(&mut self) {
+        MemorySink::close_segment(self)
+    }
+    fn snapshot(&self) -> Option<Vec<u8>> {
+        Some(MemorySink::snapshot(self))
+    }
+}
