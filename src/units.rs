@@ -44,6 +44,15 @@ pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
     secs.map(Duration::from_secs).ok_or_else(bad)
 }
 
+/// Seconds as perf takes them (`--duration 2.5`, `--checkpoint 0.5`): a
+/// number from 0 to a day.
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=86400.0).contains(&v) => Ok(v),
+        _ => Err(format!("{s:?} is not a number of seconds (0..=86400)")),
+    }
+}
+
 /// Whether `s` names a duration (ends in one of its units).
 pub fn is_duration(s: &str) -> bool {
     s.ends_with(['s', 'm', 'h', 'd']) && !s.ends_with("B")
@@ -66,5 +75,7 @@ mod tests {
         assert_eq!(parse_duration("1d"), Ok(Duration::from_secs(86400)));
         assert!(parse_duration("5").is_err());
         assert!(parse_duration("99999999999999999d").is_err());
+        assert_eq!(parse_seconds("2.5"), Ok(2.5));
+        assert!(parse_seconds("-1").is_err() && parse_seconds("1e9").is_err());
     }
 }

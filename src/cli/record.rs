@@ -112,7 +112,7 @@ pub struct Args {
     keep_stack_padding: bool,
     /// Make the file readable by perf every SECONDS while recording, so a
     /// crash (kill -9, full disk) loses at most that much; 0 = only at the end.
-    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = crate::units::parse_seconds)]
     checkpoint: f64,
     /// Drain the rings with parallel threads, each with its own codec and
     /// data file; the output becomes a directory (perf's --threads format).
@@ -139,7 +139,7 @@ pub struct Args {
     #[arg(long, value_name = "fifo:CTL[,ACK]|fd:CTL[,ACK]")]
     control: Option<crate::session::ControlSpec>,
     /// Stop after SECONDS (the workload, if any, is ended as on Ctrl-C).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::units::parse_seconds)]
     duration: Option<f64>,
     /// Stop cleanly once the output holds SIZE bytes (e.g. 100M): the file
     /// is finalized and opens in perf.
@@ -412,11 +412,4 @@ fn explicit_target(a: &Args) -> anyhow::Result<Target> {
     } else {
         Target::Cpus(crate::event::cpus::online()?)
     })
-}
-
-fn parse_seconds(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if (0.0..=86400.0).contains(&v) => Ok(v),
-        _ => Err(format!("{s:?} is not a number of seconds (0..=86400)")),
-    }
 }

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""The recorder's own cost before and after a change: two perfz binaries on
+vs_perf.py's scenarios, as alternating pairs, the same options for both.
+
+    benches/before_after.py --before OLD_PERFZ [--after NEW_PERFZ] [--pairs N]
+                            [--seconds S] [--scenario NAME ...] [--markdown FILE]
+
+Build the old binary from a worktree, e.g.
+    git worktree add /tmp/old REV && (cd /tmp/old && cargo build --release)
+    benches/before_after.py --before /tmp/old/target/release/perfz
+
+Same setup as vs_perf.py (workload pinned to CPU 1, recorder to CPU 0,
+recording CPU 1 system-wide); each cell is a median (min–max).
+"""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vs_perf as v  # noqa: E402
+
+
+def one(exe, opts, common, secs, out):
+    argv = [exe, "record", "-q", "-C", v.W] + common + opts + ["-o", out, "--", "sleep", str(secs)]
+    cpu, rss, _ = v.run_recorder(argv)
+    samples, lost = v.count(out)
+    r = {"cpu": cpu, "rss_kb": rss, "lost": lost, "samples": samples,
+         "bps": os.path.getsize(out) / max(samples, 1)}
+    os.unlink(out)
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", required=True)
+    ap.add_argument("--after", default=v.PERFZ)
+    ap.add_argument("--pairs", type=int, default=7)
+    ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("--scenario", action="append", choices=sorted(v.SCENARIOS))
+    ap.add_argument("--markdown")
+    a = ap.parse_args()
+    names = a.scenario or ["dwarf-z1", "fp-z1"]
+    tmp = tempfile.mkdtemp(prefix="perfz-before-after-")
+    deep = v.build(tmp)
+    lines = [f"Command: `benches/before_after.py {' '.join(sys.argv[1:])}` "
+             f"({time.strftime('%Y-%m-%d')}; {a.pairs} alternating pairs, {a.seconds:g} s each)",
+             "", "| scenario | CPU s before | CPU s after | after / before (medians) | lost before "
+             "| lost after | bytes/sample before / after |", "|---|---|---|---|---|---|---|"]
+    for name in names:
+        kind, _, opts, common = v.SCENARIOS[name]
+        wl = v.workload(kind, deep)
+        time.sleep(0.5)
+        runs = {"before": [], "after": []}
+        try:
+            for i in range(a.pairs):
+                order = ["before", "after"] if i % 2 == 0 else ["after", "before"]
+                for which in order:
+                    exe = a.before if which == "before" else a.after
+                    r = one(exe, opts, common, a.seconds, os.path.join(tmp, f"{which}.data"))
+                    runs[which].append(r)
+                    print(f"{name:<10} pair {i} {which:<6} cpu {r['cpu']:.2f}s lost {r['lost']}",
+                          file=sys.stderr)
+        finally:
+            wl.kill()
+            wl.wait()
+        b, f = runs["before"], runs["after"]
+        ratio = statistics.median(r["cpu"] for r in f) / max(statistics.median(r["cpu"] for r in b), 1e-9)
+        lines.append(f"| {name} | {v.spread(b, 'cpu', '{:.2f}')} | {v.spread(f, 'cpu', '{:.2f}')} "
+                     f"| {ratio:.2f} | {v.spread(b, 'lost')} | {v.spread(f, 'lost')} "
+                     f"| {statistics.median(r['bps'] for r in b):.0f} / "
+                     f"{statistics.median(r['bps'] for r in f):.0f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if a.markdown:
+        with open(a.markdown, "a") as fh:
+            fh.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
