@@ -38,7 +38,7 @@ const SPECS: &[&str] = &[
 ];
 
 fn stream() -> Vec<u8> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/perf61");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/perf61");
     let mut base = Vec::new();
     for f in [
         "z3-wrap-cmd.data",
