@@ -23,34 +23,23 @@ pub struct Knob {
     pub note: &'static str,
 }
 
-/// The numeric knobs, in the order a canonical spec prints them.
+const fn knob(name: &'static str, lo: u32, hi: u32, note: &'static str) -> Knob {
+    Knob {
+        name,
+        range: lo..=hi,
+        note,
+    }
+}
+
+/// The numeric knobs, in the order a canonical spec prints them: window,
+/// hash, chain and search logs, minimum match (the window log's range is
+/// ZSTD_WINDOWLOG_MIN to the largest perf 6.1 reads).
 pub const KNOBS: [Knob; 5] = [
-    Knob {
-        name: "wlog",
-        // ZSTD_WINDOWLOG_MIN, and the largest perf 6.1 reads.
-        range: 10..=27,
-        note: " (perf's reader accepts at most 27)",
-    },
-    Knob {
-        name: "hlog",
-        range: 6..=30,
-        note: "",
-    },
-    Knob {
-        name: "clog",
-        range: 6..=30,
-        note: "",
-    },
-    Knob {
-        name: "slog",
-        range: 1..=30,
-        note: "",
-    },
-    Knob {
-        name: "mml",
-        range: 3..=7,
-        note: "",
-    },
+    knob("wlog", 10, 27, " (perf's reader accepts at most 27)"),
+    knob("hlog", 6, 30, ""),
+    knob("clog", 6, 30, ""),
+    knob("slog", 1, 30, ""),
+    knob("mml", 3, 7, ""),
 ];
 
 /// Index of the window log in [`KNOBS`].

@@ -4,27 +4,10 @@
 use crate::common;
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::path::Path;
 
 use common::*;
 use perfz::format::{PerfReader, RecordType};
-
-fn snapshots(dir: &Path, base: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with(&format!("{base}."))
-        })
-        .collect();
-    v.sort();
-    v
-}
 
 /// (samples, first and last sample time in ns)
 fn window(path: &Path) -> (u64, u64, u64) {
@@ -89,7 +72,7 @@ fn the_snapshot_holds_the_late_phase_not_the_early_one() {
             wl.to_str().unwrap(),
             "6",
         ]);
-        let files = snapshots(&dir, &base);
+        let files = outputs_named(&dir, &base);
         assert_eq!(files.len(), 1, "one snapshot at the end: {files:?}");
         // The workload's phases are 3 s of its CPU time each: at 999 Hz
         // the 48K window holds far fewer samples than phase two made.
@@ -134,30 +117,11 @@ fn snapshots_on_signal_and_control_each_open_in_perf() {
     mkfifo(&ctl);
     mkfifo(&ack);
     let out = dir.join("s.data");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
-        .args(["record", "-q", "--flight-recorder", "1M", "-F", "999", "-g"])
-        .arg(format!(
-            "--control=fifo:{},{}",
-            ctl.display(),
-            ack.display()
-        ))
-        .arg("-o")
-        .arg(&out)
-        .arg(workload())
-        .arg("20")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let control = format!("--control=fifo:{},{}", ctl.display(), ack.display());
+    let args = ["-q", "--flight-recorder", "1M", "-F", "999", "-g", &control];
+    let mut child = spawn_record(&args, &out, "20");
     let perfz_pid = child.id();
-    let wait_for = |n: usize| {
-        for _ in 0..200 {
-            if snapshots(&dir, "s.data").len() >= n {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("no snapshot {n} within 10 s");
-    };
+    let wait_for = |n: usize| wait_for_outputs(&dir, "s.data", n, || true);
     // Each snapshot waits for the workload to have run 0.3 s more CPU
     // time (≈ 300 samples at 999 Hz), however busy the machine is.
     let mut ran = wait_cpu(perfz_pid, 0.3);
@@ -176,7 +140,7 @@ fn snapshots_on_signal_and_control_each_open_in_perf() {
     c.write_all(b"stop\n").unwrap();
     a.read_exact(&mut buf).unwrap();
     assert!(child.wait().unwrap().success());
-    let files = snapshots(&dir, "s.data");
+    let files = outputs_named(&dir, "s.data");
     assert_eq!(files.len(), 3, "SIGUSR2, snapshot, the end: {files:?}");
     assert!(!out.exists(), "nothing is written but snapshots");
     for f in &files {

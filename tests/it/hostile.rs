@@ -340,26 +340,26 @@ fn feature_offset(path: &Path, feat: usize) -> Option<usize> {
     None
 }
 
+/// A `--threads -g` recording (plus `extra`) of the workload's two threads
+/// for `secs`, in a new directory: (the directory, the recording).
+fn threads_recording(name: &str, extra: &[&str], secs: &str) -> (PathBuf, PathBuf) {
+    let dir = tempdir(name);
+    let out = dir.join("t.data");
+    let mut a = vec!["record", "-q", "--threads", "-g"];
+    a.extend_from_slice(extra);
+    let (o, w) = (out.to_str().unwrap(), workload());
+    a.extend(["-o", o, "--", w.to_str().unwrap(), secs, "2"]);
+    perfz_ok(&a);
+    (dir, out)
+}
+
 /// A --threads directory whose data.N end in 4 KiB of zeros (what a crash
 /// can leave): recover keeps every sample.
 #[test]
 fn recover_keeps_every_sample_of_a_directory_with_zero_tails() {
     require_recording();
     let perf = perf();
-    let dir = tempdir("hostile-recover-dir");
-    let out = dir.join("t.data");
-    perfz_ok(&[
-        "record",
-        "-q",
-        "--threads",
-        "-g",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        workload().to_str().unwrap(),
-        "0.3",
-        "2",
-    ]);
+    let (dir, out) = threads_recording("hostile-recover-dir", &[], "0.3");
     let want = perf_sample_count(&perf, &out);
     for e in std::fs::read_dir(&out).unwrap() {
         let p = e.unwrap().path();
@@ -381,22 +381,7 @@ fn recover_keeps_every_sample_of_a_directory_with_zero_tails() {
 fn recover_keeps_a_damaged_record_perf_steps_over() {
     require_recording();
     let perf = perf();
-    let dir = tempdir("hostile-recover-damaged-dir");
-    let out = dir.join("t.data");
-    perfz_ok(&[
-        "record",
-        "-q",
-        "--threads",
-        "-g",
-        "-m",
-        "8",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        workload().to_str().unwrap(),
-        "0.5",
-        "2",
-    ]);
+    let (dir, out) = threads_recording("hostile-recover-damaged-dir", &["-m", "8"], "0.5");
     // The data.N with the most records; its COMPRESSED records by offset.
     let (path, bytes) = std::fs::read_dir(&out)
         .unwrap()

@@ -3,28 +3,12 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
 use perfz::format::PerfReader;
-
-fn outputs(dir: &Path, base: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .strip_prefix(&format!("{base}."))
-                .is_some_and(|ts| ts.len() >= 16 && ts[..16].bytes().all(|b| b.is_ascii_digit()))
-        })
-        .collect();
-    v.sort();
-    v
-}
 
 fn stats(json: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
@@ -154,7 +138,7 @@ fn switched_outputs_lose_and_duplicate_nothing_with_every_codec() {
         a.extend([wl.to_str().unwrap(), "2.6"]);
         perfz_ok(&a);
         assert!(!out.exists(), "every output gets a timestamped name");
-        let files = outputs(&dir, &base);
+        let files = outputs_named(&dir, &base);
         assert!(files.len() >= 3, "{extra:?}: {files:?}");
         let s = stats(&json);
         assert_eq!(s["outputs"].as_array().unwrap().len(), files.len());
@@ -212,15 +196,7 @@ fn switch_on_signal_by_size_and_keep_the_newest() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let wait_for = |n: usize| {
-        for _ in 0..200 {
-            if outputs(&dir, "g.data").len() >= n && out.exists() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("no output {n} within 10 s");
-    };
+    let wait_for = |n: usize| wait_for_outputs(&dir, "g.data", n, || out.exists());
     wait_for(0);
     // Each output gets 0.3 s of the workload's CPU time (≈ 300 samples),
     // however busy the machine is.
@@ -235,7 +211,7 @@ fn switch_on_signal_by_size_and_keep_the_newest() {
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert!(child.wait().unwrap().success());
-    let files = outputs(&dir, "g.data");
+    let files = outputs_named(&dir, "g.data");
     assert_eq!(files.len(), 3, "two SIGUSR2 then the end: {files:?}");
     for f in &files {
         assert!(our_sample_count(f) > 50, "{}", f.display());
@@ -261,7 +237,7 @@ fn switch_on_signal_by_size_and_keep_the_newest() {
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("removed the"), "{err}");
-    let files = outputs(&dir, "z.data");
+    let files = outputs_named(&dir, "z.data");
     assert_eq!(files.len(), 2, "{files:?}");
     for f in &files {
         assert_eq!(perf_sample_count(&perf(), f), our_sample_count(f));

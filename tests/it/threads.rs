@@ -437,22 +437,6 @@ fn per_thread_maps_one_ring_per_task() {
     assert!(perf_reads(&out) > 100);
 }
 
-/// Entries of `dir` whose names start with `base.`, sorted.
-fn outputs_of(dir: &Path, base: &str) -> Vec<std::path::PathBuf> {
-    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| {
-            p.file_name()
-                .unwrap()
-                .to_string_lossy()
-                .starts_with(&format!("{base}."))
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 /// `--threads --switch-output=1s`: every output is a directory (`data` and
 /// one data.N per thread) that perf opens, named only once finished; the
 /// outputs together hold every sample the recorder counted, once.
@@ -477,7 +461,7 @@ fn switch_output_writes_directories_perf_opens() {
         "2.5",
     ]);
     let s = stats(&json);
-    let outputs = outputs_of(&dir, "s.data");
+    let outputs = outputs_named(&dir, "s.data");
     let listed: Vec<String> = s["outputs"]
         .as_array()
         .unwrap()
@@ -516,25 +500,18 @@ fn flight_recorder_snapshots_are_directories_perf_opens() {
     require_recording();
     let dir = tempdir("thr-flight");
     let out = dir.join("f.data");
-    let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
-        .args(["record", "-q", "--threads", "--flight-recorder", "4M"])
-        .args(["-F", "999", "-g", "-o"])
-        .arg(&out)
-        .arg(workload())
-        .arg("20")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = [
+        "-q",
+        "--threads",
+        "--flight-recorder",
+        "4M",
+        "-F",
+        "999",
+        "-g",
+    ];
+    let child = spawn_record(&args, &out, "20");
     let pid = child.id();
-    let wait_for = |n: usize| {
-        for _ in 0..1000 {
-            if outputs_of(&dir, "f.data").len() >= n {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        panic!("no snapshot {n} within 10 s");
-    };
+    let wait_for = |n: usize| wait_for_outputs(&dir, "f.data", n, || true);
     let ran = wait_cpu(pid, 0.3);
     // SAFETY: signals our own child.
     unsafe { libc::kill(pid as i32, libc::SIGUSR2) };
@@ -544,7 +521,7 @@ fn flight_recorder_snapshots_are_directories_perf_opens() {
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let snaps = outputs_of(&dir, "f.data");
+    let snaps = outputs_named(&dir, "f.data");
     assert_eq!(snaps.len(), 2, "SIGUSR2 and the end: {snaps:?}");
     assert!(!out.exists(), "nothing is written but snapshots");
     for s in &snaps {

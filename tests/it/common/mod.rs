@@ -309,3 +309,52 @@ pub fn wait_cpu(perfz_pid: u32, secs: f64) -> f64 {
     }
     wait_cpu_of(child.expect("perfz started its workload within 60 s"), secs)
 }
+
+/// Entries of `dir` named `base.<timestamp>` (switched outputs, snapshots:
+/// 16 digits, perf's names), sorted: oldest first.
+#[allow(dead_code)]
+pub fn outputs_named(dir: &Path, base: &str) -> Vec<PathBuf> {
+    let prefix = format!("{base}.");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .strip_prefix(&prefix)
+                .is_some_and(|ts| ts.len() >= 16 && ts[..16].bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Waits until `dir` holds at least `n` outputs named `base.*` and `done()`
+/// holds (a state, with a 30 s deadline).
+#[allow(dead_code)]
+pub fn wait_for_outputs(dir: &Path, base: &str, n: usize, done: impl Fn() -> bool) {
+    for _ in 0..3000 {
+        if outputs_named(dir, base).len() >= n && done() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    panic!("no output {n} named {base}.* within 30 s");
+}
+
+/// `perfz record ARGS -o OUT WORKLOAD SECS`, started (stderr piped): for
+/// tests that signal or steer the recorder while it runs.
+#[allow(dead_code)]
+pub fn spawn_record(args: &[&str], out: &Path, secs: &str) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .arg("record")
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .arg(workload())
+        .arg(secs)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
