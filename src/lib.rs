@@ -7,6 +7,7 @@ pub mod cli;
 pub mod convert;
 pub mod eval;
 pub mod event;
+pub mod export;
 
 pub use perfz_codecs as codecs;
 pub mod format;

@@ -4,6 +4,7 @@
 mod codecs;
 mod convert;
 mod eval;
+mod export;
 mod record;
 mod recover;
 mod stat;
@@ -43,6 +44,8 @@ pub enum Command {
     Decompress(convert::DecompressArgs),
     /// Rewrite a perf.data with another codec (e.g. lz4 -> zstd:3 for perf report).
     Recompress(convert::RecompressArgs),
+    /// Stacks of a recording for flame graphs (stackcollapse-perf's folded format).
+    Export(export::Args),
 }
 
 /// Runs the CLI and turns errors into a one-line message and exit code 1.
@@ -56,6 +59,7 @@ pub fn main() -> ExitCode {
         Command::Recover(args) => recover::run(args),
         Command::Decompress(args) => convert::decompress(args),
         Command::Recompress(args) => convert::recompress(args),
+        Command::Export(args) => export::run(args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

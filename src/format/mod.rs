@@ -13,6 +13,7 @@ pub mod output;
 pub mod reader;
 pub mod record;
 pub mod sample;
+pub mod side_band;
 pub mod stats;
 mod stream;
 pub mod tracing_data;

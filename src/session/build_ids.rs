@@ -9,7 +9,7 @@
 //! symbolizes the recording after the binaries change.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::format::record::misc;
 use crate::format::RecordType;
@@ -244,14 +244,6 @@ fn put_new(
     }
 }
 
-/// perf's build-id cache directory: `$PERF_BUILDID_DIR`, else `~/.debug`.
-pub fn cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("PERF_BUILDID_DIR") {
-        return Some(d.into());
-    }
-    Some(PathBuf::from(std::env::var_os("HOME")?).join(".debug"))
-}
-
 /// Adds `dsos` to the cache as `perf buildid-cache -a` lays it out:
 /// `DIR/<path>/<id>/elf` (a hard link, or a copy across file systems),
 /// an empty `probes`, and `DIR/.build-id/<id[..2]>/<id[2..]>` linking to
@@ -334,7 +326,7 @@ pub fn add(
     }
     features.set(crate::format::feat::BUILD_ID, feature(&table));
     if o.cache {
-        if let Some(dir) = cache_dir() {
+        if let Some(dir) = build_id::cache_dir() {
             if let (_, Some(e)) = add_to_cache(&dir, &table) {
                 notes.push(format!(
                     "build-id cache {}: {e} (-N skips the cache)",

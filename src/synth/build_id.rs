@@ -169,6 +169,14 @@ pub fn hex(id: &[u8]) -> String {
     id.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// perf's build-id cache directory: `$PERF_BUILDID_DIR`, else `~/.debug`.
+pub fn cache_dir() -> Option<std::path::PathBuf> {
+    if let Some(d) = std::env::var_os("PERF_BUILDID_DIR") {
+        return Some(d.into());
+    }
+    Some(std::path::PathBuf::from(std::env::var_os("HOME")?).join(".debug"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -168,6 +168,10 @@ fn broken_files_get_an_error_never_a_panic() {
         check(&p, &["stat", p.to_str().unwrap()]);
         check(
             &p,
+            &["export", p.to_str().unwrap(), "-o", out.to_str().unwrap()],
+        );
+        check(
+            &p,
             &[
                 "decompress",
                 p.to_str().unwrap(),

@@ -10,6 +10,7 @@ mod build_ids;
 mod cli_codecs;
 mod eval;
 mod events;
+mod export;
 mod fixtures;
 mod flight_recorder;
 mod hostile;

@@ -1,0 +1,153 @@
+//! The processes of a recording through time, from its side band: each
+//! thread's names and each process's maps, with when they held. Built from
+//! every side-band record first (sorted by time: a `--threads` directory's
+//! streams, and a recording's CPUs, interleave), then asked about each
+//! sample at its own time, so samples may come in any order.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::format::side_band::SideBand;
+
+/// One mapping of a file into a process, and when it held.
+#[derive(Debug, Clone)]
+pub struct Mapping {
+    pub start: u64,
+    pub end: u64,
+    pub pgoff: u64,
+    pub path: Arc<str>,
+    pub build_id: Option<Arc<[u8]>>,
+    from: u64,
+    until: u64,
+}
+
+impl Mapping {
+    fn holds(&self, addr: u64, time: u64) -> bool {
+        (self.start..self.end).contains(&addr) && (self.from..self.until).contains(&time)
+    }
+}
+
+#[derive(Default)]
+pub struct Timeline {
+    events: Vec<(u64, SideBand)>,
+    comms: HashMap<u32, Vec<(u64, Arc<str>)>>,
+    maps: HashMap<u32, Vec<Mapping>>,
+    /// The kernel's maps (the image and its modules), for every process.
+    kernel: Vec<Mapping>,
+}
+
+/// Ends, at `t`, every mapping of `maps` still held that `keep` rejects.
+fn end_maps(maps: &mut [Mapping], t: u64, keep: impl Fn(&Mapping) -> bool) {
+    for m in maps.iter_mut().filter(|m| m.until == u64::MAX && !keep(m)) {
+        m.until = t;
+    }
+}
+
+impl Timeline {
+    /// Notes a side-band record at `time` (0: synthesized before the start).
+    pub fn push(&mut self, time: u64, ev: SideBand) {
+        self.events.push((time, ev));
+    }
+
+    /// Orders what was pushed by time (stable: records of one time keep
+    /// their order) and follows it.
+    pub fn build(&mut self) {
+        let mut events = std::mem::take(&mut self.events);
+        events.sort_by_key(|(t, _)| *t);
+        for (t, ev) in events {
+            self.apply(t, ev);
+        }
+    }
+
+    fn apply(&mut self, t: u64, ev: SideBand) {
+        match ev {
+            SideBand::Map {
+                pid,
+                start,
+                len,
+                pgoff,
+                path,
+                build_id,
+                kernel,
+            } => {
+                let m = Mapping {
+                    start,
+                    end: start.saturating_add(len),
+                    pgoff,
+                    path: path.into(),
+                    build_id: build_id.map(Into::into),
+                    from: t,
+                    until: u64::MAX,
+                };
+                let maps = if kernel {
+                    &mut self.kernel
+                } else {
+                    self.maps.entry(pid).or_default()
+                };
+                // A new mapping ends what it overlaps (mmap over a range).
+                end_maps(maps, t, |o| o.end <= m.start || o.start >= m.end);
+                maps.push(m);
+            }
+            SideBand::Comm {
+                pid,
+                tid,
+                comm,
+                exec,
+            } => {
+                if exec {
+                    // The maps before the exec are gone; the new ones follow.
+                    if let Some(m) = self.maps.get_mut(&pid) {
+                        end_maps(m, t, |_| false);
+                    }
+                }
+                self.comms.entry(tid).or_default().push((t, comm.into()));
+            }
+            SideBand::Fork { pid, ppid, tid } => {
+                if let Some(c) = self.comm_at(ppid, t) {
+                    let own = self.comms.entry(tid).or_default();
+                    if own.is_empty() {
+                        own.push((t, c));
+                    }
+                }
+                if pid != ppid {
+                    let inherited: Vec<Mapping> = self
+                        .maps
+                        .get(&ppid)
+                        .map(|m| m.iter().filter(|m| m.until == u64::MAX).cloned().collect())
+                        .unwrap_or_default();
+                    let own = self.maps.entry(pid).or_default();
+                    own.extend(inherited.into_iter().map(|m| Mapping { from: t, ..m }));
+                }
+            }
+            SideBand::Exit { .. } => {}
+        }
+    }
+
+    fn comm_at(&self, tid: u32, t: u64) -> Option<Arc<str>> {
+        let v = self.comms.get(&tid)?;
+        let i = v.partition_point(|(at, _)| *at <= t);
+        // Before its first name: the first (a thread's COMM may follow its
+        // first sample by a few microseconds).
+        Some(v[i.saturating_sub(1)].1.clone())
+    }
+
+    /// The name of thread `tid` at `time` (perf prints `:tid` for one it
+    /// never saw).
+    pub fn comm(&self, tid: u32, time: u64) -> Arc<str> {
+        self.comm_at(tid, time)
+            .unwrap_or_else(|| format!(":{tid}").into())
+    }
+
+    /// The mapping that holds `addr` in process `pid` (or the kernel's) at
+    /// `time`: the latest made of those that held then.
+    pub fn mapping(&self, pid: u32, addr: u64, time: u64, kernel: bool) -> Option<&Mapping> {
+        let maps = if kernel {
+            &self.kernel
+        } else {
+            self.maps.get(&pid)?
+        };
+        maps.iter()
+            .filter(|m| m.holds(addr, time))
+            .max_by_key(|m| m.from)
+    }
+}

@@ -1,0 +1,347 @@
+//! Names for addresses: the function symbols of the ELF files the maps
+//! name (checked by build id, else found in the build-id cache perfz and
+//! perf fill), and the kernel's from /proc/kallsyms. Symbols are looked up
+//! as perf does: a symbol covers [start, start + size), one of size 0 runs
+//! to the next symbol.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
+
+use super::process::Mapping;
+use crate::synth::build_id;
+
+/// A symbol as read, before duplicates are chosen between.
+struct Sym {
+    start: u64,
+    end: u64,
+    name: Arc<str>,
+    weak: bool,
+    global: bool,
+}
+
+/// Which of two symbols at one address perf keeps (util/symbol.c,
+/// choose_best_symbol): one with a size, not weak, global, with fewer
+/// leading underscores, with the longer name; else the first.
+fn better(a: &Sym, b: &Sym) -> bool {
+    let key = |s: &Sym| {
+        (
+            s.end > s.start,
+            !s.weak,
+            s.global,
+            std::cmp::Reverse(s.name.bytes().take_while(|&c| c == b'_').count()),
+            s.name.len(),
+        )
+    };
+    key(b) > key(a)
+}
+
+/// Sorted, non-overlapping symbols: (start, end, name).
+#[derive(Default)]
+struct Table(Vec<(u64, u64, Arc<str>)>);
+
+impl Table {
+    fn new(mut v: Vec<Sym>) -> Table {
+        // Stable: of equals, the first in the file stays first.
+        v.sort_by_key(|s| s.start);
+        let mut kept: Vec<Sym> = Vec::with_capacity(v.len());
+        for s in v {
+            match kept.last_mut() {
+                Some(last) if last.start == s.start => {
+                    if better(last, &s) {
+                        *last = s;
+                    }
+                }
+                _ => kept.push(s),
+            }
+        }
+        let mut t: Vec<(u64, u64, Arc<str>)> =
+            kept.into_iter().map(|s| (s.start, s.end, s.name)).collect();
+        for i in 0..t.len() {
+            if t[i].1 <= t[i].0 {
+                t[i].1 = t.get(i + 1).map_or(u64::MAX, |n| n.0);
+            }
+        }
+        Table(t)
+    }
+
+    fn lookup(&self, addr: u64) -> Option<&Arc<str>> {
+        let i = self.0.partition_point(|s| s.0 <= addr).checked_sub(1)?;
+        let (_, end, name) = &self.0[i];
+        (addr < *end).then_some(name)
+    }
+}
+
+/// One ELF file's functions and how file offsets map to its addresses.
+struct Elf {
+    /// PT_LOAD segments: (file offset, file size, address).
+    segments: Vec<(u64, u64, u64)>,
+    symbols: Table,
+}
+
+/// `name@plt` for each entry of an x86-64 PLT, as perf synthesizes them
+/// (dso__synthesize_plt_symbols): entry i jumps through GOT slot 3 + i,
+/// whose JUMP_SLOT relocation names the function; it sits at `.plt.sec` +
+/// 16 i, or without `.plt.sec` at `.plt` + 16 (i + 1).
+fn plt_symbols(file: &object::File<'_>) -> Vec<Sym> {
+    let (Some(got), Some(plt)) = (
+        file.section_by_name(".got.plt"),
+        file.section_by_name(".plt.sec")
+            .or_else(|| file.section_by_name(".plt")),
+    ) else {
+        return Vec::new();
+    };
+    let first = if plt.name() == Ok(".plt.sec") { 0 } else { 16 };
+    let Some(relocs) = file.dynamic_relocations() else {
+        return Vec::new();
+    };
+    let dynsym: Vec<object::Symbol<'_, '_>> = file.dynamic_symbols().collect();
+    let mut v = Vec::new();
+    for (offset, r) in relocs {
+        let Some(slot) = offset
+            .checked_sub(got.address().saturating_add(24))
+            .map(|d| d / 8)
+        else {
+            continue;
+        };
+        if offset >= got.address().saturating_add(got.size()) {
+            continue;
+        }
+        let object::RelocationTarget::Symbol(i) = r.target() else {
+            continue;
+        };
+        let Some(name) = dynsym
+            .iter()
+            .find(|s| s.index() == i)
+            .and_then(|s| s.name().ok())
+        else {
+            continue;
+        };
+        let Some(start) = slot
+            .checked_mul(16)
+            .and_then(|o| o.checked_add(first))
+            .and_then(|o| o.checked_add(plt.address()))
+        else {
+            continue;
+        };
+        if start.saturating_add(16) <= plt.address().saturating_add(plt.size()) {
+            v.push(Sym {
+                start,
+                end: start + 16,
+                name: format!("{name}@plt").into(),
+                weak: false,
+                global: true,
+            });
+        }
+    }
+    v
+}
+
+/// The function symbols of an ELF image: its .symtab, or (`dynamic`) its
+/// .dynsym; None when it has none of that kind.
+fn functions(file: &object::File<'_>, dynamic: bool) -> Option<Vec<Sym>> {
+    // Functions, and labels in executable sections (as perf's
+    // elf_sym__is_label: assembly entry points such as _dl_start_user).
+    let in_text = |s: &object::Symbol<'_, '_>| {
+        s.section_index()
+            .and_then(|i| file.section_by_index(i).ok())
+            // The flag, not the kind: a debug file's .text is NOBITS.
+            .is_some_and(|sec| match sec.flags() {
+                object::SectionFlags::Elf { sh_flags } => {
+                    sh_flags & u64::from(object::elf::SHF_EXECINSTR) != 0
+                }
+                _ => sec.kind() == SectionKind::Text,
+            })
+    };
+    let take = |s: object::Symbol<'_, '_>| {
+        let name = s.name().ok()?;
+        let kind_ok = match s.kind() {
+            SymbolKind::Text => true,
+            SymbolKind::Label | SymbolKind::Unknown => in_text(&s),
+            _ => false,
+        };
+        (kind_ok && s.address() != 0 && !name.is_empty()).then(|| Sym {
+            start: s.address(),
+            end: s.address().saturating_add(s.size()),
+            name: Arc::from(name),
+            weak: s.is_weak(),
+            global: s.is_global(),
+        })
+    };
+    let v: Vec<Sym> = if dynamic {
+        file.dynamic_symbols().filter_map(take).collect()
+    } else {
+        file.symbols().filter_map(take).collect()
+    };
+    (!v.is_empty()).then_some(v)
+}
+
+impl Elf {
+    /// `image`: the file as mapped (its segments place file offsets);
+    /// `debug`: files that may hold its full symbol table, best first —
+    /// the first with a .symtab wins, as in perf; else the image's own
+    /// .symtab, else its .dynsym.
+    fn load(image: &[u8], debug: &[PathBuf]) -> Option<Elf> {
+        let file = object::File::parse(image).ok()?;
+        let segments = file
+            .segments()
+            .map(|s| {
+                let (off, size) = s.file_range();
+                (off, size, s.address())
+            })
+            .collect();
+        let from_debug = debug.iter().find_map(|p| {
+            let data = std::fs::read(p).ok()?;
+            functions(&object::File::parse(&*data).ok()?, false)
+        });
+        let mut syms = from_debug
+            .or_else(|| functions(&file, false))
+            .or_else(|| functions(&file, true))
+            .unwrap_or_default();
+        syms.extend(plt_symbols(&file));
+        Some(Elf {
+            segments,
+            symbols: Table::new(syms),
+        })
+    }
+
+    /// The function at file offset `off`.
+    fn at_offset(&self, off: u64) -> Option<&Arc<str>> {
+        let addr = self
+            .segments
+            .iter()
+            .find(|(o, size, _)| (*o..o.saturating_add(*size)).contains(&off))
+            .map_or(off, |(o, _, a)| (off - o).wrapping_add(*a));
+        self.symbols.lookup(addr)
+    }
+}
+
+/// A mapped file as the maps name it: its path and recorded build id.
+type FileKey = (Arc<str>, Option<Arc<[u8]>>);
+
+/// Every symbol source of one export, loaded once each.
+pub struct Symbols {
+    files: HashMap<FileKey, Option<Elf>>,
+    kernel: Option<Table>,
+}
+
+impl Symbols {
+    /// `kallsyms`: this machine's kernel symbols, when the recording is
+    /// from this kernel (else kernel frames stay addresses).
+    pub fn new(kallsyms: bool) -> Symbols {
+        Symbols {
+            files: HashMap::new(),
+            kernel: kallsyms.then(load_kallsyms).flatten(),
+        }
+    }
+
+    /// The function at `addr`, which `m` maps (user space).
+    pub fn user(&mut self, m: &Mapping, addr: u64) -> Option<Arc<str>> {
+        let key = (m.path.clone(), m.build_id.clone());
+        let kernel = self.kernel.is_some();
+        let elf = self.files.entry(key).or_insert_with(|| {
+            if &*m.path == "[vdso]" {
+                // The recording is from this kernel: its vDSO is ours.
+                return kernel.then(vdso).flatten().and_then(|v| Elf::load(&v, &[]));
+            }
+            let (image, id) = elf_path(&m.path, m.build_id.as_deref())?;
+            Elf::load(
+                &std::fs::read(image).ok()?,
+                &debug_files(&m.path, id.as_deref()),
+            )
+        });
+        let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
+        elf.as_ref()?.at_offset(off).cloned()
+    }
+
+    /// The kernel function at `addr`.
+    pub fn kernel(&self, addr: u64) -> Option<Arc<str>> {
+        self.kernel.as_ref()?.lookup(addr).cloned()
+    }
+}
+
+/// The file mapped as `path`, and its build id: `path` itself when its
+/// build id is the recorded one (or none was recorded), else the build-id
+/// cache's copy (`~/.debug/.build-id/xx/rest/elf`, as perf and perfz fill
+/// it).
+fn elf_path(path: &str, id: Option<&[u8]>) -> Option<(PathBuf, Option<Vec<u8>>)> {
+    let p = Path::new(path);
+    let on_disk = build_id::of_file(p);
+    let Some(id) = id else {
+        return p.is_file().then(|| (p.to_path_buf(), on_disk));
+    };
+    if on_disk.as_deref() == Some(id) {
+        return Some((p.to_path_buf(), on_disk));
+    }
+    let cached = cache_entry(id)?.join("elf");
+    cached.is_file().then(|| (cached, Some(id.to_vec())))
+}
+
+/// `~/.debug/.build-id/xx/rest` (a directory of the cache).
+fn cache_entry(id: &[u8]) -> Option<PathBuf> {
+    let hex = build_id::hex(id);
+    Some(
+        build_id::cache_dir()?
+            .join(".build-id")
+            .join(&hex[..2])
+            .join(&hex[2..]),
+    )
+}
+
+/// Where a file's separate debug symbols may be, perf's order: the
+/// build-id cache's debug file, `/usr/lib/debug/.build-id/xx/rest.debug`,
+/// `/usr/lib/debug/PATH`.
+fn debug_files(path: &str, id: Option<&[u8]>) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Some(id) = id {
+        let hex = build_id::hex(id);
+        v.extend(cache_entry(id).map(|d| d.join("debug")));
+        v.push(PathBuf::from(format!(
+            "/usr/lib/debug/.build-id/{}/{}.debug",
+            &hex[..2],
+            &hex[2..]
+        )));
+    }
+    v.push(Path::new("/usr/lib/debug").join(path.trim_start_matches('/')));
+    v
+}
+
+/// This process's vDSO image (the same for every process of this kernel).
+fn vdso() -> Option<Vec<u8>> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
+    let (range, _) = line.split_once(' ')?;
+    let (a, b) = range.split_once('-')?;
+    let (start, end) = (
+        u64::from_str_radix(a, 16).ok()?,
+        u64::from_str_radix(b, 16).ok()?,
+    );
+    // SAFETY: [start, end) is this process's vDSO mapping (read-only, mapped
+    // for the process's whole life); it is copied out at once.
+    let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, (end - start) as usize) };
+    Some(bytes.to_vec())
+}
+
+/// /proc/kallsyms' functions (t/T/w/W), as perf reads them.
+fn load_kallsyms() -> Option<Table> {
+    let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
+    let v: Vec<Sym> = text
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.split_whitespace();
+            let addr = u64::from_str_radix(it.next()?, 16).ok()?;
+            let kind = it.next()?;
+            let name = it.next()?;
+            (addr != 0 && matches!(kind, "t" | "T" | "w" | "W")).then(|| Sym {
+                start: addr,
+                end: 0,
+                name: name.into(),
+                weak: kind.eq_ignore_ascii_case("w"),
+                global: kind == "T" || kind == "W",
+            })
+        })
+        .collect();
+    (!v.is_empty()).then(|| Table::new(v))
+}

@@ -1,0 +1,128 @@
+//! The records that describe processes rather than sample them: MMAP,
+//! MMAP2, COMM, FORK, EXIT — decoded from a record's body, bounds-checked
+//! (the bytes come from files of unknown origin).
+
+use super::record::{misc, RecordType};
+
+/// What a side-band record says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SideBand {
+    /// A mapping of `path` at `[start, start + len)`, file offset `pgoff`;
+    /// `kernel`: a kernel map (the kernel image or a module).
+    Map {
+        pid: u32,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        path: String,
+        build_id: Option<Vec<u8>>,
+        kernel: bool,
+    },
+    /// A thread's name; `exec`: set by an exec (its maps were replaced).
+    Comm {
+        pid: u32,
+        tid: u32,
+        comm: String,
+        exec: bool,
+    },
+    Fork {
+        pid: u32,
+        ppid: u32,
+        tid: u32,
+    },
+    Exit {
+        pid: u32,
+        tid: u32,
+    },
+}
+
+/// `misc` bit of a COMM record written by an exec.
+const COMM_EXEC: u16 = 1 << 13;
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// A NUL-terminated string at `at` (to the end when there is no NUL).
+fn cstr_at(b: &[u8], at: usize) -> Option<String> {
+    let s = b.get(at..)?;
+    let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
+    Some(String::from_utf8_lossy(&s[..n]).into_owned())
+}
+
+impl SideBand {
+    /// Decodes a record's body (little-endian), or None when it is not one
+    /// of these or is too short.
+    pub fn parse(type_: RecordType, misc_bits: u16, body: &[u8]) -> Option<SideBand> {
+        let pid = u32_at(body, 0)?;
+        let tid = u32_at(body, 4)?;
+        let kernel = misc_bits & misc::CPUMODE_MASK == misc::KERNEL;
+        Some(match type_ {
+            RecordType::MMAP => SideBand::Map {
+                pid,
+                start: u64_at(body, 8)?,
+                len: u64_at(body, 16)?,
+                pgoff: u64_at(body, 24)?,
+                path: cstr_at(body, 32)?,
+                build_id: None,
+                kernel,
+            },
+            RecordType::MMAP2 => SideBand::Map {
+                pid,
+                start: u64_at(body, 8)?,
+                len: u64_at(body, 16)?,
+                pgoff: u64_at(body, 24)?,
+                path: cstr_at(body, 64)?,
+                build_id: (misc_bits & misc::MMAP_BUILD_ID != 0)
+                    .then(|| {
+                        let n = (*body.get(32)? as usize).min(20);
+                        body.get(36..36 + n).map(<[u8]>::to_vec)
+                    })
+                    .flatten(),
+                kernel,
+            },
+            RecordType::COMM => SideBand::Comm {
+                pid,
+                tid,
+                comm: cstr_at(body, 8)?,
+                exec: misc_bits & COMM_EXEC != 0,
+            },
+            RecordType::FORK => SideBand::Fork {
+                pid,
+                ppid: tid,
+                tid: u32_at(body, 8)?,
+            },
+            RecordType::EXIT => SideBand::Exit {
+                pid,
+                tid: u32_at(body, 8)?,
+            },
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_or_foreign_records_are_none() {
+        assert_eq!(SideBand::parse(RecordType::MMAP2, 0, &[0; 20]), None);
+        assert_eq!(SideBand::parse(RecordType::SAMPLE, 0, &[0; 64]), None);
+        let mut comm = vec![7, 0, 0, 0, 8, 0, 0, 0];
+        comm.extend(b"deep\0\0\0\0");
+        assert_eq!(
+            SideBand::parse(RecordType::COMM, COMM_EXEC, &comm),
+            Some(SideBand::Comm {
+                pid: 7,
+                tid: 8,
+                comm: "deep".into(),
+                exec: true
+            })
+        );
+    }
+}
