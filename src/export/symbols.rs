@@ -75,7 +75,7 @@ impl Table {
 }
 
 /// One ELF file's functions and how file offsets map to its addresses.
-struct Elf {
+pub struct Elf {
     /// PT_LOAD segments: (file offset, file size, address).
     segments: Vec<(u64, u64, u64)>,
     symbols: Table,
@@ -207,8 +207,14 @@ impl Elf {
         })
     }
 
+    /// An ELF image's own symbols (no debug files): what the fuzz target
+    /// feeds hostile bytes to.
+    pub fn parse(image: &[u8]) -> Option<Elf> {
+        Elf::load(image, &[])
+    }
+
     /// The function at file offset `off`.
-    fn at_offset(&self, off: u64) -> Option<&Arc<str>> {
+    pub fn at_offset(&self, off: u64) -> Option<&Arc<str>> {
         let addr = self
             .segments
             .iter()
