@@ -1,4 +1,5 @@
-//! `perfz export`: a recording's stacks for flame graphs.
+//! `perfz export`: a recording's stacks for flame graphs: folded lines or
+//! the flame graph itself.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,6 +13,8 @@ pub enum Format {
     /// stackcollapse-perf's `comm;root;...;leaf count` lines (flamegraph.pl,
     /// inferno-flamegraph, speedscope read them).
     Folded,
+    /// A flame graph (SVG, drawn by the inferno crate as flamegraph.pl does).
+    Svg,
 }
 
 #[derive(Debug, clap::Args)]
@@ -42,9 +45,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         tid: a.tid,
         annotate_kernel: a.kernel,
     };
-    let Format::Folded = a.format;
+    let format = match a.format {
+        Format::Folded => crate::export::Output::Folded,
+        Format::Svg => crate::export::Output::Svg,
+    };
     let mut buf = Vec::new();
-    let done = crate::export::fold(&a.inputs, &o, &mut buf)
+    let done = crate::export::export(&a.inputs, format, &o, &mut buf)
         .with_context(|| format!("reading {}", a.inputs[0].display()))?;
     match &a.output {
         Some(p) => {

@@ -44,7 +44,7 @@ pub enum Command {
     Decompress(convert::DecompressArgs),
     /// Rewrite a perf.data with another codec (e.g. lz4 -> zstd:3 for perf report).
     Recompress(convert::RecompressArgs),
-    /// Stacks of a recording for flame graphs (stackcollapse-perf's folded format).
+    /// Stacks of a recording for flame graphs: folded lines or an SVG flame graph.
     Export(export::Args),
 }
 

@@ -53,12 +53,19 @@ impl Folded {
         *self.counts.entry(line).or_default() += 1;
     }
 
-    /// The stacks, sorted, with their counts.
-    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+    /// The stacks, sorted, with their counts: `stack count` lines.
+    pub fn lines(&self) -> Vec<String> {
         let mut v: Vec<(&String, &u64)> = self.counts.iter().collect();
         v.sort();
-        for (stack, n) in v {
-            writeln!(out, "{stack} {n}")?;
+        v.into_iter()
+            .map(|(stack, n)| format!("{stack} {n}"))
+            .collect()
+    }
+
+    /// [`lines`](Self::lines), written one per line.
+    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
+        for l in self.lines() {
+            writeln!(out, "{l}")?;
         }
         Ok(())
     }

@@ -49,11 +49,21 @@ pub struct Exported {
     pub kernel_symbols: bool,
 }
 
-/// Collapses the stacks of every sample of `inputs` (read in order, as one
-/// recording) into `out`: a first pass follows the side band, a second
-/// names each sample's frames as they were at its time.
-pub fn fold(
+/// What `perfz export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// stackcollapse-perf's lines.
+    Folded,
+    /// A flame graph (inferno's, as flamegraph.pl draws them).
+    Svg,
+}
+
+/// Exports every sample of `inputs` (read in order, as one recording) to
+/// `out` as `format`: a first pass follows the side band, a second names
+/// each sample's frames as they were at its time.
+pub fn export(
     inputs: &[PathBuf],
+    format: Output,
     o: &FoldOptions,
     out: &mut dyn std::io::Write,
 ) -> Result<Exported, FormatError> {
@@ -128,7 +138,22 @@ pub fn fold(
         }
     }
     done.stacks = folded.stacks();
-    folded.write(out)?;
+    match format {
+        Output::Folded => folded.write(out)?,
+        Output::Svg => {
+            let lines = folded.lines();
+            let mut opts = inferno::flamegraph::Options::default();
+            opts.title = format!("perfz: {}", inputs[0].display());
+            opts.count_name = "samples".into();
+            inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
+                .map_err(|e| match e.downcast::<std::io::Error>() {
+                    Ok(io) => FormatError::Io(io),
+                    Err(other) => {
+                        FormatError::Unsupported(format!("drawing the flame graph: {other}"))
+                    }
+                })?;
+        }
+    }
     Ok(done)
 }
 

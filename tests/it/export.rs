@@ -151,3 +151,53 @@ fn a_file_that_is_not_a_recording_is_refused() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--format svg`: a flame graph (valid XML) whose root holds every sample
+/// the folded lines count, with the workload's frames in it.
+#[test]
+fn svg_is_a_flame_graph_of_the_folded_stacks() {
+    require_recording();
+    let dir = tempdir("export-svg");
+    let data = dir.join("s.data");
+    let d = data.to_str().unwrap();
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-g",
+        "-o",
+        d,
+        "--",
+        workload().to_str().unwrap(),
+        "0.3",
+    ]);
+    let total: u64 = ours(&data).values().sum();
+    let svg = dir.join("s.svg");
+    perfz_ok(&["export", "--format", "svg", "-o", svg.to_str().unwrap(), d]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let opt = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(&text, opt).expect("the flame graph is XML");
+    let titles: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("title"))
+        .filter_map(|n| n.text())
+        .collect();
+    let root = titles
+        .iter()
+        .find(|t| t.starts_with("all ("))
+        .expect("a root frame");
+    let n: u64 = root["all (".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    assert!(total > 100 && n == total, "root {root:?}, folded {total}");
+    assert!(titles
+        .iter()
+        .any(|t| t.starts_with("perfz_workload_leaf (")));
+    let _ = std::fs::remove_dir_all(&dir);
+}
