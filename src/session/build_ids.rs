@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::format::record::misc;
+use crate::format::side_band::SideBand;
 use crate::format::RecordType;
 use crate::push::scan::Hits;
 use crate::synth::build_id;
@@ -46,17 +47,6 @@ pub struct Dsos {
     parent: HashMap<u32, u32>,
 }
 
-fn u32_at(b: &[u8], p: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(p..p + 4)?.try_into().ok()?))
-}
-fn u64_at(b: &[u8], p: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(p..p + 8)?.try_into().ok()?))
-}
-fn cstr(b: &[u8]) -> String {
-    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    String::from_utf8_lossy(&b[..end]).into_owned()
-}
-
 impl Dsos {
     fn dso(&mut self, name: &str, build_id: Option<Vec<u8>>, kernel: bool) -> usize {
         let key = (name.to_string(), build_id.clone());
@@ -81,50 +71,37 @@ impl Dsos {
         });
     }
 
-    /// Feeds one MMAP / MMAP2 / FORK record (header included).
+    /// Feeds one MMAP / MMAP2 / FORK record (header included), decoded by
+    /// `format::side_band` (as `perfz export` reads them).
     fn record(&mut self, rec: &[u8]) {
         let Some(h) = rec.get(..8) else {
             return;
         };
         let type_ = RecordType(u32::from_le_bytes(h[..4].try_into().unwrap()));
         let misc = u16::from_le_bytes([h[4], h[5]]);
-        let body = &rec[8..];
-        let Some(pid) = u32_at(body, 0) else {
-            return;
-        };
-        match type_ {
-            RecordType::MMAP => {
-                let (Some(start), Some(len)) = (u64_at(body, 8), u64_at(body, 16)) else {
-                    return;
-                };
-                let name = cstr(body.get(32..).unwrap_or_default());
-                let kernel = misc & misc::CPUMODE_MASK == misc::KERNEL;
-                if kernel && name.starts_with(KERNEL) {
-                    let d = self.dso(KERNEL, build_id::of_kernel(), true);
-                    self.map(u32::MAX, start, len, d);
-                } else if !kernel {
-                    let d = self.dso(&name, None, false);
+        match SideBand::parse(type_, misc, &rec[8..]) {
+            Some(SideBand::Map {
+                pid,
+                start,
+                len,
+                path,
+                build_id,
+                kernel,
+                ..
+            }) => {
+                if type_ == RecordType::MMAP && kernel {
+                    // The kernel image (its modules are not looked up).
+                    if path.starts_with(KERNEL) {
+                        let d = self.dso(KERNEL, build_id::of_kernel(), true);
+                        self.map(u32::MAX, start, len, d);
+                    }
+                } else {
+                    let d = self.dso(&path, build_id, false);
                     self.map(pid, start, len, d);
                 }
             }
-            RecordType::MMAP2 => {
-                let (Some(start), Some(len)) = (u64_at(body, 8), u64_at(body, 16)) else {
-                    return;
-                };
-                let name = cstr(body.get(64..).unwrap_or_default());
-                let id = (misc & misc::MMAP_BUILD_ID != 0)
-                    .then(|| {
-                        let n = (*body.get(32)? as usize).min(build_id::MAX_SIZE);
-                        body.get(36..36 + n).map(<[u8]>::to_vec)
-                    })
-                    .flatten();
-                let d = self.dso(&name, id, false);
-                self.map(pid, start, len, d);
-            }
-            RecordType::FORK => {
-                if let Some(ppid) = u32_at(body, 4).filter(|&p| p != pid) {
-                    self.parent.insert(pid, ppid);
-                }
+            Some(SideBand::Fork { pid, ppid, .. }) if ppid != pid => {
+                self.parent.insert(pid, ppid);
             }
             _ => {}
         }
