@@ -16,6 +16,7 @@
 pub mod folded;
 pub mod process;
 pub mod symbols;
+pub mod unwind;
 
 use std::path::PathBuf;
 
@@ -27,6 +28,7 @@ use crate::format::{FormatError, PerfReader, RecordType};
 use folded::{Folded, Frame};
 use process::Timeline;
 use symbols::Symbols;
+use unwind::{Unwind, UserState};
 
 pub use folded::FoldOptions;
 
@@ -47,6 +49,10 @@ pub struct Exported {
     pub frames: u64,
     /// Whether kernel frames were named (the recording is from this kernel).
     pub kernel_symbols: bool,
+    /// Samples whose user stack was unwound from their stack copy (dwarf).
+    pub unwound: u64,
+    /// Why dwarf stacks were not unwound, where they were not.
+    pub not_unwound: Option<String>,
 }
 
 /// What `perfz export` writes.
@@ -69,6 +75,7 @@ pub fn export(
 ) -> Result<Exported, FormatError> {
     let mut procs = Timeline::default();
     let mut kernel_here = true;
+    let mut arch = None;
     let here = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .ok();
@@ -76,6 +83,7 @@ pub fn export(
         let mut r = PerfReader::open(input)?;
         let recorded = r.features.string(feat::OSRELEASE);
         kernel_here &= here.is_some() && recorded == here;
+        arch = arch.or(r.features.string(feat::ARCH));
         while let Some((rec, meta)) = r.next_record()? {
             let t = rec.header.type_;
             if t.is_kernel() && t != RecordType::SAMPLE {
@@ -101,19 +109,45 @@ pub fn export(
         kernel_symbols: kernel_here,
         ..Default::default()
     };
+    // framehop unwinds x86-64 and aarch64; perfz reads x86-64's registers.
+    let mut unwind = match arch.as_deref() {
+        None | Some("x86_64") => Some(Unwind::new(kernel_here)),
+        Some(other) => {
+            done.not_unwound = Some(format!(
+                "the recording is from {other}: dwarf stacks are unwound for x86_64 only"
+            ));
+            None
+        }
+    };
     for input in inputs {
         let mut r = PerfReader::open(input)?;
         while let Some((rec, meta)) = r.next_record()? {
             if rec.header.type_ != RecordType::SAMPLE {
                 continue;
             }
-            let Some(s) = meta.parse_sample(&rec)? else {
+            let Some(attr) = meta.attr_of_sample(&rec).map(|a| &a.attr) else {
                 continue;
             };
+            let s =
+                crate::format::sample::Sample::parse(rec.body(), attr, meta.endian, rec.offset)?;
             let (pid, tid) = (s.pid.unwrap_or(0), s.tid.unwrap_or(0));
             let time = s.time.unwrap_or(u64::MAX);
             let user_ip = rec.header.misc & misc::CPUMODE_MASK == misc::USER;
-            let chain: Vec<u64> = if s.callchain.is_empty() {
+            let user = user_state(&s, rec.body(), attr.sample_regs_user(), meta.endian);
+            let unwound = match (&mut unwind, user) {
+                (Some(u), Some(state)) => Some(u.frames(&procs, pid, time, &state)),
+                _ => None,
+            };
+            let chain: Vec<u64> = if let Some(frames) = unwound.filter(|f| !f.is_empty()) {
+                // The kernel's part of the chain, then the unwound user frames.
+                done.unwound += 1;
+                let kernel = s.callchain.iter().take_while(|&&ip| ip != CONTEXT_USER);
+                kernel
+                    .copied()
+                    .chain(std::iter::once(CONTEXT_USER))
+                    .chain(frames)
+                    .collect()
+            } else if s.callchain.is_empty() {
                 let marker = if user_ip {
                     CONTEXT_USER
                 } else {
@@ -155,6 +189,26 @@ pub fn export(
         }
     }
     Ok(done)
+}
+
+/// A sample's user registers and stack copy, when it has both.
+fn user_state<'a>(
+    s: &crate::format::sample::Sample,
+    body: &'a [u8],
+    mask: u64,
+    e: crate::format::endian::Endian,
+) -> Option<UserState<'a>> {
+    if s.user_regs_at == 0 || s.user_stack_len == 0 {
+        return None;
+    }
+    let len = usize::try_from(s.user_stack_len.min(s.user_stack_size)).ok()?;
+    let at = s.user_stack_at.checked_add(8)?;
+    Some(UserState {
+        regs: body.get(s.user_regs_at..)?,
+        mask,
+        stack: body.get(at..at.checked_add(len)?)?,
+        little_endian: e == crate::format::endian::Endian::Little,
+    })
 }
 
 type Named = (

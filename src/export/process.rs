@@ -17,7 +17,8 @@ pub struct Mapping {
     pub pgoff: u64,
     pub path: Arc<str>,
     pub build_id: Option<Arc<[u8]>>,
-    from: u64,
+    /// When it was made (the side band's time).
+    pub from: u64,
     until: u64,
 }
 
@@ -136,6 +137,16 @@ impl Timeline {
     pub fn comm(&self, tid: u32, time: u64) -> Arc<str> {
         self.comm_at(tid, time)
             .unwrap_or_else(|| format!(":{tid}").into())
+    }
+
+    /// The mappings of process `pid` at `time` (unordered; of two that
+    /// start at one address, both).
+    pub fn maps_at(&self, pid: u32, time: u64) -> impl Iterator<Item = &Mapping> {
+        self.maps
+            .get(&pid)
+            .into_iter()
+            .flatten()
+            .filter(move |m| (m.from..m.until).contains(&time))
     }
 
     /// The mapping that holds `addr` in process `pid` (or the kernel's) at

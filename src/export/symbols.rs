@@ -248,15 +248,8 @@ impl Symbols {
         let key = (m.path.clone(), m.build_id.clone());
         let kernel = self.kernel.is_some();
         let elf = self.files.entry(key).or_insert_with(|| {
-            if &*m.path == "[vdso]" {
-                // The recording is from this kernel: its vDSO is ours.
-                return kernel.then(vdso).flatten().and_then(|v| Elf::load(&v, &[]));
-            }
-            let (image, id) = elf_path(&m.path, m.build_id.as_deref())?;
-            Elf::load(
-                &std::fs::read(image).ok()?,
-                &debug_files(&m.path, id.as_deref()),
-            )
+            let (image, debug) = image(m, kernel)?;
+            Elf::load(&image, &debug)
         });
         let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
         elf.as_ref()?.at_offset(off).cloned()
@@ -266,6 +259,21 @@ impl Symbols {
     pub fn kernel(&self, addr: u64) -> Option<Arc<str>> {
         self.kernel.as_ref()?.lookup(addr).cloned()
     }
+}
+
+/// The bytes of the file `m` maps (checked by build id, else the cache's
+/// copy; the vDSO when the recording is from this kernel) and where its
+/// separate debug files may be.
+pub(super) fn image(m: &Mapping, this_kernel: bool) -> Option<(Vec<u8>, Vec<PathBuf>)> {
+    if &*m.path == "[vdso]" {
+        // The recording is from this kernel: its vDSO is ours.
+        return this_kernel.then(vdso).flatten().map(|v| (v, Vec::new()));
+    }
+    let (path, id) = elf_path(&m.path, m.build_id.as_deref())?;
+    Some((
+        std::fs::read(path).ok()?,
+        debug_files(&m.path, id.as_deref()),
+    ))
 }
 
 /// The file mapped as `path`, and its build id: `path` itself when its

@@ -26,6 +26,11 @@ pub struct Sample {
     /// Offset in the body of the stack `size` word (0 without STACK_USER).
     #[serde(skip)]
     pub user_stack_at: usize,
+    /// Offset in the body of the first user register value (0 without
+    /// REGS_USER, or when the kernel wrote none: abi 0). The values follow
+    /// in the order of the attr's `sample_regs_user` bits.
+    #[serde(skip)]
+    pub user_regs_at: usize,
     /// Bytes of the body after the last field this layout has (0 in a
     /// sample the kernel wrote).
     #[serde(skip)]
@@ -95,7 +100,10 @@ impl Sample {
             c.skip(n * 24, "branch entries")?;
         }
         if t & st::REGS_USER != 0 {
-            skip_regs(&mut c, attr.sample_regs_user(), "user regs")?;
+            let at = body.len() - c.remaining() + 8;
+            if skip_regs(&mut c, attr.sample_regs_user(), "user regs")? {
+                s.user_regs_at = at;
+            }
         }
         if t & st::STACK_USER != 0 {
             s.user_stack_at = body.len() - c.remaining();
@@ -169,12 +177,13 @@ fn skip_read(c: &mut Cursor<'_>, f: u64) -> Result<(), FormatError> {
     }
 }
 
-fn skip_regs(c: &mut Cursor<'_>, mask: u64, what: &str) -> Result<(), FormatError> {
+/// Skips a register set; whether it holds values (abi not 0).
+fn skip_regs(c: &mut Cursor<'_>, mask: u64, what: &str) -> Result<bool, FormatError> {
     let abi = c.u64(what)?;
     if abi != 0 {
         c.skip(8 * mask.count_ones() as usize, what)?;
     }
-    Ok(())
+    Ok(abi != 0)
 }
 
 /// Byte offset of the event id in a SAMPLE's body (format notes 4.7):

@@ -136,6 +136,82 @@ fn folded_equals_perf_script_collapsed() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Samples whose whole folded stack (comm, kernel and user frames) is the
+/// same in both: the sum over stacks of the smaller count.
+fn agreeing(a: &BTreeMap<String, u64>, b: &BTreeMap<String, u64>) -> u64 {
+    a.iter()
+        .map(|(k, n)| (*n).min(*b.get(k).unwrap_or(&0)))
+        .sum()
+}
+
+/// Dwarf recordings of the workload built without frame pointers — perfz's
+/// (stack cut, zstd) and perf's own (whole stacks) — unwind to the stacks
+/// `perf script` unwinds (without inline frames) for at least 99 % of
+/// samples, and every sample in the workload's loop reaches main.
+#[test]
+fn dwarf_stacks_unwind_as_perf_script_does() {
+    require_recording();
+    let dir = tempdir("export-dwarf");
+    let wl = workload_without_frame_pointers();
+    let w = wl.to_str().unwrap();
+    let z = dir.join("z.data");
+    let dwarf = ["--call-graph", "dwarf"];
+    perfz_ok(
+        &[
+            &["record", "-q", "-o", z.to_str().unwrap()],
+            &dwarf[..],
+            &["--", w, "0.6"],
+        ]
+        .concat(),
+    );
+    let p = dir.join("p.data");
+    let st = std::process::Command::new(perf())
+        .args(["record", "-q", "-B", "--call-graph", "dwarf", "-o"])
+        .arg(&p)
+        .args(["--", w, "0.6"])
+        .status()
+        .unwrap();
+    assert!(st.success(), "perf record");
+    for path in [&z, &p] {
+        let script = run_perf(
+            &perf(),
+            &[
+                "script",
+                "--no-inline",
+                "-F",
+                "comm,ip,sym,dso",
+                "-i",
+                path.to_str().unwrap(),
+            ],
+        );
+        let want = reference_collapse(&script);
+        let got = ours(path);
+        let total: u64 = want.values().sum();
+        assert!(total > 500, "{}: {total} samples", path.display());
+        assert_eq!(got.values().sum::<u64>(), total, "{}", path.display());
+        let same = agreeing(&got, &want);
+        eprintln!("{}: {same} of {total} samples agree", path.display());
+        let differ: Vec<_> = got
+            .iter()
+            .filter(|(k, v)| want.get(*k) != Some(v))
+            .collect();
+        assert!(
+            same * 100 >= total * 99,
+            "{}: {same} of {total} samples unwind as perf's\nperfz only: {differ:#?}",
+            path.display()
+        );
+        for (stack, _) in got.iter().filter(|(k, _)| k.contains("perfz_workload_")) {
+            let main = stack.find(";main;").map(|i| i + 1);
+            let first = stack.find("perfz_workload_");
+            assert!(
+                main < first && main.is_some(),
+                "{stack} does not reach main"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Input that is not a recording gets a one-line error, exit 1.
 #[test]
 fn a_file_that_is_not_a_recording_is_refused() {

@@ -160,11 +160,22 @@ pub fn require_recording() {
 
 /// Builds tests/workload/NAME.c once per test binary.
 fn built(name: &str, cell: &'static std::sync::OnceLock<PathBuf>) -> PathBuf {
+    built_with(name, "-fno-omit-frame-pointer", cell)
+}
+
+/// tests/workload/deep.c built without frame pointers (for dwarf unwinding).
+#[allow(dead_code)]
+pub fn workload_without_frame_pointers() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    built_with("deep", "-fomit-frame-pointer", &BUILT)
+}
+
+fn built_with(name: &str, fp: &str, cell: &'static std::sync::OnceLock<PathBuf>) -> PathBuf {
     cell.get_or_init(|| {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/workload/{name}.c"));
-        let out = std::env::temp_dir().join(format!("perfz-{name}-{}", std::process::id()));
+        let out = std::env::temp_dir().join(format!("perfz-{name}{fp}-{}", std::process::id()));
         let st = Command::new("cc")
-            .args(["-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
+            .args(["-O1", "-g", fp, "-fno-inline", "-o"])
             .arg(&out)
             .arg(&src)
             .status()

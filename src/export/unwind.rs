@@ -1,0 +1,269 @@
+//! User stacks of dwarf recordings (`--call-graph dwarf`), unwound as
+//! `perf script` does it: from each sample's user registers and its copy of
+//! the stack, with the .eh_frame / .debug_frame of the files the process
+//! had mapped at the sample's time, by framehop (the unwinder samply uses).
+//! The stack may be cut (perfz keeps only the bytes the kernel wrote): a
+//! read past its end ends the unwinding there, as a read past the dump
+//! does in perf.
+//!
+//! One unwinder per process, rebuilt when the process's maps change (an
+//! exec, a dlopen); the files' unwind sections are read once per export.
+
+use std::collections::HashMap;
+use std::ops::{Deref, Range};
+use std::sync::Arc;
+
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
+use object::{Object, ObjectSection, ObjectSegment};
+
+use super::process::{Mapping, Timeline};
+use super::symbols;
+
+/// perf's x86-64 user register numbers (arch/x86/include/uapi/asm/perf_regs.h).
+const REG_BP: u32 = 6;
+const REG_SP: u32 = 7;
+const REG_IP: u32 = 8;
+
+/// perf's default deepest chain (PERF_MAX_STACK_DEPTH).
+const MAX_FRAMES: usize = 127;
+
+/// A part of a file's bytes, shared.
+#[derive(Clone)]
+pub struct Bytes(Arc<[u8]>, Range<usize>);
+
+impl Default for Bytes {
+    fn default() -> Bytes {
+        Bytes(Arc::from(&[][..]), 0..0)
+    }
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0[self.1.clone()]
+    }
+}
+
+/// A section: its address in the file's own terms (SVMA) and its bytes.
+#[derive(Clone)]
+struct Section {
+    svma: Range<u64>,
+    data: Option<Bytes>,
+}
+
+/// What unwinding needs of one ELF file.
+struct Image {
+    /// PT_LOAD segments: (file offset, file size, address).
+    segments: Vec<(u64, u64, u64)>,
+    text: Option<Section>,
+    eh_frame: Option<Section>,
+    eh_frame_hdr: Option<Section>,
+    got: Option<Range<u64>>,
+    debug_frame: Option<Bytes>,
+}
+
+fn section(file: &object::File<'_>, bytes: &Arc<[u8]>, name: &str) -> Option<Section> {
+    let s = file.section_by_name(name)?;
+    let svma = s.address()..s.address().checked_add(s.size())?;
+    let data = s.file_range().and_then(|(off, size)| {
+        let start = usize::try_from(off).ok()?;
+        let end = start.checked_add(usize::try_from(size).ok()?)?;
+        (end <= bytes.len()).then(|| Bytes(bytes.clone(), start..end))
+    });
+    Some(Section { svma, data })
+}
+
+impl Image {
+    fn load(bytes: Vec<u8>, debug: &[std::path::PathBuf]) -> Option<Image> {
+        let bytes: Arc<[u8]> = bytes.into();
+        let file = object::File::parse(&*bytes).ok()?;
+        let debug_frame = section(&file, &bytes, ".debug_frame")
+            .and_then(|s| s.data)
+            .or_else(|| {
+                debug.iter().find_map(|p| {
+                    let d: Arc<[u8]> = std::fs::read(p).ok()?.into();
+                    let f = object::File::parse(&*d).ok()?;
+                    section(&f, &d, ".debug_frame")?.data
+                })
+            });
+        Some(Image {
+            segments: file
+                .segments()
+                .map(|s| {
+                    let (off, size) = s.file_range();
+                    (off, size, s.address())
+                })
+                .collect(),
+            text: section(&file, &bytes, ".text"),
+            eh_frame: section(&file, &bytes, ".eh_frame"),
+            eh_frame_hdr: section(&file, &bytes, ".eh_frame_hdr"),
+            got: section(&file, &bytes, ".got").map(|s| s.svma),
+            debug_frame,
+        })
+    }
+
+    /// The file's own address (SVMA) of file offset `off`.
+    fn svma_of(&self, off: u64) -> Option<u64> {
+        let (o, _, a) = self
+            .segments
+            .iter()
+            .find(|(o, size, _)| (*o..o.saturating_add(*size)).contains(&off))?;
+        Some((off - o).wrapping_add(*a))
+    }
+
+    /// A framehop module for this file mapped as `m`.
+    fn module(&self, m: &Mapping) -> Option<Module<Bytes>> {
+        let base_avma = m.start.wrapping_sub(self.svma_of(m.pgoff)?);
+        let info = ExplicitModuleSectionInfo {
+            base_svma: 0,
+            text_svma: self.text.as_ref().map(|s| s.svma.clone()),
+            text: self.text.as_ref().and_then(|s| s.data.clone()),
+            got_svma: self.got.clone(),
+            eh_frame_svma: self.eh_frame.as_ref().map(|s| s.svma.clone()),
+            eh_frame: self.eh_frame.as_ref().and_then(|s| s.data.clone()),
+            eh_frame_hdr_svma: self.eh_frame_hdr.as_ref().map(|s| s.svma.clone()),
+            eh_frame_hdr: self.eh_frame_hdr.as_ref().and_then(|s| s.data.clone()),
+            debug_frame: self.debug_frame.clone(),
+            ..Default::default()
+        };
+        Some(Module::new(
+            m.path.to_string(),
+            m.start..m.end,
+            base_avma,
+            info,
+        ))
+    }
+}
+
+/// A process's unwinder and the maps it was built from.
+struct Process {
+    /// (start, made at) of each mapping it holds.
+    maps: Vec<(u64, u64)>,
+    unwinder: UnwinderX86_64<Bytes>,
+}
+
+/// Unwinds the user stacks of one export.
+pub struct Unwind {
+    this_kernel: bool,
+    images: Images,
+    processes: HashMap<u32, Process>,
+    cache: CacheX86_64,
+}
+
+/// One sample's user state: registers (in `mask` order) and stack copy.
+pub struct UserState<'a> {
+    pub regs: &'a [u8],
+    pub mask: u64,
+    pub stack: &'a [u8],
+    pub little_endian: bool,
+}
+
+impl UserState<'_> {
+    fn reg(&self, n: u32) -> Option<u64> {
+        if self.mask & (1 << n) == 0 {
+            return None;
+        }
+        let i = (self.mask & ((1 << n) - 1)).count_ones() as usize * 8;
+        let b: [u8; 8] = self.regs.get(i..i + 8)?.try_into().ok()?;
+        Some(if self.little_endian {
+            u64::from_le_bytes(b)
+        } else {
+            u64::from_be_bytes(b)
+        })
+    }
+}
+
+impl Unwind {
+    pub fn new(this_kernel: bool) -> Unwind {
+        Unwind {
+            this_kernel,
+            images: HashMap::new(),
+            processes: HashMap::new(),
+            cache: CacheX86_64::new(),
+        }
+    }
+
+    /// The user frames of process `pid` at `time`, leaf first: the
+    /// sample's ip, then each caller's address as looked up (the return
+    /// address less one). Empty when the registers lack ip or sp.
+    pub fn frames(&mut self, procs: &Timeline, pid: u32, time: u64, u: &UserState<'_>) -> Vec<u64> {
+        let (Some(ip), Some(sp)) = (u.reg(REG_IP), u.reg(REG_SP)) else {
+            return Vec::new();
+        };
+        let bp = u.reg(REG_BP).unwrap_or(0);
+        let process = process(
+            &mut self.processes,
+            &mut self.images,
+            self.this_kernel,
+            (procs, pid, time),
+        );
+        let mut read_stack = |addr: u64| -> Result<u64, ()> {
+            let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
+            let b: [u8; 8] = u
+                .stack
+                .get(off..off.checked_add(8).ok_or(())?)
+                .ok_or(())?
+                .try_into()
+                .map_err(|_| ())?;
+            Ok(if u.little_endian {
+                u64::from_le_bytes(b)
+            } else {
+                u64::from_be_bytes(b)
+            })
+        };
+        let mut it = process.unwinder.iter_frames(
+            ip,
+            UnwindRegsX86_64::new(ip, sp, bp),
+            &mut self.cache,
+            &mut read_stack,
+        );
+        let mut frames = Vec::new();
+        while let Ok(Some(f)) = it.next() {
+            frames.push(f.address_for_lookup());
+            if frames.len() == MAX_FRAMES {
+                break;
+            }
+        }
+        frames
+    }
+}
+
+type Images = HashMap<(Arc<str>, Option<Arc<[u8]>>), Option<Arc<Image>>>;
+
+/// The unwinder of `pid` for its maps at `time`.
+fn process<'a>(
+    processes: &'a mut HashMap<u32, Process>,
+    images: &mut Images,
+    this_kernel: bool,
+    (procs, pid, time): (&Timeline, u32, u64),
+) -> &'a mut Process {
+    // Of mappings that start at one address, the latest made.
+    let mut held: Vec<&Mapping> = procs.maps_at(pid, time).collect();
+    held.sort_by_key(|m| (m.start, std::cmp::Reverse(m.from)));
+    held.dedup_by_key(|m| m.start);
+    let key: Vec<(u64, u64)> = held.iter().map(|m| (m.start, m.from)).collect();
+    let stale = processes.get(&pid).is_none_or(|p| p.maps != key);
+    if stale {
+        let mut unwinder = UnwinderX86_64::new();
+        for m in held {
+            let image = images
+                .entry((m.path.clone(), m.build_id.clone()))
+                .or_insert_with(|| {
+                    let (bytes, debug) = symbols::image(m, this_kernel)?;
+                    Image::load(bytes, &debug).map(Arc::new)
+                });
+            if let Some(module) = image.as_ref().and_then(|i| i.module(m)) {
+                unwinder.add_module(module);
+            }
+        }
+        processes.insert(
+            pid,
+            Process {
+                maps: key,
+                unwinder,
+            },
+        );
+    }
+    processes.get_mut(&pid).expect("inserted above")
+}
