@@ -1,10 +1,12 @@
 //! Question: whatever bytes a recording's side band or a mapped file holds
 //! (a hostile, truncated or replaced binary), do `perfz export`'s side-band
-//! decoder and ELF symbol reader (tables, PLT entries, offsets to
-//! addresses) end without a panic or an overflow?
+//! decoder, ELF symbol reader (tables, PLT entries, offsets to addresses),
+//! unwinder (unwind sections and a stack copy from the same bytes) and
+//! DWARF inline reader end without a panic or an overflow?
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use perfz::export::inline::Inline;
 use perfz::export::symbols::Elf;
 use perfz::format::side_band::SideBand;
 use perfz::format::RecordType;
@@ -17,6 +19,12 @@ fuzz_target!(|data: &[u8]| {
     if let Some(elf) = Elf::parse(data) {
         for off in [0, 1, 0x1000, data.len() as u64, u64::MAX / 2, u64::MAX] {
             let _ = elf.at_offset(off);
+        }
+        let _ = perfz::export::unwind::unwind_one(data, data);
+        if let Some(dwarf) = Inline::load(data, &[]) {
+            for svma in [0, 0x1000, data.len() as u64, u64::MAX] {
+                let _ = dwarf.at(svma);
+            }
         }
     }
 });

@@ -1,12 +1,12 @@
-//! `perfz export`: a recording's stacks for flame graphs: folded lines or
-//! the flame graph itself.
+//! `perfz export`: a recording's stacks for flame graphs (folded lines or
+//! the flame graph itself) and for the fleet's profilers (pprof).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::export::FoldOptions;
+use crate::export::{ExportOptions, FoldOptions};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 pub enum Format {
@@ -15,6 +15,9 @@ pub enum Format {
     Folded,
     /// A flame graph (SVG, drawn by the inferno crate as flamegraph.pl does).
     Svg,
+    /// A gzipped pprof profile (go tool pprof, Pyroscope, Parca, cloud
+    /// profilers): one event; choose it with -e when there are several.
+    Pprof,
 }
 
 #[derive(Debug, clap::Args)]
@@ -25,9 +28,17 @@ pub struct Args {
     inputs: Vec<PathBuf>,
     #[arg(long, value_enum, default_value = "folded")]
     format: Format,
+    /// Only the samples of this event (its name as perf prints it, e.g.
+    /// cpu-clock); a pprof profile holds one.
+    #[arg(short, long, value_name = "EVENT")]
+    event: Option<String>,
     /// Where to write (default: standard output).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Inline frames where DWARF says so (addr2line), as perf script shows
+    /// them: each inlined function a frame above the one it is in.
+    #[arg(long)]
+    inline: bool,
     /// Folded: the process id after its name (`comm-pid`), as stackcollapse-perf --pid.
     #[arg(long)]
     pid: bool,
@@ -40,15 +51,23 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let o = FoldOptions {
-        pid: a.pid,
-        tid: a.tid,
-        annotate_kernel: a.kernel,
+    let o = ExportOptions {
+        fold: FoldOptions {
+            pid: a.pid,
+            tid: a.tid,
+            annotate_kernel: a.kernel,
+        },
+        event: a.event.clone(),
+        inline: a.inline,
     };
     let format = match a.format {
         Format::Folded => crate::export::Output::Folded,
         Format::Svg => crate::export::Output::Svg,
+        Format::Pprof => crate::export::Output::Pprof,
     };
+    if matches!(a.format, Format::Pprof) && a.output.is_none() && std::io::stdout().is_terminal() {
+        anyhow::bail!("a pprof profile is binary: give -o FILE (e.g. -o profile.pb.gz), or redirect the output");
+    }
     let mut buf = Vec::new();
     let done = crate::export::export(&a.inputs, format, &o, &mut buf)
         .with_context(|| format!("reading {}", a.inputs[0].display()))?;
@@ -66,17 +85,29 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
         None => std::io::stdout().lock().write_all(&buf)?,
     }
+    let mut notes = Vec::new();
+    if let Some(e) = &done.event {
+        notes.push(format!("event {e}"));
+    }
+    if done.unwound > 0 {
+        notes.push(format!("{} user stacks unwound (dwarf)", done.unwound));
+    }
+    if let Some(why) = &done.not_unwound {
+        notes.push(why.clone());
+    }
+    if !done.kernel_symbols {
+        notes.push(
+            "the recording is from another kernel: kernel frames keep their module, not names"
+                .into(),
+        );
+    }
     eprintln!(
         "perfz export: {} samples, {} distinct stacks; {} of {} frames without a name{}",
         done.samples,
         done.stacks,
         done.unknown_frames,
         done.frames,
-        if done.kernel_symbols {
-            ""
-        } else {
-            " (the recording is from another kernel: its frames keep their addresses' module)"
-        }
+        notes.iter().map(|n| format!("; {n}")).collect::<String>()
     );
     Ok(())
 }

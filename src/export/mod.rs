@@ -10,15 +10,19 @@
 //! ```text
 //! pass 1: PerfReader ─ side band (by time) ─▶ Timeline (names per thread, maps per process)
 //! pass 2: PerfReader ─ SAMPLE ─▶ callchain (kernel / user contexts) at its time
-//!         ─▶ Symbols ─▶ Folded
+//!         (dwarf: kernel part + user frames unwound from regs and stack, [unwind])
+//!         ─▶ Symbols ─▶ Folded (folded lines, svg) | pprof::Builder (pprof)
 //! ```
 
 pub mod folded;
+pub mod inline;
+pub mod pprof;
 pub mod process;
 pub mod symbols;
 pub mod unwind;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::format::feat;
 use crate::format::record::misc;
@@ -26,7 +30,7 @@ use crate::format::sample::SampleId;
 use crate::format::side_band::SideBand;
 use crate::format::{FormatError, PerfReader, RecordType};
 use folded::{Folded, Frame};
-use process::Timeline;
+use process::{Mapping, Timeline};
 use symbols::Symbols;
 use unwind::{Unwind, UserState};
 
@@ -53,6 +57,8 @@ pub struct Exported {
     pub unwound: u64,
     /// Why dwarf stacks were not unwound, where they were not.
     pub not_unwound: Option<String>,
+    /// The event exported.
+    pub event: Option<String>,
 }
 
 /// What `perfz export` writes.
@@ -62,6 +68,33 @@ pub enum Output {
     Folded,
     /// A flame graph (inferno's, as flamegraph.pl draws them).
     Svg,
+    /// A gzipped pprof profile.
+    Pprof,
+}
+
+/// How to export.
+#[derive(Debug, Clone, Default)]
+pub struct ExportOptions {
+    pub fold: FoldOptions,
+    /// Only the samples of this event (its name as perf prints it).
+    pub event: Option<String>,
+    /// Inline frames where DWARF says so, as perf script shows them.
+    pub inline: bool,
+}
+
+/// One frame, named: its address, the functions there (innermost first;
+/// empty: unknown), its mapping, and its module as perf prints it.
+pub struct Named {
+    pub ip: u64,
+    pub funcs: Vec<Arc<str>>,
+    pub map: Option<Mapping>,
+    pub module: Option<Arc<str>>,
+    pub kernel: bool,
+}
+
+/// The samples' events of one input: attr index -> name.
+fn event_name(a: &crate::format::AttrEntry, i: usize) -> String {
+    a.name.clone().unwrap_or_else(|| format!("event{i}"))
 }
 
 /// Exports every sample of `inputs` (read in order, as one recording) to
@@ -70,7 +103,7 @@ pub enum Output {
 pub fn export(
     inputs: &[PathBuf],
     format: Output,
-    o: &FoldOptions,
+    o: &ExportOptions,
     out: &mut dyn std::io::Write,
 ) -> Result<Exported, FormatError> {
     let mut procs = Timeline::default();
@@ -79,14 +112,32 @@ pub fn export(
     let here = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .ok();
+    // Events with samples, in the order first seen: name -> (attr, samples).
+    let mut events: Vec<(String, crate::format::Attr, u64)> = Vec::new();
     for input in inputs {
         let mut r = PerfReader::open(input)?;
         let recorded = r.features.string(feat::OSRELEASE);
         kernel_here &= here.is_some() && recorded == here;
         arch = arch.or(r.features.string(feat::ARCH));
+        // Files' build ids from the header (perf's default; MMAP2 records
+        // carry them only with --buildid-mmap).
+        for (_, _, id, name) in r.features.build_id_table().unwrap_or_default() {
+            procs.note_build_id(name, id);
+        }
         while let Some((rec, meta)) = r.next_record()? {
             let t = rec.header.type_;
-            if t.is_kernel() && t != RecordType::SAMPLE {
+            if t == RecordType::SAMPLE {
+                if let Some((i, a)) = meta.attrs.iter().enumerate().find(|(_, a)| {
+                    meta.attr_of_sample(&rec)
+                        .is_some_and(|s| std::ptr::eq(s, *a))
+                }) {
+                    let name = event_name(a, i);
+                    match events.iter_mut().find(|e| e.0 == name) {
+                        Some(e) => e.2 += 1,
+                        None => events.push((name, a.attr.clone(), 1)),
+                    }
+                }
+            } else if t.is_kernel() {
                 if let Some(ev) = SideBand::parse(t, rec.header.misc, rec.body()) {
                     let time = meta
                         .attrs
@@ -103,10 +154,40 @@ pub fn export(
         }
     }
     procs.build();
-    let mut syms = Symbols::new(kernel_here);
-    let mut folded = Folded::default();
+    let names = || {
+        events
+            .iter()
+            .map(|e| format!("{} ({} samples)", e.0, e.2))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let chosen = match &o.event {
+        Some(want) => match events.iter().find(|e| &e.0 == want) {
+            Some(e) => Some(e),
+            None => {
+                return Err(FormatError::Unsupported(format!(
+                    "no samples of event {want:?} in the recording; it has: {}",
+                    if events.is_empty() {
+                        "no samples".into()
+                    } else {
+                        names()
+                    }
+                )))
+            }
+        },
+        None if format == Output::Pprof && events.len() > 1 => {
+            return Err(FormatError::Unsupported(format!(
+                "a pprof profile holds one event and the recording has samples of {}: \
+                 choose one with -e NAME",
+                names()
+            )))
+        }
+        None => (events.len() == 1).then(|| &events[0]),
+    };
+    let mut syms = Symbols::new(kernel_here, o.inline);
     let mut done = Exported {
         kernel_symbols: kernel_here,
+        event: chosen.map(|e| e.0.clone()),
         ..Default::default()
     };
     // framehop unwinds x86-64 and aarch64; perfz reads x86-64's registers.
@@ -119,19 +200,33 @@ pub fn export(
             None
         }
     };
+    let mut folded = Folded::default();
+    let mut profile = pprof::Builder::new();
+    let (mut first, mut last) = (u64::MAX, 0u64);
     for input in inputs {
         let mut r = PerfReader::open(input)?;
         while let Some((rec, meta)) = r.next_record()? {
             if rec.header.type_ != RecordType::SAMPLE {
                 continue;
             }
-            let Some(attr) = meta.attr_of_sample(&rec).map(|a| &a.attr) else {
+            let Some((i, entry)) = meta.attrs.iter().enumerate().find(|(_, a)| {
+                meta.attr_of_sample(&rec)
+                    .is_some_and(|s| std::ptr::eq(s, *a))
+            }) else {
                 continue;
             };
+            if o.event.is_some() && chosen.is_some_and(|e| e.0 != event_name(entry, i)) {
+                continue;
+            }
+            let attr = &entry.attr;
             let s =
                 crate::format::sample::Sample::parse(rec.body(), attr, meta.endian, rec.offset)?;
             let (pid, tid) = (s.pid.unwrap_or(0), s.tid.unwrap_or(0));
             let time = s.time.unwrap_or(u64::MAX);
+            if let Some(t) = s.time {
+                first = first.min(t);
+                last = last.max(t);
+            }
             let user_ip = rec.header.misc & misc::CPUMODE_MASK == misc::USER;
             let user = user_state(&s, rec.body(), attr.sample_regs_user(), meta.endian);
             let unwound = match (&mut unwind, user) {
@@ -157,24 +252,51 @@ pub fn export(
             } else {
                 s.callchain.clone()
             };
-            let names = name_frames(&chain, (pid, time), &procs, &mut syms, &mut done);
+            let named = name_frames(&chain, (pid, time), &procs, &mut syms, &mut done);
             let comm = procs.comm(tid, time);
             done.samples += 1;
-            folded.add(
-                o,
-                (&comm, pid, tid),
-                names.iter().map(|(func, module, kernel)| Frame {
-                    func: func.as_deref(),
-                    module: module.as_deref(),
-                    kernel: *kernel,
-                }),
-            );
+            match format {
+                Output::Folded | Output::Svg => folded.add(
+                    &o.fold,
+                    (&comm, pid, tid),
+                    named.iter().flat_map(|n| {
+                        let module = n.module.as_deref();
+                        let kernel = n.kernel;
+                        let unknown = n.funcs.is_empty().then_some(Frame {
+                            func: None,
+                            module,
+                            kernel,
+                        });
+                        n.funcs
+                            .iter()
+                            .map(move |f| Frame {
+                                func: Some(f),
+                                module,
+                                kernel,
+                            })
+                            .chain(unknown)
+                    }),
+                ),
+                Output::Pprof => profile.add(
+                    named.iter().map(|n| pprof::Frame {
+                        ip: n.ip,
+                        funcs: &n.funcs,
+                        map: n.map.as_ref(),
+                        module: n.module.as_deref(),
+                    }),
+                    (&comm, pid, tid),
+                    s.period.unwrap_or(1),
+                ),
+            }
         }
     }
-    done.stacks = folded.stacks();
     match format {
-        Output::Folded => folded.write(out)?,
+        Output::Folded => {
+            done.stacks = folded.stacks();
+            folded.write(out)?
+        }
         Output::Svg => {
+            done.stacks = folded.stacks();
             let lines = folded.lines();
             let mut opts = inferno::flamegraph::Options::default();
             opts.title = format!("perfz: {}", inputs[0].display());
@@ -187,8 +309,74 @@ pub fn export(
                     }
                 })?;
         }
+        Output::Pprof => {
+            let about = about(inputs, chosen, (first, last));
+            let p = profile.finish(about);
+            done.stacks = p.sample.len();
+            pprof::write(&p, out)?;
+        }
     }
     Ok(done)
+}
+
+/// perf's software clock events (PERF_TYPE_SOFTWARE, cpu-clock and
+/// task-clock): their period is nanoseconds.
+fn is_clock(a: &crate::format::Attr) -> bool {
+    a.type_() == 1 && a.config() <= 1
+}
+
+/// What a pprof profile says of itself: its second value, period, time
+/// span and comments naming the recording.
+fn about(
+    inputs: &[PathBuf],
+    event: Option<&(String, crate::format::Attr, u64)>,
+    (first, last): (u64, u64),
+) -> pprof::About {
+    let duration = last.saturating_sub(first);
+    let (value, period) = match event {
+        Some((_, a, _)) if is_clock(a) => {
+            let freq = a.flags() & (1 << 10) != 0;
+            let period = match (freq, a.sample_period()) {
+                (true, f) if f > 0 => 1_000_000_000 / f,
+                (false, p) => p,
+                _ => 0,
+            };
+            (("cpu".into(), "nanoseconds".into()), period)
+        }
+        Some((name, a, _)) => {
+            let freq = a.flags() & (1 << 10) != 0;
+            (
+                (name.clone(), "count".into()),
+                if freq { 0 } else { a.sample_period() },
+            )
+        }
+        None => (("events".into(), "count".into()), 0),
+    };
+    // The wall-clock time of the first sample: the last input's
+    // modification time (the recording's end) less the samples' span.
+    let end = std::fs::metadata(inputs.last().expect("an input"))
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    let mut comments = vec![format!(
+        "perfz export of {}",
+        inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )];
+    if let Some((name, _, n)) = event {
+        comments.push(format!("event {name}: {n} samples"));
+    }
+    pprof::About {
+        value,
+        period: i64::try_from(period).unwrap_or(0),
+        time_nanos: end.saturating_sub(duration as i64),
+        duration_nanos: duration as i64,
+        comments,
+    }
 }
 
 /// A sample's user registers and stack copy, when it has both.
@@ -211,14 +399,8 @@ fn user_state<'a>(
     })
 }
 
-type Named = (
-    Option<std::sync::Arc<str>>,
-    Option<std::sync::Arc<str>>,
-    bool,
-);
-
-/// Names every address of a callchain, leaf first: (function, module,
-/// kernel), as perf script prints them.
+/// Names every address of a callchain, leaf first, as perf script prints
+/// them.
 fn name_frames(
     chain: &[u64],
     (pid, time): (u32, u64),
@@ -241,21 +423,37 @@ fn name_frames(
             ip if ip >= CONTEXT_MAX => continue,
             _ => {}
         }
-        let named = if kernel {
-            let module = procs
-                .mapping(pid, ip, time, true)
-                .map(|m| m.path.clone())
-                .unwrap_or_else(|| "[kernel.kallsyms]".into());
-            (syms.kernel(ip), Some(module), true)
+        let map = procs.mapping(pid, ip, time, kernel);
+        let func = if kernel {
+            syms.kernel(ip)
         } else {
-            match procs.mapping(pid, ip, time, false) {
-                Some(m) => (syms.user(m, ip), Some(m.path.clone()), false),
-                None => (None, None, false),
-            }
+            map.and_then(|m| syms.user(m, ip))
+        };
+        let mut funcs = match (func.is_some(), map) {
+            (true, Some(m)) if !kernel => syms.inlined(m, ip),
+            _ => Vec::new(),
+        };
+        if !funcs.is_empty() {
+            // DWARF's names stand for the symbol's (perf's append_inlines).
+            done.frames += funcs.len() as u64 - 1;
+        }
+        let module = match map {
+            Some(m) => Some(m.path.clone()),
+            None if kernel => Some("[kernel.kallsyms]".into()),
+            None => None,
         };
         done.frames += 1;
-        done.unknown_frames += named.0.is_none() as u64;
-        out.push(named);
+        done.unknown_frames += func.is_none() as u64;
+        if funcs.is_empty() {
+            funcs.extend(func);
+        }
+        out.push(Named {
+            ip,
+            funcs,
+            map: map.cloned(),
+            module,
+            kernel,
+        });
     }
     out
 }

@@ -23,6 +23,19 @@ pub struct Mapping {
 }
 
 impl Mapping {
+    /// A mapping held from the start to the end of the recording.
+    pub fn whole_time(start: u64, end: u64, pgoff: u64, path: &str) -> Mapping {
+        Mapping {
+            start,
+            end,
+            pgoff,
+            path: path.into(),
+            build_id: None,
+            from: 0,
+            until: u64::MAX,
+        }
+    }
+
     fn holds(&self, addr: u64, time: u64) -> bool {
         (self.start..self.end).contains(&addr) && (self.from..self.until).contains(&time)
     }
@@ -31,6 +44,8 @@ impl Mapping {
 #[derive(Default)]
 pub struct Timeline {
     events: Vec<(u64, SideBand)>,
+    /// Build ids by file name, from the header (HEADER_BUILD_ID).
+    build_ids: HashMap<String, Arc<[u8]>>,
     comms: HashMap<u32, Vec<(u64, Arc<str>)>>,
     maps: HashMap<u32, Vec<Mapping>>,
     /// The kernel's maps (the image and its modules), for every process.
@@ -48,6 +63,14 @@ impl Timeline {
     /// Notes a side-band record at `time` (0: synthesized before the start).
     pub fn push(&mut self, time: u64, ev: SideBand) {
         self.events.push((time, ev));
+    }
+
+    /// Notes the build id the header gives `path` (for its maps that carry
+    /// none).
+    pub fn note_build_id(&mut self, path: String, id: Vec<u8>) {
+        if !id.is_empty() {
+            self.build_ids.entry(path).or_insert_with(|| id.into());
+        }
     }
 
     /// Orders what was pushed by time (stable: records of one time keep
@@ -71,12 +94,15 @@ impl Timeline {
                 build_id,
                 kernel,
             } => {
+                let build_id = build_id
+                    .map(Into::into)
+                    .or_else(|| self.build_ids.get(&path).cloned());
                 let m = Mapping {
                     start,
                     end: start.saturating_add(len),
                     pgoff,
                     path: path.into(),
-                    build_id: build_id.map(Into::into),
+                    build_id,
                     from: t,
                     until: u64::MAX,
                 };

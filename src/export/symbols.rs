@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
 
+use super::inline::Inline;
 use super::process::Mapping;
 use crate::synth::build_id;
 
@@ -213,14 +214,17 @@ impl Elf {
         Elf::load(image, &[])
     }
 
-    /// The function at file offset `off`.
-    pub fn at_offset(&self, off: u64) -> Option<&Arc<str>> {
-        let addr = self
-            .segments
+    /// The file's own address (SVMA) of file offset `off`.
+    fn svma(&self, off: u64) -> u64 {
+        self.segments
             .iter()
             .find(|(o, size, _)| (*o..o.saturating_add(*size)).contains(&off))
-            .map_or(off, |(o, _, a)| (off - o).wrapping_add(*a));
-        self.symbols.lookup(addr)
+            .map_or(off, |(o, _, a)| (off - o).wrapping_add(*a))
+    }
+
+    /// The function at file offset `off`.
+    pub fn at_offset(&self, off: u64) -> Option<&Arc<str>> {
+        self.symbols.lookup(self.svma(off))
     }
 }
 
@@ -231,16 +235,44 @@ type FileKey = (Arc<str>, Option<Arc<[u8]>>);
 pub struct Symbols {
     files: HashMap<FileKey, Option<Elf>>,
     kernel: Option<Table>,
+    /// Each file's DWARF for inline frames, when they are asked for.
+    inline: Option<HashMap<FileKey, Option<Inline>>>,
 }
 
 impl Symbols {
     /// `kallsyms`: this machine's kernel symbols, when the recording is
     /// from this kernel (else kernel frames stay addresses).
-    pub fn new(kallsyms: bool) -> Symbols {
+    /// `inline`: name the functions inlined at each address too.
+    pub fn new(kallsyms: bool, inline: bool) -> Symbols {
         Symbols {
             files: HashMap::new(),
             kernel: kallsyms.then(load_kallsyms).flatten(),
+            inline: inline.then(HashMap::new),
         }
+    }
+
+    /// The functions inlined at `addr`, which `m` maps, innermost first
+    /// (empty unless inline frames were asked for and DWARF has them).
+    pub fn inlined(&mut self, m: &Mapping, addr: u64) -> Vec<Arc<str>> {
+        let key = (m.path.clone(), m.build_id.clone());
+        let (Some(inline), Some(Some(elf))) = (self.inline.as_mut(), self.files.get(&key)) else {
+            return Vec::new();
+        };
+        let Some(off) = addr
+            .checked_sub(m.start)
+            .and_then(|d| d.checked_add(m.pgoff))
+        else {
+            return Vec::new();
+        };
+        let svma = elf.svma(off);
+        let dwarf = inline.entry(key).or_insert_with(|| {
+            if &*m.path == "[vdso]" {
+                return None;
+            }
+            let (image, debug) = image(m, false)?;
+            Inline::load(&image, &debug)
+        });
+        dwarf.as_ref().map_or_else(Vec::new, |d| d.at(svma))
     }
 
     /// The function at `addr`, which `m` maps (user space).

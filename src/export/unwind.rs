@@ -267,3 +267,44 @@ fn process<'a>(
     }
     processes.get_mut(&pid).expect("inserted above")
 }
+
+/// Unwinds a stack copy through one file mapped at 0x40_0000, with ip,
+/// sp and bp taken from the stack's first words: the fuzz target's way to
+/// give hostile unwind sections and stacks to the unwinder. The frames
+/// found.
+pub fn unwind_one(image: &[u8], stack: &[u8]) -> usize {
+    let Some(img) = Image::load(image.to_vec(), &[]) else {
+        return 0;
+    };
+    let m = Mapping::whole_time(0x40_0000, 0x40_0000 + image.len() as u64, 0, "fuzz");
+    let mut unwinder = UnwinderX86_64::new();
+    if let Some(module) = img.module(&m) {
+        unwinder.add_module(module);
+    }
+    let word = |i: usize| {
+        stack
+            .get(i * 8..i * 8 + 8)
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    let (ip, sp, bp) = (word(0), word(1), word(2));
+    let mut read_stack = |addr: u64| -> Result<u64, ()> {
+        let off = usize::try_from(addr.wrapping_sub(sp)).map_err(|_| ())?;
+        let b = stack.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
+        Ok(u64::from_le_bytes(b.try_into().map_err(|_| ())?))
+    };
+    let mut cache = CacheX86_64::new();
+    let mut it = unwinder.iter_frames(
+        ip,
+        UnwindRegsX86_64::new(ip, sp, bp),
+        &mut cache,
+        &mut read_stack,
+    );
+    let mut n = 0;
+    while let Ok(Some(_)) = it.next() {
+        n += 1;
+        if n == MAX_FRAMES {
+            break;
+        }
+    }
+    n
+}

@@ -222,6 +222,19 @@ impl FeatureSet {
 
     /// `(misc, pid, filename)` of each BUILD_ID entry.
     pub fn build_ids(&self) -> Option<Vec<(u16, i32, String)>> {
+        Some(
+            self.build_id_table()?
+                .into_iter()
+                .map(|(misc, pid, _, name)| (misc, pid, name))
+                .collect(),
+        )
+    }
+
+    /// `(misc, pid, build id, filename)` of each BUILD_ID entry: the id is
+    /// `size` bytes where misc says so (PERF_RECORD_MISC_BUILD_ID_SIZE),
+    /// else 20.
+    #[allow(clippy::type_complexity)]
+    pub fn build_id_table(&self) -> Option<Vec<(u16, i32, Vec<u8>, String)>> {
         let mut c = Cursor::new(self.get(feat::BUILD_ID)?, self.e(), 0);
         let mut out = Vec::new();
         while c.remaining() >= 8 {
@@ -233,11 +246,18 @@ impl FeatureSet {
                 return None;
             }
             let pid = c.u32("").ok()? as i32;
+            let id = &c.buf[start + 12..start + 32];
+            let len = if misc & (1 << 15) != 0 {
+                usize::from(c.buf[start + 32]).min(20)
+            } else {
+                20
+            };
             let name = &c.buf[start + 36..start + size];
             let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
             out.push((
                 misc,
                 pid,
+                id[..len].to_vec(),
                 String::from_utf8_lossy(&name[..end]).into_owned(),
             ));
             c.pos = start + size;

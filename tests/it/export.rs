@@ -57,7 +57,11 @@ fn reference_collapse(script: &str) -> BTreeMap<String, u64> {
 }
 
 fn ours(path: &Path) -> BTreeMap<String, u64> {
-    let o = perfz_ok(&["export", path.to_str().unwrap()]);
+    ours_with(path, &[])
+}
+
+fn ours_with(path: &Path, options: &[&str]) -> BTreeMap<String, u64> {
+    let o = perfz_ok(&[&["export", path.to_str().unwrap()], options].concat());
     String::from_utf8(o.stdout)
         .unwrap()
         .lines()
@@ -172,12 +176,12 @@ fn dwarf_stacks_unwind_as_perf_script_does() {
         .status()
         .unwrap();
     assert!(st.success(), "perf record");
-    for path in [&z, &p] {
+    for (path, inline) in [(&z, false), (&p, false), (&z, true), (&p, true)] {
         let script = run_perf(
             &perf(),
             &[
                 "script",
-                "--no-inline",
+                if inline { "--inline" } else { "--no-inline" },
                 "-F",
                 "comm,ip,sym,dso",
                 "-i",
@@ -185,12 +189,26 @@ fn dwarf_stacks_unwind_as_perf_script_does() {
             ],
         );
         let want = reference_collapse(&script);
-        let got = ours(path);
+        let got = if inline {
+            ours_with(path, &["--inline"])
+        } else {
+            ours(path)
+        };
+        if inline {
+            assert!(
+                want.keys()
+                    .any(|k| script.contains("(inlined)") && k.contains(';')),
+                "perf shows inline frames"
+            );
+        }
         let total: u64 = want.values().sum();
         assert!(total > 500, "{}: {total} samples", path.display());
         assert_eq!(got.values().sum::<u64>(), total, "{}", path.display());
         let same = agreeing(&got, &want);
-        eprintln!("{}: {same} of {total} samples agree", path.display());
+        eprintln!(
+            "{} (inline frames: {inline}): {same} of {total} samples agree",
+            path.display()
+        );
         let differ: Vec<_> = got
             .iter()
             .filter(|(k, v)| want.get(*k) != Some(v))
@@ -209,6 +227,70 @@ fn dwarf_stacks_unwind_as_perf_script_does() {
             );
         }
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Binaries replaced on disk after the recording: by another ELF file, the
+/// build-id cache perfz filled names the frames as before; by junk with the
+/// cache gone, the frames are `[unknown]` (folded: the module's name) and
+/// the export still succeeds, in every format.
+#[test]
+fn binaries_replaced_on_disk_resolve_from_the_cache_or_stay_unknown() {
+    require_recording();
+    let dir = tempdir("export-replaced");
+    let prog = dir.join("prog");
+    std::fs::copy(workload_without_frame_pointers(), &prog).unwrap();
+    let cache = dir.join("cache");
+    let data = dir.join("r.data");
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .env("PERF_BUILDID_DIR", &cache)
+        .args(["record", "-q", "--call-graph", "dwarf", "-o"])
+        .arg(&data)
+        .arg("--")
+        .arg(&prog)
+        .arg("0.3")
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let export = |options: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .env("PERF_BUILDID_DIR", &cache)
+            .arg("export")
+            .arg(&data)
+            .args(options)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let before = export(&[]);
+    assert!(before.contains(";main;perfz_workload_loop;"), "{before}");
+    // Replaced as a linker or a package manager replaces a file: a new file
+    // renamed over the path. (Written in place, the file would change the
+    // cache's copy too: the cache hard-links where it can, as perf's does.)
+    let replace = |bytes: &[u8]| {
+        let new = dir.join("new");
+        std::fs::write(&new, bytes).unwrap();
+        std::fs::rename(&new, &prog).unwrap();
+    };
+    // Another ELF file at the same path (a different build id).
+    replace(&std::fs::read("/bin/true").unwrap());
+    assert_eq!(export(&[]), before, "the cache's copy names the frames");
+    // Junk at the path and no cache.
+    replace(&[0x7fu8; 4096]);
+    std::fs::remove_dir_all(&cache).unwrap();
+    let after = export(&[]);
+    assert!(!after.contains("perfz_workload"), "{after}");
+    assert!(after.lines().any(|l| l.contains(";prog")), "{after}");
+    let pprof = dir.join("r.pb.gz");
+    export(&[
+        "--format",
+        "pprof",
+        "--inline",
+        "-o",
+        pprof.to_str().unwrap(),
+    ]);
+    assert!(std::fs::metadata(&pprof).unwrap().len() > 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

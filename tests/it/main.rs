@@ -11,6 +11,7 @@ mod cli_codecs;
 mod eval;
 mod events;
 mod export;
+mod export_pprof;
 mod fixtures;
 mod flight_recorder;
 mod hostile;

@@ -1,0 +1,348 @@
+//! Profiles in pprof's format (google/pprof's profile.proto, gzipped), as
+//! `go tool pprof`, Pyroscope, Parca and the cloud profilers read them.
+//! The messages are declared here with prost's derive (no protoc at build
+//! time); field numbers are those of profile.proto.
+//!
+//! Each distinct (stack, thread) is one sample with two values: the count
+//! of samples and the sum of their periods (nanoseconds of CPU for the
+//! clock events, else the event's own count). Frames become locations
+//! (one per address of a mapping), with one line naming their function;
+//! mappings carry the file's path and build id.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::process::Mapping as Map;
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Profile {
+    #[prost(message, repeated, tag = "1")]
+    pub sample_type: Vec<ValueType>,
+    #[prost(message, repeated, tag = "2")]
+    pub sample: Vec<Sample>,
+    #[prost(message, repeated, tag = "3")]
+    pub mapping: Vec<Mapping>,
+    #[prost(message, repeated, tag = "4")]
+    pub location: Vec<Location>,
+    #[prost(message, repeated, tag = "5")]
+    pub function: Vec<Function>,
+    #[prost(string, repeated, tag = "6")]
+    pub string_table: Vec<String>,
+    #[prost(int64, tag = "9")]
+    pub time_nanos: i64,
+    #[prost(int64, tag = "10")]
+    pub duration_nanos: i64,
+    #[prost(message, optional, tag = "11")]
+    pub period_type: Option<ValueType>,
+    #[prost(int64, tag = "12")]
+    pub period: i64,
+    #[prost(int64, repeated, tag = "13")]
+    pub comment: Vec<i64>,
+    #[prost(int64, tag = "14")]
+    pub default_sample_type: i64,
+}
+
+#[derive(Clone, Copy, PartialEq, prost::Message)]
+pub struct ValueType {
+    #[prost(int64, tag = "1")]
+    pub r#type: i64,
+    #[prost(int64, tag = "2")]
+    pub unit: i64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Sample {
+    #[prost(uint64, repeated, tag = "1")]
+    pub location_id: Vec<u64>,
+    #[prost(int64, repeated, tag = "2")]
+    pub value: Vec<i64>,
+    #[prost(message, repeated, tag = "3")]
+    pub label: Vec<Label>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Label {
+    #[prost(int64, tag = "1")]
+    pub key: i64,
+    #[prost(int64, tag = "2")]
+    pub str: i64,
+    #[prost(int64, tag = "3")]
+    pub num: i64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Mapping {
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    #[prost(uint64, tag = "2")]
+    pub memory_start: u64,
+    #[prost(uint64, tag = "3")]
+    pub memory_limit: u64,
+    #[prost(uint64, tag = "4")]
+    pub file_offset: u64,
+    #[prost(int64, tag = "5")]
+    pub filename: i64,
+    #[prost(int64, tag = "6")]
+    pub build_id: i64,
+    #[prost(bool, tag = "7")]
+    pub has_functions: bool,
+    #[prost(bool, tag = "10")]
+    pub has_inline_frames: bool,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Location {
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    #[prost(uint64, tag = "2")]
+    pub mapping_id: u64,
+    #[prost(uint64, tag = "3")]
+    pub address: u64,
+    #[prost(message, repeated, tag = "4")]
+    pub line: Vec<Line>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Line {
+    #[prost(uint64, tag = "1")]
+    pub function_id: u64,
+    #[prost(int64, tag = "2")]
+    pub line: i64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Function {
+    #[prost(uint64, tag = "1")]
+    pub id: u64,
+    #[prost(int64, tag = "2")]
+    pub name: i64,
+    #[prost(int64, tag = "3")]
+    pub system_name: i64,
+    #[prost(int64, tag = "4")]
+    pub filename: i64,
+}
+
+/// One frame to place: its address, the functions there (innermost
+/// first: more than one where inline frames are shown) and its mapping.
+pub struct Frame<'a> {
+    pub ip: u64,
+    pub funcs: &'a [Arc<str>],
+    pub map: Option<&'a Map>,
+    /// Module name without a mapping (a kernel frame of an unknown map).
+    pub module: Option<&'a str>,
+}
+
+/// What the profile says of itself.
+pub struct About {
+    /// The second value: `("cpu", "nanoseconds")` for clock events, else
+    /// `(event, "count")`.
+    pub value: (String, String),
+    /// The sampling period in the second value's unit (0: unknown).
+    pub period: i64,
+    pub time_nanos: i64,
+    pub duration_nanos: i64,
+    pub comments: Vec<String>,
+}
+
+type MapKey = (Arc<str>, Option<Arc<[u8]>>, u64, u64, u64);
+
+/// A profile being built, sample by sample.
+#[derive(Default)]
+pub struct Builder {
+    strings: HashMap<String, i64>,
+    table: Vec<String>,
+    mappings: HashMap<MapKey, u64>,
+    mapping: Vec<Mapping>,
+    functions: HashMap<(Arc<str>, i64), u64>,
+    function: Vec<Function>,
+    locations: HashMap<(u64, u64), u64>,
+    location: Vec<Location>,
+    samples: HashMap<(Vec<u64>, i64, u32, u32), [i64; 2]>,
+}
+
+impl Builder {
+    pub fn new() -> Builder {
+        let mut b = Builder::default();
+        b.string(""); // string_table[0] is "" (profile.proto)
+        b
+    }
+
+    fn string(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.strings.get(s) {
+            return i;
+        }
+        let i = self.table.len() as i64;
+        self.table.push(s.to_string());
+        self.strings.insert(s.to_string(), i);
+        i
+    }
+
+    fn mapping_id(&mut self, m: &Map) -> u64 {
+        let key = (m.path.clone(), m.build_id.clone(), m.start, m.end, m.pgoff);
+        if let Some(&id) = self.mappings.get(&key) {
+            return id;
+        }
+        let id = self.mapping.len() as u64 + 1;
+        let filename = self.string(&m.path);
+        let build_id = match &m.build_id {
+            Some(b) => self.string(&crate::synth::build_id::hex(b)),
+            None => 0,
+        };
+        self.mapping.push(Mapping {
+            id,
+            memory_start: m.start,
+            memory_limit: m.end,
+            file_offset: m.pgoff,
+            filename,
+            build_id,
+            has_functions: true,
+            has_inline_frames: false,
+        });
+        self.mappings.insert(key, id);
+        id
+    }
+
+    fn function_id(&mut self, name: &Arc<str>, file: i64) -> u64 {
+        if let Some(&id) = self.functions.get(&(name.clone(), file)) {
+            return id;
+        }
+        let id = self.function.len() as u64 + 1;
+        let n = self.string(name);
+        self.function.push(Function {
+            id,
+            name: n,
+            system_name: n,
+            filename: file,
+        });
+        self.functions.insert((name.clone(), file), id);
+        id
+    }
+
+    fn location_id(&mut self, f: &Frame<'_>) -> u64 {
+        let mapping_id = f.map.map_or(0, |m| self.mapping_id(m));
+        // Frames outside any mapping are told apart by module and address.
+        let module = f.map.map(|m| &*m.path).or(f.module).unwrap_or("");
+        let key = if mapping_id == 0 {
+            (u64::MAX - self.string(module) as u64, f.ip)
+        } else {
+            (mapping_id, f.ip)
+        };
+        if let Some(&id) = self.locations.get(&key) {
+            return id;
+        }
+        let file = self.string(module);
+        let line = f
+            .funcs
+            .iter()
+            .map(|name| Line {
+                function_id: self.function_id(name, file),
+                line: 0,
+            })
+            .collect();
+        let id = self.location.len() as u64 + 1;
+        self.location.push(Location {
+            id,
+            mapping_id,
+            address: f.ip,
+            line,
+        });
+        self.locations.insert(key, id);
+        id
+    }
+
+    /// Adds one sample of `(comm, pid, tid)`, frames leaf first, weighing
+    /// `period`.
+    pub fn add<'a>(
+        &mut self,
+        frames: impl Iterator<Item = Frame<'a>>,
+        (comm, pid, tid): (&str, u32, u32),
+        period: u64,
+    ) {
+        let locs: Vec<u64> = frames.map(|f| self.location_id(&f)).collect();
+        let comm = self.string(comm);
+        let v = self.samples.entry((locs, comm, pid, tid)).or_default();
+        v[0] += 1;
+        v[1] = v[1].saturating_add(i64::try_from(period).unwrap_or(i64::MAX));
+    }
+
+    /// The profile, with what it says of itself.
+    pub fn finish(mut self, about: About) -> Profile {
+        let samples_t = ValueType {
+            r#type: self.string("samples"),
+            unit: self.string("count"),
+        };
+        let value_t = ValueType {
+            r#type: self.string(&about.value.0),
+            unit: self.string(&about.value.1),
+        };
+        let (k_comm, k_pid, k_tid) = (
+            self.string("thread"),
+            self.string("pid"),
+            self.string("tid"),
+        );
+        let comment = about.comments.iter().map(|c| self.string(c)).collect();
+        let mut samples: Vec<_> = self.samples.into_iter().collect();
+        samples.sort();
+        let sample: Vec<Sample> = samples
+            .into_iter()
+            .map(|((location_id, comm, pid, tid), v)| Sample {
+                location_id,
+                value: v.to_vec(),
+                label: vec![
+                    Label {
+                        key: k_comm,
+                        str: comm,
+                        num: 0,
+                    },
+                    Label {
+                        key: k_pid,
+                        str: 0,
+                        num: pid.into(),
+                    },
+                    Label {
+                        key: k_tid,
+                        str: 0,
+                        num: tid.into(),
+                    },
+                ],
+            })
+            .collect();
+        // pprof takes the first mapping for the program: the one most
+        // samples are in (ids stay; only the order changes).
+        let mut weight: HashMap<u64, i64> = HashMap::new();
+        for x in &sample {
+            let x: &Sample = x;
+            let leaf = x
+                .location_id
+                .first()
+                .and_then(|&l| self.location.get(l as usize - 1));
+            *weight.entry(leaf.map_or(0, |l| l.mapping_id)).or_default() += x.value[0];
+        }
+        self.mapping
+            .sort_by_key(|m| std::cmp::Reverse(weight.get(&m.id).copied().unwrap_or(0)));
+        Profile {
+            sample_type: vec![samples_t, value_t],
+            sample,
+            mapping: self.mapping,
+            location: self.location,
+            function: self.function,
+            string_table: self.table,
+            time_nanos: about.time_nanos,
+            duration_nanos: about.duration_nanos,
+            period_type: Some(value_t),
+            period: about.period,
+            comment,
+            default_sample_type: value_t.r#type,
+        }
+    }
+}
+
+/// The profile, encoded and gzipped (as pprof files are).
+pub fn write(p: &Profile, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    use prost::Message;
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    gz.write_all(&p.encode_to_vec())?;
+    gz.finish()?;
+    Ok(())
+}
