@@ -3,8 +3,11 @@
 //! writes them (function names tidied as its defaults do; an unknown
 //! function is named after its module, or `unknown`).
 
-use std::collections::HashMap;
-use std::io::{self, Write};
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::Named;
 
 /// stackcollapse-perf's options.
 #[derive(Clone, Copy, Debug, Default)]
@@ -25,51 +28,83 @@ pub struct Frame<'a> {
     pub kernel: bool,
 }
 
+/// A stack of one thread: (comm, pid, tid, frame ids leaf first); pid
+/// and tid are 0 unless the options show them.
+type Stack = (Arc<str>, u32, u32, Box<[u32]>);
+
 /// Counts of collapsed stacks.
 #[derive(Default)]
 pub struct Folded {
-    counts: HashMap<String, u64>,
+    counts: FxHashMap<Stack, u64>,
 }
 
 impl Folded {
     /// Adds one sample of thread `tid` of `pid` named `comm` whose stack is
-    /// `frames`, leaf first.
-    pub fn add<'a>(
-        &mut self,
-        o: &FoldOptions,
-        (comm, pid, tid): (&str, u32, u32),
-        frames: impl DoubleEndedIterator<Item = Frame<'a>>,
-    ) {
-        let mut line = comm.replace(' ', "_");
-        if o.tid {
-            line.push_str(&format!("-{pid}/{tid}"));
-        } else if o.pid {
-            line.push_str(&format!("-{pid}"));
-        }
-        for f in frames.rev() {
-            line.push(';');
-            line.push_str(&tidy(&f, o));
-        }
-        *self.counts.entry(line).or_default() += 1;
+    /// the frames `ids` (of the export's frame table), leaf first.
+    pub fn add(&mut self, o: &FoldOptions, (comm, pid, tid): (&Arc<str>, u32, u32), ids: &[u32]) {
+        let pid = if o.pid || o.tid { pid } else { 0 };
+        let tid = if o.tid { tid } else { 0 };
+        // Look up first: most samples repeat a stack seen before.
+        let key = (comm.clone(), pid, tid, Box::from(ids));
+        *self.counts.entry(key).or_default() += 1;
     }
 
-    /// The stacks, sorted, with their counts: `stack count` lines.
-    pub fn lines(&self) -> Vec<String> {
-        let mut v: Vec<(&String, &u64)> = self.counts.iter().collect();
+    /// The stacks, sorted, with their counts: `stack count` lines. Each
+    /// frame of `frames` is tidied once.
+    pub fn lines(&self, o: &FoldOptions, frames: &[Named]) -> Vec<String> {
+        let mut tidied: Vec<Option<String>> = vec![None; frames.len()];
+        let mut v: Vec<(String, u64)> = self
+            .counts
+            .iter()
+            .map(|((comm, pid, tid, ids), n)| {
+                let mut line = comm.replace(' ', "_");
+                if o.tid {
+                    line.push_str(&format!("-{pid}/{tid}"));
+                } else if o.pid {
+                    line.push_str(&format!("-{pid}"));
+                }
+                for &id in ids.iter().rev() {
+                    let t = tidied[id as usize].get_or_insert_with(|| {
+                        let f = &frames[id as usize];
+                        let one = |func: Option<&str>| {
+                            tidy(
+                                &Frame {
+                                    func,
+                                    module: f.module.as_deref(),
+                                    kernel: f.kernel,
+                                },
+                                o,
+                            )
+                        };
+                        if f.funcs.is_empty() {
+                            one(None)
+                        } else {
+                            // Innermost first: the root-first line wants the
+                            // outermost first.
+                            let names: Vec<String> =
+                                f.funcs.iter().rev().map(|n| one(Some(n))).collect();
+                            names.join(";")
+                        }
+                    });
+                    line.push(';');
+                    line.push_str(t);
+                }
+                (line, *n)
+            })
+            .collect();
+        // Two keys may fold to one line (names that tidy alike).
         v.sort();
-        v.into_iter()
-            .map(|(stack, n)| format!("{stack} {n}"))
-            .collect()
+        v.dedup_by(|b, a| {
+            let same = a.0 == b.0;
+            if same {
+                a.1 += b.1;
+            }
+            same
+        });
+        v.into_iter().map(|(l, n)| format!("{l} {n}")).collect()
     }
 
-    /// [`lines`](Self::lines), written one per line.
-    pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
-        for l in self.lines() {
-            writeln!(out, "{l}")?;
-        }
-        Ok(())
-    }
-
+    /// Distinct stacks (before names that tidy alike are merged).
     pub fn stacks(&self) -> usize {
         self.counts.len()
     }

@@ -29,7 +29,7 @@ use crate::format::record::misc;
 use crate::format::sample::SampleId;
 use crate::format::side_band::SideBand;
 use crate::format::{FormatError, PerfReader, RecordType};
-use folded::{Folded, Frame};
+use folded::Folded;
 use process::{Mapping, Timeline};
 use symbols::Symbols;
 use unwind::{Unwind, UserState};
@@ -90,6 +90,53 @@ pub struct Named {
     pub map: Option<Mapping>,
     pub module: Option<Arc<str>>,
     pub kernel: bool,
+}
+
+/// Every distinct frame of an export, named once: by (mapping, address,
+/// kernel) where the mapping is the Timeline's (its address: the
+/// Timeline does not change once built) or none.
+#[derive(Default)]
+pub struct FrameTable {
+    index: rustc_hash::FxHashMap<(usize, u64, bool), u32>,
+    pub named: Vec<Named>,
+}
+
+impl FrameTable {
+    /// The ids of a callchain's frames, leaf first, naming each new one as
+    /// perf script prints it.
+    fn intern(
+        &mut self,
+        chain: &[u64],
+        (pid, time): (u32, u64),
+        procs: &Timeline,
+        syms: &mut Symbols,
+        ids: &mut Vec<u32>,
+    ) {
+        ids.clear();
+        let mut kernel = false;
+        for &ip in chain {
+            match ip {
+                CONTEXT_KERNEL | CONTEXT_HV => {
+                    kernel = true;
+                    continue;
+                }
+                CONTEXT_USER => {
+                    kernel = false;
+                    continue;
+                }
+                ip if ip >= CONTEXT_MAX => continue,
+                _ => {}
+            }
+            let map = procs.mapping(pid, ip, time, kernel);
+            let key = (map.map_or(0, |m| m as *const Mapping as usize), ip, kernel);
+            let next = self.named.len() as u32;
+            let id = *self.index.entry(key).or_insert(next);
+            if id == next {
+                self.named.push(name_frame(ip, kernel, map, syms));
+            }
+            ids.push(id);
+        }
+    }
 }
 
 /// The samples' events of one input: attr index -> name.
@@ -202,6 +249,8 @@ pub fn export(
     };
     let mut folded = Folded::default();
     let mut profile = pprof::Builder::new();
+    let mut table = FrameTable::default();
+    let mut ids = Vec::new();
     let (mut first, mut last) = (u64::MAX, 0u64);
     for input in inputs {
         let mut r = PerfReader::open(input)?;
@@ -252,52 +301,33 @@ pub fn export(
             } else {
                 s.callchain.clone()
             };
-            let named = name_frames(&chain, (pid, time), &procs, &mut syms, &mut done);
+            table.intern(&chain, (pid, time), &procs, &mut syms, &mut ids);
+            for &id in &ids {
+                let n = table.named[id as usize].funcs.len() as u64;
+                done.frames += n.max(1);
+                done.unknown_frames += (n == 0) as u64;
+            }
             let comm = procs.comm(tid, time);
             done.samples += 1;
             match format {
-                Output::Folded | Output::Svg => folded.add(
-                    &o.fold,
-                    (&comm, pid, tid),
-                    named.iter().flat_map(|n| {
-                        let module = n.module.as_deref();
-                        let kernel = n.kernel;
-                        let unknown = n.funcs.is_empty().then_some(Frame {
-                            func: None,
-                            module,
-                            kernel,
-                        });
-                        n.funcs
-                            .iter()
-                            .map(move |f| Frame {
-                                func: Some(f),
-                                module,
-                                kernel,
-                            })
-                            .chain(unknown)
-                    }),
-                ),
-                Output::Pprof => profile.add(
-                    named.iter().map(|n| pprof::Frame {
-                        ip: n.ip,
-                        funcs: &n.funcs,
-                        map: n.map.as_ref(),
-                        module: n.module.as_deref(),
-                    }),
-                    (&comm, pid, tid),
-                    s.period.unwrap_or(1),
-                ),
+                Output::Folded | Output::Svg => folded.add(&o.fold, (&comm, pid, tid), &ids),
+                Output::Pprof => {
+                    profile.add(&table.named, &ids, (&comm, pid, tid), s.period.unwrap_or(1))
+                }
             }
         }
     }
     match format {
         Output::Folded => {
-            done.stacks = folded.stacks();
-            folded.write(out)?
+            let lines = folded.lines(&o.fold, &table.named);
+            done.stacks = lines.len();
+            for l in lines {
+                writeln!(out, "{l}")?;
+            }
         }
         Output::Svg => {
-            done.stacks = folded.stacks();
-            let lines = folded.lines();
+            let lines = folded.lines(&o.fold, &table.named);
+            done.stacks = lines.len();
             let mut opts = inferno::flamegraph::Options::default();
             opts.title = format!("perfz: {}", inputs[0].display());
             opts.count_name = "samples".into();
@@ -399,61 +429,31 @@ fn user_state<'a>(
     })
 }
 
-/// Names every address of a callchain, leaf first, as perf script prints
-/// them.
-fn name_frames(
-    chain: &[u64],
-    (pid, time): (u32, u64),
-    procs: &Timeline,
-    syms: &mut Symbols,
-    done: &mut Exported,
-) -> Vec<Named> {
-    let mut kernel = false;
-    let mut out = Vec::with_capacity(chain.len());
-    for &ip in chain {
-        match ip {
-            CONTEXT_KERNEL | CONTEXT_HV => {
-                kernel = true;
-                continue;
-            }
-            CONTEXT_USER => {
-                kernel = false;
-                continue;
-            }
-            ip if ip >= CONTEXT_MAX => continue,
-            _ => {}
-        }
-        let map = procs.mapping(pid, ip, time, kernel);
-        let func = if kernel {
-            syms.kernel(ip)
-        } else {
-            map.and_then(|m| syms.user(m, ip))
-        };
-        let mut funcs = match (func.is_some(), map) {
-            (true, Some(m)) if !kernel => syms.inlined(m, ip),
-            _ => Vec::new(),
-        };
-        if !funcs.is_empty() {
-            // DWARF's names stand for the symbol's (perf's append_inlines).
-            done.frames += funcs.len() as u64 - 1;
-        }
-        let module = match map {
-            Some(m) => Some(m.path.clone()),
-            None if kernel => Some("[kernel.kallsyms]".into()),
-            None => None,
-        };
-        done.frames += 1;
-        done.unknown_frames += func.is_none() as u64;
-        if funcs.is_empty() {
-            funcs.extend(func);
-        }
-        out.push(Named {
-            ip,
-            funcs,
-            map: map.cloned(),
-            module,
-            kernel,
-        });
+/// One frame as perf script prints it.
+fn name_frame(ip: u64, kernel: bool, map: Option<&Mapping>, syms: &mut Symbols) -> Named {
+    let func = if kernel {
+        syms.kernel(ip)
+    } else {
+        map.and_then(|m| syms.user(m, ip))
+    };
+    let mut funcs = match (func.is_some(), map) {
+        // DWARF's names stand for the symbol's (perf's append_inlines).
+        (true, Some(m)) if !kernel => syms.inlined(m, ip),
+        _ => Vec::new(),
+    };
+    if funcs.is_empty() {
+        funcs.extend(func);
     }
-    out
+    let module = match map {
+        Some(m) => Some(m.path.clone()),
+        None if kernel => Some("[kernel.kallsyms]".into()),
+        None => None,
+    };
+    Named {
+        ip,
+        funcs,
+        map: map.cloned(),
+        module,
+        kernel,
+    }
 }

@@ -6,13 +6,15 @@
 //! Each distinct (stack, thread) is one sample with two values: the count
 //! of samples and the sum of their periods (nanoseconds of CPU for the
 //! clock events, else the event's own count). Frames become locations
-//! (one per address of a mapping), with one line naming their function;
-//! mappings carry the file's path and build id.
+//! (one per frame of the export's table: an address of a mapping), with
+//! a line per function there (inlined ones first); mappings carry the
+//! file's path and build id.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::process::Mapping as Map;
+use super::Named;
 
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct Profile {
@@ -122,16 +124,6 @@ pub struct Function {
     pub filename: i64,
 }
 
-/// One frame to place: its address, the functions there (innermost
-/// first: more than one where inline frames are shown) and its mapping.
-pub struct Frame<'a> {
-    pub ip: u64,
-    pub funcs: &'a [Arc<str>],
-    pub map: Option<&'a Map>,
-    /// Module name without a mapping (a kernel frame of an unknown map).
-    pub module: Option<&'a str>,
-}
-
 /// What the profile says of itself.
 pub struct About {
     /// The second value: `("cpu", "nanoseconds")` for clock events, else
@@ -155,7 +147,8 @@ pub struct Builder {
     mapping: Vec<Mapping>,
     functions: HashMap<(Arc<str>, i64), u64>,
     function: Vec<Function>,
-    locations: HashMap<(u64, u64), u64>,
+    /// Each frame's location id (0: none yet).
+    frame_locations: Vec<u64>,
     location: Vec<Location>,
     samples: HashMap<(Vec<u64>, i64, u32, u32), [i64; 2]>,
 }
@@ -218,18 +211,23 @@ impl Builder {
         id
     }
 
-    fn location_id(&mut self, f: &Frame<'_>) -> u64 {
-        let mapping_id = f.map.map_or(0, |m| self.mapping_id(m));
-        // Frames outside any mapping are told apart by module and address.
-        let module = f.map.map(|m| &*m.path).or(f.module).unwrap_or("");
-        let key = if mapping_id == 0 {
-            (u64::MAX - self.string(module) as u64, f.ip)
-        } else {
-            (mapping_id, f.ip)
-        };
-        if let Some(&id) = self.locations.get(&key) {
-            return id;
+    /// The location of frame `id` of `frames` (made on first use).
+    fn location_id(&mut self, frames: &[Named], id: u32) -> u64 {
+        let i = id as usize;
+        if self.frame_locations.len() <= i {
+            self.frame_locations.resize(frames.len().max(i + 1), 0);
         }
+        if self.frame_locations[i] != 0 {
+            return self.frame_locations[i];
+        }
+        let f = &frames[i];
+        let mapping_id = f.map.as_ref().map_or(0, |m| self.mapping_id(m));
+        let module = f
+            .map
+            .as_ref()
+            .map(|m| &*m.path)
+            .or(f.module.as_deref())
+            .unwrap_or("");
         let file = self.string(module);
         let line = f
             .funcs
@@ -239,26 +237,27 @@ impl Builder {
                 line: 0,
             })
             .collect();
-        let id = self.location.len() as u64 + 1;
+        let loc = self.location.len() as u64 + 1;
         self.location.push(Location {
-            id,
+            id: loc,
             mapping_id,
             address: f.ip,
             line,
         });
-        self.locations.insert(key, id);
-        id
+        self.frame_locations[i] = loc;
+        loc
     }
 
-    /// Adds one sample of `(comm, pid, tid)`, frames leaf first, weighing
-    /// `period`.
-    pub fn add<'a>(
+    /// Adds one sample of `(comm, pid, tid)` whose stack is the frames
+    /// `ids` of `frames`, leaf first, weighing `period`.
+    pub fn add(
         &mut self,
-        frames: impl Iterator<Item = Frame<'a>>,
+        frames: &[Named],
+        ids: &[u32],
         (comm, pid, tid): (&str, u32, u32),
         period: u64,
     ) {
-        let locs: Vec<u64> = frames.map(|f| self.location_id(&f)).collect();
+        let locs: Vec<u64> = ids.iter().map(|&id| self.location_id(frames, id)).collect();
         let comm = self.string(comm);
         let v = self.samples.entry((locs, comm, pid, tid)).or_default();
         v[0] += 1;
