@@ -2,13 +2,18 @@
 """perfz export vs perf script + a collapse, on the same recording, as
 alternating pairs: wall time and peak RSS, medians (min-max).
 
-    benches/export.py [--pairs N] [--seconds S] [--markdown FILE]
+    benches/export.py [--pairs N] [--seconds S] [--dwarf-seconds S]
+                      [--modes fp,dwarf] [--markdown FILE]
 
-Records the repo's workload with frame pointers at 20 kHz for S seconds
-(perfz, zstd:3), then times `perfz export -o OUT` against `perf script -F
-comm,ip,sym,dso` alone (the lower bound of the perf path) and piped into
-the reference collapse of tests/it/export.rs (here in Python). The folded
-outputs are compared: a mismatch is reported. Needs root, perf, cc.
+Records the repo's workload at 20 kHz (perfz, zstd:3): with frame pointers
+for S seconds, and built without frame pointers with `--call-graph dwarf`
+for --dwarf-seconds (3 s: about 500 MB of ring data). Then times `perfz
+export -o OUT` against `perf script -F comm,ip,sym,dso` alone (the lower
+bound of the perf path) and piped into the reference collapse of
+tests/it/export.rs (here in Python), both without inline frames
+(`--no-inline`), and `perfz export --inline` against `perf script
+--inline` + the collapse. The folded outputs are compared: a mismatch is
+reported. Needs root, perf, cc.
 """
 
 import argparse
@@ -65,30 +70,35 @@ def timed(argv, stdout=subprocess.DEVNULL):
     return time.monotonic() - t, int(err.strip().splitlines()[-1]), out
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--pairs", type=int, default=5)
-    ap.add_argument("--seconds", type=float, default=5)
-    ap.add_argument("--markdown")
-    a = ap.parse_args()
-    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
-    tmp = tempfile.mkdtemp(prefix="perfz-export-bench-")
-    deep = os.path.join(tmp, "deep")
-    subprocess.run(["cc", "-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o", deep,
+def record(tmp, mode, seconds):
+    """A recording of the workload; its path and MB of ring data."""
+    prog = os.path.join(tmp, "deep-" + mode)
+    fp = "-fno-omit-frame-pointer" if mode == "fp" else "-fomit-frame-pointer"
+    subprocess.run(["cc", "-O1", "-g", fp, "-fno-inline", "-o", prog,
                     os.path.join(ROOT, "tests", "workload", "deep.c")], check=True)
-    data = os.path.join(tmp, "fp.data")
-    subprocess.run([PERFZ, "record", "-q", "-F", "20000", "-g", "-o", data, "--", deep,
-                    str(a.seconds)], check=True)
-    out = os.path.join(tmp, "ours.folded")
+    data = os.path.join(tmp, mode + ".data")
+    cg = ["-g"] if mode == "fp" else ["--call-graph", "dwarf"]
+    p = subprocess.run([PERFZ, "record", "-F", "20000"] + cg + ["-o", data, "--", prog,
+                       str(seconds)], check=True, stderr=subprocess.PIPE, text=True)
+    m = re.search(r"original ([0-9.]+) MB", p.stderr)
+    return data, float(m.group(1)) if m else float("nan")
+
+
+def compare(data, pairs, inline):
+    """Alternating pairs of perfz export and perf script (+ collapse)."""
+    out = data + (".inline" if inline else "") + ".folded"
     runs = {"perfz": [], "script": [], "script+collapse": []}
     same = True
-    for i in range(a.pairs):
+    perf_inlined = 0
+    flag = ["--inline"] if inline else []
+    for i in range(pairs):
         for tool in (["perfz", "script"] if i % 2 == 0 else ["script", "perfz"]):
             if tool == "perfz":
-                w, rss, _ = timed([PERFZ, "export", "-o", out, data])
+                w, rss, _ = timed([PERFZ, "export"] + flag + ["-o", out, data])
                 runs["perfz"].append((w, rss))
             else:
-                w, rss, text = timed(["perf", "script", "-F", "comm,ip,sym,dso", "-i", data],
+                w, rss, text = timed(["perf", "script", "--inline" if inline else "--no-inline",
+                                      "-F", "comm,ip,sym,dso", "-i", data],
                                      stdout=subprocess.PIPE)
                 t = time.monotonic()
                 folded = collapse(text.decode(errors="replace"))
@@ -96,7 +106,13 @@ def main():
                 runs["script"].append((w, rss))
                 runs["script+collapse"].append((w + c, rss))
                 same &= folded == open(out).read()
-    size = os.path.getsize(data)
+                perf_inlined = text.count(b"(inlined)")
+    if inline and not same and perf_inlined == 0:
+        same = "no: perf 6.1 printed no inline frame (it shows them on dwarf-unwound chains only)"
+    return runs, same
+
+
+def table(runs, same, label):
     med = {k: statistics.median(x[0] for x in v) for k, v in runs.items()}
 
     def cell(k):
@@ -104,15 +120,36 @@ def main():
         r = [x[1] / 1024 for x in runs[k]]
         return (f"{statistics.median(v):.2f} ({min(v):.2f}–{max(v):.2f}) s, "
                 f"{statistics.median(r):.0f} MiB")
+    return [f"| {label}: perfz export | {cell('perfz')} | 1 |",
+            f"| {label}: perf script alone | {cell('script')} | {med['script'] / med['perfz']:.1f} |",
+            f"| {label}: perf script + reference collapse (Python) | {cell('script+collapse')} "
+            f"| {med['script+collapse'] / med['perfz']:.1f} |",
+            f"| {label}: outputs identical | {same if isinstance(same, str) else 'yes' if same else 'NO'} | |"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=5)
+    ap.add_argument("--dwarf-seconds", type=float, default=3)
+    ap.add_argument("--modes", default="fp,dwarf")
+    ap.add_argument("--markdown")
+    a = ap.parse_args()
+    subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
+    tmp = tempfile.mkdtemp(prefix="perfz-export-bench-")
     lines = [f"Command: `benches/export.py {' '.join(sys.argv[1:])}` ({time.strftime('%Y-%m-%d')}; "
-             f"{a.pairs} alternating pairs; a {a.seconds:g} s fp recording, {size / 1e6:.1f} MB)", "",
-             "| path | wall time (min–max), peak RSS | perf path / perfz |", "|---|---|---|",
-             f"| perfz export (folded) | {cell('perfz')} | 1 |",
-             f"| perf script alone | {cell('script')} | {med['script'] / med['perfz']:.1f} |",
-             f"| perf script + reference collapse (Python) | {cell('script+collapse')} "
-             f"| {med['script+collapse'] / med['perfz']:.1f} |", "",
-             "Outputs identical: " + ("yes" if same else "NO")]
-    text = "\n".join(lines) + "\n"
+             f"{a.pairs} alternating pairs per row group)", ""]
+    rows = ["| recording: path | wall time (min–max), peak RSS | perf path / perfz |",
+            "|---|---|---|"]
+    for mode in a.modes.split(","):
+        secs = a.seconds if mode == "fp" else a.dwarf_seconds
+        data, ring = record(tmp, mode, secs)
+        size = os.path.getsize(data) / 1e6
+        what = f"{mode} {secs:g} s ({ring:.0f} MB ring data, {size:.1f} MB file)"
+        for inline in (False, True):
+            runs, same = compare(data, a.pairs, inline)
+            rows += table(runs, same, what + (", inline frames" if inline else ""))
+    text = "\n".join(lines + rows) + "\n"
     print(text)
     if a.markdown:
         with open(a.markdown, "a") as fh:

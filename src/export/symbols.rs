@@ -44,9 +44,29 @@ fn better(a: &Sym, b: &Sym) -> bool {
 struct Table(Vec<(u64, u64, Arc<str>)>);
 
 impl Table {
-    fn new(mut v: Vec<Sym>) -> Table {
+    /// An ELF file's table: duplicates chosen between, then each symbol of
+    /// size 0 runs to the next (perf's dso__load_sym order).
+    fn new(v: Vec<Sym>) -> Table {
+        Table::build(v, false)
+    }
+
+    /// The kernel's: ends fixed first, then duplicates chosen between
+    /// (perf's __dso__load_kallsyms order), so of several names at one
+    /// address the last listed is the one with a size, and wins.
+    fn kallsyms(v: Vec<Sym>) -> Table {
+        Table::build(v, true)
+    }
+
+    fn build(mut v: Vec<Sym>, ends_first: bool) -> Table {
         // Stable: of equals, the first in the file stays first.
         v.sort_by_key(|s| s.start);
+        if ends_first {
+            for i in 0..v.len() {
+                if v[i].end <= v[i].start {
+                    v[i].end = v.get(i + 1).map_or(u64::MAX, |n| n.start);
+                }
+            }
+        }
         let mut kept: Vec<Sym> = Vec::with_capacity(v.len());
         for s in v {
             match kept.last_mut() {
@@ -389,5 +409,5 @@ fn load_kallsyms() -> Option<Table> {
             })
         })
         .collect();
-    (!v.is_empty()).then(|| Table::new(v))
+    (!v.is_empty()).then(|| Table::kallsyms(v))
 }

@@ -140,7 +140,24 @@ impl Image {
 struct Process {
     /// (start, made at) of each mapping it holds.
     maps: Vec<(u64, u64)>,
+    /// Their address ranges, by start.
+    ranges: Vec<Range<u64>>,
+    /// The furthest end of `ranges[..=i]`.
+    reach: Vec<u64>,
     unwinder: UnwinderX86_64<Bytes>,
+}
+
+impl Process {
+    /// Whether `addr` is in one of the process's mappings.
+    fn holds(&self, addr: u64) -> bool {
+        let i = self.ranges.partition_point(|r| r.start <= addr);
+        // Mappings may overlap (a later one over part of an earlier one):
+        // look back while some earlier mapping still reaches past addr.
+        (0..i)
+            .rev()
+            .take_while(|&j| self.reach[j] > addr)
+            .any(|j| self.ranges[j].contains(&addr))
+    }
 }
 
 /// Unwinds the user stacks of one export.
@@ -220,7 +237,13 @@ impl Unwind {
         );
         let mut frames = Vec::new();
         while let Ok(Some(f)) = it.next() {
-            frames.push(f.address_for_lookup());
+            let addr = f.address_for_lookup();
+            // A caller outside every mapping is a word past the stack's
+            // end (ld.so's _start has no caller), not a frame: perf stops.
+            if !frames.is_empty() && !process.holds(addr) {
+                break;
+            }
+            frames.push(addr);
             if frames.len() == MAX_FRAMES {
                 break;
             }
@@ -245,6 +268,14 @@ fn process<'a>(
     let key: Vec<(u64, u64)> = held.iter().map(|m| (m.start, m.from)).collect();
     let stale = processes.get(&pid).is_none_or(|p| p.maps != key);
     if stale {
+        let ranges: Vec<Range<u64>> = held.iter().map(|m| m.start..m.end).collect();
+        let reach = ranges
+            .iter()
+            .scan(0, |far, r| {
+                *far = r.end.max(*far);
+                Some(*far)
+            })
+            .collect();
         let mut unwinder = UnwinderX86_64::new();
         for m in held {
             let image = images
@@ -261,6 +292,8 @@ fn process<'a>(
             pid,
             Process {
                 maps: key,
+                ranges,
+                reach,
                 unwinder,
             },
         );
