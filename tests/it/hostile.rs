@@ -605,9 +605,10 @@ fn a_snapshot_is_whole_or_absent_after_kill_9() {
 
 /// Recordings of each kind (a --threads directory, a tracepoint file, a
 /// group, switched outputs, a flight-recorder snapshot), damaged at fixed
-/// pseudo-random words: stat, decompress and recover end with 0 or 1, never
-/// a panic or a signal; recover never leaves a file perf read with fewer
-/// samples than perf read before.
+/// pseudo-random words, a third of them truncated too: stat, decompress,
+/// export (folded, and pprof with inline frames) and recover end with 0 or
+/// 1, never a panic or a signal; recover never leaves a file perf read with
+/// fewer samples than perf read before.
 #[test]
 fn damaged_recordings_of_every_kind() {
     require_recording();
@@ -719,13 +720,21 @@ fn damaged_recordings_of_every_kind() {
                     let v = [u64::MAX, 0, 1 << 63, next(), 0xffff_fff8][next() as usize % 5];
                     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
                 }
+                if k % 3 == 2 {
+                    // Truncated too (a directory: each of its streams).
+                    b.truncate(104 + next() as usize % (b.len() - 104));
+                }
                 std::fs::write(t, b).unwrap();
             }
             let c = copy.to_str().unwrap();
             let plain = dir.join("plain.out");
+            let profile = dir.join("profile.out");
+            let p = profile.to_str().unwrap();
             for args in [
                 vec!["stat", c],
                 vec!["decompress", c, "-o", plain.to_str().unwrap()],
+                vec!["export", c, "-o", p],
+                vec!["export", "--format", "pprof", "--inline", c, "-o", p],
             ] {
                 let code = perfz(&args).status.code();
                 assert!(
