@@ -3,6 +3,7 @@
 //! The data flow shows in the module tree: `event` (kernel side) → `push`
 //! (ring → codec → sink) → `format` (perf.data). See docs/ARCHITECTURE.md.
 
+pub mod advice;
 pub mod cli;
 pub mod convert;
 pub mod eval;

@@ -65,6 +65,25 @@ pub fn default_pages() -> usize {
     1 << (usize::BITS - 1 - pages.leading_zeros())
 }
 
+/// How long a ring sized for a stream must hold it while its reader is
+/// away (a few scheduler ticks: the drain's wake-up latency on a busy
+/// small machine, docs/BENCHMARKS.md).
+pub const HOLD_MS: u64 = 32;
+
+/// Data pages for a stream of `rate` samples a second reserving
+/// `sample_bytes` each (a dwarf sample reserves its whole stack size in the
+/// ring, whatever it used): enough for [`HOLD_MS`], a power of two, at
+/// least `floor` pages and at most `max_bytes` per ring.
+pub fn pages_for_stream(rate: u64, sample_bytes: u64, floor: usize, max_bytes: usize) -> usize {
+    let want = rate.saturating_mul(sample_bytes).saturating_mul(HOLD_MS) / 1000;
+    let page = page_size() as u64;
+    let cap = (max_bytes as u64 / page).max(1);
+    let pages = want.div_ceil(page).clamp(1, cap).next_power_of_two();
+    // next_power_of_two may pass the cap: halve back under it.
+    let pages = if pages > cap { pages / 2 } else { pages };
+    (pages as usize).max(floor)
+}
+
 /// Where `[tail, head)` lies in a data area of `data_size` bytes (a power of
 /// two): `(start, first_len, second_len)`, the first piece running from
 /// `start` towards the end, the second from 0. Positions are free-running
@@ -172,6 +191,19 @@ mod tests {
         assert!(parse_mmap_pages("3").is_err());
         assert_eq!(parse_mmap_pages("512K").unwrap() * page_size(), 512 << 10);
         assert!(default_pages().is_power_of_two());
+        let p = page_size();
+        // 20 kHz of 8 KiB stacks for 32 ms: 5.6 MB -> 8 MiB.
+        assert_eq!(
+            pages_for_stream(20_000, 8192 + 512, 128, 64 << 20) * p,
+            8 << 20
+        );
+        // Capped, and never under the floor.
+        assert_eq!(
+            pages_for_stream(20_000, 8192 + 512, 128, 4 << 20) * p,
+            4 << 20
+        );
+        assert_eq!(pages_for_stream(100, 1024, 128, 64 << 20), 128);
+        assert!(pages_for_stream(u64::MAX, u64::MAX, 1, usize::MAX).is_power_of_two());
     }
 
     #[test]

@@ -60,6 +60,12 @@ pub struct Stats {
     pub lost_events: u64,
     /// Sum of LOST_SAMPLES records' `lost` fields.
     pub lost_samples: u64,
+    /// The largest `lost` of one LOST record: the worst overflow.
+    pub largest_loss: u64,
+    /// How much of their stack dumps dwarf samples used.
+    pub stack_use: crate::push::stack_use::StackUse,
+    /// When samples were lost: what would have held the stream.
+    pub advice: Option<crate::advice::Advice>,
 }
 
 /// Reads the whole file and gathers its [`Stats`].
@@ -68,6 +74,8 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
     let (mut total, mut lost, mut lost_samples, mut data_size) = (0u64, 0u64, 0u64, 0u64);
     let (mut comp_bytes, mut decomp_bytes) = (0u64, 0u64);
     let mut samples: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut stack_use = crate::push::stack_use::StackUse::default();
+    let (mut largest_loss, mut sample_bytes) = (0u64, 0u64);
     let e = r.endian;
     while let Some((rec, meta)) = r.next_record()? {
         let t = rec.header.type_;
@@ -87,7 +95,10 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
                 .map_or(0, |b| e.u64(b.try_into().unwrap()))
         };
         match t {
-            RecordType::LOST => lost += u64_at(8),
+            RecordType::LOST => {
+                lost += u64_at(8);
+                largest_loss = largest_loss.max(u64_at(8));
+            }
             RecordType::LOST_SAMPLES => lost_samples += u64_at(0),
             RecordType::SAMPLE => {
                 if let Some(a) = meta.attr_of_sample(&rec) {
@@ -97,6 +108,21 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
                         .position(|x| std::ptr::eq(x, a))
                         .unwrap_or(0);
                     *samples.entry(i).or_default() += 1;
+                    sample_bytes += rec.bytes.len() as u64;
+                    if a.attr.sample_type() & super::attr::sample_type::STACK_USER != 0 {
+                        if let Ok(s) =
+                            super::sample::Sample::parse(body, &a.attr, meta.endian, rec.offset)
+                        {
+                            if s.user_stack_size > 0 {
+                                stack_use.add(
+                                    s.user_stack_len.min(s.user_stack_size),
+                                    // A cut dump's size is what was kept:
+                                    // the asked size is in the attr.
+                                    u64::from(a.attr.sample_stack_user()).max(s.user_stack_size),
+                                );
+                            }
+                        }
+                    }
                 }
             }
             _ => {}
@@ -148,6 +174,17 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         total_records: total,
         lost_events: lost,
         lost_samples,
+        largest_loss,
+        stack_use,
+        advice: (lost > 0).then(|| {
+            let total_samples: u64 = samples.values().sum();
+            crate::advice::advise(
+                &stack_use,
+                None,
+                largest_loss,
+                sample_bytes / total_samples.max(1),
+            )
+        }),
     })
 }
 
@@ -213,6 +250,20 @@ impl Stats {
             "lost        : {} events (LOST), {} samples (LOST_SAMPLES)",
             self.lost_events, self.lost_samples
         );
+        if self.stack_use.samples > 0 {
+            let u = &self.stack_use;
+            let _ = writeln!(
+                s,
+                "user stacks : {} samples used at most {} of {} bytes (99 % at most {})",
+                u.samples,
+                u.max,
+                u.dump,
+                u.quantile(0.99)
+            );
+        }
+        if let Some(a) = self.advice.as_ref().filter(|a| !a.text.is_empty()) {
+            let _ = writeln!(s, "to hold it  : {}", a.text);
+        }
         let _ = writeln!(s, "\nAggregated stats:");
         let _ = writeln!(s, "{:>20} events: {:>10}", "TOTAL", self.total_records);
         for (name, n) in self.counts.values() {

@@ -13,6 +13,7 @@ pub mod sample_layout;
 pub mod scan;
 pub mod sink;
 pub mod stack_tail;
+pub mod stack_use;
 
 pub use aio::{AsyncSink, Backend, OffsetFile, ThreadBackend, UringBackend};
 pub use lifecycle::Lifecycle;

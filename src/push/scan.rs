@@ -15,6 +15,8 @@ pub struct RecordCounts {
     pub lost_records: u64,
     /// Sum of their `lost` fields: events the kernel dropped (ring full).
     pub lost_events: u64,
+    /// The largest `lost` of one LOST record: the worst single overflow.
+    pub max_lost: u64,
 }
 
 /// Offset of `u64 lost` in a LOST record (after the header and `u64 id`).
@@ -121,8 +123,10 @@ pub fn scan_hits(region: Input<'_>, counts: &mut RecordCounts, mut hits: Option<
         match h.type_ {
             RecordType::SAMPLE => counts.samples += 1,
             RecordType::LOST if size >= LOST_FIELD + 8 => {
+                let lost = u64::from_le_bytes(region.read8(at + LOST_FIELD));
                 counts.lost_records += 1;
-                counts.lost_events += u64::from_le_bytes(region.read8(at + LOST_FIELD));
+                counts.lost_events += lost;
+                counts.max_lost = counts.max_lost.max(lost);
             }
             _ => {}
         }
@@ -157,7 +161,8 @@ mod tests {
                     records: 3,
                     samples: 2,
                     lost_records: 1,
-                    lost_events: 5
+                    lost_events: 5,
+                    max_lost: 5
                 },
                 "cut {cut}"
             );

@@ -46,6 +46,8 @@ pub struct Walked {
     /// Samples of an event with a stack that were left whole: their fields
     /// did not parse as their event's layout, or their id is unknown.
     pub uncut: u64,
+    /// How much of their dumps the cut samples used.
+    pub used: super::stack_use::StackUse,
 }
 
 impl StackTail {
@@ -140,6 +142,11 @@ impl StackTail {
                     Ok(None) => Some(Cut::NONE),
                     Err(()) => None,
                 };
+                if let Some(c) = &stack {
+                    if c.size_field != 0 {
+                        w.used.add(c.keep as u64, (c.keep + c.drop) as u64);
+                    }
+                }
                 match stack {
                     Some(Cut { drop: 0, .. }) => {}
                     Some(c) => {

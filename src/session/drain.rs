@@ -47,6 +47,8 @@ pub struct DrainReport {
     /// the drain came to losing records).
     pub max_fill: f64,
     pub near_full_pushes: u64,
+    /// How much of their stack dumps the samples used (dwarf, when cut).
+    pub stack_use: crate::push::stack_use::StackUse,
 }
 
 /// A drain unit as the session sees it.
@@ -92,6 +94,7 @@ pub struct PushDrain<C: Codec, S: Lifecycle, M: Meter> {
     stack_tail: Option<StackTail>,
     stack_bytes_cleared: u64,
     stack_samples_uncut: u64,
+    stack_use: crate::push::stack_use::StackUse,
     /// The current region's edits (reused: no allocation once warm).
     edits: Vec<Edit>,
     max_fill: f64,
@@ -109,6 +112,7 @@ impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
             stack_tail,
             stack_bytes_cleared: 0,
             stack_samples_uncut: 0,
+            stack_use: Default::default(),
             edits: Vec::new(),
             max_fill: 0.0,
             near_full_pushes: 0,
@@ -151,6 +155,7 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
                 let w = t.edits(region, &mut self.edits);
                 self.stack_bytes_cleared += w.dropped;
                 self.stack_samples_uncut += w.uncut;
+                self.stack_use.merge(&w.used);
             }
             // A flight-recorder segment closes after a push that ends the
             // codec's frame, so the next segment decodes on its own.
@@ -197,6 +202,7 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
             stack_samples_uncut: self.stack_samples_uncut,
             max_fill: self.max_fill,
             near_full_pushes: self.near_full_pushes,
+            stack_use: self.stack_use,
         }
     }
 

@@ -315,6 +315,13 @@ impl<'o> Recording<'o> {
             stack_samples_uncut: report.stack_samples_uncut,
             max_ring_fill: report.max_fill,
             near_full_pushes: report.near_full_pushes,
+            stack_use: report.stack_use,
+            largest_loss: c.max_lost,
+            advice: (c.lost_events > 0).then(|| {
+                let ring = (self.prepared.set.pages * crate::event::ring::page_size()) as u64;
+                let mean = report.ring_bytes / c.records.max(1);
+                crate::advice::advise(&report.stack_use, Some(ring), c.max_lost, mean)
+            }),
             threads: Vec::new(),
             outputs: Vec::new(),
             notes,

@@ -55,6 +55,7 @@ impl Drained {
         a.samples += b.samples;
         a.lost_records += b.lost_records;
         a.lost_events += b.lost_events;
+        a.max_lost = a.max_lost.max(b.max_lost);
         self.wakeups += d.wakeups;
         self.checkpoints.count += d.checkpoints.count;
         self.checkpoints.bytes += d.checkpoints.bytes;

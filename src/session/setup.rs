@@ -8,7 +8,7 @@ use super::error::io_err;
 use super::error::RecordError;
 use super::options::RecordOptions;
 use crate::event::cpus;
-use crate::event::events::AttrOptions;
+use crate::event::events::{AttrOptions, CallGraph, Sampling};
 use crate::event::open::{EventSet, Tracking};
 use crate::event::ring;
 use crate::event::target::{resolve_command, threads_of, Target, Workload};
@@ -155,7 +155,8 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
             "--per-thread maps one ring per task: use it with a command, -p or -t, not with -a or -C".into(),
         ));
     }
-    let pages = o.pages.unwrap_or_else(ring::default_pages);
+    let rings = if o.per_thread { pids.len() } else { cpus.len() };
+    let (pages, sized) = ring_pages(o, rings);
     let attr_opts = AttrOptions {
         sampling: o.sampling,
         call_graph: o.call_graph,
@@ -188,9 +189,58 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
             Tracking::First
         },
     )?;
+    let mut set = set;
+    if let Some(note) = sized.filter(|_| set.pages == pages) {
+        set.notes.push(note);
+    }
     Ok(Prepared {
         set,
         workload,
         tgids,
     })
+}
+
+/// Locked ring memory perfz gives itself when it sizes the rings: 1/64 of
+/// the machine's memory, at most this much.
+const SIZED_RINGS_MAX_TOTAL: usize = 512 << 20;
+/// ...and at most this much per ring.
+const SIZED_RING_MAX: usize = 16 << 20;
+
+/// Pages per ring: `-m`, else perf's default, else (dwarf call graphs at a
+/// known rate) rings sized to hold the stream for [`ring::HOLD_MS`] within
+/// a memory budget, with the note that says so.
+fn ring_pages(o: &RecordOptions, rings: usize) -> (usize, Option<String>) {
+    let default = ring::default_pages();
+    if let Some(p) = o.pages {
+        return (p, None);
+    }
+    let CallGraph::Dwarf(stack) = o.call_graph else {
+        return (default, None);
+    };
+    let rate = match o.sampling {
+        Sampling::Frequency(f) => f,
+        // A period: samples a second of the clock events (nanoseconds).
+        Sampling::Period(p) if p > 0 => 1_000_000_000 / p,
+        Sampling::Period(_) => return (default, None),
+    };
+    let mem = crate::synth::features::mem_total_kb().map_or(1 << 30, |kb| kb as usize * 1024);
+    let budget = (mem / 64).min(SIZED_RINGS_MAX_TOTAL) / rings.max(1);
+    // A dwarf sample reserves its stack size, the registers (17 on x86-64)
+    // and the fixed fields and kernel chain (about 512 bytes in all).
+    let sample = u64::from(stack) + crate::advice::DWARF_SAMPLE_OVERHEAD;
+    let pages = ring::pages_for_stream(rate, sample, default, budget.min(SIZED_RING_MAX));
+    if pages <= default {
+        return (default, None);
+    }
+    let mib = |p: usize| (p * ring::page_size()) as f64 / (1 << 20) as f64;
+    (
+        pages,
+        Some(format!(
+            "rings sized for dwarf stacks: {pages} pages ({:.0} MiB) per ring, {:.0} MiB locked in all \
+             ({rate} samples/s of {stack}-byte stacks held for {} ms; perf's default is {default} pages; -m sets it)",
+            mib(pages),
+            mib(pages) * rings as f64,
+            ring::HOLD_MS
+        )),
+    )
 }

@@ -50,6 +50,12 @@ pub struct Summary {
     /// many pushes found a ring at least 7/8 full.
     pub max_ring_fill: f64,
     pub near_full_pushes: u64,
+    /// How much of their stack dumps the samples used (dwarf, cut).
+    pub stack_use: crate::push::stack_use::StackUse,
+    /// The most events one LOST record counted: the worst overflow.
+    pub largest_loss: u64,
+    /// When samples were lost: what would have held the stream.
+    pub advice: Option<crate::advice::Advice>,
     /// `--threads`: what each drain thread did (empty otherwise).
     pub threads: Vec<ThreadSummary>,
     /// `--switch-output`: every output written, oldest first.
@@ -148,6 +154,9 @@ impl Summary {
                 self.near_full_pushes,
                 self.pages
             );
+            if let Some(a) = self.advice.as_ref().filter(|a| !a.text.is_empty()) {
+                s += &format!("[ perfz record: to hold this stream: {} ]\n", a.text);
+            }
         }
         s
     }

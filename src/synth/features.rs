@@ -60,12 +60,7 @@ pub fn session_features(attrs: &[AttrEntry], argv: &[String]) -> FeatureSet {
     ) {
         f.set_string(feat::CPUID, &format!("{v},{fam},{m},{s}"));
     }
-    let mem = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    if let Some(kb) = mem
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
-    {
+    if let Some(kb) = mem_total_kb() {
         f.set(feat::TOTAL_MEM, kb.to_le_bytes().to_vec());
     }
     // CMDLINE: the binary's absolute path, then the arguments after it.
@@ -140,6 +135,14 @@ pub fn event_desc(attrs: &[AttrEntry]) -> Vec<u8> {
         }
     }
     b
+}
+
+/// /proc/meminfo's MemTotal, in kB.
+pub fn mem_total_kb() -> Option<u64> {
+    let mem = std::fs::read_to_string("/proc/meminfo").ok()?;
+    mem.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
 }
 
 #[cfg(test)]

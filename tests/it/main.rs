@@ -17,6 +17,7 @@ mod flight_recorder;
 mod hostile;
 mod interop;
 mod long_captures;
+mod loss_advice;
 mod no_dyn;
 mod perf_habits;
 mod push_paths;

@@ -114,7 +114,13 @@ fn damaged_samples_are_left_whole_and_the_walk_goes_on() {
         w,
         Walked {
             dropped: 48,
-            uncut: 1
+            uncut: 1,
+            // The cut sample used 16 of its 64 bytes.
+            used: {
+                let mut u = crate::push::stack_use::StackUse::default();
+                u.add(16, 64);
+                u
+            },
         }
     );
     assert_eq!(got, [s, cut(1, 64, 16)].concat());
@@ -142,7 +148,8 @@ fn crafted_counts_and_sizes_do_not_overflow() {
             w,
             Walked {
                 dropped: 0,
-                uncut: 1
+                uncut: 1,
+                ..Default::default()
             },
             "{at} {v:#x}"
         );

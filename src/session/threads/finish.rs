@@ -238,5 +238,10 @@ fn add_reports(a: DrainReport, b: &DrainReport) -> DrainReport {
         stack_samples_uncut: a.stack_samples_uncut + b.stack_samples_uncut,
         max_fill: a.max_fill.max(b.max_fill),
         near_full_pushes: a.near_full_pushes + b.near_full_pushes,
+        stack_use: {
+            let mut u = a.stack_use;
+            u.merge(&b.stack_use);
+            u
+        },
     }
 }
