@@ -48,6 +48,13 @@ SCENARIOS = {
     "dwarf-aio-z1": ("deep", ["--aio", "-z"], ["--aio=1", "--codec", "zstd:1"], DWARF),
     "dwarf-aio-z3": ("deep", ["--aio", "--compression-level=3"], ["--aio=1", "--codec", "zstd:3"], DWARF),
     "dwarf-none": ("deep", [], ["--codec", "none"], DWARF),
+    # Equal rings: both at perf's default -m (perfz sizes dwarf rings itself).
+    "dwarf-z1-m128": ("deep", ["-z"], ["--codec", "zstd:1"], DWARF + ["-m", "128"]),
+    "dwarf-z3-m128": ("deep", ["--compression-level=3"], ["--codec", "zstd:3"], DWARF + ["-m", "128"]),
+    "dwarf-aio-z1-m128": ("deep", ["--aio", "-z"], ["--aio=1", "--codec", "zstd:1"],
+                          DWARF + ["-m", "128"]),
+    "dwarf-aio-z3-m128": ("deep", ["--aio", "--compression-level=3"],
+                          ["--aio=1", "--codec", "zstd:3"], DWARF + ["-m", "128"]),
     "fp-z1": ("deep", ["-z"], ["--codec", "zstd:1"], FP),
     "fp-z3": ("deep", ["--compression-level=3"], ["--codec", "zstd:3"], FP),
     "switch-z1": ("pipe", ["-z"], ["--codec", "zstd:1"], ["-F", "20000", "-g", "--switch-events"]),

@@ -66,6 +66,11 @@ pub struct Args {
     /// Ring buffer data size: pages (a power of two) or a size like 512K.
     #[arg(short, long = "mmap-pages", value_name = "PAGES|SIZE")]
     mmap_pages: Option<String>,
+    /// Drain the rings at this SCHED_FIFO priority (as perf's -r): the
+    /// drain runs as soon as it wakes, before other work on its CPU. Needs
+    /// root or CAP_SYS_NICE (or an RLIMIT_RTPRIO allowing PRIO).
+    #[arg(short = 'r', long = "realtime", value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99))]
+    realtime: Option<i32>,
     /// Don't drain a ring holding less than SIZE bytes (except at the end).
     #[arg(long = "mmap-flush", value_name = "SIZE", default_value = "1")]
     mmap_flush: String,
@@ -232,6 +237,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         target,
         output: a.output.clone(),
         pages,
+        realtime: a.realtime,
         mmap_flush,
         codec,
         switch_events: a.switch_events,

@@ -22,8 +22,11 @@ pub struct RecordOptions {
     pub call_graph: CallGraph,
     pub target: Target,
     pub output: PathBuf,
-    /// Data pages per ring; `None` = perf's default.
+    /// Data pages per ring; `None` = perf's default (dwarf streams: sized
+    /// for the stream, see setup).
     pub pages: Option<usize>,
+    /// `-r/--realtime PRIO`: the drain runs at this SCHED_FIFO priority.
+    pub realtime: Option<i32>,
     /// Don't drain a ring holding fewer bytes than this (except at the end).
     pub mmap_flush: usize,
     pub codec: perfz_codecs::CodecSpec,
@@ -164,6 +167,7 @@ impl Default for RecordOptions {
             target: Target::Workload(Vec::new()),
             output: PathBuf::from("perf.data"),
             pages: None,
+            realtime: None,
             mmap_flush: 1,
             codec: perfz_codecs::CodecSpec::default(),
             switch_events: false,

@@ -182,6 +182,20 @@ impl<'o> Recording<'o> {
             }
             None => None,
         };
+        // The workload runs (it must not inherit the policy): the drain
+        // takes its realtime priority now, its threads inherit it.
+        if let Some(prio) = o.realtime {
+            if let Err(e) = set_realtime(prio) {
+                if let Some(mut c) = child {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                return Err(RecordError::Usage(format!(
+                    "-r {prio}: cannot run at SCHED_FIFO priority {prio} ({e}): run as root, \
+                     grant CAP_SYS_NICE, or raise `ulimit -r`"
+                )));
+            }
+        }
         // Started: only now may an existing file become FILE.old.
         if let Err(e) = out.commit() {
             if let Some(mut c) = child {
@@ -326,6 +340,24 @@ impl<'o> Recording<'o> {
             outputs: Vec::new(),
             notes,
         }
+    }
+}
+
+/// The calling thread at SCHED_FIFO priority `prio`; children it forks
+/// later start with the normal policy (SCHED_RESET_ON_FORK).
+fn set_realtime(prio: i32) -> std::io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: prio,
+    };
+    // SAFETY: sched_setscheduler reads `param` (a valid sched_param on our
+    // stack) for the calling thread (pid 0) and keeps no pointer to it.
+    let r = unsafe {
+        libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &param)
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 

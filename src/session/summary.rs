@@ -147,7 +147,8 @@ impl Summary {
             s += &format!(
                 "[ perfz record: lost {} events and {} samples: the rings filled faster than they were drained \
                  (the fullest a ring was when drained: {:.0} %, {} pushes at ≥ 7/8); \
-                 try a bigger -m (now {} pages), a lower -F, or a faster codec ]\n",
+                 try a bigger -m (now {} pages), -r 10 (the drain at realtime priority), a lower -F, \
+                 or a faster codec ]\n",
                 self.lost_events,
                 self.lost_samples,
                 self.max_ring_fill * 100.0,

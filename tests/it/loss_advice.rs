@@ -114,3 +114,52 @@ fn stack_use_is_what_the_samples_hold() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `-r PRIO` (perf's --realtime): as root the drain takes SCHED_FIFO and the
+/// workload keeps the normal policy; without CAP_SYS_NICE and with `ulimit
+/// -r 0` the recording is refused with the fix, exit 1.
+#[test]
+fn realtime_drains_or_says_how() {
+    require_recording();
+    let dir = tempdir("advice-rt");
+    let file = dir.join("rt.data");
+    let o = perfz(&[
+        "record",
+        "-q",
+        "-r",
+        "5",
+        "-o",
+        file.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "chrt -p $$",
+    ]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("SCHED_OTHER"), "the workload's policy: {out}");
+    let setpriv = Path::new("/usr/bin/setpriv");
+    assert!(
+        setpriv.exists(),
+        "this test needs setpriv: install util-linux (apt-get install -y util-linux)"
+    );
+    let cmd = format!(
+        "ulimit -r 0; exec {} record -q -r 5 -o {} -- true",
+        env!("CARGO_BIN_EXE_perfz"),
+        file.display()
+    );
+    let o = std::process::Command::new(setpriv)
+        .args([
+            "--inh-caps=-sys_nice",
+            "--bounding-set=-sys_nice",
+            "bash",
+            "-c",
+            &cmd,
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("CAP_SYS_NICE"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
