@@ -32,8 +32,25 @@ pub struct Advice {
     /// (at the recorded dwarf size, and at the suggested one).
     pub suggested_pages: Option<usize>,
     pub suggested_pages_with_dwarf: Option<usize>,
+    /// How long one ring held this stream at its mean rate, and how late
+    /// the drain came at worst: the fullest fill seen past the half-full
+    /// mark where the kernel wakes the drain, in time at that rate (ms;
+    /// None where the rate or the ring is unknown).
+    pub ring_holds_ms: Option<f64>,
+    pub drain_late_ms: Option<f64>,
     /// The advice as sentences.
     pub text: String,
+}
+
+/// What the recorder measured of its rings' timing.
+#[derive(Debug, Clone, Copy)]
+pub struct RingTiming {
+    /// Bytes one ring holds.
+    pub ring_bytes: u64,
+    /// Mean bytes a second into one ring.
+    pub rate: f64,
+    /// The fullest a ring was when the drain came to it (0..1).
+    pub max_fill: f64,
 }
 
 /// Pages (a power of two) for `bytes`.
@@ -47,16 +64,17 @@ fn kib(b: u64) -> String {
 }
 
 /// The advice for a stream whose samples used `used` of their stack dumps,
-/// whose rings held `ring_bytes` each (None: not known, as for a finished
+/// whose rings were timed as `timing` (None: not known, as for a finished
 /// file), whose worst overflow lost `largest_loss` samples, and whose
 /// records took `mean_sample` bytes on average (the reservation per sample
 /// where there are no dwarf stacks).
 pub fn advise(
     used: &StackUse,
-    ring_bytes: Option<u64>,
+    timing: Option<RingTiming>,
     largest_loss: u64,
     mean_sample: u64,
 ) -> Advice {
+    let ring_bytes = timing.map(|t| t.ring_bytes);
     let mut a = Advice {
         dwarf_size: used.dump,
         stack_used_max: used.max,
@@ -122,6 +140,21 @@ pub fn advise(
             )),
         }
     }
+    if let Some(t) = timing.filter(|t| t.rate > 0.0 && t.ring_bytes > 0) {
+        let holds = t.ring_bytes as f64 / t.rate * 1000.0;
+        let late = (t.max_fill - 0.5).max(0.0) * holds;
+        a.ring_holds_ms = Some(holds);
+        a.drain_late_ms = Some(late);
+        if largest_loss > 0 {
+            said.push(format!(
+                "a ring held {holds:.1} ms of this stream at its mean rate: the kernel wakes the \
+                 drain at half full, so a drain away more than {:.1} ms loses samples (the fullest \
+                 ring seen when drained: {:.0} %; -r PRIO runs the drain first)",
+                holds / 2.0,
+                t.max_fill * 100.0
+            ));
+        }
+    }
     a.text = said.join("; ");
     a
 }
@@ -139,6 +172,14 @@ fn mib(pages: usize) -> String {
 mod tests {
     use super::*;
 
+    fn timing(ring_bytes: u64) -> RingTiming {
+        RingTiming {
+            ring_bytes,
+            rate: 1e9,
+            max_fill: 0.6,
+        }
+    }
+
     fn used(stacks: &[u64], dump: u64) -> StackUse {
         let mut u = StackUse::default();
         for &s in stacks {
@@ -150,7 +191,23 @@ mod tests {
     #[test]
     fn small_stacks_in_a_big_dump_get_a_smaller_size_and_a_ring() {
         let page = crate::event::ring::page_size() as u64;
-        let a = advise(&used(&[3000, 5000, 5100], 32768), Some(128 * page), 800, 0);
+        let a = advise(
+            &used(&[3000, 5000, 5100], 32768),
+            Some(RingTiming {
+                ring_bytes: 128 * page,
+                rate: 128.0 * page as f64 * 1000.0, // the ring holds 1 ms
+                max_fill: 1.0,
+            }),
+            800,
+            0,
+        );
+        assert!((a.ring_holds_ms.unwrap() - 1.0).abs() < 1e-9);
+        assert!((a.drain_late_ms.unwrap() - 0.5).abs() < 1e-9);
+        assert!(
+            a.text.contains("held 1.0 ms") && a.text.contains("more than 0.5 ms"),
+            "{}",
+            a.text
+        );
         assert_eq!(a.suggested_dwarf_size, Some(6144));
         let r = a.reserve_ratio.unwrap();
         assert!((r - (32768.0 + 512.0) / (6144.0 + 512.0)).abs() < 1e-9);
@@ -166,14 +223,14 @@ mod tests {
 
     #[test]
     fn full_dumps_and_no_losses() {
-        let a = advise(&used(&[8192, 8192], 8192), Some(1 << 19), 0, 0);
+        let a = advise(&used(&[8192, 8192], 8192), Some(timing(1 << 19)), 0, 0);
         assert_eq!(a.suggested_dwarf_size, None);
         assert!(a.text.contains("whole"), "{}", a.text);
         assert_eq!(a.suggested_pages, None);
         let none = advise(&StackUse::default(), None, 10, 0);
         assert!(none.text.is_empty());
         // Without dwarf stacks: the mean sample size stands in.
-        let fp = advise(&StackUse::default(), Some(1 << 19), 1000, 200);
+        let fp = advise(&StackUse::default(), Some(timing(1 << 19)), 1000, 200);
         assert!(fp.suggested_pages.is_some() && fp.suggested_dwarf_size.is_none());
     }
 }

@@ -333,8 +333,15 @@ impl<'o> Recording<'o> {
             largest_loss: c.max_lost,
             advice: (c.lost_events > 0).then(|| {
                 let ring = (self.prepared.set.pages * crate::event::ring::page_size()) as u64;
+                let rings = self.prepared.set.rings.len().max(1) as f64;
+                let secs = self.started.elapsed().as_secs_f64().max(1e-3);
+                let timing = crate::advice::RingTiming {
+                    ring_bytes: ring,
+                    rate: report.ring_bytes as f64 / secs / rings,
+                    max_fill: report.max_fill,
+                };
                 let mean = report.ring_bytes / c.records.max(1);
-                crate::advice::advise(&report.stack_use, Some(ring), c.max_lost, mean)
+                crate::advice::advise(&report.stack_use, Some(timing), c.max_lost, mean)
             }),
             threads: Vec::new(),
             outputs: Vec::new(),
