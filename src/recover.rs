@@ -62,7 +62,12 @@ fn guess_codec(path: &Path, data_offset: u64) -> Result<Option<CodecId>, FormatE
             return Ok(None);
         }
         if t == RecordType::COMPRESSED {
-            for id in [CodecId::ZSTD, CodecId::LZ4, CodecId::SNAPPY] {
+            for id in [
+                CodecId::ZSTD,
+                CodecId::LZ4,
+                CodecId::LZ4_UNITS_V1,
+                CodecId::SNAPPY,
+            ] {
                 if let Ok(mut d) = AnyDecoder::for_id(id) {
                     let mut out = Vec::new();
                     if matches!(d.decompress(&body, &mut out, 64 << 20), Ok(n) if n >= 8) {

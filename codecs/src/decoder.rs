@@ -13,6 +13,8 @@ pub enum AnyDecoder {
     Zstd(crate::ZstdDecoder),
     #[cfg(feature = "lz4")]
     Lz4(crate::Lz4Decoder),
+    #[cfg(feature = "lz4")]
+    Lz4Units(crate::Lz4UnitsDecoder),
     #[cfg(feature = "snappy")]
     Snappy(crate::SnappyDecoder),
 }
@@ -26,6 +28,8 @@ impl AnyDecoder {
             CodecId::ZSTD => Ok(AnyDecoder::Zstd(crate::ZstdDecoder::new()?)),
             #[cfg(feature = "lz4")]
             CodecId::LZ4 => Ok(AnyDecoder::Lz4(crate::Lz4Decoder::new())),
+            #[cfg(feature = "lz4")]
+            CodecId::LZ4_UNITS_V1 => Ok(AnyDecoder::Lz4Units(crate::Lz4UnitsDecoder::new())),
             #[cfg(feature = "snappy")]
             CodecId::SNAPPY => Ok(AnyDecoder::Snappy(crate::SnappyDecoder::new())),
             other => match other.name() {
@@ -44,6 +48,8 @@ impl Decoder for AnyDecoder {
             AnyDecoder::Zstd(d) => d.decompress(src, dst, limit),
             #[cfg(feature = "lz4")]
             AnyDecoder::Lz4(d) => d.decompress(src, dst, limit),
+            #[cfg(feature = "lz4")]
+            AnyDecoder::Lz4Units(d) => d.decompress(src, dst, limit),
             #[cfg(feature = "snappy")]
             AnyDecoder::Snappy(d) => d.decompress(src, dst, limit),
         }

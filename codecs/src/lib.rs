@@ -70,7 +70,7 @@ pub use spec::{CodecSpec, CodecVisitor, ZstdParams};
 pub use table::{CodecInfo, CodecKind, CODECS};
 
 #[cfg(feature = "lz4")]
-pub use lz4::{Lz4Codec, Lz4Decoder};
+pub use lz4::{Lz4Codec, Lz4Decoder, Lz4UnitsDecoder};
 #[cfg(feature = "snappy")]
 pub use snappy::{SnappyCodec, SnappyDecoder};
 #[cfg(feature = "zstd")]
@@ -94,13 +94,21 @@ impl CodecId {
     pub const NONE: CodecId = CodecId(0);
     /// zstd, perf's `PERF_COMP_ZSTD`: the only one perf itself can read.
     pub const ZSTD: CodecId = CodecId(1);
-    /// lz4 block units (perfz framing, docs/FORMAT.md). ASCII "pz" + 1.
-    pub const LZ4: CodecId = CodecId(0x707a_0001);
+    /// lz4 as written by perfz before linked blocks: independent block
+    /// units (perfz framing, docs/FORMAT.md). ASCII "pz" + 1. Read, not
+    /// written.
+    pub const LZ4_UNITS_V1: CodecId = CodecId(0x707a_0001);
+    /// lz4: one lz4 frame stream with linked blocks, in perfz units
+    /// (docs/FORMAT.md). ASCII "pz" + 3.
+    pub const LZ4: CodecId = CodecId(0x707a_0003);
     /// snappy raw units (perfz framing, docs/FORMAT.md). ASCII "pz" + 2.
     pub const SNAPPY: CodecId = CodecId(0x707a_0002);
 
     /// The codec's name as used in specs, or `None` for an id we do not know.
     pub fn name(self) -> Option<&'static str> {
+        if self == CodecId::LZ4_UNITS_V1 {
+            return Some("lz4 (independent units)");
+        }
         CodecKind::by_id(self).map(CodecKind::name)
     }
 }

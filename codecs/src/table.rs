@@ -57,7 +57,7 @@ pub const CODECS: [CodecInfo; 4] = [
         id: CodecId::LZ4,
         built: cfg!(feature = "lz4"),
         takes_level: false,
-        parameters: "(none) lz4 block units; convert with `perfz recompress` for perf",
+        parameters: "(none) an lz4 frame stream with linked blocks; convert with `perfz recompress` for perf",
     },
     CodecInfo {
         kind: CodecKind::Snappy,

@@ -3,5 +3,5 @@
 mod decoder;
 mod encoder;
 
-pub use decoder::Lz4Decoder;
+pub use decoder::{Lz4Decoder, Lz4UnitsDecoder};
 pub use encoder::Lz4Codec;
