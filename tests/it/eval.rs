@@ -71,22 +71,24 @@ fn zstd_bytes_of<'a>(regions: impl Iterator<Item = perfz::codecs::Input<'a>>) ->
     total
 }
 
-/// Same for lz4 units (8-byte unit header per non-empty slice), with lz4_flex.
+/// Same for lz4: one lz4 frame stream with linked 64 KiB blocks (lz4_flex's
+/// frame encoder), a record (8-byte header) and a unit (8-byte header) per
+/// piece, each flushed.
 fn lz4_bytes(stream: &[u8], push: usize) -> u64 {
-    pieces(stream, push, 59_516)
+    use lz4_oracle::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
+    use std::io::Write;
+    let info = FrameInfo::new()
+        .block_size(BlockSize::Max64KB)
+        .block_mode(BlockMode::Linked);
+    let mut enc = FrameEncoder::with_frame_info(info, Vec::new());
+    pieces(stream, push, 65_492)
         .iter()
         .map(|(a, b)| {
-            8 + [a, b]
-                .iter()
-                .filter(|p| !p.is_empty())
-                .map(|p| {
-                    // lz4_flex's block API with a u32 table, the same table type perfz keeps.
-                    let mut out = vec![0u8; lz4_oracle::block::get_maximum_output_size(p.len())];
-                    let mut table = lz4_oracle::block::CompressTable::large();
-                    8 + lz4_oracle::block::compress_into_with_table(p, &mut out, &mut table)
-                        .unwrap() as u64
-                })
-                .sum::<u64>()
+            enc.get_mut().clear();
+            enc.write_all(a).unwrap();
+            enc.write_all(b).unwrap();
+            enc.flush().unwrap();
+            8 + 8 + enc.get_ref().len() as u64
         })
         .sum()
 }
