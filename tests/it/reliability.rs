@@ -161,12 +161,13 @@ fn a_file_size_limit_stops_the_recording_with_a_readable_file() {
     require_recording();
     let dir = tempdir("rel-efbig");
     // Limits well below what 3 s of each writes (zstd:1 -g: ~30 KB/s), and
-    // above one whole ring drain (512 KiB), which is written whole or not
-    // at all: the dwarf rows fill a ring in milliseconds.
+    // above one whole ring drain (512 KiB: dwarf rings are given perf's
+    // size, not the size perfz picks for the stream), which is written
+    // whole or not at all: the dwarf rows fill a ring in milliseconds.
     for (args, kb) in [
         ("--codec none -g", 300),
         ("--codec none -g --aio=2", 300),
-        ("--codec none --call-graph dwarf", 1024),
+        ("--codec none --call-graph dwarf -m 128", 1024),
         ("--codec zstd:1 -g", 24),
     ] {
         let out = dir.join("f.data");
