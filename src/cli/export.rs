@@ -72,6 +72,15 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let done = crate::export::export(&a.inputs, format, &o, &mut buf)
         .with_context(|| format!("reading {}", a.inputs[0].display()))?;
     match &a.output {
+        // A device or FIFO (/dev/null, a pipe) is written as it is: renaming
+        // a file over it would replace it.
+        Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()) => {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(p)
+                .and_then(|mut f| f.write_all(&buf))
+                .with_context(|| format!("writing {}", p.display()))?;
+        }
         Some(p) => {
             // Written whole under a temporary name, then renamed: a failure
             // never leaves half a profile under the name asked for.

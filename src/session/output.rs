@@ -73,6 +73,19 @@ pub fn check(path: &Path) -> io::Result<()> {
             dir.display()
         )));
     }
+    // A device, FIFO or socket is never moved aside and replaced (that
+    // would turn /dev/null into a regular file).
+    if let Ok(m) = std::fs::metadata(path) {
+        if !m.is_file() && !m.is_dir() {
+            return Err(io::Error::other(format!(
+                "cannot record into {}: it is not a regular file (perfz writes a new file and \
+                 moves the old one aside); to write a stream there, use -o - and redirect: \
+                 -o - > {}",
+                path.display(),
+                path.display()
+            )));
+        }
+    }
     let old = old_path(path);
     if std::fs::symlink_metadata(path).is_ok()
         && std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir())

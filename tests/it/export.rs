@@ -359,3 +359,39 @@ fn svg_is_a_flame_graph_of_the_folded_stacks() {
         .any(|t| t.starts_with("perfz_workload_leaf (")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `-o /dev/null` (timing an export) writes into the device: it stays a
+/// device, not a file renamed over it; `perfz record -o /dev/null` is
+/// refused with the fix (it would move the device aside).
+#[test]
+fn dev_null_stays_a_device() {
+    require_recording();
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempdir("export-devnull");
+    let data = dir.join("n.data");
+    let d = data.to_str().unwrap();
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-g",
+        "-o",
+        d,
+        "--",
+        workload().to_str().unwrap(),
+        "0.1",
+    ]);
+    perfz_ok(&["export", "-o", "/dev/null", d]);
+    perfz_ok(&["export", "--format", "pprof", "-o", "/dev/null", d]);
+    let is_dev = || {
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    };
+    assert!(is_dev(), "/dev/null was replaced");
+    let o = perfz(&["record", "-q", "-o", "/dev/null", "--", "true"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("-o - >"));
+    assert!(is_dev(), "/dev/null was replaced");
+    let _ = std::fs::remove_dir_all(&dir);
+}
