@@ -15,6 +15,7 @@
 //! ```
 
 pub mod folded;
+pub mod frames;
 pub mod inline;
 pub mod pprof;
 pub mod process;
@@ -22,7 +23,6 @@ pub mod symbols;
 pub mod unwind;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use crate::format::feat;
 use crate::format::record::misc;
@@ -30,18 +30,14 @@ use crate::format::sample::SampleId;
 use crate::format::side_band::SideBand;
 use crate::format::{FormatError, PerfReader, RecordType};
 use folded::Folded;
-use process::{Mapping, Timeline};
+use frames::{FrameTable, CONTEXT_KERNEL, CONTEXT_USER};
+use process::Timeline;
 use symbols::Symbols;
 use unwind::{Unwind, UserState};
 
-pub use folded::FoldOptions;
+pub use frames::Named;
 
-/// perf's callchain context markers (`PERF_CONTEXT_*`, as u64).
-const CONTEXT_HV: u64 = -32i64 as u64;
-const CONTEXT_KERNEL: u64 = -128i64 as u64;
-const CONTEXT_USER: u64 = -512i64 as u64;
-/// Everything from here up is a marker, not an address.
-const CONTEXT_MAX: u64 = -4095i64 as u64;
+pub use folded::FoldOptions;
 
 /// What an export read.
 #[derive(Debug, Default, serde::Serialize)]
@@ -82,63 +78,6 @@ pub struct ExportOptions {
     pub inline: bool,
 }
 
-/// One frame, named: its address, the functions there (innermost first;
-/// empty: unknown), its mapping, and its module as perf prints it.
-pub struct Named {
-    pub ip: u64,
-    pub funcs: Vec<Arc<str>>,
-    pub map: Option<Mapping>,
-    pub module: Option<Arc<str>>,
-    pub kernel: bool,
-}
-
-/// Every distinct frame of an export, named once: by (mapping, address,
-/// kernel) where the mapping is the Timeline's (its address: the
-/// Timeline does not change once built) or none.
-#[derive(Default)]
-pub struct FrameTable {
-    index: rustc_hash::FxHashMap<(usize, u64, bool), u32>,
-    pub named: Vec<Named>,
-}
-
-impl FrameTable {
-    /// The ids of a callchain's frames, leaf first, naming each new one as
-    /// perf script prints it.
-    fn intern(
-        &mut self,
-        chain: &[u64],
-        (pid, time): (u32, u64),
-        procs: &Timeline,
-        syms: &mut Symbols,
-        ids: &mut Vec<u32>,
-    ) {
-        ids.clear();
-        let mut kernel = false;
-        for &ip in chain {
-            match ip {
-                CONTEXT_KERNEL | CONTEXT_HV => {
-                    kernel = true;
-                    continue;
-                }
-                CONTEXT_USER => {
-                    kernel = false;
-                    continue;
-                }
-                ip if ip >= CONTEXT_MAX => continue,
-                _ => {}
-            }
-            let map = procs.mapping(pid, ip, time, kernel);
-            let key = (map.map_or(0, |m| m as *const Mapping as usize), ip, kernel);
-            let next = self.named.len() as u32;
-            let id = *self.index.entry(key).or_insert(next);
-            if id == next {
-                self.named.push(name_frame(ip, kernel, map, syms));
-            }
-            ids.push(id);
-        }
-    }
-}
-
 /// The samples' events of one input: attr index -> name.
 fn event_name(a: &crate::format::AttrEntry, i: usize) -> String {
     a.name.clone().unwrap_or_else(|| format!("event{i}"))
@@ -171,18 +110,16 @@ pub fn export(
         for (_, _, id, name) in r.features.build_id_table().unwrap_or_default() {
             procs.note_build_id(name, id);
         }
+        // Samples per attr of this input, named once it is read.
+        let mut counts: Vec<u64> = Vec::new();
         while let Some((rec, meta)) = r.next_record()? {
             let t = rec.header.type_;
             if t == RecordType::SAMPLE {
-                if let Some((i, a)) = meta.attrs.iter().enumerate().find(|(_, a)| {
-                    meta.attr_of_sample(&rec)
-                        .is_some_and(|s| std::ptr::eq(s, *a))
-                }) {
-                    let name = event_name(a, i);
-                    match events.iter_mut().find(|e| e.0 == name) {
-                        Some(e) => e.2 += 1,
-                        None => events.push((name, a.attr.clone(), 1)),
+                if let Some(i) = meta.attr_index_of_sample(&rec) {
+                    if counts.len() <= i {
+                        counts.resize(i + 1, 0);
                     }
+                    counts[i] += 1;
                 }
             } else if t.is_kernel() {
                 if let Some(ev) = SideBand::parse(t, rec.header.misc, rec.body()) {
@@ -197,6 +134,14 @@ pub fn export(
                         .unwrap_or(0);
                     procs.push(time, ev);
                 }
+            }
+        }
+        for (i, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
+            let a = &r.attrs[i];
+            let name = event_name(a, i);
+            match events.iter_mut().find(|e| e.0 == name) {
+                Some(e) => e.2 += n,
+                None => events.push((name, a.attr.clone(), n)),
             }
         }
     }
@@ -258,12 +203,10 @@ pub fn export(
             if rec.header.type_ != RecordType::SAMPLE {
                 continue;
             }
-            let Some((i, entry)) = meta.attrs.iter().enumerate().find(|(_, a)| {
-                meta.attr_of_sample(&rec)
-                    .is_some_and(|s| std::ptr::eq(s, *a))
-            }) else {
+            let Some(i) = meta.attr_index_of_sample(&rec) else {
                 continue;
             };
+            let entry = &meta.attrs[i];
             if o.event.is_some() && chosen.is_some_and(|e| e.0 != event_name(entry, i)) {
                 continue;
             }
@@ -277,7 +220,7 @@ pub fn export(
                 last = last.max(t);
             }
             let user_ip = rec.header.misc & misc::CPUMODE_MASK == misc::USER;
-            let user = user_state(&s, rec.body(), attr.sample_regs_user(), meta.endian);
+            let user = UserState::of(&s, rec.body(), attr.sample_regs_user(), meta.endian);
             let unwound = match (&mut unwind, user) {
                 (Some(u), Some(state)) => Some(u.frames(&procs, pid, time, &state)),
                 _ => None,
@@ -340,120 +283,11 @@ pub fn export(
                 })?;
         }
         Output::Pprof => {
-            let about = about(inputs, chosen, (first, last));
+            let about = pprof::about(inputs, chosen, (first, last));
             let p = profile.finish(about);
             done.stacks = p.sample.len();
             pprof::write(&p, out)?;
         }
     }
     Ok(done)
-}
-
-/// perf's software clock events (PERF_TYPE_SOFTWARE, cpu-clock and
-/// task-clock): their period is nanoseconds.
-fn is_clock(a: &crate::format::Attr) -> bool {
-    a.type_() == 1 && a.config() <= 1
-}
-
-/// What a pprof profile says of itself: its second value, period, time
-/// span and comments naming the recording.
-fn about(
-    inputs: &[PathBuf],
-    event: Option<&(String, crate::format::Attr, u64)>,
-    (first, last): (u64, u64),
-) -> pprof::About {
-    let duration = last.saturating_sub(first);
-    let (value, period) = match event {
-        Some((_, a, _)) if is_clock(a) => {
-            let freq = a.flags() & (1 << 10) != 0;
-            let period = match (freq, a.sample_period()) {
-                (true, f) if f > 0 => 1_000_000_000 / f,
-                (false, p) => p,
-                _ => 0,
-            };
-            (("cpu".into(), "nanoseconds".into()), period)
-        }
-        Some((name, a, _)) => {
-            let freq = a.flags() & (1 << 10) != 0;
-            (
-                (name.clone(), "count".into()),
-                if freq { 0 } else { a.sample_period() },
-            )
-        }
-        None => (("events".into(), "count".into()), 0),
-    };
-    // The wall-clock time of the first sample: the last input's
-    // modification time (the recording's end) less the samples' span.
-    let end = std::fs::metadata(inputs.last().expect("an input"))
-        .and_then(|m| m.modified())
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as i64);
-    let mut comments = vec![format!(
-        "perfz export of {}",
-        inputs
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )];
-    if let Some((name, _, n)) = event {
-        comments.push(format!("event {name}: {n} samples"));
-    }
-    pprof::About {
-        value,
-        period: i64::try_from(period).unwrap_or(0),
-        time_nanos: end.saturating_sub(duration as i64),
-        duration_nanos: duration as i64,
-        comments,
-    }
-}
-
-/// A sample's user registers and stack copy, when it has both.
-fn user_state<'a>(
-    s: &crate::format::sample::Sample,
-    body: &'a [u8],
-    mask: u64,
-    e: crate::format::endian::Endian,
-) -> Option<UserState<'a>> {
-    if s.user_regs_at == 0 || s.user_stack_len == 0 {
-        return None;
-    }
-    let len = usize::try_from(s.user_stack_len.min(s.user_stack_size)).ok()?;
-    let at = s.user_stack_at.checked_add(8)?;
-    Some(UserState {
-        regs: body.get(s.user_regs_at..)?,
-        mask,
-        stack: body.get(at..at.checked_add(len)?)?,
-        little_endian: e == crate::format::endian::Endian::Little,
-    })
-}
-
-/// One frame as perf script prints it.
-fn name_frame(ip: u64, kernel: bool, map: Option<&Mapping>, syms: &mut Symbols) -> Named {
-    let func = if kernel {
-        syms.kernel(ip)
-    } else {
-        map.and_then(|m| syms.user(m, ip))
-    };
-    let mut funcs = match (func.is_some(), map) {
-        // DWARF's names stand for the symbol's (perf's append_inlines).
-        (true, Some(m)) if !kernel => syms.inlined(m, ip),
-        _ => Vec::new(),
-    };
-    if funcs.is_empty() {
-        funcs.extend(func);
-    }
-    let module = match map {
-        Some(m) => Some(m.path.clone()),
-        None if kernel => Some("[kernel.kallsyms]".into()),
-        None => None,
-    };
-    Named {
-        ip,
-        funcs,
-        map: map.cloned(),
-        module,
-        kernel,
-    }
 }

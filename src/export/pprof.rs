@@ -11,6 +11,7 @@
 //! file's path and build id.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::process::Mapping as Map;
@@ -333,6 +334,66 @@ impl Builder {
             comment,
             default_sample_type: value_t.r#type,
         }
+    }
+}
+
+/// perf's software clock events (PERF_TYPE_SOFTWARE, cpu-clock and
+/// task-clock): their period is nanoseconds.
+fn is_clock(a: &crate::format::Attr) -> bool {
+    a.type_() == 1 && a.config() <= 1
+}
+
+/// What a pprof profile says of itself: its second value, period, time
+/// span and comments naming the recording.
+pub fn about(
+    inputs: &[PathBuf],
+    event: Option<&(String, crate::format::Attr, u64)>,
+    (first, last): (u64, u64),
+) -> About {
+    let duration = last.saturating_sub(first);
+    let (value, period) = match event {
+        Some((_, a, _)) if is_clock(a) => {
+            let freq = a.flags() & (1 << 10) != 0;
+            let period = match (freq, a.sample_period()) {
+                (true, f) if f > 0 => 1_000_000_000 / f,
+                (false, p) => p,
+                _ => 0,
+            };
+            (("cpu".into(), "nanoseconds".into()), period)
+        }
+        Some((name, a, _)) => {
+            let freq = a.flags() & (1 << 10) != 0;
+            (
+                (name.clone(), "count".into()),
+                if freq { 0 } else { a.sample_period() },
+            )
+        }
+        None => (("events".into(), "count".into()), 0),
+    };
+    // The wall-clock time of the first sample: the last input's
+    // modification time (the recording's end) less the samples' span.
+    let end = std::fs::metadata(inputs.last().expect("an input"))
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as i64);
+    let mut comments = vec![format!(
+        "perfz export of {}",
+        inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )];
+    if let Some((name, _, n)) = event {
+        comments.push(format!("event {name}: {n} samples"));
+    }
+    About {
+        value,
+        period: i64::try_from(period).unwrap_or(0),
+        time_nanos: end.saturating_sub(duration as i64),
+        duration_nanos: duration as i64,
+        comments,
     }
 }
 

@@ -95,6 +95,24 @@ impl Table {
     }
 }
 
+/// An ELF file's PT_LOAD segments: (file offset, file size, address).
+pub(super) fn segments(file: &object::File<'_>) -> Vec<(u64, u64, u64)> {
+    file.segments()
+        .map(|s| {
+            let (off, size) = s.file_range();
+            (off, size, s.address())
+        })
+        .collect()
+}
+
+/// The address (SVMA) of file offset `off` in `segments`, if one holds it.
+pub(super) fn svma_in(segments: &[(u64, u64, u64)], off: u64) -> Option<u64> {
+    let (o, _, a) = segments
+        .iter()
+        .find(|(o, size, _)| (*o..o.saturating_add(*size)).contains(&off))?;
+    Some((off - o).wrapping_add(*a))
+}
+
 /// One ELF file's functions and how file offsets map to its addresses.
 pub struct Elf {
     /// PT_LOAD segments: (file offset, file size, address).
@@ -206,13 +224,7 @@ impl Elf {
     /// .symtab, else its .dynsym.
     fn load(image: &[u8], debug: &[PathBuf]) -> Option<Elf> {
         let file = object::File::parse(image).ok()?;
-        let segments = file
-            .segments()
-            .map(|s| {
-                let (off, size) = s.file_range();
-                (off, size, s.address())
-            })
-            .collect();
+        let segments = segments(&file);
         let from_debug = debug.iter().find_map(|p| {
             let data = std::fs::read(p).ok()?;
             functions(&object::File::parse(&*data).ok()?, false)
@@ -234,12 +246,10 @@ impl Elf {
         Elf::load(image, &[])
     }
 
-    /// The file's own address (SVMA) of file offset `off`.
+    /// The file's own address (SVMA) of file offset `off` (`off` itself
+    /// outside every segment).
     fn svma(&self, off: u64) -> u64 {
-        self.segments
-            .iter()
-            .find(|(o, size, _)| (*o..o.saturating_add(*size)).contains(&off))
-            .map_or(off, |(o, _, a)| (off - o).wrapping_add(*a))
+        svma_in(&self.segments, off).unwrap_or(off)
     }
 
     /// The function at file offset `off`.

@@ -15,10 +15,12 @@ use std::sync::Arc;
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
-use object::{Object, ObjectSection, ObjectSegment};
+use object::{Object, ObjectSection};
 
 use super::process::{Mapping, Timeline};
 use super::symbols;
+use crate::format::endian::Endian;
+use crate::format::sample::Sample;
 
 /// perf's x86-64 user register numbers (arch/x86/include/uapi/asm/perf_regs.h).
 const REG_BP: u32 = 6;
@@ -88,13 +90,7 @@ impl Image {
                 })
             });
         Some(Image {
-            segments: file
-                .segments()
-                .map(|s| {
-                    let (off, size) = s.file_range();
-                    (off, size, s.address())
-                })
-                .collect(),
+            segments: symbols::segments(&file),
             text: section(&file, &bytes, ".text"),
             eh_frame: section(&file, &bytes, ".eh_frame"),
             eh_frame_hdr: section(&file, &bytes, ".eh_frame_hdr"),
@@ -105,11 +101,7 @@ impl Image {
 
     /// The file's own address (SVMA) of file offset `off`.
     fn svma_of(&self, off: u64) -> Option<u64> {
-        let (o, _, a) = self
-            .segments
-            .iter()
-            .find(|(o, size, _)| (*o..o.saturating_add(*size)).contains(&off))?;
-        Some((off - o).wrapping_add(*a))
+        symbols::svma_in(&self.segments, off)
     }
 
     /// A framehop module for this file mapped as `m`.
@@ -173,21 +165,31 @@ pub struct UserState<'a> {
     pub regs: &'a [u8],
     pub mask: u64,
     pub stack: &'a [u8],
-    pub little_endian: bool,
+    pub endian: Endian,
 }
 
-impl UserState<'_> {
+impl<'a> UserState<'a> {
+    /// A sample's user registers and stack copy, when it has both.
+    pub fn of(s: &Sample, body: &'a [u8], mask: u64, e: Endian) -> Option<UserState<'a>> {
+        if s.user_regs_at == 0 || s.user_stack_len == 0 {
+            return None;
+        }
+        let len = usize::try_from(s.user_stack_len.min(s.user_stack_size)).ok()?;
+        let at = s.user_stack_at.checked_add(8)?;
+        Some(UserState {
+            regs: body.get(s.user_regs_at..)?,
+            mask,
+            stack: body.get(at..at.checked_add(len)?)?,
+            endian: e,
+        })
+    }
+
     fn reg(&self, n: u32) -> Option<u64> {
         if self.mask & (1 << n) == 0 {
             return None;
         }
         let i = (self.mask & ((1 << n) - 1)).count_ones() as usize * 8;
-        let b: [u8; 8] = self.regs.get(i..i + 8)?.try_into().ok()?;
-        Some(if self.little_endian {
-            u64::from_le_bytes(b)
-        } else {
-            u64::from_be_bytes(b)
-        })
+        Some(self.endian.u64(self.regs.get(i..i + 8)?.try_into().ok()?))
     }
 }
 
@@ -217,17 +219,8 @@ impl Unwind {
         );
         let mut read_stack = |addr: u64| -> Result<u64, ()> {
             let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
-            let b: [u8; 8] = u
-                .stack
-                .get(off..off.checked_add(8).ok_or(())?)
-                .ok_or(())?
-                .try_into()
-                .map_err(|_| ())?;
-            Ok(if u.little_endian {
-                u64::from_le_bytes(b)
-            } else {
-                u64::from_be_bytes(b)
-            })
+            let b = u.stack.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
+            Ok(u.endian.u64(b.try_into().map_err(|_| ())?))
         };
         let mut it = process.unwinder.iter_frames(
             ip,

@@ -58,15 +58,20 @@ impl Meta {
 
     /// The attr a SAMPLE belongs to (format notes 4.7).
     pub fn attr_of_sample(&self, rec: &Record<'_>) -> Option<&AttrEntry> {
+        self.attr_index_of_sample(rec).map(|i| &self.attrs[i])
+    }
+
+    /// The index in `attrs` of the attr a SAMPLE belongs to.
+    pub fn attr_index_of_sample(&self, rec: &Record<'_>) -> Option<usize> {
         if self.attrs.len() <= 1 {
-            return self.attrs.first();
+            return (!self.attrs.is_empty()).then_some(0);
         }
         let Some(at) = super::sample::id_offset(self.attrs[0].attr.sample_type()) else {
-            return self.attrs.first();
+            return Some(0);
         };
         let b = rec.body().get(at..at + 8)?;
         let id = self.endian.u64(b.try_into().unwrap());
-        self.ids.get(&id).map(|&i| &self.attrs[i])
+        self.ids.get(&id).copied()
     }
 
     /// Decodes a SAMPLE record with the attr it belongs to.

@@ -101,12 +101,8 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
             }
             RecordType::LOST_SAMPLES => lost_samples += u64_at(0),
             RecordType::SAMPLE => {
-                if let Some(a) = meta.attr_of_sample(&rec) {
-                    let i = meta
-                        .attrs
-                        .iter()
-                        .position(|x| std::ptr::eq(x, a))
-                        .unwrap_or(0);
+                if let Some(i) = meta.attr_index_of_sample(&rec) {
+                    let a = &meta.attrs[i];
                     *samples.entry(i).or_default() += 1;
                     sample_bytes += rec.bytes.len() as u64;
                     if a.attr.sample_type() & super::attr::sample_type::STACK_USER != 0 {

@@ -1,0 +1,102 @@
+//! Every distinct frame of an export, named once: a callchain's addresses
+//! (with perf's context markers) become ids of a table of frames named as
+//! `perf script` prints them, so names are looked up (and tidied, by
+//! folded) once per frame, not once per sample.
+
+use std::sync::Arc;
+
+use super::process::{Mapping, Timeline};
+use super::symbols::Symbols;
+
+/// perf's callchain context markers (`PERF_CONTEXT_*`, as u64).
+pub const CONTEXT_HV: u64 = -32i64 as u64;
+pub const CONTEXT_KERNEL: u64 = -128i64 as u64;
+pub const CONTEXT_USER: u64 = -512i64 as u64;
+/// Everything from here up is a marker, not an address.
+pub const CONTEXT_MAX: u64 = -4095i64 as u64;
+
+/// One frame, named: its address, the functions there (innermost first;
+/// empty: unknown), its mapping, and its module as perf prints it.
+pub struct Named {
+    pub ip: u64,
+    pub funcs: Vec<Arc<str>>,
+    pub map: Option<Mapping>,
+    pub module: Option<Arc<str>>,
+    pub kernel: bool,
+}
+
+/// Every distinct frame of an export, named once: by (mapping, address,
+/// kernel) where the mapping is the Timeline's (its address: the
+/// Timeline does not change once built) or none.
+#[derive(Default)]
+pub struct FrameTable {
+    index: rustc_hash::FxHashMap<(usize, u64, bool), u32>,
+    pub named: Vec<Named>,
+}
+
+impl FrameTable {
+    /// The ids of a callchain's frames, leaf first, naming each new one as
+    /// perf script prints it.
+    pub fn intern(
+        &mut self,
+        chain: &[u64],
+        (pid, time): (u32, u64),
+        procs: &Timeline,
+        syms: &mut Symbols,
+        ids: &mut Vec<u32>,
+    ) {
+        ids.clear();
+        let mut kernel = false;
+        for &ip in chain {
+            match ip {
+                CONTEXT_KERNEL | CONTEXT_HV => {
+                    kernel = true;
+                    continue;
+                }
+                CONTEXT_USER => {
+                    kernel = false;
+                    continue;
+                }
+                ip if ip >= CONTEXT_MAX => continue,
+                _ => {}
+            }
+            let map = procs.mapping(pid, ip, time, kernel);
+            let key = (map.map_or(0, |m| m as *const Mapping as usize), ip, kernel);
+            let next = self.named.len() as u32;
+            let id = *self.index.entry(key).or_insert(next);
+            if id == next {
+                self.named.push(name_frame(ip, kernel, map, syms));
+            }
+            ids.push(id);
+        }
+    }
+}
+
+/// One frame as perf script prints it.
+fn name_frame(ip: u64, kernel: bool, map: Option<&Mapping>, syms: &mut Symbols) -> Named {
+    let func = if kernel {
+        syms.kernel(ip)
+    } else {
+        map.and_then(|m| syms.user(m, ip))
+    };
+    let mut funcs = match (func.is_some(), map) {
+        // DWARF's names stand for the symbol's (perf's append_inlines).
+        (true, Some(m)) if !kernel => syms.inlined(m, ip),
+        _ => Vec::new(),
+    };
+    if funcs.is_empty() {
+        funcs.extend(func);
+    }
+    let module = match map {
+        Some(m) => Some(m.path.clone()),
+        None if kernel => Some("[kernel.kallsyms]".into()),
+        None => None,
+    };
+    Named {
+        ip,
+        funcs,
+        map: map.cloned(),
+        module,
+        kernel,
+    }
+}
