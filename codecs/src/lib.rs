@@ -222,6 +222,15 @@ pub trait Codec {
         })
     }
 
+    /// Output-driven codecs: raw bytes the codec may have taken without any
+    /// output yet decoding to them (input waiting for its block to fill,
+    /// plus a block whose output is still pending) when a `stream` call
+    /// without `flush` returns. A window's output then decodes to at most
+    /// the bytes consumed while it was filled plus this much, which bounds
+    /// HEADER_COMPRESSED's `mmap_len`. Such a call that consumed all its
+    /// input and left its window not full ends the window at a block end.
+    const MAX_HELD: usize = 0;
+
     /// The level recorded in HEADER_COMPRESSED.level (0 for codecs without one).
     fn level(&self) -> i32 {
         0

@@ -79,6 +79,7 @@ struct RunOut {
     codec_bytes: u64,
     secs: f64,
     written: u64,
+    records: u64,
     kept: Option<Vec<u8>>,
     copies: Option<Copies>,
     state: usize,
@@ -100,6 +101,9 @@ impl OneRun<'_> {
             written: 0,
         };
         let mut p = Pusher::<C, NullSink, M>::new(codec, sink);
+        // As the recorder: pushes end without a flush where the codec can
+        // hold (zstd), and what it holds is flushed at the end.
+        p.set_hold(true);
         // As the recorder: unwritten stack bytes are left out (the walk
         // that finds them is timed too).
         let tail = self.stack_tail;
@@ -113,14 +117,17 @@ impl OneRun<'_> {
             }
             p.push_edited(region, &edits)?;
         }
+        p.flush()?;
         let secs = t.elapsed().as_secs_f64();
         let copies = p.meter.copies();
         let state = p.codec_state_size();
+        let records = p.compressed_records();
         let sink = p.into_sink();
         Ok(RunOut {
             codec_bytes: self.stream.len() as u64 - dropped,
             secs,
             written: sink.written,
+            records,
             kept: sink.keep,
             copies,
             state,
@@ -269,6 +276,7 @@ pub fn measure(
         ring_ratio: stream.len() as f64 / first.written.max(1) as f64,
         codec_bytes: first.codec_bytes,
         compressed_bytes: first.written,
+        records: first.records,
         compress_mbs_best: best_c,
         compress_mbs_median: median(&mut c_speeds.clone()),
         decompress_mbs_best: best_d,

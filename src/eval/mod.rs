@@ -57,6 +57,8 @@ pub struct Row {
     /// bytes the cut leaves out).
     pub codec_bytes: u64,
     pub compressed_bytes: u64,
+    /// COMPRESSED records written (0 for `none`): each adds an 8-byte header.
+    pub records: u64,
     /// Compression through the push path, MB/s (10^6 bytes) of the bytes
     /// given to the codec.
     pub compress_mbs_best: f64,
@@ -269,6 +271,7 @@ mod tests {
             ring_ratio: ratio,
             codec_bytes: 0,
             compressed_bytes: 0,
+            records: 0,
             compress_mbs_best: speed,
             compress_mbs_median: speed,
             ring_mbs_best: speed,

@@ -1,9 +1,19 @@
 //! Turning raw ring-buffer bytes into PERF_RECORD_COMPRESSED records, generic
 //! over the codec (no `dyn`): the compressing memcpy.
 //!
-//! Rules from the format notes (section 0 and 5.7): type 81, unpadded, one
-//! codec unit (one zstd flush) per record and never a unit cut in two, every
-//! record ≤ 65 535 bytes and decoding to ≥ 1 byte.
+//! Rules from the format notes (section 0, 5.6, 5.7b): type 81, unpadded,
+//! every record ≤ 65 535 bytes, holding a block end (so it decodes to ≥ 1
+//! byte) and never two frame ends, and no record decoding to more than
+//! `mmap_len` bytes.
+//!
+//! Output-driven codecs (zstd streaming) may *hold* input across pushes
+//! ([`Compressor::set_hold`]): a push then ends by sealing what output its
+//! blocks made, without a flush, so zstd keeps making full blocks instead of
+//! one short block per push. The caller flushes ([`Compressor::flush_into`])
+//! before anything that must follow the held bytes in the file (plain
+//! records, checkpoints, the end) and now and then, so held bytes reach the
+//! file in bounded time; FINISHED_ROUND goes into the stream itself while
+//! bytes are held (perf processes records it decompresses like any other).
 
 use perfz_codecs::{Codec, Input, Step, MAX_RECORD_PAYLOAD};
 
@@ -17,6 +27,17 @@ pub const DECLARED_MMAP_LEN: u32 = 129 * 4096;
 
 /// Largest record the compressor writes (header + payload).
 pub const RECORD_MAX: usize = RecordHeader::SIZE + MAX_RECORD_PAYLOAD;
+
+/// Raw bytes an output-driven record may take before it is sealed (when it
+/// holds output): with what the codec held before it began
+/// ([`Codec::MAX_HELD`]) it decodes to at most [`DECLARED_MMAP_LEN`], so
+/// perf's reader, which makes room for `mmap_len` bytes per record, is never
+/// given more — however large a push, however long bytes are held.
+pub fn record_raw_limit<C: Codec>() -> usize {
+    (DECLARED_MMAP_LEN as usize)
+        .saturating_sub(C::MAX_HELD)
+        .max(4096)
+}
 
 /// Compresses pushes into COMPRESSED records and keeps the numbers that go into
 /// HEADER_COMPRESSED.
@@ -32,6 +53,12 @@ pub struct Compressor<C: Codec> {
     pub records: u64,
     /// The most raw bytes any one record decodes to.
     pub max_record_raw: usize,
+    /// Pushes end without a flush (output-driven codecs only).
+    hold: bool,
+    /// Raw bytes taken since the codec last flushed.
+    unflushed: u64,
+    /// The next flush ends the frame: the next push must flush.
+    end_frame_due: bool,
 }
 
 impl<C: Codec> Compressor<C> {
@@ -46,7 +73,22 @@ impl<C: Codec> Compressor<C> {
             out_bytes: 0,
             records: 0,
             max_record_raw: 0,
+            hold: false,
+            unflushed: 0,
+            end_frame_due: false,
         }
+    }
+
+    /// Whether pushes end without a flush (see the module notes). Only
+    /// output-driven codecs hold; for the others this does nothing.
+    pub fn set_hold(&mut self, hold: bool) {
+        self.hold = hold && C::OUTPUT_DRIVEN;
+    }
+
+    /// True when the codec holds raw bytes no written record decodes to yet:
+    /// a flush is needed before anything that must follow them.
+    pub fn holds(&self) -> bool {
+        self.unflushed > 0
     }
 
     /// Raw bytes one record takes at most.
@@ -56,11 +98,14 @@ impl<C: Codec> Compressor<C> {
 
     /// The flush ending the next push ends the codec's frame.
     pub fn end_frame_at_flush(&mut self) {
+        self.end_frame_due = true;
         self.codec.end_frame_at_flush()
     }
 
     /// A new, independently decodable stream (see `Codec::restart`).
     pub fn restart(&mut self) -> Result<(), perfz_codecs::Error> {
+        self.unflushed = 0;
+        self.end_frame_due = false;
         self.codec.restart()
     }
 
@@ -116,14 +161,19 @@ impl<C: Codec> Compressor<C> {
     ) -> Result<Step, perfz_codecs::Error> {
         let step = self.codec.stream(piece, window, flush)?;
         self.raw_bytes += step.consumed as u64;
+        self.unflushed += step.consumed as u64;
+        if flush && step.done {
+            self.unflushed = 0;
+            self.end_frame_due = false;
+        }
         Ok(step)
     }
 
     /// Output-driven: makes the first `payload` bytes after the header in
-    /// `rec` one COMPRESSED record and returns its length. `push_len`, the
-    /// length of the push it belongs to, bounds what it decodes to (every
-    /// push ends with a flush) and so sizes HEADER_COMPRESSED's mmap_len.
-    pub fn seal(&mut self, rec: &mut [u8], payload: usize, push_len: usize) -> usize {
+    /// `rec` one COMPRESSED record and returns its length. `decodes_to`
+    /// bounds what it decodes to (see [`Cut`]) and so sizes
+    /// HEADER_COMPRESSED's mmap_len.
+    pub fn seal(&mut self, rec: &mut [u8], payload: usize, decodes_to: usize) -> usize {
         let size = (RecordHeader::SIZE + payload) as u16; // payload ≤ MAX_RECORD_PAYLOAD
         let h = RecordHeader {
             type_: RecordType::COMPRESSED,
@@ -133,7 +183,7 @@ impl<C: Codec> Compressor<C> {
         rec[..RecordHeader::SIZE].copy_from_slice(&h.to_le());
         self.out_bytes += size as u64;
         self.records += 1;
-        self.max_record_raw = self.max_record_raw.max(push_len);
+        self.max_record_raw = self.max_record_raw.max(decodes_to);
         size as usize
     }
 
@@ -164,7 +214,7 @@ impl<C: Codec> Compressor<C> {
             return Ok(());
         }
         if C::OUTPUT_DRIVEN {
-            let mut cut = Cut::new(input.len());
+            let mut cut = self.cut_start();
             for piece in [input.first, input.second] {
                 self.feed(&mut cut, piece, out)?;
             }
@@ -195,9 +245,45 @@ impl<C: Codec> Compressor<C> {
         self.cut(cut, piece, false, out)
     }
 
-    /// Ends a push: the codec flushes, and the last record is sealed.
+    /// Where a push's cutting starts.
+    pub fn cut_start(&self) -> Cut {
+        Cut {
+            fill: 0,
+            fed: 0,
+            held_before: (self.unflushed as usize).min(C::MAX_HELD),
+        }
+    }
+
+    /// Ends a push: the codec flushes (unless it holds, see
+    /// [`set_hold`](Self::set_hold)), and the last record is sealed.
     pub fn end<R: Records>(&mut self, cut: &mut Cut, out: &mut R) -> Result<(), R::Error> {
+        if self.hold && !self.end_frame_due {
+            // The last step consumed everything and left the window not
+            // full, so its output ends at a block end (Codec::MAX_HELD).
+            return self.seal_partial(cut, out);
+        }
         self.cut(cut, &[], true, out)
+    }
+
+    /// Flushes what the codec holds into records (nothing if it holds
+    /// nothing).
+    pub fn flush_into<R: Records>(&mut self, out: &mut R) -> Result<(), R::Error> {
+        if !self.holds() {
+            return Ok(());
+        }
+        let mut cut = self.cut_start();
+        self.cut(&mut cut, &[], true, out)
+    }
+
+    fn seal_partial<R: Records>(&mut self, cut: &mut Cut, out: &mut R) -> Result<(), R::Error> {
+        if cut.fill == 0 {
+            return Ok(());
+        }
+        let buf = out.buf()?;
+        let n = self.seal(buf, cut.fill, cut.decodes_to());
+        out.commit(n)?;
+        *cut = self.cut_start();
+        Ok(())
     }
 
     fn cut<R: Records>(
@@ -207,24 +293,36 @@ impl<C: Codec> Compressor<C> {
         flush: bool,
         out: &mut R,
     ) -> Result<(), R::Error> {
+        let limit = record_raw_limit::<C>();
         let mut rest = piece;
         loop {
             let buf = out.buf()?;
             let window = &mut buf[RecordHeader::SIZE + cut.fill..RECORD_MAX];
-            let step = self.stream(Input::one(rest), window, flush)?;
+            // A record takes at most `limit` raw bytes while it holds
+            // output; one that holds none yet takes on (it cannot be
+            // sealed), and says so in what it decodes to.
+            let room = limit.saturating_sub(cut.fed);
+            let capped = room > 0 && rest.len() > room;
+            let now = if capped { &rest[..room] } else { rest };
+            let step = self.stream(Input::one(now), window, flush && !capped)?;
             cut.fill += step.produced;
+            cut.fed += step.consumed;
             rest = &rest[step.consumed..];
+            let done = step.done && !capped;
             let full = RecordHeader::SIZE + cut.fill == RECORD_MAX;
-            let sealed = (full || (flush && step.done && cut.fill > 0))
-                .then(|| self.seal(buf, cut.fill, cut.push_len));
+            // Not full: the step stopped with its input consumed, so its
+            // output ends at a block end (Codec::MAX_HELD's contract).
+            let at_limit = step.done && cut.fed >= limit && cut.fill > 0;
+            let sealed = (full || at_limit || (flush && done && cut.fill > 0))
+                .then(|| self.seal(buf, cut.fill, cut.decodes_to()));
             out.took(step.consumed);
             if let Some(n) = sealed {
                 out.commit(n)?;
-                cut.fill = 0;
+                *cut = self.cut_start();
             } else if step.consumed == 0 && step.produced == 0 && !step.done {
                 return Err(perfz_codecs::Error::NoProgress.into());
             }
-            if step.done {
+            if done {
                 return Ok(());
             }
         }
@@ -263,15 +361,20 @@ pub trait Records {
 }
 
 /// Where one push's cutting stands: payload bytes in the record being
-/// built, and the push's length (it bounds what a record decodes to).
+/// built, raw bytes the codec took since it began, and what the codec held
+/// then. A record decodes to at most those two together: its output ends
+/// blocks made of bytes taken since it began or held before (held bytes
+/// are bounded by [`Codec::MAX_HELD`] and by what came since the last
+/// flush).
 pub struct Cut {
     fill: usize,
-    push_len: usize,
+    fed: usize,
+    held_before: usize,
 }
 
 impl Cut {
-    pub fn new(push_len: usize) -> Cut {
-        Cut { fill: 0, push_len }
+    fn decodes_to(&self) -> usize {
+        self.fed + self.held_before
     }
 }
 

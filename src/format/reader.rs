@@ -41,6 +41,9 @@ pub struct PerfReader {
     stream: RecordStream,
     /// `data.N` files of a directory, still to read.
     more_streams: Vec<(u32, PathBuf)>,
+    /// Decompressed bytes of records the ends of streams cut off (a
+    /// recorder killed, or whose writes failed, before it flushed).
+    cut_off: usize,
 }
 
 impl std::ops::Deref for PerfReader {
@@ -141,6 +144,7 @@ impl PerfReader {
             },
             stream: RecordStream::new(src, endian, PIPE_HEADER_SIZE, None, None),
             more_streams: Vec::new(),
+            cut_off: 0,
         })
     }
 
@@ -379,7 +383,15 @@ impl PerfReader {
             meta,
             stream,
             more_streams: Vec::new(),
+            cut_off: 0,
         })
+    }
+
+    /// Decompressed bytes of a record cut off by the end of a stream (read so
+    /// far): the recording ended before its codec was flushed (killed, or
+    /// its writes failed). Dropped, as perf drops them.
+    pub fn cut_off(&self) -> usize {
+        self.cut_off
     }
 
     /// The next record of the file; see [`Record`]. COMPRESSED records are
@@ -389,6 +401,7 @@ impl PerfReader {
             if self.stream.advance(self.meta.compressed.as_ref())? {
                 break;
             }
+            self.cut_off += std::mem::take(&mut self.stream.cut_off);
             let Some((n, path)) = self.more_streams.pop() else {
                 return Ok(None);
             };

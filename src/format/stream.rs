@@ -37,6 +37,8 @@ pub(crate) struct RecordStream {
     inner_pos: usize,
     /// The record `advance` stopped on: (nested, start, header).
     cur: (bool, usize, RecordHeader),
+    /// Decompressed bytes of a record the end of the stream cut off.
+    pub cut_off: usize,
 }
 
 impl RecordStream {
@@ -60,6 +62,7 @@ impl RecordStream {
             outer_offset: pos,
             inner: Vec::new(),
             inner_pos: 0,
+            cut_off: 0,
             cur: (
                 false,
                 0,
@@ -204,13 +207,12 @@ impl RecordStream {
         Ok(true)
     }
 
+    /// The end of the stream. Decompressed bytes left over are the start of
+    /// a record the recording's end cut off: a recorder stopped before it
+    /// flushed its codec (killed, or its writes failed) leaves that. perf
+    /// drops them silently; so do we, and say how many (`cut_off`).
     fn finish(&mut self) -> Result<bool, FormatError> {
-        if !self.inner.is_empty() {
-            return Err(FormatError::CutOffRecord {
-                offset: self.pos,
-                left_over: self.inner.len(),
-            });
-        }
+        self.cut_off = self.inner.len();
         Ok(false)
     }
 

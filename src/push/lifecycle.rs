@@ -21,6 +21,10 @@ fn cannot_switch() -> FormatError {
 /// outputs, and the flight recorder's segments and snapshots. A sink
 /// without one keeps the default, which says so.
 pub trait Lifecycle: Sink + Sized {
+    /// Whether the codec may hold pushed bytes between pushes (see
+    /// `format::compress`). The flight recorder's segments are each whole
+    /// when retained (a snapshot takes them as they are), so it never holds.
+    const HOLDS: bool = true;
     /// After a failed write: finalize with what was fully written. Only a
     /// sink that knows exactly what that is (the serial one) can; an async
     /// one cannot tell which buffers landed and says no (the session then
@@ -120,6 +124,7 @@ impl<B: Backend, W: OffsetFile> Lifecycle for AsyncSink<B, W> {
 
 /// The flight recorder: nothing to finish or salvage, no file to patch.
 impl Lifecycle for MemorySink {
+    const HOLDS: bool = false;
     fn salvage(self, _: &FeatureSet) -> Result<(), FormatError> {
         Ok(()) // nothing was written: nothing to salvage
     }

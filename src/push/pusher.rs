@@ -8,7 +8,9 @@ use perfz_codecs::{Codec, CodecId, Input};
 use super::meter::{Meter, NoMeter};
 use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
-use crate::format::compress::{Compressor, Cut, Records};
+use crate::format::compress::{Compressor, Records};
+use crate::format::record::RecordType;
+use crate::format::writer::empty_record;
 use crate::format::CompressedInfo;
 
 /// Counters of one push path.
@@ -102,14 +104,60 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
     fn push_output_driven(&mut self, region: Input<'_>, edits: &[Edit]) -> io::Result<()> {
         let (comp, sink, meter) = (&mut self.comp, &mut self.sink, &mut self.meter);
         let mut out = SinkRecords { sink, meter };
-        let mut cut = Cut::new(region.len());
+        let mut cut = comp.cut_start();
         for_each_piece(region, edits, |piece| comp.feed(&mut cut, piece, &mut out))?;
         comp.end(&mut cut, &mut out)
     }
 
+    /// Writes records that never were in a ring. What the codec holds is
+    /// flushed first: the file keeps the order things were pushed in.
     pub fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.flush()?;
         self.meter.written(bytes.len());
         self.sink.write_plain(bytes)
+    }
+
+    /// Pushes end without a flush (zstd streaming; see
+    /// `format::compress`): full blocks, the codec's own speed and ratio.
+    /// The caller then flushes now and then and before whatever must find
+    /// the bytes in the file.
+    pub fn set_hold(&mut self, hold: bool) {
+        self.comp.set_hold(hold)
+    }
+
+    /// Whether the codec holds pushed bytes that are not in the sink yet.
+    pub fn holds(&self) -> bool {
+        self.comp.holds()
+    }
+
+    /// Flushes what the codec holds into records in the sink.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if !self.comp.holds() {
+            return Ok(());
+        }
+        let mut out = SinkRecords {
+            sink: &mut self.sink,
+            meter: &mut self.meter,
+        };
+        self.comp.flush_into(&mut out)?;
+        self.sink.end_push()
+    }
+
+    /// Ends a round with FINISHED_ROUND: in the compressed stream while the
+    /// codec holds bytes (so it follows them, as the round's records must
+    /// for perf's ordering), else plain, as perf writes it.
+    pub fn end_round(&mut self) -> io::Result<()> {
+        let round = empty_record(RecordType::FINISHED_ROUND);
+        if !self.comp.holds() {
+            self.meter.written(round.len());
+            return self.sink.write_plain(&round);
+        }
+        let (comp, sink, meter) = (&mut self.comp, &mut self.sink, &mut self.meter);
+        let mut out = SinkRecords { sink, meter };
+        let mut cut = comp.cut_start();
+        comp.feed(&mut cut, &round, &mut out)?;
+        comp.end(&mut cut, &mut out)?;
+        self.sink.end_push()
     }
 
     pub fn sink(&self) -> &S {
@@ -138,6 +186,11 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
     /// Bytes of COMPRESSED records written (headers included).
     pub fn compressed_bytes(&self) -> u64 {
         self.comp.out_bytes
+    }
+
+    /// COMPRESSED records written.
+    pub fn compressed_records(&self) -> u64 {
+        self.comp.records
     }
 
     /// Bytes the codec's state holds.

@@ -10,8 +10,6 @@ use std::io;
 use perfz_codecs::Codec;
 
 use crate::event::ring::Rings;
-use crate::format::record::RecordType;
-use crate::format::writer::empty_record;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
 use crate::push::scan::{scan_hits, Hits, RecordCounts};
 use crate::push::stack_tail::Edit;
@@ -53,8 +51,13 @@ pub struct DrainReport {
 
 /// A drain unit as the session sees it.
 pub trait Drain {
-    /// Writes records that never were in a ring (side band, LOST_SAMPLES).
+    /// Writes records that never were in a ring (side band, LOST_SAMPLES),
+    /// after what the codec holds.
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Whether the codec holds pushed bytes not in the output yet.
+    fn holds(&self) -> bool;
+    /// Puts what the codec holds into the output.
+    fn flush(&mut self) -> io::Result<()>;
     /// One pass over `rings`: drains each holding at least `min` bytes (1:
     /// every non-empty one), counting records into `n`, and ends the round
     /// with FINISHED_ROUND (where the unit writes rounds). Returns whether
@@ -107,8 +110,10 @@ pub struct PushDrain<C: Codec, S: Lifecycle, M: Meter> {
 
 impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
     pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>, rounds: bool, hits: bool) -> Self {
+        let mut pusher = Pusher::new(codec, sink);
+        pusher.set_hold(S::HOLDS);
         PushDrain {
-            pusher: Pusher::new(codec, sink),
+            pusher,
             stack_tail,
             stack_bytes_cleared: 0,
             stack_samples_uncut: 0,
@@ -133,6 +138,14 @@ impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
 impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.pusher.write_plain(bytes)
+    }
+
+    fn holds(&self) -> bool {
+        self.pusher.holds()
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.pusher.flush()
     }
 
     fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool> {
@@ -173,13 +186,14 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
             moved = true;
         }
         if moved && self.rounds {
-            self.pusher
-                .write_plain(&empty_record(RecordType::FINISHED_ROUND))?;
+            self.pusher.end_round()?;
         }
         Ok(moved)
     }
 
     fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        // The checkpoint makes the file whole up to here: held bytes first.
+        self.pusher.flush()?;
         let f = self.with_compressed(features);
         self.pusher.sink_mut().checkpoint(&f)
     }
@@ -206,12 +220,17 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
         }
     }
 
-    fn finish(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
+    fn finish(mut self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
+        self.pusher.flush()?;
         let f = self.with_compressed(features);
         self.pusher.into_sink().finish(&f)
     }
 
-    fn salvage(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
+    fn salvage(mut self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
+        // After a failed write, held bytes go in if the output takes them
+        // (the serial sink writes records whole or not at all); if not,
+        // the file ends at its last whole record as before.
+        let _ = self.pusher.flush();
         let f = self.with_compressed(features);
         self.pusher.into_sink().salvage(&f)
     }
@@ -226,6 +245,7 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
         attrs: &[crate::format::AttrEntry],
         features: &FeatureSet,
     ) -> Result<(), FormatError> {
+        self.pusher.flush()?;
         let f = self.with_compressed(features);
         self.pusher.sink_mut().switch(next, attrs, &f)?;
         self.pusher.restart_codec()?;

@@ -95,6 +95,13 @@ pub trait Control {
     }
 }
 
+/// The longest pushed bytes stay held in the codec (see
+/// `format::compress`) before the loop flushes them into the output: what a
+/// reader of a live output (`-o -`) waits at most beyond the drain, and
+/// what a recorder killed outright (SIGKILL) loses at most. One flush per
+/// 100 ms costs one short block, where one per push cost one per wake-up.
+pub const HOLD_MAX: Duration = Duration::from_millis(100);
+
 fn checkpoint(
     drain: &mut dyn Drain,
     features: &FeatureSet,
@@ -145,6 +152,8 @@ pub fn drain_loop(
     // After a wakeup the watermark was crossed; after a timeout, take
     // whatever waits.
     let mut threshold = o.min_bytes.max(o.min_push);
+    // Since when the codec holds bytes not in the output.
+    let mut held_since: Option<Instant> = None;
     loop {
         let moved = match drain.pass(rings, if final_pass { 1 } else { threshold }, &mut d.counts) {
             Ok(m) => m,
@@ -155,6 +164,15 @@ pub fn drain_loop(
         };
         if final_pass {
             break;
+        }
+        if !drain.holds() {
+            held_since = None;
+        } else if held_since.get_or_insert_with(Instant::now).elapsed() >= HOLD_MAX {
+            if let Err(err) = drain.flush() {
+                d.write_error = Some(err);
+                break;
+            }
+            held_since = None;
         }
         if o.checkpoint.is_some_and(|every| last_cp.elapsed() >= every) {
             // Everything that waits goes into the file before it is made whole.

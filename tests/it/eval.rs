@@ -27,16 +27,22 @@ fn pieces(stream: &[u8], push: usize, max_in: usize) -> Vec<(Vec<u8>, Vec<u8>)> 
     out
 }
 
-/// Bytes of COMPRESSED records for zstd level 1, computed with the `zstd`
-/// crate's streaming encoder the way the recorder cuts its records: by
-/// output (format notes 5.7b). Each push is one stream step ending in a
-/// flush (never ending the frame); its output fills records of at most
-/// MAX_RECORD_PAYLOAD bytes, each with an 8-byte header.
-fn zstd_bytes(stream: &[u8], push: usize) -> u64 {
+/// zstd level 1 as the recorder streams it, computed with the `zstd`
+/// crate's streaming encoder: the pushes one after another, never flushed
+/// between them (the recorder holds bytes across pushes, format notes 5.7b
+/// and src/format/compress.rs), one flush at the end. Returns the zstd
+/// stream's bytes, the pushes, and the bytes given.
+struct ZstdOracle {
+    stream_bytes: u64,
+    pushes: u64,
+    given: u64,
+}
+
+fn zstd_bytes(stream: &[u8], push: usize) -> ZstdOracle {
     zstd_bytes_of(pushes(stream, push))
 }
 
-fn zstd_bytes_of<'a>(regions: impl Iterator<Item = perfz::codecs::Input<'a>>) -> u64 {
+fn zstd_bytes_of<'a>(regions: impl Iterator<Item = perfz::codecs::Input<'a>>) -> ZstdOracle {
     use zstd_oracle::stream::raw::{Encoder, InBuffer, Operation, OutBuffer};
     let mut enc = Encoder::new(1).unwrap();
     // The recorder caps zstd blocks so every record window holds a block
@@ -46,29 +52,53 @@ fn zstd_bytes_of<'a>(regions: impl Iterator<Item = perfz::codecs::Input<'a>>) ->
     ))
     .unwrap();
     let mut out = vec![0u8; 1 << 20];
-    let mut total = 0u64;
+    let mut o = ZstdOracle {
+        stream_bytes: 0,
+        pushes: 0,
+        given: 0,
+    };
     for region in regions {
-        let mut produced = 0usize;
+        o.pushes += 1;
         for part in [region.first, region.second] {
+            o.given += part.len() as u64;
             let mut i = InBuffer::around(part);
             while i.pos < part.len() {
-                let mut o = OutBuffer::around(&mut out[..]);
-                enc.run(&mut i, &mut o).unwrap();
-                produced += o.pos();
+                let mut b = OutBuffer::around(&mut out[..]);
+                enc.run(&mut i, &mut b).unwrap();
+                o.stream_bytes += b.pos() as u64;
             }
         }
-        loop {
-            let mut o = OutBuffer::around(&mut out[..]);
-            let left = enc.flush(&mut o).unwrap();
-            produced += o.pos();
-            if left == 0 {
-                break;
-            }
-        }
-        let records = produced.div_ceil(MAX_RECORD_PAYLOAD);
-        total += (produced + 8 * records) as u64;
     }
-    total
+    loop {
+        let mut b = OutBuffer::around(&mut out[..]);
+        let left = enc.flush(&mut b).unwrap();
+        o.stream_bytes += b.pos() as u64;
+        if left == 0 {
+            break;
+        }
+    }
+    o
+}
+
+impl ZstdOracle {
+    /// The bytes of COMPRESSED records holding this stream in `records`
+    /// records (eval's count, checked against the cutting rules: at most
+    /// MAX_RECORD_PAYLOAD bytes each; a new record at each push end that
+    /// made output, at each full one, and after 397 376 raw bytes — the
+    /// declared mmap_len, 528 384, less two 65 504-byte blocks the codec may
+    /// hold — plus the final flush's).
+    fn bytes_in(&self, records: u64) -> u64 {
+        let payload = MAX_RECORD_PAYLOAD as u64;
+        let least = self.stream_bytes.div_ceil(payload);
+        let most = self.pushes + self.given / 397_376 + least + 1;
+        assert!(
+            (least..=most).contains(&records),
+            "{records} records for {} bytes of zstd stream from {} pushes: not in {least}..={most}",
+            self.stream_bytes,
+            self.pushes
+        );
+        self.stream_bytes + 8 * records
+    }
 }
 
 /// Same for lz4: one lz4 frame stream with linked 64 KiB blocks (lz4_flex's
@@ -117,8 +147,9 @@ fn check_ratios(file: &Path, push: usize) {
     assert_eq!(v["raw_bytes"].as_u64().unwrap(), stream.len() as u64);
     let ratio = |i: usize| rows[i]["ratio"].as_f64().unwrap();
     assert_eq!(ratio(0), 1.0);
+    let records = |i: usize| rows[i]["records"].as_u64().unwrap();
     for (i, want_bytes) in [
-        (1, zstd_bytes(&stream, push)),
+        (1, zstd_bytes(&stream, push).bytes_in(records(1))),
         (2, lz4_bytes(&stream, push)),
     ] {
         let want = stream.len() as f64 / want_bytes as f64;
@@ -336,8 +367,10 @@ fn dwarf_recordings_report_codec_and_ring_figures_apart() {
         cut_pushes.push(&given[start..at]);
     }
     assert_eq!(at, given.len());
+    let records = z["records"].as_u64().unwrap();
     let want = given.len() as f64
-        / zstd_bytes_of(cut_pushes.iter().map(|p| perfz::codecs::Input::one(p))) as f64;
+        / zstd_bytes_of(cut_pushes.iter().map(|p| perfz::codecs::Input::one(p))).bytes_in(records)
+            as f64;
     assert!(
         (ratio - want).abs() / want < 1e-9,
         "eval {ratio:.4}, zstd crate {want:.4}"

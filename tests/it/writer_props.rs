@@ -157,14 +157,55 @@ struct RecorderPath<'a> {
     attr: AttrEntry,
     sink: SinkKind,
     path: &'a std::path::Path,
+    /// As the recorder runs it: pushes end without a flush where the codec
+    /// can hold, rounds end with `end_round`, one flush at the end.
+    hold: bool,
 }
 
-fn push_all<C: Codec, S: Sink>(p: &mut Pusher<C, S>, pushes: &[Input<'_>]) {
+fn push_all<C: Codec, S: Sink>(p: &mut Pusher<C, S>, pushes: &[Input<'_>], hold: bool) {
+    p.set_hold(hold);
     for &region in pushes {
         p.push(region).unwrap();
-        p.write_plain(&empty_record(RecordType::FINISHED_ROUND))
-            .unwrap();
+        if hold {
+            p.end_round().unwrap();
+        } else {
+            p.write_plain(&empty_record(RecordType::FINISHED_ROUND))
+                .unwrap();
+        }
     }
+    p.flush().unwrap();
+}
+
+/// Every COMPRESSED record of a zstd file decodes, in order through one
+/// decoder (the `zstd` crate's, not ours), to at least one byte and to no
+/// more than the mmap_len its header declares (perf 6.1's two rules).
+fn zstd_records_decode_within_mmap_len(path: &std::path::Path) -> Result<(), TestCaseError> {
+    use zstd_oracle::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+    let mut r = PerfReader::open_raw(path).unwrap();
+    let mmap_len = r.meta.compressed().map_or(0, |c| c.mmap_len as usize);
+    let mut dec = Decoder::new().unwrap();
+    let mut out = vec![0u8; 1 << 20];
+    while let Some((rec, _)) = r.next_record().unwrap() {
+        if !rec.header.type_.is_compressed() {
+            continue;
+        }
+        let payload = &rec.bytes[8..];
+        let mut i = InBuffer::around(payload);
+        let mut n = 0;
+        while i.pos < payload.len() {
+            let mut o = OutBuffer::around(&mut out[..]);
+            dec.run(&mut i, &mut o).unwrap();
+            n += o.pos();
+        }
+        prop_assert!(n >= 1, "a record at {:#x} decodes to nothing", rec.offset);
+        prop_assert!(
+            n <= mmap_len,
+            "a record decodes to {} > mmap_len {}",
+            n,
+            mmap_len
+        );
+    }
+    Ok(())
 }
 
 impl CodecVisitor for RecorderPath<'_> {
@@ -183,7 +224,7 @@ impl CodecVisitor for RecorderPath<'_> {
         match self.sink {
             SinkKind::Serial => {
                 let mut p = Pusher::<C, _>::new(codec, SerialSink::new(w));
-                push_all(&mut p, self.pushes);
+                push_all(&mut p, self.pushes, self.hold);
                 if let Some(info) = p.compressed_info() {
                     f.set_compressed(info);
                 }
@@ -191,11 +232,11 @@ impl CodecVisitor for RecorderPath<'_> {
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
-                push_async(codec, w, b, self.pushes, biggest, &mut f);
+                push_async(codec, w, b, self.pushes, biggest, &mut f, self.hold);
             }
             SinkKind::AsyncUring => {
                 let b = UringBackend::new(w.get_ref()).unwrap_or_else(|e| panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)"));
-                push_async(codec, w, b, self.pushes, biggest, &mut f);
+                push_async(codec, w, b, self.pushes, biggest, &mut f, self.hold);
             }
         }
     }
@@ -209,9 +250,10 @@ fn push_async<C: Codec, B: Backend>(
     pushes: &[Input<'_>],
     biggest: usize,
     f: &mut FeatureSet,
+    hold: bool,
 ) {
     let mut p = Pusher::<C, _>::new(codec, AsyncSink::new(w, b, 2, biggest));
-    push_all(&mut p, pushes);
+    push_all(&mut p, pushes, hold);
     if let Some(info) = p.compressed_info() {
         f.set_compressed(info);
     }
@@ -251,8 +293,11 @@ proptest! {
         let path = dir.join("r.data");
         for spec in ["none", "zstd:1", "zstd:3", "zstd:1,oneshot", "lz4", "snappy"] {
             let spec: CodecSpec = spec.parse().unwrap();
-            for sink in [SinkKind::Serial, SinkKind::AsyncThread, SinkKind::AsyncUring] {
-                spec.visit(RecorderPath { pushes: &pushes, attr: attr.clone(), sink, path: &path }).unwrap();
+            for (sink, hold) in [(SinkKind::Serial, false), (SinkKind::Serial, true), (SinkKind::AsyncThread, true), (SinkKind::AsyncUring, false)] {
+                spec.visit(RecorderPath { pushes: &pushes, attr: attr.clone(), sink, path: &path, hold }).unwrap();
+                if spec.id() == perfz::codecs::CodecId::ZSTD {
+                    zstd_records_decode_within_mmap_len(&path)?;
+                }
                 let mut r = PerfReader::open(&path).unwrap();
                 let mut n = 0;
                 while let Some((rec, _)) = r.next_record().unwrap() {

@@ -58,6 +58,9 @@ impl Codec for ZstdCodec {
     // ZSTD_compressStream2 copies its input into the window buffer.
     const COPIES_INPUT: bool = true;
     const OUTPUT_DRIVEN: bool = true;
+    // Input waiting for its block (< one block) and one compressed block
+    // still in libzstd's output buffer.
+    const MAX_HELD: usize = 2 * super::STREAM_MAX_BLOCK;
 
     fn stream(&mut self, input: Input<'_>, dst: &mut [u8], flush: bool) -> Result<Step, Error> {
         let mut out = OutBuffer::around(dst);
