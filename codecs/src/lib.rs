@@ -203,10 +203,12 @@ pub trait Codec {
     /// record of each full window and of the last one, and calls again with
     /// the rest and a fresh window until `done`.
     ///
-    /// Contract: a full window, and a window that ends with the flush,
-    /// decodes to at least one byte given the windows before it (it holds a
-    /// block end: the codec's blocks are shorter than a window). A window
-    /// may end mid-block; the next one continues it.
+    /// Contract: the output of the bytes taken between two flushes is at
+    /// most [`bound`](Codec::bound) of them, and a flush ends a block (all
+    /// that was taken then decodes from the output so far). Where records
+    /// end is the caller's: perfz's cutter flushes so that every record
+    /// holds a block end (src/format/cutter.rs). A window may end mid-block;
+    /// the next one continues it.
     ///
     /// The default compresses one whole unit of at most
     /// `max_input(dst.len())` bytes per call (a unit is always flushed).
@@ -221,15 +223,6 @@ pub trait Codec {
             done: n == input.len(),
         })
     }
-
-    /// Output-driven codecs: raw bytes the codec may have taken without any
-    /// output yet decoding to them (input waiting for its block to fill,
-    /// plus a block whose output is still pending) when a `stream` call
-    /// without `flush` returns. A window's output then decodes to at most
-    /// the bytes consumed while it was filled plus this much, which bounds
-    /// HEADER_COMPRESSED's `mmap_len`. Such a call that consumed all its
-    /// input and left its window not full ends the window at a block end.
-    const MAX_HELD: usize = 0;
 
     /// The level recorded in HEADER_COMPRESSED.level (0 for codecs without one).
     fn level(&self) -> i32 {

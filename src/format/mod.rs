@@ -3,6 +3,7 @@
 
 pub mod attr;
 pub mod compress;
+pub mod cutter;
 pub mod data_stream;
 pub mod endian;
 mod error;

@@ -104,9 +104,8 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
     fn push_output_driven(&mut self, region: Input<'_>, edits: &[Edit]) -> io::Result<()> {
         let (comp, sink, meter) = (&mut self.comp, &mut self.sink, &mut self.meter);
         let mut out = SinkRecords { sink, meter };
-        let mut cut = comp.cut_start();
-        for_each_piece(region, edits, |piece| comp.feed(&mut cut, piece, &mut out))?;
-        comp.end(&mut cut, &mut out)
+        for_each_piece(region, edits, |piece| comp.feed(piece, &mut out))?;
+        comp.end(&mut out)
     }
 
     /// Writes records that never were in a ring. What the codec holds is
@@ -154,9 +153,8 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
         }
         let (comp, sink, meter) = (&mut self.comp, &mut self.sink, &mut self.meter);
         let mut out = SinkRecords { sink, meter };
-        let mut cut = comp.cut_start();
-        comp.feed(&mut cut, &round, &mut out)?;
-        comp.end(&mut cut, &mut out)?;
+        comp.feed(&round, &mut out)?;
+        comp.end(&mut out)?;
         self.sink.end_push()
     }
 
@@ -217,6 +215,12 @@ impl<S: Sink, M: Meter> Records for SinkRecords<'_, S, M> {
     fn commit(&mut self, n: usize) -> io::Result<()> {
         self.sink.commit(n)?;
         self.meter.written(n);
+        Ok(())
+    }
+    fn emit(&mut self, rec: &[u8]) -> io::Result<()> {
+        let copied = self.sink.write_record(rec)?;
+        self.meter.copied(copied);
+        self.meter.written(rec.len());
         Ok(())
     }
     fn took(&mut self, n: usize) {

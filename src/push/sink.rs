@@ -22,6 +22,13 @@ pub trait Sink {
     /// [`commit`](Sink::commit) takes its first `n` bytes.
     fn record_buf(&mut self) -> io::Result<&mut [u8]>;
     fn commit(&mut self, n: usize) -> io::Result<()>;
+    /// A whole record built elsewhere (the zstd cutter's window); returns
+    /// the bytes it memcpy'd to take it (0 when written from where it is).
+    fn write_record(&mut self, rec: &[u8]) -> io::Result<usize> {
+        self.record_buf()?[..rec.len()].copy_from_slice(rec);
+        self.commit(rec.len())?;
+        Ok(rec.len())
+    }
     /// The end of one push: an async sink submits what it gathered.
     fn end_push(&mut self) -> io::Result<()> {
         Ok(())
@@ -99,6 +106,11 @@ impl<W: RecordSink> Sink for SerialSink<W> {
 
     fn commit(&mut self, n: usize) -> io::Result<()> {
         self.out.write_records(&self.buf[..n])
+    }
+
+    fn write_record(&mut self, rec: &[u8]) -> io::Result<usize> {
+        self.out.write_records(rec)?;
+        Ok(0)
     }
 
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {

@@ -23,16 +23,9 @@ pub struct ZstdCodec {
 
 impl ZstdCodec {
     pub fn new(params: &ZstdParams) -> Result<Self, Error> {
+        // zstd's own block size (128 KiB): the record cutter ends blocks
+        // with flushes where a record needs one (perfz src/format/cutter.rs).
         let mut cctx = super::context(params)?;
-        // Output-driven records (Codec::stream) end wherever a window fills,
-        // so every window must hold a block end: blocks of at most
-        // STREAM_MAX_BLOCK raw bytes compress to at most that + 3, well
-        // under one record.
-        cctx.set_parameter(zstd_safe::CParameter::MaxBlockSize(
-            super::STREAM_MAX_BLOCK as u32,
-        ))
-        .map_err(zstd_err)
-        .map_err(Error::Zstd)?;
         // libzstd sizes and allocates its workspace on the first streaming call.
         // Make that call now, then forget the session (keeping the parameters and
         // the workspace), so that no push ever allocates.
@@ -58,9 +51,6 @@ impl Codec for ZstdCodec {
     // ZSTD_compressStream2 copies its input into the window buffer.
     const COPIES_INPUT: bool = true;
     const OUTPUT_DRIVEN: bool = true;
-    // Input waiting for its block (< one block) and one compressed block
-    // still in libzstd's output buffer.
-    const MAX_HELD: usize = 2 * super::STREAM_MAX_BLOCK;
 
     fn stream(&mut self, input: Input<'_>, dst: &mut [u8], flush: bool) -> Result<Step, Error> {
         let mut out = OutBuffer::around(dst);

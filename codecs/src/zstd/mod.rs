@@ -1,5 +1,5 @@
-//! `zstd`: one streaming context per output stream, flushed at every push —
-//! exactly perf's scheme, so perf 6.1 reads the result.
+//! `zstd`: one streaming context per output stream (one endless frame, as
+//! perf writes it), flushed where perfz's record cutter ends a block.
 
 mod decoder;
 mod encoder;
@@ -8,13 +8,6 @@ mod oneshot;
 pub use decoder::ZstdDecoder;
 pub use encoder::ZstdCodec;
 pub use oneshot::ZstdOneShotCodec;
-
-/// Largest raw block of the streaming codec. A zstd block compresses to at
-/// most its raw size + 3 bytes of block header, so with the frame header
-/// (≤ 18 bytes) any window of a record's payload size (65 527 bytes) holds a
-/// block end: every output-driven record decodes to at least one byte.
-pub const STREAM_MAX_BLOCK: usize = 64 * 1024 - 32;
-const _: () = assert!(STREAM_MAX_BLOCK + 3 + 18 <= crate::MAX_RECORD_PAYLOAD);
 
 /// Largest window log perf's reader (and zstd's default decoder limit)
 /// accepts: the top of `wlog=`'s range.

@@ -1,7 +1,7 @@
-//! Output-driven records (`Codec::stream`, streaming zstd): every record a
-//! push makes decodes to at least one byte given the records before it, even
-//! when the data does not compress (the block size cap), and a push's
-//! records decode to exactly the push.
+//! Output-driven compression (`Codec::stream`, streaming zstd): what a
+//! flush ends decodes, the output of what is taken between two flushes stays
+//! within `bound` at any ratio (the record cutter, src/format/cutter.rs in
+//! perfz, relies on it), and frames end where asked.
 
 use crate::util::*;
 use perfz_codecs::{AnyDecoder, Codec, CodecSpec, Decoder, Input, ZstdCodec, MAX_RECORD_PAYLOAD};
@@ -22,44 +22,71 @@ fn records_of(codec: &mut ZstdCodec, push: Input<'_>) -> Vec<Vec<u8>> {
     }
 }
 
+/// Bytes from a 64-symbol alphabet: zstd compresses them about 4:3, so a
+/// 128 KiB block stays a compressed block larger than one record.
+pub fn six_bit_bytes(n: usize, seed: u64) -> Vec<u8> {
+    random_bytes(n, seed).iter().map(|b| b & 63).collect()
+}
+
 #[test]
-fn every_record_decodes_to_something_at_any_ratio() {
-    for level in ["zstd:-5", "zstd:1", "zstd:3", "zstd:19"] {
+fn output_between_flushes_stays_within_bound_at_any_ratio() {
+    for level in ["zstd:-5", "zstd:1", "zstd:3", "zstd:19", "zstd:1,wlog=10"] {
         let spec: CodecSpec = level.parse().unwrap();
         let CodecSpec::Zstd(p) = spec else {
             unreachable!()
         };
         let mut codec = ZstdCodec::new(&p).unwrap();
         let mut dec = AnyDecoder::for_id(spec.id()).unwrap();
-        // Incompressible, then very compressible, then perf-like: pushes of
-        // 1 MiB that wrap at odd points.
         let data = [
-            random_bytes(1 << 20, 7),
-            vec![0u8; 1 << 20],
-            perf_like(1 << 20, 3),
+            random_bytes(400_000, 7),
+            six_bit_bytes(400_000, 5),
+            vec![0u8; 400_000],
+            perf_like(400_000, 3),
         ];
+        let mut dst = vec![0u8; 1 << 20];
+        let mut got = Vec::new();
         for (i, d) in data.iter().enumerate() {
-            let k = 333_333 * (i + 1) % d.len();
-            let recs = records_of(&mut codec, Input::two(&d[..k], &d[k..]));
-            let mut got = Vec::new();
-            for (j, r) in recs.iter().enumerate() {
-                assert!(r.len() <= MAX_RECORD_PAYLOAD);
-                let n = dec.decompress(r, &mut got, usize::MAX).unwrap();
-                assert!(
-                    n > 0,
-                    "{level} data {i}: record {j} of {} decodes to nothing",
-                    recs.len()
-                );
+            // Flushes every `n` bytes taken, fed in pieces of 3 000.
+            for n in [7usize, 1_000, 65_000, 131_054, 300_000] {
+                let mut at = 0;
+                while at < d.len() {
+                    let end = (at + n).min(d.len());
+                    let mut produced = 0;
+                    for piece in d[at..end].chunks(3_000) {
+                        let step = codec
+                            .stream(Input::one(piece), &mut dst[produced..], false)
+                            .unwrap();
+                        assert!(step.done && step.consumed == piece.len());
+                        produced += step.produced;
+                    }
+                    let step = codec
+                        .stream(Input::one(&[]), &mut dst[produced..], true)
+                        .unwrap();
+                    assert!(step.done);
+                    produced += step.produced;
+                    let taken = end - at;
+                    assert!(
+                        produced <= codec.bound(taken),
+                        "{level} data {i}: {taken} bytes between flushes gave {produced} > bound {}",
+                        codec.bound(taken)
+                    );
+                    // What the flush ended decodes now.
+                    got.clear();
+                    let k = dec
+                        .decompress(&dst[..produced], &mut got, usize::MAX)
+                        .unwrap();
+                    assert_eq!(&got[..k], &d[at..end], "{level} data {i}");
+                    at = end;
+                }
             }
-            assert_eq!(&got, d, "{level} data {i}");
         }
     }
 }
 
 #[test]
 fn a_compressible_push_makes_few_records() {
-    // Records are cut by output: about one per 64 KiB of *output*, where the
-    // old input-driven cut made one per 64 KiB of input (64 here).
+    // Records cut by output: about one per 64 KiB of *output*, where an
+    // input-driven cut makes one per 64 KiB of input (64 here).
     let p = match "zstd:1".parse::<CodecSpec>().unwrap() {
         CodecSpec::Zstd(p) => p,
         _ => unreachable!(),
