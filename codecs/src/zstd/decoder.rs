@@ -48,14 +48,17 @@ impl Decoder for ZstdDecoder {
             // One byte past the limit tells "exactly at the limit" from "more to
             // come" without trusting any size the payload claims.
             let room = limit.saturating_add(1).saturating_sub(produced).min(STEP);
-            let pos = dst.len();
             reserve_within(dst, room, start.saturating_add(limit).saturating_add(1));
-            dst.resize(pos + room, 0);
-            let before = inp.pos();
-            let mut out = OutBuffer::around(&mut dst[pos..]);
-            let res = self.dctx.decompress_stream(&mut out, &mut inp);
-            let written = out.pos();
-            dst.truncate(pos + written);
+            let (before, len0) = (inp.pos(), dst.len());
+            // Into the vector's spare capacity, which zstd-safe's OutBuffer
+            // over a Vec fills and then takes into its length: nothing is
+            // zeroed first (a resize per call cleared up to STEP bytes per
+            // record, more than the decoding wrote).
+            let res = {
+                let mut out = OutBuffer::around_pos(dst, len0);
+                self.dctx.decompress_stream(&mut out, &mut inp)
+            };
+            let written = dst.len() - len0;
             if let Err(code) = res {
                 dst.truncate(start);
                 return Err(Error::Corrupt {
@@ -67,7 +70,7 @@ impl Decoder for ZstdDecoder {
                 dst.truncate(start);
                 return Err(Error::OutputLimit { limit });
             }
-            if inp.pos() == src.len() && written < room {
+            if inp.pos() == src.len() && dst.len() < dst.capacity() {
                 return Ok(dst.len() - start);
             }
             if inp.pos() == before && written == 0 {
