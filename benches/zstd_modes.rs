@@ -142,9 +142,11 @@ fn main() {
     best("streaming, one flush", &data, || {
         streamed(&data, level, piece, 0)
     });
-    best("streaming, flush every 110 000", &data, || {
-        streamed(&data, level, piece, 110_000)
-    });
+    for every in [65_000, 90_000, 110_000, 125_000, 200_000, 1_000_000] {
+        best(&format!("streaming, flush every {every}"), &data, || {
+            streamed(&data, level, piece, every)
+        });
+    }
     let mut stage = vec![0u8; 8 << 20];
     best("stable 8 MiB staging, frame each", &data, || {
         staged(&data, level, piece, &mut stage)
