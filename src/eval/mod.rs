@@ -1,7 +1,10 @@
 //! `perfz eval`: which codec for this workload? Replays a recording's ring
 //! data through the real push path with each codec, the way lzbench and
 //! `zstd -b` answer it for files: stream in memory, warm-up, repeated runs,
-//! best and median, every round trip verified byte for byte.
+//! best and median, every round trip verified byte for byte. Only the pushes
+//! are timed, each on a region read once just before it (the recorder's
+//! drain takes bytes the kernel has just written, in cache); where the
+//! replayed pushes end is found before timing.
 
 mod measure;
 mod oracle;
