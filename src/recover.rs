@@ -36,6 +36,9 @@ pub struct Recovered {
     pub stopped_because: Option<String>,
     /// The codec, when it had to be guessed from the data.
     pub guessed_codec: Option<String>,
+    /// Decompressed bytes of the last record, cut off where the recorder
+    /// stopped before flushing its codec: dropped, as perf drops them.
+    pub cut_off: usize,
 }
 
 /// Record types a sane recording contains (kernel 1..=21, perf's 64..=83).
@@ -159,7 +162,6 @@ fn scan(r: &mut PerfReader, start: u64) -> Scan {
 fn error_offset(e: &FormatError) -> Option<u64> {
     match e {
         FormatError::Truncated { offset, .. }
-        | FormatError::CutOffRecord { offset, .. }
         | FormatError::Invalid { offset, .. }
         | FormatError::Codec { offset, .. } => Some(*offset),
         _ => None,
@@ -168,17 +170,17 @@ fn error_offset(e: &FormatError) -> Option<u64> {
 
 /// Samples perfz's reader reads in `path`, and the error that stopped it
 /// before the end, if one did.
-fn count_samples(path: &Path) -> (u64, Option<FormatError>) {
+fn count_samples(path: &Path) -> (u64, Option<FormatError>, usize) {
     let mut r = match PerfReader::open(path) {
         Ok(r) => r,
-        Err(e) => return (0, Some(e)),
+        Err(e) => return (0, Some(e), 0),
     };
     let mut n = 0;
     loop {
         match r.next_record() {
             Ok(Some((rec, _))) => n += (rec.header.type_ == RecordType::SAMPLE) as u64,
-            Ok(None) => return (n, None),
-            Err(e) => return (n, Some(e)),
+            Ok(None) => return (n, None, r.cut_off()),
+            Err(e) => return (n, Some(e), r.cut_off()),
         }
     }
 }
@@ -191,7 +193,7 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
     if path.is_dir() {
         return recover_dir(path);
     }
-    let (before, _) = count_samples(path);
+    let (before, ..) = count_samples(path);
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -201,9 +203,9 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
         .tempfile_in(dir)?;
     std::io::copy(&mut std::fs::File::open(path)?, tmp.as_file_mut())?;
     let mut got = recover_in_place(tmp.path())?;
-    let after = match count_samples(tmp.path()) {
-        (n, None) => n,
-        (_, Some(e)) => {
+    let (after, cut_off) = match count_samples(tmp.path()) {
+        (n, None, cut) => (n, cut),
+        (_, Some(e), _) => {
             return Err(FormatError::Unsupported(format!(
                 "the recovered copy does not read whole ({e}); {} is left untouched",
                 path.display()
@@ -223,6 +225,7 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
     tmp.persist(path).map_err(|e| FormatError::Io(e.error))?;
     got.samples = after;
     got.samples_before = before;
+    got.cut_off = cut_off;
     Ok(got)
 }
 
@@ -311,6 +314,7 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
         guessed_codec: guessed,
         samples_before: 0,
         rebuilt,
+        cut_off: 0,
     })
 }
 

@@ -52,5 +52,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             format!("; rebuilt {}", r.rebuilt.join(", "))
         },
     );
+    if r.cut_off > 0 {
+        eprintln!(
+            "perfz: the recording stopped before its codec was flushed: the last {} decompressed \
+             bytes are the start of a record it cut off, left out (perf leaves them out too)",
+            r.cut_off
+        );
+    }
     Ok(())
 }

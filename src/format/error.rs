@@ -14,11 +14,6 @@ pub enum FormatError {
     #[error("at offset {offset:#x}: truncated: {what}")]
     Truncated { offset: u64, what: String },
 
-    /// The record stream ends inside a record (a recording cut short): the
-    /// records before it are whole.
-    #[error("at offset {offset:#x}: truncated: the stream ends inside a record: {left_over} decompressed bytes of it are left over")]
-    CutOffRecord { offset: u64, left_over: usize },
-
     #[error("at offset {offset:#x}: {what}")]
     Invalid { offset: u64, what: String },
 

@@ -66,6 +66,9 @@ pub struct Stats {
     pub stack_use: crate::push::stack_use::StackUse,
     /// When samples were lost: what would have held the stream.
     pub advice: Option<crate::advice::Advice>,
+    /// Decompressed bytes of a last record cut off where the recorder
+    /// stopped before flushing its codec (dropped, as perf drops them).
+    pub cut_off: usize,
 }
 
 /// Reads the whole file and gathers its [`Stats`].
@@ -172,6 +175,7 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         lost_samples,
         largest_loss,
         stack_use,
+        cut_off: r.cut_off(),
         advice: (lost > 0).then(|| {
             let total_samples: u64 = samples.values().sum();
             crate::advice::advise(
@@ -212,6 +216,13 @@ impl Stats {
             let _ = writeln!(s, "cmdline     : {}", c.join(" "));
         }
         let _ = writeln!(s, "features    : {}", self.features.join(" "));
+        if self.cut_off > 0 {
+            let _ = writeln!(
+                s,
+                "cut off     : the last {} decompressed bytes start a record the recording's end cut off (it stopped before flushing its codec); left out, as perf does",
+                self.cut_off
+            );
+        }
         for ev in &self.events {
             let _ = writeln!(
                 s,
