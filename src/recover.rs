@@ -68,6 +68,7 @@ fn guess_codec(path: &Path, data_offset: u64) -> Result<Option<CodecId>, FormatE
             for id in [
                 CodecId::ZSTD,
                 CodecId::LZ4,
+                CodecId::LZ4_LINKED_UNITS,
                 CodecId::LZ4_UNITS_V1,
                 CodecId::SNAPPY,
             ] {

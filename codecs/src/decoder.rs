@@ -14,6 +14,8 @@ pub enum AnyDecoder {
     #[cfg(feature = "lz4")]
     Lz4(crate::Lz4Decoder),
     #[cfg(feature = "lz4")]
+    Lz4Linked(crate::Lz4LinkedUnitsDecoder),
+    #[cfg(feature = "lz4")]
     Lz4Units(crate::Lz4UnitsDecoder),
     #[cfg(feature = "snappy")]
     Snappy(crate::SnappyDecoder),
@@ -28,6 +30,10 @@ impl AnyDecoder {
             CodecId::ZSTD => Ok(AnyDecoder::Zstd(crate::ZstdDecoder::new()?)),
             #[cfg(feature = "lz4")]
             CodecId::LZ4 => Ok(AnyDecoder::Lz4(crate::Lz4Decoder::new())),
+            #[cfg(feature = "lz4")]
+            CodecId::LZ4_LINKED_UNITS => {
+                Ok(AnyDecoder::Lz4Linked(crate::Lz4LinkedUnitsDecoder::new()))
+            }
             #[cfg(feature = "lz4")]
             CodecId::LZ4_UNITS_V1 => Ok(AnyDecoder::Lz4Units(crate::Lz4UnitsDecoder::new())),
             #[cfg(feature = "snappy")]
@@ -48,6 +54,8 @@ impl Decoder for AnyDecoder {
             AnyDecoder::Zstd(d) => d.decompress(src, dst, limit),
             #[cfg(feature = "lz4")]
             AnyDecoder::Lz4(d) => d.decompress(src, dst, limit),
+            #[cfg(feature = "lz4")]
+            AnyDecoder::Lz4Linked(d) => d.decompress(src, dst, limit),
             #[cfg(feature = "lz4")]
             AnyDecoder::Lz4Units(d) => d.decompress(src, dst, limit),
             #[cfg(feature = "snappy")]

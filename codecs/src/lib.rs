@@ -70,7 +70,7 @@ pub use spec::{CodecSpec, CodecVisitor, ZstdParams};
 pub use table::{CodecInfo, CodecKind, CODECS};
 
 #[cfg(feature = "lz4")]
-pub use lz4::{Lz4Codec, Lz4Decoder, Lz4UnitsDecoder};
+pub use lz4::{Lz4Codec, Lz4Decoder, Lz4LinkedUnitsDecoder, Lz4UnitsDecoder};
 #[cfg(feature = "snappy")]
 pub use snappy::{SnappyCodec, SnappyDecoder};
 #[cfg(feature = "zstd")]
@@ -98,9 +98,13 @@ impl CodecId {
     /// units (perfz framing, docs/FORMAT.md). ASCII "pz" + 1. Read, not
     /// written.
     pub const LZ4_UNITS_V1: CodecId = CodecId(0x707a_0001);
-    /// lz4: one lz4 frame stream with linked blocks, in perfz units
-    /// (docs/FORMAT.md). ASCII "pz" + 3.
-    pub const LZ4: CodecId = CodecId(0x707a_0003);
+    /// lz4 as written by perfz with linked 64 KiB blocks, one unit per
+    /// push (perfz framing, docs/FORMAT.md). ASCII "pz" + 3. Read, not
+    /// written.
+    pub const LZ4_LINKED_UNITS: CodecId = CodecId(0x707a_0003);
+    /// lz4: one lz4 frame stream, 1 MiB linked blocks, cut into records by
+    /// output (docs/FORMAT.md). ASCII "pz" + 4.
+    pub const LZ4: CodecId = CodecId(0x707a_0004);
     /// snappy raw units (perfz framing, docs/FORMAT.md). ASCII "pz" + 2.
     pub const SNAPPY: CodecId = CodecId(0x707a_0002);
 
@@ -108,6 +112,9 @@ impl CodecId {
     pub fn name(self) -> Option<&'static str> {
         if self == CodecId::LZ4_UNITS_V1 {
             return Some("lz4 (independent units)");
+        }
+        if self == CodecId::LZ4_LINKED_UNITS {
+            return Some("lz4 (linked units)");
         }
         CodecKind::by_id(self).map(CodecKind::name)
     }
@@ -223,6 +230,17 @@ pub trait Codec {
             done: n == input.len(),
         })
     }
+
+    /// Output-driven: every record must hold a block end, because it is
+    /// read by perf's decoder, which fails on a record that decodes to
+    /// nothing (zstd). A codec only perfz reads (lz4) lets records end
+    /// anywhere: its decoder waits for a block's end across records.
+    const BLOCK_ENDS_PER_RECORD: bool = true;
+
+    /// Output-driven: the most input the codec may hold with no output yet
+    /// decoding to it (for zstd the record cutter's block allowance bounds
+    /// this, two records' payload), which bounds what a record decodes to.
+    const MAX_HELD: usize = 2 * MAX_RECORD_PAYLOAD;
 
     /// The level recorded in HEADER_COMPRESSED.level (0 for codecs without one).
     fn level(&self) -> i32 {

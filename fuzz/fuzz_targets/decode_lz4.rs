@@ -1,4 +1,4 @@
-//! Question: do the lz4 decoders (linked frames, and the old units), fed arbitrary payloads in sequence, only ever
+//! Question: do the lz4 decoders (the frame stream cut by output, and the two unit formats written before), fed arbitrary payloads in sequence, only ever
 //! return output or an error — no panic, no growth past the limit, and no stale
 //! bytes left behind in a reused buffer when a call fails?
 #![no_main]
@@ -6,8 +6,9 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    // The linked frame stream perfz writes, and the independent units it
-    // wrote before.
+    // The frame stream perfz writes, and the linked and independent units
+    // it wrote before.
     perfz_fuzz::decode_payloads(perfz_codecs::CodecId::LZ4, data);
+    perfz_fuzz::decode_payloads(perfz_codecs::CodecId::LZ4_LINKED_UNITS, data);
     perfz_fuzz::decode_payloads(perfz_codecs::CodecId::LZ4_UNITS_V1, data);
 });

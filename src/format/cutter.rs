@@ -20,6 +20,9 @@
 //!   bytes in the file, and now and then.
 //! - A record takes at most [`RECORD_RAW_LIMIT`] raw bytes: with what was
 //!   held when it began it decodes within [`DECLARED_MMAP_LEN`].
+//! - lz4, which only perfz reads, needs neither rule
+//!   (`Codec::BLOCK_ENDS_PER_RECORD`): its records end where they are full,
+//!   its blocks where its encoder ends them (1 MiB) or a flush does.
 //! - A frame ends only at the last flush of a push (flight-recorder
 //!   segments), and the record is sealed right after it.
 
@@ -104,11 +107,16 @@ impl<C: Codec> Compressor<C> {
         let mut rest = piece;
         while !rest.is_empty() {
             let w = &self.window;
-            if w.fed >= RECORD_RAW_LIMIT {
+            // A codec only perfz reads needs neither (see
+            // `Codec::BLOCK_ENDS_PER_RECORD`): records end where full.
+            let room = if !C::BLOCK_ENDS_PER_RECORD {
+                usize::MAX
+            } else if w.fed >= RECORD_RAW_LIMIT {
                 self.flush_into(out)?;
                 continue;
-            }
-            let room = (w.allow - w.block_in).min(RECORD_RAW_LIMIT - w.fed);
+            } else {
+                (w.allow - w.block_in).min(RECORD_RAW_LIMIT - w.fed)
+            };
             if room == 0 {
                 self.end_block(out)?;
                 continue;
@@ -217,7 +225,7 @@ impl<C: Codec> Compressor<C> {
         w.fill = 0;
         w.has_end = false;
         w.fed = 0;
-        w.held_before = w.block_in;
+        w.held_before = w.block_in.min(C::MAX_HELD);
         Ok(())
     }
 }

@@ -17,7 +17,7 @@ fn lists_every_codec_with_its_id() {
     for line in [
         "none     yes",
         "zstd     yes    0x1",
-        "lz4      yes    0x707a0003",
+        "lz4      yes    0x707a0004",
         "snappy   yes    0x707a0002",
     ] {
         assert!(text.contains(line), "missing {line:?} in\n{text}");

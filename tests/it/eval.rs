@@ -13,20 +13,6 @@ use perfz::format::writer::{empty_record, FileWriter, RecordSink};
 use perfz::format::{FeatureSet, RecordType};
 use perfz::replay::{pushes, ring_stream};
 
-/// Pieces the way the record layer cuts pushes: at most `max_in` bytes each.
-fn pieces(stream: &[u8], push: usize, max_in: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut out = Vec::new();
-    for region in pushes(stream, push) {
-        let mut rest = region;
-        while !rest.is_empty() {
-            let (now, later) = rest.split_at(max_in);
-            out.push((now.first.to_vec(), now.second.to_vec()));
-            rest = later;
-        }
-    }
-    out
-}
-
 /// zstd level 1 as the recorder streams it, computed with the `zstd`
 /// crate's streaming encoder: the pushes one after another, never flushed
 /// between them (the recorder holds bytes across pushes), one flush at the
@@ -92,26 +78,25 @@ impl ZstdOracle {
     }
 }
 
-/// Same for lz4: one lz4 frame stream with linked 64 KiB blocks (lz4_flex's
-/// frame encoder), a record (8-byte header) and a unit (8-byte header) per
-/// piece, each flushed.
+/// Same for lz4: one lz4 frame stream with linked 1 MiB blocks (lz4_flex's
+/// frame encoder), every push written into it and one flush at the end (eval
+/// holds as the recorder does), cut into records of at most
+/// MAX_RECORD_PAYLOAD bytes where they are full (lz4 records need no block
+/// end: only perfz reads them), each with an 8-byte header.
 fn lz4_bytes(stream: &[u8], push: usize) -> u64 {
     use lz4_oracle::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
     use std::io::Write;
     let info = FrameInfo::new()
-        .block_size(BlockSize::Max64KB)
+        .block_size(BlockSize::Max1MB)
         .block_mode(BlockMode::Linked);
     let mut enc = FrameEncoder::with_frame_info(info, Vec::new());
-    pieces(stream, push, 65_492)
-        .iter()
-        .map(|(a, b)| {
-            enc.get_mut().clear();
-            enc.write_all(a).unwrap();
-            enc.write_all(b).unwrap();
-            enc.flush().unwrap();
-            8 + 8 + enc.get_ref().len() as u64
-        })
-        .sum()
+    for region in pushes(stream, push) {
+        enc.write_all(region.first).unwrap();
+        enc.write_all(region.second).unwrap();
+    }
+    enc.flush().unwrap();
+    let n = enc.get_ref().len() as u64;
+    n + 8 * n.div_ceil(MAX_RECORD_PAYLOAD as u64)
 }
 
 fn eval_json(file: &Path, codecs: &str, push: &str) -> serde_json::Value {

@@ -25,44 +25,48 @@ impl Decoder for Lz4UnitsDecoder {
     }
 }
 
-/// The frame bytes given so far and not yet read by the frame decoder.
+/// The frame bytes given so far and not yet read by the frame decoder; it
+/// is shown only those before `ready` (whole frame headers and blocks).
 #[derive(Debug, Default)]
 struct Feed {
     buf: Vec<u8>,
     pos: usize,
+    ready: usize,
 }
 
 impl Read for Feed {
     fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-        let n = out.len().min(self.buf.len() - self.pos);
+        let end = self.ready.max(self.pos);
+        let n = out.len().min(end - self.pos);
         out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
     }
 }
 
-/// Decodes [`Lz4Codec`](crate::Lz4Codec)'s units: one lz4 frame stream,
-/// linked blocks, cut into units at push boundaries. Keeps the frame
-/// decoder (and its 64 KiB window) between calls: units decode in order.
-pub struct Lz4Decoder {
+/// Decodes the second lz4 format ([`CodecId::LZ4_LINKED_UNITS`](crate::CodecId::LZ4_LINKED_UNITS)):
+/// one lz4 frame stream, linked 64 KiB blocks, cut into units at push
+/// boundaries. Keeps the frame decoder (and its 64 KiB window) between
+/// calls: units decode in order.
+pub struct Lz4LinkedUnitsDecoder {
     dec: FrameDecoder<Feed>,
 }
 
-impl Lz4Decoder {
+impl Lz4LinkedUnitsDecoder {
     pub fn new() -> Self {
-        Lz4Decoder {
+        Lz4LinkedUnitsDecoder {
             dec: FrameDecoder::new(Feed::default()),
         }
     }
 }
 
-impl Default for Lz4Decoder {
+impl Default for Lz4LinkedUnitsDecoder {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Decoder for Lz4Decoder {
+impl Decoder for Lz4LinkedUnitsDecoder {
     fn decompress(&mut self, src: &[u8], dst: &mut Vec<u8>, limit: usize) -> Result<usize, Error> {
         let dec = &mut self.dec;
         decode_units("lz4", src, dst, limit, |unit, out| {
@@ -70,6 +74,8 @@ impl Decoder for Lz4Decoder {
             feed.buf.drain(..feed.pos);
             feed.pos = 0;
             feed.buf.extend_from_slice(unit);
+            // A unit ends on a block end: all of it may be read.
+            feed.ready = feed.buf.len();
             let mut got = 0;
             // A frame's end mark reads as 0 bytes once; the next frame
             // follows it.
@@ -95,5 +101,162 @@ impl Decoder for Lz4Decoder {
             }
             Ok(got)
         })
+    }
+}
+
+const LZ4_MAGIC: u32 = 0x184D_2204;
+/// lz4's largest block (4 MiB): a block header claiming more is corrupt.
+const MAX_BLOCK: usize = 4 << 20;
+/// Output is taken from the frame decoder in steps of at most this much.
+const STEP: usize = 128 * 1024;
+
+/// Decodes [`Lz4Codec`](crate::Lz4Codec)'s stream: COMPRESSED payloads are
+/// consecutive pieces of one lz4 frame stream (frames end where a
+/// flight-recorder segment ends). Bytes are kept until a frame header or a
+/// block is whole, then the frame decoder (and its 64 KiB window) reads it:
+/// a payload may decode to nothing (a block's start) or to several blocks.
+pub struct Lz4Decoder {
+    dec: FrameDecoder<Feed>,
+    /// Where the scan for whole frame parts stands in `Feed::buf`.
+    at: usize,
+    /// The open frame's FLG byte (None between frames).
+    flags: Option<u8>,
+}
+
+impl Lz4Decoder {
+    pub fn new() -> Self {
+        Lz4Decoder {
+            dec: FrameDecoder::new(Feed::default()),
+            at: 0,
+            flags: None,
+        }
+    }
+
+    /// Moves `ready` past every whole frame header, block and end mark.
+    fn scan(&mut self) -> Result<(), Error> {
+        let bad = |what: String| Error::Corrupt { codec: "lz4", what };
+        let feed = self.dec.get_mut();
+        loop {
+            let rest = &feed.buf[self.at..];
+            let need = match self.flags {
+                None => {
+                    if rest.len() < 6 {
+                        return Ok(());
+                    }
+                    let magic = u32::from_le_bytes(rest[..4].try_into().unwrap());
+                    if magic != LZ4_MAGIC {
+                        return Err(bad(format!("not an lz4 frame (magic {magic:#x})")));
+                    }
+                    let flg = rest[4];
+                    let len = 7
+                        + if flg & 0x08 != 0 { 8 } else { 0 }
+                        + if flg & 0x01 != 0 { 4 } else { 0 };
+                    if rest.len() < len {
+                        return Ok(());
+                    }
+                    self.flags = Some(flg);
+                    len
+                }
+                Some(flg) => {
+                    if rest.len() < 4 {
+                        return Ok(());
+                    }
+                    let word = u32::from_le_bytes(rest[..4].try_into().unwrap());
+                    if word == 0 {
+                        let len = 4 + if flg & 0x04 != 0 { 4 } else { 0 };
+                        if rest.len() < len {
+                            return Ok(());
+                        }
+                        self.flags = None;
+                        len
+                    } else {
+                        let size = (word & 0x7FFF_FFFF) as usize;
+                        if size > MAX_BLOCK {
+                            return Err(bad(format!("a block of {size} bytes")));
+                        }
+                        let len = 4 + size + if flg & 0x10 != 0 { 4 } else { 0 };
+                        if rest.len() < len {
+                            return Ok(());
+                        }
+                        len
+                    }
+                }
+            };
+            self.at += need;
+            feed.ready = self.at;
+        }
+    }
+}
+
+impl Default for Lz4Decoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Decoder for Lz4Decoder {
+    fn decompress(&mut self, src: &[u8], dst: &mut Vec<u8>, limit: usize) -> Result<usize, Error> {
+        {
+            // Drop what the frame decoder has read.
+            let feed = self.dec.get_mut();
+            let gone = feed.pos;
+            if gone > 0 {
+                feed.buf.drain(..gone);
+                feed.pos = 0;
+                feed.ready -= gone;
+                self.at -= gone;
+            }
+            feed.buf.extend_from_slice(src);
+        }
+        let start = dst.len();
+        let fail = |dst: &mut Vec<u8>, e: Error| {
+            dst.truncate(start);
+            Err(e)
+        };
+        if let Err(e) = self.scan() {
+            return fail(dst, e);
+        }
+        // A frame's end mark reads as 0 bytes once; the next frame follows.
+        let mut zeros = 0;
+        loop {
+            let produced = dst.len() - start;
+            let room = limit.saturating_add(1).saturating_sub(produced).min(STEP);
+            let pos = dst.len();
+            dst.resize(pos + room, 0);
+            let got = match self.dec.read(&mut dst[pos..]) {
+                Ok(n) => n,
+                Err(e) => {
+                    return fail(
+                        dst,
+                        Error::Corrupt {
+                            codec: "lz4",
+                            what: e.to_string(),
+                        },
+                    )
+                }
+            };
+            dst.truncate(pos + got);
+            if dst.len() - start > limit {
+                return fail(dst, Error::OutputLimit { limit });
+            }
+            if got > 0 {
+                zeros = 0;
+                continue;
+            }
+            let feed = self.dec.get_ref();
+            if feed.pos >= feed.ready {
+                return Ok(dst.len() - start);
+            }
+            zeros += 1;
+            if zeros > 1 {
+                return fail(
+                    dst,
+                    Error::Corrupt {
+                        codec: "lz4",
+                        what: "the frame decoder made no progress".into(),
+                    },
+                );
+            }
+        }
     }
 }

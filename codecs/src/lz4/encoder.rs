@@ -2,42 +2,48 @@ use std::io::Write;
 
 use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
 
-use crate::framing::UNIT_HEADER;
-use crate::{Codec, CodecId, Error, Input};
+use crate::{Codec, CodecId, Error, Input, Step};
 
-/// lz4 in the lz4 frame format with *linked* blocks: every block may refer
-/// to the 64 KiB before it, across pushes, so small units compress as one
-/// stream does (unlinked 64 KiB units got half the ratio of `lz4 -b1`).
-/// One unit per push (`u32 raw_len, u32 comp_len`, then the frame bytes the
-/// push produced: the frame header first in a stream, then its blocks, and
-/// the end mark where a frame ends), every push flushed so its unit decodes
-/// given the ones before it.
+/// lz4 as one lz4 frame stream (the lz4 frame format) with 1 MiB *linked*
+/// blocks, cut into records by output like zstd (`Codec::OUTPUT_DRIVEN`):
+/// COMPRESSED payloads are consecutive pieces of the stream, a block may
+/// span records, and pushes need not end a block — so blocks are as long as
+/// `lz4 -b1`'s (which uses 4 MiB), where one block per push gave two thirds
+/// of its ratio on dwarf streams. Only perfz reads this (perf has no lz4):
+/// its decoder reads a block once all of it has arrived.
 ///
 /// lz4_flex's frame encoder keeps the window and the hash table between
 /// blocks; it copies its input into its own buffer (the window), as zstd's
-/// streaming API does, and stages each block before writing it: both
-/// buffers are allocated once, at construction (a warm-up frame), never
-/// while compressing.
+/// streaming API does, and writes each block into `out`, from where
+/// `stream` copies it into record windows. Input is taken so that at most
+/// one block waits in `out`: every buffer is allocated at construction (a
+/// warm-up frame), never while compressing.
 pub struct Lz4Codec {
     enc: FrameEncoder<Vec<u8>>,
-    /// End the frame after the next push's flush (a flight-recorder segment).
+    /// Bytes of `enc`'s output already given out.
+    sent: usize,
+    /// Input in the encoder's current block (a full block is written by
+    /// the next write or flush).
+    filled: usize,
+    /// End the frame at the next flush (a flight-recorder segment).
     end_frame: bool,
-    /// A frame is open (a unit was written since the last end).
+    /// A frame is open (input was taken since the last end).
     open: bool,
 }
 
-/// The largest input of one unit: a record's worth (see `bound`).
-const MAX_UNIT_INPUT: usize = 64 << 10;
+/// The block size: lz4's largest but one (4 MiB would double the memory
+/// for a few per cent of ratio).
+const BLOCK: usize = 1 << 20;
 
 fn frame_info() -> FrameInfo {
     FrameInfo::new()
-        .block_size(BlockSize::Max64KB)
+        .block_size(BlockSize::Max1MB)
         .block_mode(BlockMode::Linked)
 }
 
 impl Lz4Codec {
     pub fn new() -> Self {
-        let out = Vec::with_capacity(2 * UNIT_HEADER + 2 * MAX_UNIT_INPUT + 64);
+        let out = Vec::with_capacity(lz4_flex::block::get_maximum_output_size(BLOCK) + 64);
         let mut enc = FrameEncoder::with_frame_info(frame_info(), out);
         // Warm up: the first frame allocates the window and the block
         // buffer; the next frame reuses them (and starts from scratch).
@@ -46,9 +52,28 @@ impl Lz4Codec {
         enc.get_mut().clear();
         Lz4Codec {
             enc,
+            sent: 0,
+            filled: 0,
             end_frame: false,
             open: false,
         }
+    }
+
+    /// Copies waiting output into `dst`; returns how much.
+    fn drain(&mut self, dst: &mut [u8]) -> usize {
+        let out = self.enc.get_mut();
+        let n = (out.len() - self.sent).min(dst.len());
+        dst[..n].copy_from_slice(&out[self.sent..self.sent + n]);
+        self.sent += n;
+        if self.sent == out.len() {
+            out.clear();
+            self.sent = 0;
+        }
+        n
+    }
+
+    fn waiting(&self) -> usize {
+        self.enc.get_ref().len() - self.sent
     }
 }
 
@@ -67,6 +92,66 @@ fn io(e: std::io::Error) -> Error {
 
 impl Codec for Lz4Codec {
     const ID: CodecId = CodecId::LZ4;
+    const OUTPUT_DRIVEN: bool = true;
+    // perfz's own decoder reads blocks across records: a record may end
+    // anywhere (and decode to nothing).
+    const BLOCK_ENDS_PER_RECORD: bool = false;
+    // The block being filled, and one written block still waiting.
+    const MAX_HELD: usize = 2 * BLOCK;
+
+    fn stream(&mut self, input: Input<'_>, dst: &mut [u8], flush: bool) -> Result<Step, Error> {
+        let mut produced = self.drain(dst);
+        let mut consumed = 0;
+        for part in input.parts() {
+            let mut rest = part;
+            while !rest.is_empty() {
+                if self.waiting() > 0 {
+                    // The window is full: the rest comes next call.
+                    return Ok(Step {
+                        consumed,
+                        produced,
+                        done: false,
+                    });
+                }
+                // A full block is written by this write, before it takes
+                // anything: take at most one block's worth.
+                let room = if self.filled == BLOCK {
+                    BLOCK
+                } else {
+                    BLOCK - self.filled
+                };
+                let n = rest.len().min(room);
+                self.enc.write_all(&rest[..n]).map_err(io)?;
+                self.open = true;
+                self.filled = if self.filled == BLOCK {
+                    n
+                } else {
+                    self.filled + n
+                };
+                consumed += n;
+                rest = &rest[n..];
+                produced += self.drain(&mut dst[produced..]);
+            }
+        }
+        if flush && self.waiting() == 0 {
+            self.enc.flush().map_err(io)?;
+            self.filled = 0;
+            if self.end_frame && self.open {
+                self.enc.try_finish().map_err(|e| Error::Corrupt {
+                    codec: "lz4",
+                    what: format!("ending the frame: {e}"),
+                })?;
+                self.open = false;
+            }
+            self.end_frame = false;
+            produced += self.drain(&mut dst[produced..]);
+        }
+        Ok(Step {
+            consumed,
+            produced,
+            done: self.waiting() == 0 || !flush,
+        })
+    }
 
     fn compress(&mut self, input: Input<'_>, dst: &mut [u8]) -> Result<usize, Error> {
         if input.is_empty() {
@@ -79,39 +164,27 @@ impl Codec for Lz4Codec {
                 have: dst.len(),
             });
         }
-        self.enc.get_mut().clear();
-        for part in input.parts() {
-            self.enc.write_all(part).map_err(io)?;
+        let step = self.stream(input, dst, true)?;
+        if !step.done || step.consumed != input.len() {
+            return Err(Error::DstTooSmall {
+                need,
+                have: dst.len(),
+            });
         }
-        self.enc.flush().map_err(io)?;
-        self.open = true;
-        if std::mem::take(&mut self.end_frame) {
-            self.open = false;
-            self.enc.try_finish().map_err(|e| Error::Corrupt {
-                codec: "lz4",
-                what: format!("ending the frame: {e}"),
-            })?;
-        }
-        let out = self.enc.get_ref();
-        let n = out.len();
-        dst[..4].copy_from_slice(&(input.len() as u32).to_le_bytes());
-        dst[4..8].copy_from_slice(&(n as u32).to_le_bytes());
-        dst[UNIT_HEADER..UNIT_HEADER + n].copy_from_slice(out);
-        Ok(UNIT_HEADER + n)
+        Ok(step.produced)
     }
 
     fn bound(&self, len: usize) -> usize {
         // A block is stored raw when compressing does not shrink it: at most
-        // `len` bytes of blocks, a 4-byte header per 64 KiB block, a frame
+        // `len` bytes of blocks, a 4-byte header per block (blocks of at most
+        // 1 MiB, two more where a flush and the one before cut them), a frame
         // header (at most 19 bytes) and an end mark.
-        UNIT_HEADER + len + 4 * len.div_ceil(64 << 10).max(1) + 19 + 4
+        len + 4 * (len.div_ceil(BLOCK) + 2) + 19 + 4
     }
 
     fn state_size(&self) -> usize {
-        // Window (2 blocks + 64 KiB), block buffer, hash table (4 Ki u32).
-        (2 * (64 << 10) + (64 << 10))
-            + lz4_flex::block::get_maximum_output_size(64 << 10)
-            + 4 * 4096
+        // Window (2 blocks + 64 KiB), block buffer, output, hash table.
+        (2 * BLOCK + (64 << 10)) + 2 * lz4_flex::block::get_maximum_output_size(BLOCK) + 4 * 4096
     }
 
     fn end_frame_at_flush(&mut self) {
@@ -119,7 +192,7 @@ impl Codec for Lz4Codec {
     }
 
     fn restart(&mut self) -> Result<(), Error> {
-        // The end mark is not written anywhere: the next unit starts a new
+        // The end mark is not written anywhere: the next input starts a new
         // frame (which resets the window) in a new stream.
         if std::mem::take(&mut self.open) {
             self.enc.try_finish().map_err(|e| Error::Corrupt {
@@ -128,6 +201,8 @@ impl Codec for Lz4Codec {
             })?;
         }
         self.enc.get_mut().clear();
+        self.sent = 0;
+        self.filled = 0;
         self.end_frame = false;
         Ok(())
     }

@@ -63,7 +63,11 @@ fn bit_flips_never_panic() {
 
 #[test]
 fn block_units_that_claim_4gib_are_refused_before_allocating() {
-    for id in [CodecId::LZ4, CodecId::SNAPPY] {
+    for id in [
+        CodecId::LZ4_LINKED_UNITS,
+        CodecId::LZ4_UNITS_V1,
+        CodecId::SNAPPY,
+    ] {
         let mut dec = AnyDecoder::for_id(id).unwrap();
         let mut unit = Vec::new();
         unit.extend_from_slice(&u32::MAX.to_le_bytes());

@@ -133,13 +133,17 @@ pub fn compress_pushes(spec: &CodecSpec, pushes: &[(Vec<u8>, Vec<u8>)]) -> Units
     spec.visit(V(pushes)).unwrap()
 }
 
-/// Decodes units in order through one decoder; each unit must yield ≥ 1 byte.
+/// Decodes units in order through one decoder; each unit must yield ≥ 1
+/// byte, except lz4's (its decoder reads a block across records).
 pub fn decode_units(spec: &CodecSpec, units: &Units) -> Vec<u8> {
     let mut dec = AnyDecoder::for_id(spec.id()).unwrap();
     let mut out = Vec::new();
     for u in &units.units {
         let n = dec.decompress(u, &mut out, usize::MAX).expect("decompress");
-        assert!(n > 0, "{spec}: a unit decoded to nothing");
+        assert!(
+            n > 0 || spec.id() == perfz_codecs::CodecId::LZ4,
+            "{spec}: a unit decoded to nothing"
+        );
     }
     out
 }
