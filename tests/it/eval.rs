@@ -18,9 +18,11 @@ use perfz::replay::{pushes, ring_stream};
 /// between them (the recorder holds bytes across pushes), one flush at the
 /// end. The recorder also ends a block where a record needs one
 /// (src/format/cutter.rs, 65–128 KiB apart), which this does not: the two
-/// streams differ by those blocks' ends, by up to 2.4 % either way on the
-/// recordings measured (shorter blocks compress some streams better), so
-/// the ratios are compared within 4 %. Returns the zstd stream's bytes and
+/// streams differ by those blocks' ends — on the small recordings of these
+/// tests by +2.4 % and -4.1 % (CI runs), shorter blocks compressing some
+/// streams better and some worse — so the ratios are compared within 8 %:
+/// enough to catch a ratio of other bytes (the cut stream is 2-10x smaller
+/// than the ring's), not the cutter's block ends. Returns the zstd stream's bytes and
 /// the bytes given.
 struct ZstdOracle {
     stream_bytes: u64,
@@ -127,7 +129,7 @@ fn check_ratios(file: &Path, push: usize) {
     assert_eq!(ratio(0), 1.0);
     let records = |i: usize| rows[i]["records"].as_u64().unwrap();
     for (i, want_bytes, tolerance) in [
-        (1, zstd_bytes(&stream, push).bytes_in(records(1)), 0.04),
+        (1, zstd_bytes(&stream, push).bytes_in(records(1)), 0.08),
         (2, lz4_bytes(&stream, push), 1e-9),
     ] {
         let want = stream.len() as f64 / want_bytes as f64;
@@ -350,7 +352,7 @@ fn dwarf_recordings_report_codec_and_ring_figures_apart() {
         / zstd_bytes_of(cut_pushes.iter().map(|p| perfz::codecs::Input::one(p))).bytes_in(records)
             as f64;
     assert!(
-        (ratio - want).abs() / want < 0.04,
+        (ratio - want).abs() / want < 0.08,
         "eval {ratio:.4}, zstd crate {want:.4}"
     );
     // Speeds: per byte given, and per ring byte, in that proportion.
