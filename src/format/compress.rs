@@ -135,13 +135,7 @@ impl<C: Codec> Compressor<C> {
     where
         E: From<perfz_codecs::Error>,
     {
-        let mut own = OwnBuffer {
-            rec: std::mem::take(&mut self.rec),
-            emit,
-        };
-        let r = self.push_into(input, &mut own);
-        self.rec = own.rec;
-        r
+        self.with_own_buffer(emit, |c, own| c.push_into(input, own))
     }
 
     /// Flushes what the codec holds into records handed to `emit` (see
@@ -150,11 +144,25 @@ impl<C: Codec> Compressor<C> {
     where
         E: From<perfz_codecs::Error>,
     {
+        self.with_own_buffer(emit, |c, own| c.flush_into(own))
+    }
+
+    /// Runs `f` with records built in the compressor's own buffer and
+    /// handed to `emit`.
+    fn with_own_buffer<E, F>(
+        &mut self,
+        emit: F,
+        f: impl FnOnce(&mut Self, &mut OwnBuffer<F>) -> Result<(), E>,
+    ) -> Result<(), E>
+    where
+        E: From<perfz_codecs::Error>,
+        F: FnMut(&[u8]) -> Result<(), E>,
+    {
         let mut own = OwnBuffer {
             rec: std::mem::take(&mut self.rec),
             emit,
         };
-        let r = self.flush_into(&mut own);
+        let r = f(self, &mut own);
         self.rec = own.rec;
         r
     }

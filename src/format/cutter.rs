@@ -65,8 +65,12 @@ pub struct Window {
 impl Window {
     pub fn new<C: Codec>(codec: &C) -> Window {
         let len = if C::OUTPUT_DRIVEN { RECORD_MAX } else { 0 };
+        Window::with_buf(codec, vec![0u8; len].into_boxed_slice())
+    }
+
+    fn with_buf<C: Codec>(codec: &C, buf: Box<[u8]>) -> Window {
         Window {
-            buf: vec![0u8; len].into_boxed_slice(),
+            buf,
             fill: 0,
             has_end: false,
             block_in: 0,
@@ -78,14 +82,11 @@ impl Window {
         }
     }
 
-    /// A new stream (nothing held).
+    /// A new stream (nothing held); the buffer and `hold` stay.
     pub fn reset<C: Codec>(&mut self, codec: &C) {
-        let (buf, hold) = (std::mem::take(&mut self.buf), self.hold);
-        *self = Window {
-            buf,
-            hold,
-            ..Window::new(codec)
-        };
+        let hold = self.hold;
+        *self = Window::with_buf(codec, std::mem::take(&mut self.buf));
+        self.hold = hold;
     }
 }
 

@@ -310,24 +310,23 @@ fn a_file_that_is_not_a_recording_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A frame-pointer recording of the workload for `secs` s, as `dir/name`.
+fn record_fp(dir: &std::path::Path, name: &str, secs: &str) -> std::path::PathBuf {
+    let data = dir.join(name);
+    let w = workload();
+    let args = ["record", "-q", "-g", "-o", data.to_str().unwrap(), "--"];
+    perfz_ok(&[&args[..], &[w.to_str().unwrap(), secs]].concat());
+    data
+}
+
 /// `--format svg`: a flame graph (valid XML) whose root holds every sample
 /// the folded lines count, with the workload's frames in it.
 #[test]
 fn svg_is_a_flame_graph_of_the_folded_stacks() {
     require_recording();
     let dir = tempdir("export-svg");
-    let data = dir.join("s.data");
+    let data = record_fp(&dir, "s.data", "0.3");
     let d = data.to_str().unwrap();
-    perfz_ok(&[
-        "record",
-        "-q",
-        "-g",
-        "-o",
-        d,
-        "--",
-        workload().to_str().unwrap(),
-        "0.3",
-    ]);
     let total: u64 = ours(&data).values().sum();
     let svg = dir.join("s.svg");
     perfz_ok(&["export", "--format", "svg", "-o", svg.to_str().unwrap(), d]);
@@ -368,18 +367,8 @@ fn dev_null_stays_a_device() {
     require_recording();
     use std::os::unix::fs::FileTypeExt;
     let dir = tempdir("export-devnull");
-    let data = dir.join("n.data");
+    let data = record_fp(&dir, "n.data", "0.1");
     let d = data.to_str().unwrap();
-    perfz_ok(&[
-        "record",
-        "-q",
-        "-g",
-        "-o",
-        d,
-        "--",
-        workload().to_str().unwrap(),
-        "0.1",
-    ]);
     perfz_ok(&["export", "-o", "/dev/null", d]);
     perfz_ok(&["export", "--format", "pprof", "-o", "/dev/null", d]);
     let is_dev = || {

@@ -1,4 +1,4 @@
-use std::io::Read;
+use std::io::{BufRead, Read};
 
 use lz4_flex::block::decompress_into;
 use lz4_flex::frame::FrameDecoder;
@@ -221,10 +221,15 @@ impl Decoder for Lz4Decoder {
         loop {
             let produced = dst.len() - start;
             let room = limit.saturating_add(1).saturating_sub(produced).min(STEP);
-            let pos = dst.len();
-            dst.resize(pos + room, 0);
-            let got = match self.dec.read(&mut dst[pos..]) {
-                Ok(n) => n,
+            // Straight from the frame decoder's block buffer: nothing is
+            // zeroed first, and a call that finds no whole block costs
+            // nothing.
+            let got = match self.dec.fill_buf() {
+                Ok(block) => {
+                    let n = block.len().min(room);
+                    dst.extend_from_slice(&block[..n]);
+                    n
+                }
                 Err(e) => {
                     return fail(
                         dst,
@@ -235,7 +240,7 @@ impl Decoder for Lz4Decoder {
                     )
                 }
             };
-            dst.truncate(pos + got);
+            self.dec.consume(got);
             if dst.len() - start > limit {
                 return fail(dst, Error::OutputLimit { limit });
             }
