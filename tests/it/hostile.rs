@@ -381,7 +381,9 @@ fn recover_keeps_every_sample_of_a_directory_with_zero_tails() {
 fn recover_keeps_a_damaged_record_perf_steps_over() {
     require_recording();
     let perf = perf();
-    let (dir, out) = threads_recording("hostile-recover-damaged-dir", &["-m", "8"], "0.5");
+    // 1.5 s: zstd holds bytes across pushes and records fill 64 KiB or end
+    // at the drain's 100 ms flushes, so a data.N needs that long for four.
+    let (dir, out) = threads_recording("hostile-recover-damaged-dir", &["-m", "8"], "1.5");
     // The data.N with the most records; its COMPRESSED records by offset.
     let (path, bytes) = std::fs::read_dir(&out)
         .unwrap()
