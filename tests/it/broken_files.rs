@@ -132,7 +132,7 @@ fn check(path: &Path, args: &[&str]) {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let out = Command::new("bash").args(["-c", &cmd]).output().unwrap();
+    let out = Command::new("bash").args(["-c", &cmd]).output_within();
     let err = String::from_utf8_lossy(&out.stderr);
     match out.status.code() {
         Some(0) => {}
@@ -218,7 +218,7 @@ fn a_decompression_bomb_is_refused_within_bounded_memory() {
         env!("CARGO_BIN_EXE_perfz"),
         p.display()
     );
-    let out = Command::new("bash").args(["-c", &cmd]).output().unwrap();
+    let out = Command::new("bash").args(["-c", &cmd]).output_within();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("expands beyond"), "{err}");

@@ -23,8 +23,7 @@ fn build(dir: &Path, prefix: &str, out: &Path) {
         .args(["-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
         .arg(out)
         .arg(&c)
-        .status()
-        .expect("cc");
+        .status_within();
     assert!(st.success());
 }
 
@@ -33,8 +32,7 @@ fn perfz_home(home: &Path, args: &[&str]) {
     let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
         .env("HOME", home)
         .args(args)
-        .output()
-        .unwrap();
+        .output_within();
     assert!(
         o.status.success(),
         "{args:?}: {}",
@@ -46,8 +44,7 @@ fn perf_home(home: &Path, args: &[&str]) -> String {
     let o = Command::new(perf())
         .env("HOME", home)
         .args(args)
-        .output()
-        .unwrap();
+        .output_within();
     assert!(
         o.status.success(),
         "perf {args:?}: {}",

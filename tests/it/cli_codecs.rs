@@ -2,11 +2,12 @@
 
 use std::process::Command;
 
+use crate::common::Within;
+
 fn perfz(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_perfz"))
         .args(args)
-        .output()
-        .unwrap()
+        .output_within()
 }
 
 #[test]

@@ -54,8 +54,7 @@ fn tracepoints_print_their_fields_as_in_perfs_own_recording() {
         .args(["record", "-q", "-N", "-e", "sched:sched_switch", "-a", "-o"])
         .arg(&theirs)
         .args(["--", "sleep", "0.2"])
-        .output()
-        .unwrap();
+        .output_within();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (a, b) = (script(&ours), script(&theirs));
     let (la, lb) = (
@@ -268,8 +267,7 @@ fn terms_pmus_and_modifiers_reach_the_attr() {
         .args(["record", "-q", "-B", "-o"])
         .arg(&theirs_file)
         .arg("true")
-        .output()
-        .unwrap();
+        .output_within();
     assert!(
         o.status.success(),
         "perf record: {}",
@@ -333,8 +331,7 @@ fn tracing_data_travels_in_pipe_mode_both_ways() {
             "sleep",
             "0.2",
         ])
-        .output()
-        .unwrap();
+        .output_within();
     assert!(o.status.success());
     std::fs::write(&pipe, &o.stdout).unwrap();
     let lines = tracepoint_lines(&script(&pipe), "sched:sched_switch");
@@ -382,8 +379,7 @@ fn tracing_data_travels_in_pipe_mode_both_ways() {
             "sleep",
             "0.1",
         ])
-        .output()
-        .unwrap();
+        .output_within();
     let theirs = dir.join("perf.pipe");
     std::fs::write(&theirs, &o.stdout).unwrap();
     let st = perfz_ok(&["stat", theirs.to_str().unwrap()]);

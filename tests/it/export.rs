@@ -133,8 +133,7 @@ fn folded_equals_perf_script_collapsed() {
         .args(["record", "-q", "-B", "-D", "100", "-g", "-o"])
         .arg(&p)
         .args(["--", w, "0.6"])
-        .status()
-        .unwrap();
+        .status_within();
     assert!(st.success(), "perf record");
     check(&p);
     let _ = std::fs::remove_dir_all(&dir);
@@ -173,8 +172,7 @@ fn dwarf_stacks_unwind_as_perf_script_does() {
         .args(["record", "-q", "-B", "--call-graph", "dwarf", "-o"])
         .arg(&p)
         .args(["--", w, "0.6"])
-        .status()
-        .unwrap();
+        .status_within();
     assert!(st.success(), "perf record");
     for (path, inline) in [(&z, false), (&p, false), (&z, true), (&p, true)] {
         let script = run_perf(
@@ -249,8 +247,7 @@ fn binaries_replaced_on_disk_resolve_from_the_cache_or_stay_unknown() {
         .arg("--")
         .arg(&prog)
         .arg("0.3")
-        .status()
-        .unwrap();
+        .status_within();
     assert!(st.success());
     let export = |options: &[&str]| {
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfz"))
@@ -258,8 +255,7 @@ fn binaries_replaced_on_disk_resolve_from_the_cache_or_stay_unknown() {
             .arg("export")
             .arg(&data)
             .args(options)
-            .output()
-            .unwrap();
+            .output_within();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8(o.stdout).unwrap()
     };

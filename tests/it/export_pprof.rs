@@ -34,8 +34,7 @@ fn node_decode(profile: &Path) -> serde_json::Value {
     let o = Command::new("node")
         .arg(dir.join("decode.js"))
         .arg(profile)
-        .output()
-        .expect("node (apt-get install -y nodejs)");
+        .output_within();
     assert!(
         o.status.success(),
         "pprof-format could not decode {}: {}",
@@ -97,8 +96,7 @@ fn pprof_top(profile: &Path) -> BTreeMap<String, u64> {
             "-nodecount=100000",
         ])
         .arg(profile)
-        .output()
-        .unwrap();
+        .output_within();
     let text = String::from_utf8_lossy(&o.stdout);
     assert!(
         o.status.success() && text.contains("flat%"),
@@ -201,8 +199,7 @@ fn pprof_is_read_by_go_tool_pprof_and_pprof_format_as_perf_report_reads() {
         .args(["record", "-q", "-B", "--call-graph", "dwarf", "-o"])
         .arg(&p)
         .args(["--", nofp.to_str().unwrap(), "0.6"])
-        .status()
-        .unwrap();
+        .status_within();
     assert!(st.success(), "perf record");
     let pp = dir.join("p.pb.gz");
     perfz_ok(&[

@@ -139,7 +139,7 @@ fn snapshots_on_signal_and_control_each_open_in_perf() {
     wait_cpu(perfz_pid, ran + 0.3);
     c.write_all(b"stop\n").unwrap();
     a.read_exact(&mut buf).unwrap();
-    assert!(child.wait().unwrap().success());
+    assert!(child.wait_within("child").success());
     let files = outputs_named(&dir, "s.data");
     assert_eq!(files.len(), 3, "SIGUSR2, snapshot, the end: {files:?}");
     assert!(!out.exists(), "nothing is written but snapshots");

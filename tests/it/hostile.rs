@@ -84,8 +84,7 @@ fn symlinks_planted_in_the_build_id_cache_write_through_to_nothing() {
         .args(["record", "-a", "-g", "-o", out.to_str().unwrap(), "--"])
         .arg(&wl)
         .arg("0.3")
-        .output()
-        .unwrap();
+        .output_within();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     unchanged(&v);
     // What was planted stays a symlink; what perfz made is a file of its own.
@@ -200,7 +199,7 @@ fn a_hostile_control_fifo_is_bounded() {
         })
         .unwrap_or(0);
     w.write_all(b"stop\n").unwrap();
-    let status = child.wait().unwrap();
+    let status = child.wait_within("child");
     assert!(status.success(), "{status}");
     let said = std::fs::read_to_string(&err).unwrap();
     assert!(said.len() < 1 << 20, "{} bytes of stderr", said.len());
@@ -465,8 +464,7 @@ impl Tmpfs {
         let st = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
             .arg(&d)
-            .status()
-            .expect("mount");
+            .status_within();
         assert!(
             st.success(),
             "this test mounts a small tmpfs (a full disk): run it as root (CAP_SYS_ADMIN)"
@@ -509,8 +507,7 @@ fn switch_output_on_a_full_disk_leaves_only_readable_outputs() {
             .arg("--")
             .arg(workload())
             .arg("5")
-            .output()
-            .unwrap();
+            .output_within();
         let err = String::from_utf8_lossy(&o.stderr);
         for f in outputs(&fs.0, "s.data") {
             if let Err(e) = perfz::format::PerfReader::open(&f) {
@@ -560,7 +557,7 @@ fn kill_and_check(mut child: std::process::Child, round: usize, dir: &Path, base
         std::thread::yield_now();
     }
     child.kill().unwrap();
-    child.wait().unwrap();
+    child.wait_within("child");
     let named = outputs(dir, base);
     assert!(!named.is_empty(), "round {round}: the first output");
     for f in named {

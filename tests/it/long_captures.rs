@@ -210,7 +210,7 @@ fn switch_on_signal_by_size_and_keep_the_newest() {
     wait_cpu(child.id(), ran + 0.3);
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert!(child.wait().unwrap().success());
+    assert!(child.wait_within("child").success());
     let files = outputs_named(&dir, "g.data");
     assert_eq!(files.len(), 3, "two SIGUSR2 then the end: {files:?}");
     for f in &files {
@@ -256,8 +256,7 @@ fn perfs_broken_switch_output_files_are_repaired_from_the_earlier_ones() {
     let o = Command::new(perf())
         .args(["report", "--stats", "-i"])
         .arg(&broken)
-        .output()
-        .unwrap();
+        .output_within();
     let says = String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
     assert!(
         !says.contains("SAMPLE events:") || !o.status.success(),

@@ -156,8 +156,7 @@ fn realtime_drains_or_says_how() {
             "-c",
             &cmd,
         ])
-        .output()
-        .unwrap();
+        .output_within();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("CAP_SYS_NICE"), "{err}");

@@ -90,7 +90,7 @@ fn no_target_and_no_command_records_every_cpu_until_interrupted() {
     wait_cpu_of(wl.id(), 1.0);
     // SAFETY: signals our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert!(child.wait().unwrap().success());
+    assert!(child.wait_within("child").success());
     let wl_pid = wl.id();
     let mut wl = wl;
     let _ = wl.kill();
@@ -249,7 +249,7 @@ fn control_fifo_enables_disables_and_stops() {
     say("ping");
     let t = std::time::Instant::now();
     say("stop");
-    let status = child.wait().unwrap();
+    let status = child.wait_within("child");
     assert!(status.success());
     assert!(
         t.elapsed() < Duration::from_secs(5),

@@ -392,8 +392,7 @@ fn without_privileges_it_degrades_and_says_so() {
             "-c",
             &cmd,
         ])
-        .output()
-        .unwrap();
+        .output_within();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("refused 1024 pages per ring; using"), "{err}");

@@ -83,7 +83,7 @@ fn stop_signals_finish_the_file() {
         assert_eq!(kids.len(), 1, "one workload child");
         // SAFETY: sends a signal to our own child process.
         unsafe { libc::kill(child.id() as i32, sig) };
-        let status = child.wait().unwrap();
+        let status = child.wait_within("child");
         assert!(status.success(), "SIG{name}: perfz exited with {status}");
         assert!(opens_in_perf(&out) > 100, "SIG{name}");
         // The workload was ended with the recording (and reaped: no /proc entry).
@@ -112,7 +112,7 @@ fn a_killed_workload_ends_the_recording_cleanly() {
     assert_eq!(kids.len(), 1, "one workload child");
     // SAFETY: kills the workload, a child of our child.
     unsafe { libc::kill(kids[0], libc::SIGKILL) };
-    let status = child.wait().unwrap();
+    let status = child.wait_within("child");
     assert!(status.success(), "{status}");
     assert!(opens_in_perf(&out) > 100);
 }
@@ -136,7 +136,7 @@ fn kill_9_of_the_recorder_leaves_a_file_perf_opens() {
         wait_for_samples(&out);
         let kids = children_of(child.id());
         child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        child.wait_within("child");
         for k in kids {
             // SAFETY: the orphaned workload, ours to end.
             unsafe { libc::kill(k, libc::SIGKILL) };
@@ -153,7 +153,7 @@ fn run_limited(shell_prefix: &str, args: &str, out: &Path) -> std::process::Outp
         out.display(),
         workload().display()
     );
-    Command::new("bash").args(["-c", &cmd]).output().unwrap()
+    Command::new("bash").args(["-c", &cmd]).output_within()
 }
 
 #[test]
@@ -203,8 +203,7 @@ fn a_full_disk_stops_the_recording_with_a_readable_file() {
     let ok = Command::new("mount")
         .args(["-t", "tmpfs", "-o", "size=400k", "tmpfs"])
         .arg(&mnt)
-        .status()
-        .unwrap();
+        .status_within();
     assert!(ok.success(), "mounting a small tmpfs (needs root)");
     let _guard = Tmpfs(mnt.clone());
     let out = mnt.join("d.data");
@@ -247,7 +246,7 @@ fn recover_rebuilds_a_file_left_without_checkpoints() {
         }
         let kids = children_of(child.id());
         child.kill().unwrap();
-        child.wait().unwrap();
+        child.wait_within("child");
         for k in kids {
             // SAFETY: the orphaned workload, ours to end.
             unsafe { libc::kill(k, libc::SIGKILL) };

@@ -291,7 +291,7 @@ fn perf_record(dir: &Path, name: &str, args: &[&str]) -> std::path::PathBuf {
         cmd.args(["-o", out.to_str().unwrap()]);
     }
     cmd.args(["--", w.to_str().unwrap(), "0.3"]);
-    let st = cmd.status().expect("run perf record");
+    let st = cmd.status_within();
     assert!(st.success(), "perf record {args:?}");
     out
 }

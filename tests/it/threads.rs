@@ -30,8 +30,7 @@ fn perf_reads(dir: &Path) -> u64 {
     let o = Command::new(&perf)
         .args(["report", "--stdio", "-i"])
         .arg(dir)
-        .output()
-        .unwrap();
+        .output_within();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(!err.contains("out of order"), "{err}");
@@ -349,7 +348,7 @@ fn kill_9_leaves_data_files_that_recover_makes_whole() {
         let kids = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id()))
             .unwrap_or_default();
         child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
+        child.wait_within("child");
         for k in kids
             .split_whitespace()
             .filter_map(|k| k.parse::<i32>().ok())
@@ -376,7 +375,7 @@ fn a_file_size_limit_in_one_thread_keeps_the_directory_readable() {
         out.display(),
         workload().display()
     );
-    let o = Command::new("bash").args(["-c", &cmd]).output().unwrap();
+    let o = Command::new("bash").args(["-c", &cmd]).output_within();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("File too large"), "{err}");
@@ -519,7 +518,7 @@ fn flight_recorder_snapshots_are_directories_perf_opens() {
     wait_cpu(pid, ran + 0.3);
     // SAFETY: signals our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
+    let o = child.output_within("child");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let snaps = outputs_named(&dir, "f.data");
     assert_eq!(snaps.len(), 2, "SIGUSR2 and the end: {snaps:?}");

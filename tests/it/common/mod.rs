@@ -6,6 +6,9 @@ use std::process::{Command, Output};
 
 use perfz::format::{PerfReader, RecordType};
 
+mod bounded;
+pub use bounded::{WaitWithin, Within};
+
 /// The perf 6.1 fixtures (tests/fixtures/perf61, with their README).
 pub fn fixtures() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/perf61");
@@ -35,8 +38,7 @@ pub fn fixture(name: &str) -> PathBuf {
 pub fn perfz(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_perfz"))
         .args(args)
-        .output()
-        .expect("run perfz")
+        .output_within()
 }
 
 pub fn perfz_ok(args: &[&str]) -> Output {
@@ -118,7 +120,7 @@ pub fn parse_script(text: &str) -> Vec<(u32, String, u64)> {
 
 /// Runs perf with `args`, returning stdout; panics with stderr on failure.
 pub fn run_perf(perf: &Path, args: &[&str]) -> String {
-    let out = Command::new(perf).args(args).output().expect("run perf");
+    let out = Command::new(perf).args(args).output_within();
     assert!(
         out.status.success(),
         "perf {args:?} failed: {}",
@@ -178,8 +180,7 @@ fn built_with(name: &str, fp: &str, cell: &'static std::sync::OnceLock<PathBuf>)
             .args(["-O1", "-g", fp, "-fno-inline", "-o"])
             .arg(&out)
             .arg(&src)
-            .status()
-            .expect("a C compiler (cc) to build the test workload");
+            .status_within();
         assert!(st.success(), "building {}", src.display());
         out
     })

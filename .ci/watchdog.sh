@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs a command; if it is still running after LIMIT seconds, prints where
+# every process under it waits (kernel wait channel and stack, and gdb's
+# backtrace of every thread where gdb is installed), then kills the tree.
+# A hang then fails CI with the place it hangs in, before CI's own limit.
+# Usage: .ci/watchdog.sh LIMIT COMMAND [ARGS...]
+set -u
+limit=$1; shift
+"$@" &
+pid=$!
+tree() { # pid and its descendants
+    local p=$1; echo "$p"
+    for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do tree "$c"; done
+}
+dump() {
+    echo "== watchdog: '$*' still runs after ${limit} s; where each process waits:"
+    ps -o pid,ppid,etimes,stat,wchan:32,args --forest -g "$(ps -o sid= -p $$ | tr -d ' ')" 2>/dev/null || ps -ef --forest
+    for p in $(tree "$pid"); do
+        echo "-- $p: $(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null | cut -c1-300)"
+        for t in /proc/"$p"/task/*; do
+            echo "   task ${t##*/} $(cat "$t"/comm 2>/dev/null) wchan $(cat "$t"/wchan 2>/dev/null)"
+            head -6 "$t"/stack 2>/dev/null | sed 's/^/      /'
+        done
+        if command -v gdb >/dev/null 2>&1; then
+            timeout 60 gdb -p "$p" -batch -nx -ex 'thread apply all bt 25' 2>/dev/null |
+                grep -E '^(Thread|#)' | head -200 | sed 's/^/   /'
+        fi
+    done
+}
+(
+    # Polls the command, bounded by LIMIT (this is CI glue, not a test).
+    t=0
+    while [ "$t" -lt "$limit" ] && kill -0 "$pid" 2>/dev/null; do sleep 5; t=$((t + 5)); done
+    if kill -0 "$pid" 2>/dev/null; then
+        dump "$@"
+        for p in $(tree "$pid"); do kill -9 "$p" 2>/dev/null; done
+    fi
+) &
+dog=$!
+wait "$pid"
+rc=$?
+kill "$dog" 2>/dev/null
+wait "$dog" 2>/dev/null
+exit "$rc"

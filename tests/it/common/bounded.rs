@@ -1,0 +1,160 @@
+//! Children that cannot hang a test run: every command a test waits on gets
+//! a deadline. A child still running at its deadline is described (its
+//! threads' kernel wait channels and stacks, so a hang in CI says where) and
+//! killed, and the test fails naming the command. CI's own limit is then
+//! never what ends a run.
+
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Seconds a child may run: far above what any test's command takes in a
+/// debug build on 2 loaded cores; `PERFZ_TEST_DEADLINE_S` overrides.
+fn deadline() -> Duration {
+    let s = std::env::var("PERFZ_TEST_DEADLINE_S")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    Duration::from_secs(s)
+}
+
+/// What the kernel says each thread of `pid` waits in.
+fn describe(pid: u32) -> String {
+    let mut s = String::new();
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    s += &format!(
+        "  cmdline: {}\n",
+        String::from_utf8_lossy(&cmdline).replace('\0', " ")
+    );
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
+        .unwrap_or_default();
+    for t in tasks {
+        let read = |f: &str| std::fs::read_to_string(t.join(f)).unwrap_or_default();
+        let stat = read("stat");
+        // State is the field after the parenthesized command name.
+        let state = stat
+            .rsplit_once(") ")
+            .map(|(_, r)| r.split(' ').next().unwrap_or("?").to_string())
+            .unwrap_or_default();
+        s += &format!(
+            "  task {} {} state {} wchan {}\n",
+            t.file_name().unwrap_or_default().to_string_lossy(),
+            read("comm").trim(),
+            state,
+            read("wchan")
+        );
+        for l in read("stack").lines().take(8) {
+            s += &format!("      {l}\n");
+        }
+    }
+    // User-space stacks too, where gdb is installed (CI has it).
+    if let Ok(o) = Command::new("timeout")
+        .args(["60", "gdb", "-p", &pid.to_string(), "-batch", "-nx"])
+        .args(["-ex", "thread apply all bt 25"])
+        .stdin(Stdio::null())
+        .output()
+    {
+        for l in String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("Thread") || l.starts_with('#'))
+            .take(200)
+        {
+            s += &format!("  {l}\n");
+        }
+    }
+    s
+}
+
+/// Kills `pid` at the deadline unless `done` says first that it ended.
+/// Returns the description taken before the kill, if it came to that.
+fn watch(pid: u32, what: String) -> (mpsc::Sender<()>, std::thread::JoinHandle<Option<String>>) {
+    let (tx, rx) = mpsc::channel::<()>();
+    let limit = deadline();
+    let h = std::thread::spawn(move || match rx.recv_timeout(limit) {
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            let d = format!(
+                "{what} still ran after {} s (a hang):\n{}",
+                limit.as_secs(),
+                describe(pid)
+            );
+            // SAFETY: kill(2) takes no pointers. The pid is our child's; it
+            // is reaped only once it exits, so it could name another process
+            // only if the child ended in the instant the deadline passed.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            Some(d)
+        }
+        _ => None,
+    });
+    (tx, h)
+}
+
+fn name(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+/// `Command::output` and `status` with a deadline.
+pub trait Within {
+    fn output_within(&mut self) -> Output;
+    fn status_within(&mut self) -> ExitStatus;
+}
+
+impl Within for Command {
+    fn output_within(&mut self) -> Output {
+        let what = name(self);
+        let child = self
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+        let (tx, h) = watch(child.id(), what.clone());
+        let out = child.wait_with_output();
+        let _ = tx.send(());
+        if let Some(hang) = h.join().unwrap() {
+            panic!("{hang}");
+        }
+        out.unwrap_or_else(|e| panic!("waiting for {what}: {e}"))
+    }
+
+    fn status_within(&mut self) -> ExitStatus {
+        let what = name(self);
+        let mut child = self
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
+        child.wait_within(&what)
+    }
+}
+
+/// `Child::wait` with a deadline.
+pub trait WaitWithin {
+    fn wait_within(&mut self, what: &str) -> ExitStatus;
+    fn output_within(self, what: &str) -> Output;
+}
+
+impl WaitWithin for Child {
+    fn wait_within(&mut self, what: &str) -> ExitStatus {
+        let (tx, h) = watch(self.id(), what.to_string());
+        let st = self.wait();
+        let _ = tx.send(());
+        if let Some(hang) = h.join().unwrap() {
+            panic!("{hang}");
+        }
+        st.unwrap_or_else(|e| panic!("waiting for {what}: {e}"))
+    }
+
+    fn output_within(self, what: &str) -> Output {
+        let (tx, h) = watch(self.id(), what.to_string());
+        let out = self.wait_with_output();
+        let _ = tx.send(());
+        if let Some(hang) = h.join().unwrap() {
+            panic!("{hang}");
+        }
+        out.unwrap_or_else(|e| panic!("waiting for {what}: {e}"))
+    }
+}
