@@ -322,4 +322,49 @@ mod tests {
             }
         }
     }
+    /// lz4 (records end where full, blocks where its encoder ends them or a
+    /// flush does): every record decodes, through perfz's own lz4 decoder,
+    /// to no more than the mmap_len the compressor declares, on data from
+    /// incompressible to runs of zeros, with flushes now and then as the
+    /// drain makes them.
+    #[test]
+    fn lz4_records_decode_within_the_declared_mmap_len() {
+        use perfz_codecs::{Decoder, Lz4Codec, Lz4Decoder};
+        for kind in 0..4 {
+            let data = bytes(kind, 12 << 20);
+            for push in [1_000usize, 70_000, 300_000, 1 << 20] {
+                for flush_every in [1usize, 3, 50, usize::MAX] {
+                    let mut c = Compressor::new(Lz4Codec::new());
+                    c.set_hold(true);
+                    let mut recs: Vec<Vec<u8>> = Vec::new();
+                    let mut keep = |r: &[u8]| {
+                        recs.push(r.to_vec());
+                        Ok::<(), perfz_codecs::Error>(())
+                    };
+                    for (i, chunk) in data.chunks(push).enumerate() {
+                        c.push(Input::one(chunk), &mut keep).unwrap();
+                        if i % flush_every == flush_every - 1 {
+                            c.flush(&mut keep).unwrap();
+                        }
+                    }
+                    c.flush(&mut keep).unwrap();
+                    let declared = c.info().mmap_len as usize;
+                    let mut dec = Lz4Decoder::new();
+                    let mut got = Vec::new();
+                    for (j, r) in recs.iter().enumerate() {
+                        let n = dec
+                            .decompress(&r[RecordHeader::SIZE..], &mut got, usize::MAX)
+                            .unwrap();
+                        assert!(
+                            n <= declared,
+                            "kind {kind} push {push} flush every {flush_every}: record {j} of {} \
+                             decodes to {n}, declared mmap_len {declared}",
+                            recs.len()
+                        );
+                    }
+                    assert!(got == data, "kind {kind} push {push} flush {flush_every}");
+                }
+            }
+        }
+    }
 }

@@ -208,6 +208,12 @@ fn finish(
             return Err(failed(e, out.roll_back(kept)));
         }
     }
+    // Held bytes out first: the summary's sizes count the last record.
+    if let Err(e) = drain.flush() {
+        let kept = drain.checkpoint_end();
+        drop(drain);
+        return Err(failed(e, out.roll_back(kept)));
+    }
     let report = drain.report();
     let mut features = features.clone();
     if let Some(mut hits) = drain.take_hits() {

@@ -290,6 +290,14 @@ impl Job {
                 }
             }
         }
+        // What the codec holds goes out before the report is taken: the
+        // directory's HEADER_COMPRESSED (mmap_len, sizes) is made from it and
+        // must count the last record.
+        if drained.write_error.is_none() {
+            if let Err(e) = self.drain.flush() {
+                drained.write_error = Some(e);
+            }
+        }
         let report = self.drain.report();
         let hits = self.drain.take_hits();
         // The flight recorder's last snapshot is written from these.
