@@ -102,6 +102,9 @@ fn name(cmd: &Command) -> String {
 pub trait Within {
     fn output_within(&mut self) -> Output;
     fn status_within(&mut self) -> ExitStatus;
+    /// The status, or what the child was waiting in when its deadline
+    /// passed (it is killed): for a caller that may run it again.
+    fn status_or_hang(&mut self) -> Result<ExitStatus, String>;
 }
 
 impl Within for Command {
@@ -123,11 +126,22 @@ impl Within for Command {
     }
 
     fn status_within(&mut self) -> ExitStatus {
+        self.status_or_hang()
+            .unwrap_or_else(|hang| panic!("{hang}"))
+    }
+
+    fn status_or_hang(&mut self) -> Result<ExitStatus, String> {
         let what = name(self);
         let mut child = self
             .spawn()
             .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
-        child.wait_within(&what)
+        let (tx, h) = watch(child.id(), what.clone());
+        let st = child.wait();
+        let _ = tx.send(());
+        if let Some(hang) = h.join().unwrap() {
+            return Err(hang);
+        }
+        Ok(st.unwrap_or_else(|e| panic!("waiting for {what}: {e}")))
     }
 }
 
