@@ -66,8 +66,8 @@ fn describe(pid: u32) -> String {
     s
 }
 
-/// Kills `pid` at the deadline unless `done` says first that it ended.
-/// Returns the description taken before the kill, if it came to that.
+/// Kills `pid` at the deadline unless told first (through the channel)
+/// that it ended; the thread returns the description taken before the kill.
 fn watch(pid: u32, what: String) -> (mpsc::Sender<()>, std::thread::JoinHandle<Option<String>>) {
     let (tx, rx) = mpsc::channel::<()>();
     let limit = deadline();
@@ -98,6 +98,27 @@ fn name(cmd: &Command) -> String {
     s
 }
 
+/// `wait` (which reaps child `pid`) under the watch: its result, or the
+/// description of the hang it was killed in.
+fn bounded<T>(
+    pid: u32,
+    what: &str,
+    wait: impl FnOnce() -> std::io::Result<T>,
+) -> Result<T, String> {
+    let (tx, h) = watch(pid, what.to_string());
+    let r = wait();
+    let _ = tx.send(());
+    if let Some(hang) = h.join().unwrap() {
+        return Err(hang);
+    }
+    Ok(r.unwrap_or_else(|e| panic!("waiting for {what}: {e}")))
+}
+
+fn spawn(cmd: &mut Command, what: &str) -> Child {
+    cmd.spawn()
+        .unwrap_or_else(|e| panic!("cannot run {what}: {e} (is it installed?)"))
+}
+
 /// `Command::output` and `status` with a deadline.
 pub trait Within {
     fn output_within(&mut self) -> Output;
@@ -110,19 +131,13 @@ pub trait Within {
 impl Within for Command {
     fn output_within(&mut self) -> Output {
         let what = name(self);
-        let child = self
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
-        let (tx, h) = watch(child.id(), what.clone());
-        let out = child.wait_with_output();
-        let _ = tx.send(());
-        if let Some(hang) = h.join().unwrap() {
-            panic!("{hang}");
-        }
-        out.unwrap_or_else(|e| panic!("waiting for {what}: {e}"))
+        let child = spawn(
+            self.stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+            &what,
+        );
+        child.output_within(&what)
     }
 
     fn status_within(&mut self) -> ExitStatus {
@@ -132,20 +147,12 @@ impl Within for Command {
 
     fn status_or_hang(&mut self) -> Result<ExitStatus, String> {
         let what = name(self);
-        let mut child = self
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {what}: {e}"));
-        let (tx, h) = watch(child.id(), what.clone());
-        let st = child.wait();
-        let _ = tx.send(());
-        if let Some(hang) = h.join().unwrap() {
-            return Err(hang);
-        }
-        Ok(st.unwrap_or_else(|e| panic!("waiting for {what}: {e}")))
+        let mut child = spawn(self, &what);
+        bounded(child.id(), &what, || child.wait())
     }
 }
 
-/// `Child::wait` with a deadline.
+/// `Child::wait` and `wait_with_output` with a deadline.
 pub trait WaitWithin {
     fn wait_within(&mut self, what: &str) -> ExitStatus;
     fn output_within(self, what: &str) -> Output;
@@ -153,22 +160,11 @@ pub trait WaitWithin {
 
 impl WaitWithin for Child {
     fn wait_within(&mut self, what: &str) -> ExitStatus {
-        let (tx, h) = watch(self.id(), what.to_string());
-        let st = self.wait();
-        let _ = tx.send(());
-        if let Some(hang) = h.join().unwrap() {
-            panic!("{hang}");
-        }
-        st.unwrap_or_else(|e| panic!("waiting for {what}: {e}"))
+        bounded(self.id(), what, || self.wait()).unwrap_or_else(|hang| panic!("{hang}"))
     }
 
     fn output_within(self, what: &str) -> Output {
-        let (tx, h) = watch(self.id(), what.to_string());
-        let out = self.wait_with_output();
-        let _ = tx.send(());
-        if let Some(hang) = h.join().unwrap() {
-            panic!("{hang}");
-        }
-        out.unwrap_or_else(|e| panic!("waiting for {what}: {e}"))
+        let pid = self.id();
+        bounded(pid, what, || self.wait_with_output()).unwrap_or_else(|hang| panic!("{hang}"))
     }
 }
