@@ -214,6 +214,7 @@ fn finish(
         drop(drain);
         return Err(failed(e, out.roll_back(kept)));
     }
+    debug_assert!(!drain.holds(), "the summary's sizes miss held bytes");
     let report = drain.report();
     let mut features = features.clone();
     if let Some(mut hits) = drain.take_hits() {

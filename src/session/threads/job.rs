@@ -298,6 +298,10 @@ impl Job {
                 drained.write_error = Some(e);
             }
         }
+        debug_assert!(
+            drained.write_error.is_some() || !self.drain.holds(),
+            "a report taken with bytes held misses the last record"
+        );
         let report = self.drain.report();
         let hits = self.drain.take_hits();
         // The flight recorder's last snapshot is written from these.
