@@ -186,6 +186,12 @@ fn count_samples(path: &Path) -> (u64, Option<FormatError>, usize) {
     }
 }
 
+/// The most one lz4 record ([`CodecId::LZ4`]) decodes to: its records end
+/// where full, so a record's 65 527 payload bytes may be lz4 at its largest
+/// ratio (255 : 1, long matches), plus what the encoder held when the record
+/// began (`Lz4Codec::MAX_HELD`, two 1 MiB blocks).
+const LZ4_RECORD_BOUND: u32 = 255 * perfz_codecs::MAX_RECORD_PAYLOAD as u32 + (2 << 20);
+
 /// Recovers a crashed recording. A file is recovered in a copy beside it;
 /// the copy replaces it only when it reads whole and holds at least the
 /// samples the input gave before (`Recovered::samples` is that verified
@@ -194,6 +200,12 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
     if path.is_dir() {
         return recover_dir(path);
     }
+    recover_file(path, true)
+}
+
+/// [`recover`] of a file: a recording of its own (`alone`), or the `data`
+/// of a directory (whose samples are in the `data.N` beside it).
+fn recover_file(path: &Path, alone: bool) -> Result<Recovered, FormatError> {
     let (before, ..) = count_samples(path);
     let dir = path
         .parent()
@@ -213,6 +225,16 @@ pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
             )))
         }
     };
+    if alone && after == 0 && got.dropped_bytes > 0 {
+        return Err(FormatError::Unsupported(format!(
+            "recovery reads no sample in {}: it would keep {} bytes of data and drop {} ({}); \
+             left untouched",
+            path.display(),
+            got.data_bytes,
+            got.dropped_bytes,
+            got.stopped_because.as_deref().unwrap_or("no reason given")
+        )));
+    }
     if after < before {
         return Err(FormatError::Unsupported(format!(
             "recovery would not improve {}: perfz reads {before} samples in it now and {after} \
@@ -254,6 +276,18 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
             guessed = Some(id.name().unwrap_or("?").to_string());
         }
     }
+    // lz4 records end where full and may decode to many MiB: the header
+    // declares the largest at the last checkpoint (or nothing was written),
+    // and the records after it may be larger. Read with lz4's bound, and
+    // declare it.
+    let mut widened = false;
+    if let Some(mut c) = r.compressed() {
+        if c.codec_id() == CodecId::LZ4 && c.mmap_len < LZ4_RECORD_BOUND {
+            c.mmap_len = LZ4_RECORD_BOUND;
+            r.assume_compressed(c);
+            widened = true;
+        }
+    }
     let scan = scan(&mut r, data_offset);
     let Scan {
         good_end,
@@ -263,7 +297,7 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
     } = scan;
     let mut features = r.features.clone();
     features.remove(0);
-    if guessed.is_some() {
+    if guessed.is_some() || widened {
         if let Some(c) = r.compressed() {
             features.set_compressed(c);
         }
@@ -355,7 +389,7 @@ fn recover_dir(dir: &Path) -> Result<Recovered, FormatError> {
     for (n, p) in &streams {
         before += count_stream_samples(&main, p, *n);
     }
-    let mut total = recover(&main)?;
+    let mut total = recover_file(&main, false)?;
     total.samples_before += before;
     for (n, p) in streams {
         let mut r = PerfReader::open_data_stream(&main, &p, n)?;

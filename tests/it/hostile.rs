@@ -454,6 +454,49 @@ fn recover_leaves_what_it_cannot_improve_untouched() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A crashed compressed recording (data.size 0, no features) whose
+/// COMPRESSED payloads are garbage: no codec decodes them, recovery would
+/// keep only the plain records before them and read no sample, so the
+/// recorded bytes stay as they are rather than being dropped.
+#[test]
+fn recover_drops_nothing_when_it_reads_no_sample() {
+    let dir = tempdir("hostile-recover-garbage");
+    let f = dir.join("g.data");
+    let mut b = std::fs::read(fixture("z1-cmd")).unwrap();
+    let header = perfz::format::PerfReader::open(&fixture("z1-cmd"))
+        .unwrap()
+        .header
+        .clone()
+        .unwrap();
+    let (start, end) = (
+        header.data.offset as usize,
+        (header.data.offset + header.data.size) as usize,
+    );
+    let mut at = start;
+    let mut garbled = 0;
+    while at + 8 <= end {
+        let size = u16::from_le_bytes([b[at + 6], b[at + 7]]) as usize;
+        if u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) == 81 {
+            b[at + 8..at + size].fill(0xAB);
+            garbled += 1;
+        }
+        at += size;
+    }
+    assert!(garbled > 0);
+    // As a kill -9 before the first checkpoint leaves it: no data size, no
+    // features (perf.data header: data.size at 48, the feature bits at 72).
+    b.truncate(end);
+    b[48..56].fill(0);
+    b[72..104].fill(0);
+    std::fs::write(&f, &b).unwrap();
+    let o = perfz(&["recover", f.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("left untouched"), "{err}");
+    assert!(std::fs::read(&f).unwrap() == b, "the file is as it was");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // --- outputs under faults ----------------------------------------------------
 
 /// A tmpfs of `size` at a new directory (unmounted on drop).
