@@ -186,12 +186,6 @@ fn count_samples(path: &Path) -> (u64, Option<FormatError>, usize) {
     }
 }
 
-/// The most one lz4 record ([`CodecId::LZ4`]) decodes to: its records end
-/// where full, so a record's 65 527 payload bytes may be lz4 at its largest
-/// ratio (255 : 1, long matches), plus what the encoder held when the record
-/// began (`Lz4Codec::MAX_HELD`, two 1 MiB blocks).
-const LZ4_RECORD_BOUND: u32 = 255 * perfz_codecs::MAX_RECORD_PAYLOAD as u32 + (2 << 20);
-
 /// Recovers a crashed recording. A file is recovered in a copy beside it;
 /// the copy replaces it only when it reads whole and holds at least the
 /// samples the input gave before (`Recovered::samples` is that verified
@@ -282,8 +276,8 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
     // declare it.
     let mut widened = false;
     if let Some(mut c) = r.compressed() {
-        if c.codec_id() == CodecId::LZ4 && c.mmap_len < LZ4_RECORD_BOUND {
-            c.mmap_len = LZ4_RECORD_BOUND;
+        if c.codec_id() == CodecId::LZ4 && c.mmap_len < CodecId::LZ4_RECORD_DECODE_MAX {
+            c.mmap_len = CodecId::LZ4_RECORD_DECODE_MAX;
             r.assume_compressed(c);
             widened = true;
         }

@@ -108,6 +108,13 @@ impl CodecId {
     /// snappy raw units (perfz framing, docs/FORMAT.md). ASCII "pz" + 2.
     pub const SNAPPY: CodecId = CodecId(0x707a_0002);
 
+    /// The most one [`CodecId::LZ4`] record decodes to: its records end
+    /// where full, so a record's payload may be lz4 at its largest ratio
+    /// (255 : 1, long matches), after the two 1 MiB blocks its encoder may
+    /// hold when the record begins. Writers declare it as mmap_len (so a
+    /// file cut off after a checkpoint reads whole), recovery assumes it.
+    pub const LZ4_RECORD_DECODE_MAX: u32 = 255 * MAX_RECORD_PAYLOAD as u32 + (2 << 20);
+
     /// The codec's name as used in specs, or `None` for an id we do not know.
     pub fn name(self) -> Option<&'static str> {
         if self == CodecId::LZ4_UNITS_V1 {
@@ -241,6 +248,12 @@ pub trait Codec {
     /// decoding to it (for zstd the record cutter's block allowance bounds
     /// this, two records' payload), which bounds what a record decodes to.
     const MAX_HELD: usize = 2 * MAX_RECORD_PAYLOAD;
+
+    /// The mmap_len a writer declares at least, whatever it wrote so far
+    /// (0: what it wrote). For a codec whose records may decode to far more
+    /// than perf's ring size (lz4), its bound: a file cut off after a
+    /// checkpoint then reads whole.
+    const DECLARED_DECODE_MIN: u32 = 0;
 
     /// The level recorded in HEADER_COMPRESSED.level (0 for codecs without one).
     fn level(&self) -> i32 {

@@ -201,7 +201,9 @@ impl<C: Codec> Compressor<C> {
             codec: C::ID.0,
             level: self.codec.level() as u32,
             ratio: (ratio + 0.5) as u32,
-            mmap_len: DECLARED_MMAP_LEN.max(self.max_record_raw as u32),
+            mmap_len: DECLARED_MMAP_LEN
+                .max(self.max_record_raw as u32)
+                .max(C::DECLARED_DECODE_MIN),
         }
     }
 }

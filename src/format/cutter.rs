@@ -324,7 +324,9 @@ mod tests {
     }
     /// lz4 (records end where full, blocks where its encoder ends them or a
     /// flush does): every record decodes, through perfz's own lz4 decoder,
-    /// to no more than the mmap_len the compressor declares, on data from
+    /// to no more than the compressor's count of the most a record took
+    /// (`max_record_raw`: what it fed plus what was held when it began),
+    /// and that to no more than the bound lz4 files declare, on data from
     /// incompressible to runs of zeros, with flushes now and then as the
     /// drain makes them.
     #[test]
@@ -348,7 +350,12 @@ mod tests {
                         }
                     }
                     c.flush(&mut keep).unwrap();
-                    let declared = c.info().mmap_len as usize;
+                    let declared = c.max_record_raw;
+                    assert!(declared <= perfz_codecs::CodecId::LZ4_RECORD_DECODE_MAX as usize);
+                    assert_eq!(
+                        c.info().mmap_len,
+                        perfz_codecs::CodecId::LZ4_RECORD_DECODE_MAX
+                    );
                     let mut dec = Lz4Decoder::new();
                     let mut got = Vec::new();
                     for (j, r) in recs.iter().enumerate() {
@@ -358,7 +365,7 @@ mod tests {
                         assert!(
                             n <= declared,
                             "kind {kind} push {push} flush every {flush_every}: record {j} of {} \
-                             decodes to {n}, declared mmap_len {declared}",
+                             decodes to {n}, counted {declared}",
                             recs.len()
                         );
                     }

@@ -35,6 +35,11 @@ pub struct Lz4Codec {
 /// for a few per cent of ratio).
 const BLOCK: usize = 1 << 20;
 
+// The declared bound covers what the encoder may hold and a record of lz4
+// at its largest ratio.
+const _: () =
+    assert!(CodecId::LZ4_RECORD_DECODE_MAX as usize >= 2 * BLOCK + 255 * crate::MAX_RECORD_PAYLOAD);
+
 fn frame_info() -> FrameInfo {
     FrameInfo::new()
         .block_size(BlockSize::Max1MB)
@@ -98,6 +103,7 @@ impl Codec for Lz4Codec {
     const BLOCK_ENDS_PER_RECORD: bool = false;
     // The block being filled, and one written block still waiting.
     const MAX_HELD: usize = 2 * BLOCK;
+    const DECLARED_DECODE_MIN: u32 = CodecId::LZ4_RECORD_DECODE_MAX;
 
     fn stream(&mut self, input: Input<'_>, dst: &mut [u8], flush: bool) -> Result<Step, Error> {
         let mut produced = self.drain(dst);
