@@ -270,14 +270,14 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
             guessed = Some(id.name().unwrap_or("?").to_string());
         }
     }
-    // lz4 records end where full and may decode to many MiB: the header
-    // declares the largest at the last checkpoint (or nothing was written),
-    // and the records after it may be larger. Read with lz4's bound, and
-    // declare it.
+    // lz4 records end where full and may decode to many MiB: a header
+    // written before this bound was declared (or none at all) may name less.
+    // Read with the codec's bound, and declare it.
     let mut widened = false;
     if let Some(mut c) = r.compressed() {
-        if c.codec_id() == CodecId::LZ4 && c.mmap_len < CodecId::LZ4_RECORD_DECODE_MAX {
-            c.mmap_len = CodecId::LZ4_RECORD_DECODE_MAX;
+        let least = c.codec_id().declared_decode_min();
+        if c.mmap_len < least {
+            c.mmap_len = least;
             r.assume_compressed(c);
             widened = true;
         }

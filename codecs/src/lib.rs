@@ -115,6 +115,17 @@ impl CodecId {
     /// file cut off after a checkpoint reads whole), recovery assumes it.
     pub const LZ4_RECORD_DECODE_MAX: u32 = 255 * MAX_RECORD_PAYLOAD as u32 + (2 << 20);
 
+    /// The mmap_len a file of this codec declares at least (0: what was
+    /// written decides): [`Self::LZ4_RECORD_DECODE_MAX`] for lz4, whose
+    /// records may decode to far more than perf's ring size.
+    pub const fn declared_decode_min(self) -> u32 {
+        if self.0 == Self::LZ4.0 {
+            Self::LZ4_RECORD_DECODE_MAX
+        } else {
+            0
+        }
+    }
+
     /// The codec's name as used in specs, or `None` for an id we do not know.
     pub fn name(self) -> Option<&'static str> {
         if self == CodecId::LZ4_UNITS_V1 {
@@ -250,10 +261,11 @@ pub trait Codec {
     const MAX_HELD: usize = 2 * MAX_RECORD_PAYLOAD;
 
     /// The mmap_len a writer declares at least, whatever it wrote so far
-    /// (0: what it wrote). For a codec whose records may decode to far more
-    /// than perf's ring size (lz4), its bound: a file cut off after a
-    /// checkpoint then reads whole.
-    const DECLARED_DECODE_MIN: u32 = 0;
+    /// ([`CodecId::declared_decode_min`]): for a codec whose records may
+    /// decode to far more than perf's ring size (lz4), its bound, so a file
+    /// cut off after a checkpoint, or announced before its records (a
+    /// pipe), reads whole.
+    const DECLARED_DECODE_MIN: u32 = Self::ID.declared_decode_min();
 
     /// The level recorded in HEADER_COMPRESSED.level (0 for codecs without one).
     fn level(&self) -> i32 {

@@ -278,7 +278,7 @@ impl<'o> Recording<'o> {
             codec: id.0,
             level: self.o.codec.level() as u32,
             ratio: 0,
-            mmap_len: DECLARED_MMAP_LEN,
+            mmap_len: DECLARED_MMAP_LEN.max(id.declared_decode_min()),
         })
     }
 

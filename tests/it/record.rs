@@ -83,6 +83,40 @@ fn every_codec_with_fp_and_dwarf_call_graphs() {
     }
 }
 
+/// A pipe announces HEADER_COMPRESSED before its first record, so its
+/// mmap_len is declared before anything is written: lz4's records of
+/// compressible dwarf stacks decode to MiBs each, and the pipe must still
+/// read back whole (it declared perf's ring size, and perfz refused it).
+#[test]
+fn pipe_output_of_every_codec_reads_back_whole() {
+    require_recording();
+    let dir = tempdir("rec-pipe-codecs");
+    for codec in ["lz4", "snappy", "zstd:1"] {
+        let file = dir.join(format!("{}.data", codec.replace(':', "")));
+        let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .args(["record", "-o", "-", "--codec", codec, "-F", "4000"])
+            .args(["--call-graph", "dwarf,4096", "--"])
+            .arg(workload())
+            .arg("0.5")
+            .stdout(std::fs::File::create(&file).unwrap())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+            .output_within("perfz record -o -");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{codec}: {err}");
+        // "(N samples)" of the summary.
+        let said: u64 = err
+            .split(" samples)")
+            .next()
+            .and_then(|s| s.rsplit('(').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("{codec}: {err}"));
+        assert!(said > 500, "{codec}: {err}");
+        assert_eq!(our_samples(&file), said, "{codec}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn attach_to_a_running_process() {
     require_recording();

@@ -103,7 +103,6 @@ impl Codec for Lz4Codec {
     const BLOCK_ENDS_PER_RECORD: bool = false;
     // The block being filled, and one written block still waiting.
     const MAX_HELD: usize = 2 * BLOCK;
-    const DECLARED_DECODE_MIN: u32 = CodecId::LZ4_RECORD_DECODE_MAX;
 
     fn stream(&mut self, input: Input<'_>, dst: &mut [u8], flush: bool) -> Result<Step, Error> {
         let mut produced = self.drain(dst);

@@ -119,7 +119,9 @@ fn spawn(cmd: &mut Command, what: &str) -> Child {
         .unwrap_or_else(|e| panic!("cannot run {what}: {e} (is it installed?)"))
 }
 
-/// `Command::output` and `status` with a deadline.
+/// `Command::output` and `status` with a deadline. `output_within` pipes
+/// stdout and stderr whatever was set (a caller that sends stdout to a file
+/// spawns and uses [`WaitWithin::output_within`]).
 pub trait Within {
     fn output_within(&mut self) -> Output;
     fn status_within(&mut self) -> ExitStatus;
