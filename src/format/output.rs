@@ -23,6 +23,13 @@ pub trait Output: RecordSink + Sized {
     }
     /// Writes what follows the records (features, header) and syncs.
     fn finish(self, features: &FeatureSet) -> Result<(), FormatError>;
+    /// [`finish`](Self::finish) after a write failed: where what follows the
+    /// records does not fit (no room), the records are cut back to one of
+    /// `ends` (data sizes at record boundaries) where it does.
+    fn finish_cutting_back(self, features: &FeatureSet, ends: &[u64]) -> Result<(), FormatError> {
+        let _ = ends;
+        self.finish(features)
+    }
     /// An output of the same kind over `next` (`--switch-output`), or None
     /// where outputs cannot be switched (a pipe).
     fn successor(&self, next: File, attrs: &[AttrEntry]) -> Result<Option<Self>, FormatError> {
@@ -43,6 +50,11 @@ impl Output for FileWriter<File> {
     }
     fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
         let f = FileWriter::finish(self, features)?;
+        f.sync_all()?;
+        Ok(())
+    }
+    fn finish_cutting_back(self, features: &FeatureSet, ends: &[u64]) -> Result<(), FormatError> {
+        let f = FileWriter::finish_cutting_back(self, features, ends)?;
         f.sync_all()?;
         Ok(())
     }

@@ -79,13 +79,20 @@ impl<W: Output> Lifecycle for SerialSink<W> {
         }
         // Records are written whole or counted as not written; the file
         // position of a half-done write does not matter (finish seeks).
-        self.finish(features)
+        // Where the features do not fit after them, the last records go
+        // (back to a recent write's end) rather than everything since the
+        // last checkpoint.
+        let ends = self.ends.as_slice().to_vec();
+        self.into_inner().finish_cutting_back(features, &ends)
     }
     fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
         self.into_inner().finish(features)
     }
     fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
-        self.out.checkpoint(features)
+        let r = self.out.checkpoint(features)?;
+        let end = self.out.data_size();
+        self.ends.push(end);
+        Ok(r)
     }
     fn checkpoint_end(&self) -> Option<u64> {
         self.out.checkpoint_end()

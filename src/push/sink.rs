@@ -47,6 +47,30 @@ const WRITEV_BATCH: usize = 64;
 pub struct SerialSink<W: RecordSink> {
     pub out: W,
     buf: Box<[u8]>,
+    /// Data sizes after the last writes (record boundaries): where a
+    /// salvage may cut back to when the features do not fit after the data.
+    pub(crate) ends: RecentEnds,
+}
+
+/// The last [`RecentEnds::N`] data sizes a sink reached.
+#[derive(Default)]
+pub struct RecentEnds {
+    ends: [u64; RecentEnds::N],
+    next: usize,
+}
+
+impl RecentEnds {
+    const N: usize = 16;
+
+    pub fn push(&mut self, end: u64) {
+        self.ends[self.next % Self::N] = end;
+        self.next += 1;
+    }
+
+    /// The sizes pushed so far (at most N of them), in no order.
+    pub fn as_slice(&self) -> &[u64] {
+        &self.ends[..self.next.min(Self::N)]
+    }
 }
 
 impl<W: RecordSink> SerialSink<W> {
@@ -54,7 +78,14 @@ impl<W: RecordSink> SerialSink<W> {
         SerialSink {
             out,
             buf: vec![0u8; RECORD_MAX].into_boxed_slice(),
+            ends: RecentEnds::default(),
         }
+    }
+
+    /// Notes where the data ends after a write that succeeded.
+    fn wrote(&mut self) {
+        let end = self.out.data_size();
+        self.ends.push(end);
     }
 
     pub fn into_inner(self) -> W {
@@ -66,6 +97,7 @@ impl<W: RecordSink> Sink for SerialSink<W> {
     fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
         self.out
             .write_records_vectored(&[region.first, region.second])?;
+        self.wrote();
         Ok(0)
     }
 
@@ -97,6 +129,7 @@ impl<W: RecordSink> Sink for SerialSink<W> {
             out.forget(done as u64);
             return Err(e);
         }
+        self.wrote();
         Ok((0, queued))
     }
 
@@ -105,16 +138,21 @@ impl<W: RecordSink> Sink for SerialSink<W> {
     }
 
     fn commit(&mut self, n: usize) -> io::Result<()> {
-        self.out.write_records(&self.buf[..n])
+        self.out.write_records(&self.buf[..n])?;
+        self.wrote();
+        Ok(())
     }
 
     fn write_record(&mut self, rec: &[u8]) -> io::Result<usize> {
         self.out.write_records(rec)?;
+        self.wrote();
         Ok(0)
     }
 
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.out.write_records(bytes)
+        self.out.write_records(bytes)?;
+        self.wrote();
+        Ok(())
     }
 
     fn bytes_written(&self) -> u64 {
