@@ -102,6 +102,8 @@ impl<W: Output> Lifecycle for SerialSink<W> {
     }
     fn switch(&mut self, next: File, a: &[AttrEntry], f: &FeatureSet) -> Result<(), FormatError> {
         let new = self.out.successor(next, a)?.ok_or_else(cannot_switch)?;
+        // The write ends were the old output's.
+        self.ends = Default::default();
         std::mem::replace(&mut self.out, new).finish(f)
     }
 }
