@@ -266,6 +266,32 @@ mod tests {
         }
     }
 
+    /// The records `data` makes in pushes of `push` bytes (each split in two
+    /// slices somewhere, as a ring wrap does), flushed after every
+    /// `flush_every` pushes and at the end.
+    fn records_of<C: Codec>(
+        c: &mut Compressor<C>,
+        data: &[u8],
+        push: usize,
+        flush_every: usize,
+    ) -> Vec<Vec<u8>> {
+        let mut recs: Vec<Vec<u8>> = Vec::new();
+        let mut keep = |r: &[u8]| {
+            recs.push(r.to_vec());
+            Ok::<(), perfz_codecs::Error>(())
+        };
+        for (i, chunk) in data.chunks(push).enumerate() {
+            let k = (i * 7919) % (chunk.len() + 1);
+            c.push(Input::two(&chunk[..k], &chunk[k..]), &mut keep)
+                .unwrap();
+            if i % flush_every == flush_every - 1 {
+                c.flush(&mut keep).unwrap();
+            }
+        }
+        c.flush(&mut keep).unwrap();
+        recs
+    }
+
     /// Every record holds a block end (decodes to at least one byte, read by
     /// the `zstd` crate's decoder in order), decodes to no more than the
     /// declared mmap_len, and all of them to exactly what was pushed: at
@@ -282,17 +308,7 @@ mod tests {
                     for push in [1_000usize, 70_000, 300_000, 1 << 20] {
                         let mut c = Compressor::new(ZstdCodec::new(&p).unwrap());
                         c.set_hold(hold);
-                        let mut recs: Vec<Vec<u8>> = Vec::new();
-                        let mut keep = |r: &[u8]| {
-                            recs.push(r.to_vec());
-                            Ok::<(), perfz_codecs::Error>(())
-                        };
-                        for (i, chunk) in data.chunks(push).enumerate() {
-                            let k = (i * 7919) % (chunk.len() + 1);
-                            c.push(Input::two(&chunk[..k], &chunk[k..]), &mut keep)
-                                .unwrap();
-                        }
-                        c.flush(&mut keep).unwrap();
+                        let recs = records_of(&mut c, &data, push, usize::MAX);
                         assert_eq!(c.info().mmap_len, DECLARED_MMAP_LEN);
                         let mut dec = Decoder::new().unwrap();
                         let mut out = vec![0u8; 1 << 20];
@@ -338,18 +354,7 @@ mod tests {
                 for flush_every in [1usize, 3, 50, usize::MAX] {
                     let mut c = Compressor::new(Lz4Codec::new());
                     c.set_hold(true);
-                    let mut recs: Vec<Vec<u8>> = Vec::new();
-                    let mut keep = |r: &[u8]| {
-                        recs.push(r.to_vec());
-                        Ok::<(), perfz_codecs::Error>(())
-                    };
-                    for (i, chunk) in data.chunks(push).enumerate() {
-                        c.push(Input::one(chunk), &mut keep).unwrap();
-                        if i % flush_every == flush_every - 1 {
-                            c.flush(&mut keep).unwrap();
-                        }
-                    }
-                    c.flush(&mut keep).unwrap();
+                    let recs = records_of(&mut c, &data, push, flush_every);
                     let declared = c.max_record_raw;
                     assert!(declared <= perfz_codecs::CodecId::LZ4_RECORD_DECODE_MAX as usize);
                     assert_eq!(
