@@ -68,7 +68,9 @@ fn a_command_needs_no_double_dash_and_keeps_its_options() {
         std::fs::read_to_string(&argv_file).unwrap().trim(),
         "-F 10 -g -o elsewhere"
     );
-    assert!(samples_and_pids(&out).0 > 100);
+    // The command was recorded (0.3 s at 999 Hz: ≈ 300 samples with a CPU
+    // of its own; a loaded machine gave 3 test threads 2 CPUs and it 1/3).
+    assert!(samples_and_pids(&out).0 > 10);
     assert!(!Path::new("elsewhere").exists());
     // `--` still works.
     perfz_ok(&["record", "-o", out.to_str().unwrap(), "--", "true"]);
