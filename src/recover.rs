@@ -10,7 +10,7 @@ use std::path::Path;
 
 use perfz_codecs::{AnyDecoder, CodecId, Decoder};
 
-use crate::format::compress::DECLARED_MMAP_LEN;
+use crate::format::compress::declared_mmap_len;
 use crate::format::header::Section;
 use crate::format::writer::feature_block;
 use crate::format::{feat, CompressedInfo, FormatError, PerfReader, RecordHeader, RecordType};
@@ -265,7 +265,7 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
                 codec: id.0,
                 level: 0,
                 ratio: 0,
-                mmap_len: DECLARED_MMAP_LEN,
+                mmap_len: declared_mmap_len(id, 0),
             });
             guessed = Some(id.name().unwrap_or("?").to_string());
         }

@@ -260,13 +260,6 @@ pub trait Codec {
     /// this, two records' payload), which bounds what a record decodes to.
     const MAX_HELD: usize = 2 * MAX_RECORD_PAYLOAD;
 
-    /// The mmap_len a writer declares at least, whatever it wrote so far
-    /// ([`CodecId::declared_decode_min`]): for a codec whose records may
-    /// decode to far more than perf's ring size (lz4), its bound, so a file
-    /// cut off after a checkpoint, or announced before its records (a
-    /// pipe), reads whole.
-    const DECLARED_DECODE_MIN: u32 = Self::ID.declared_decode_min();
-
     /// The level recorded in HEADER_COMPRESSED.level (0 for codecs without one).
     fn level(&self) -> i32 {
         0

@@ -21,6 +21,18 @@ use super::record::{RecordHeader, RecordType};
 /// held), and perf 6.1's decoder wants room to spare (format notes 5.6).
 pub const DECLARED_MMAP_LEN: u32 = 129 * 4096;
 
+/// The mmap_len an output of codec `id` declares when its records decoded
+/// to at most `largest` bytes: perf's ring size at least, and the codec's
+/// own bound where its records may decode to more (lz4,
+/// [`CodecId::declared_decode_min`](perfz_codecs::CodecId::declared_decode_min)),
+/// so a file cut off after a checkpoint, or announced before its records (a
+/// pipe), reads whole.
+pub fn declared_mmap_len(id: perfz_codecs::CodecId, largest: usize) -> u32 {
+    DECLARED_MMAP_LEN
+        .max(largest.min(u32::MAX as usize) as u32)
+        .max(id.declared_decode_min())
+}
+
 /// Largest record the compressor writes (header + payload).
 pub const RECORD_MAX: usize = RecordHeader::SIZE + MAX_RECORD_PAYLOAD;
 
@@ -201,9 +213,7 @@ impl<C: Codec> Compressor<C> {
             codec: C::ID.0,
             level: self.codec.level() as u32,
             ratio: (ratio + 0.5) as u32,
-            mmap_len: DECLARED_MMAP_LEN
-                .max(self.max_record_raw as u32)
-                .max(C::DECLARED_DECODE_MIN),
+            mmap_len: declared_mmap_len(C::ID, self.max_record_raw),
         }
     }
 }

@@ -338,6 +338,7 @@ mod tests {
             }
         }
     }
+
     /// lz4 (records end where full, blocks where its encoder ends them or a
     /// flush does): every record decodes, through perfz's own lz4 decoder,
     /// to no more than the compressor's count of the most a record took

@@ -210,14 +210,16 @@ impl<W: Write + Seek> FileWriter<W> {
             .checkpoint_end
             .map_or(0, |c| c - self.header.data.offset);
         let mut ends: Vec<u64> = ends.iter().copied().filter(|&e| e >= floor).collect();
-        ends.sort_unstable();
+        // Newest (largest) first.
+        ends.sort_unstable_by(|a, b| b.cmp(a));
+        let mut earlier = ends.into_iter();
         loop {
             match self.write_tail(features) {
                 Ok(()) => return Ok(self.w),
                 Err(e) if is_out_of_room(&e) => {
                     let size = self.header.data.size;
-                    match ends.iter().rev().find(|&&e| e < size) {
-                        Some(&e) => self.header.data.size = e,
+                    match earlier.find(|&e| e < size) {
+                        Some(e) => self.header.data.size = e,
                         None => return Err(e.into()),
                     }
                 }
@@ -239,7 +241,7 @@ impl<W: Write + Seek> FileWriter<W> {
 
 /// A write that failed for want of room: a file size limit, a full disk or
 /// quota.
-pub fn is_out_of_room(e: &std::io::Error) -> bool {
+fn is_out_of_room(e: &std::io::Error) -> bool {
     matches!(
         e.raw_os_error(),
         Some(libc::EFBIG) | Some(libc::ENOSPC) | Some(libc::EDQUOT)
@@ -441,105 +443,5 @@ pub fn feature_block(features: &FeatureSet, at: u64) -> (Vec<u8>, [u64; 4]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::format::{PerfReader, RecordType};
-    use std::io::{Cursor, Read};
-
-    /// A file under a size limit: writes past it fail with EFBIG after
-    /// writing what fits, as write(2) does under RLIMIT_FSIZE.
-    struct Limited {
-        c: Cursor<Vec<u8>>,
-        limit: u64,
-    }
-
-    impl Write for Limited {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            let room = self.limit.saturating_sub(self.c.position()) as usize;
-            if room == 0 && !buf.is_empty() {
-                return Err(std::io::Error::from_raw_os_error(libc::EFBIG));
-            }
-            self.c.write(&buf[..buf.len().min(room)])
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Seek for Limited {
-        fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
-            self.c.seek(to)
-        }
-    }
-
-    /// A perf 6.1 recording's records written one by one into a file whose
-    /// limit lets the last whole record end just short of it: the feature
-    /// table does not fit after the data, and finishing cuts the data back
-    /// to an earlier record end where it does, keeping those samples (a
-    /// plain finish fails, and the recorder then fell back to its last
-    /// checkpoint: nothing after it).
-    #[test]
-    fn a_feature_table_without_room_costs_the_last_records_not_all() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/perf61/plain-sysw.data");
-        let r = PerfReader::open(&path).unwrap();
-        let (attrs, features) = (r.meta.attrs.clone(), r.meta.features.clone());
-        let h = r.meta.header.clone().unwrap();
-        let mut bytes = Vec::new();
-        std::fs::File::open(&path)
-            .unwrap()
-            .read_to_end(&mut bytes)
-            .unwrap();
-        let data = &bytes[h.data.offset as usize..h.data.end().unwrap() as usize];
-        let (table, _) = feature_block(&features, 0);
-        for plain in [false, true] {
-            let mut fw = FileWriter::new(
-                Limited {
-                    c: Cursor::new(Vec::new()),
-                    limit: u64::MAX,
-                },
-                &attrs,
-            )
-            .unwrap();
-            let start = fw.data_end();
-            // Records until the data is within a table's size of where the
-            // limit will be: the one after them fails.
-            let limit = start + data.len() as u64;
-            assert!(table.len() < data.len() / 4, "a fixture with room to test");
-            let (mut ends, mut at, mut samples) = (Vec::new(), 0, 0);
-            while at < data.len() {
-                let size = u16::from_le_bytes([data[at + 6], data[at + 7]]) as usize;
-                if fw.data_end() + size as u64 > limit - table.len() as u64 / 2 {
-                    break;
-                }
-                fw.write_records(&data[at..at + size]).unwrap();
-                samples += (u32::from_le_bytes(data[at..at + 4].try_into().unwrap())
-                    == RecordType::SAMPLE.0) as u64;
-                ends.push(fw.data_size());
-                at += size;
-            }
-            fw.w.limit = limit;
-            let done = if plain {
-                fw.finish(&features)
-            } else {
-                fw.finish_cutting_back(&features, &ends)
-            };
-            if plain {
-                assert!(done.is_err(), "the table does not fit after the data");
-                continue;
-            }
-            let out = done.unwrap().c.into_inner();
-            assert!(out.len() as u64 <= limit);
-            let mut back = PerfReader::from_bytes(out).unwrap();
-            let mut kept = 0;
-            while let Some((rec, _)) = back.next_record().unwrap() {
-                kept += (rec.header.type_ == RecordType::SAMPLE) as u64;
-            }
-            assert!(
-                kept > 0 && kept <= samples,
-                "{kept} of {samples} samples kept"
-            );
-            assert_eq!(back.meta.features.sections.len(), features.sections.len());
-        }
-    }
-}
+#[path = "writer_tests.rs"]
+mod tests;

@@ -26,7 +26,7 @@ use crate::event::ring::Ring;
 use crate::event::sys;
 use crate::event::target::Target;
 use crate::format::attr::sample_type as st;
-use crate::format::compress::DECLARED_MMAP_LEN;
+use crate::format::compress::declared_mmap_len;
 use crate::format::record::RecordType;
 use crate::format::sample::id_trailer_offset;
 use crate::format::{CompressedInfo, FeatureSet};
@@ -278,7 +278,7 @@ impl<'o> Recording<'o> {
             codec: id.0,
             level: self.o.codec.level() as u32,
             ratio: 0,
-            mmap_len: DECLARED_MMAP_LEN.max(id.declared_decode_min()),
+            mmap_len: declared_mmap_len(id, 0),
         })
     }
 
