@@ -122,6 +122,45 @@ impl Ring {
         })
     }
 
+    /// A ring over anonymous memory, for tests: they write its records and
+    /// publish them with [`Ring::publish`], as the kernel would.
+    #[cfg(test)]
+    pub fn anonymous(pages: usize) -> Ring {
+        let page = page_size();
+        let map = MmapOptions::new()
+            .len((1 + pages) * page)
+            .map_anon()
+            .expect("anonymous map")
+            .into();
+        Ring {
+            map,
+            data_size: (pages * page) as u64,
+            tail: 0,
+        }
+    }
+
+    /// Tests: copies `bytes` to the data area at `head` (wrapping) and
+    /// stores data_head past them (release, as the kernel's).
+    #[cfg(test)]
+    pub fn publish(&mut self, bytes: &[u8]) {
+        let size = self.data_size as usize;
+        let head = self.head();
+        for (k, b) in bytes.iter().enumerate() {
+            let at = page_size() + (head as usize + k) % size;
+            // SAFETY: `at` is inside the mapping (control page plus data
+            // area); the test is the only writer.
+            unsafe { *self.map.as_mut_ptr().add(at) = *b };
+        }
+        self.ctl(DATA_HEAD)
+            .store(head + bytes.len() as u64, Ordering::Release);
+    }
+
+    /// The data_tail the kernel sees (tests: when space was handed back).
+    #[cfg(test)]
+    pub fn kernel_tail(&self) -> &AtomicU64 {
+        self.ctl(DATA_TAIL)
+    }
+
     pub fn data_size(&self) -> usize {
         self.data_size as usize
     }

@@ -7,9 +7,10 @@
 
 use std::io;
 
-use perfz_codecs::Codec;
+use perfz_codecs::{Codec, Input};
 
 use crate::event::ring::Rings;
+use crate::format::record::RecordHeader;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
 use crate::push::scan::{scan_hits, Hits, RecordCounts};
 use crate::push::stack_tail::Edit;
@@ -47,6 +48,32 @@ pub struct DrainReport {
     pub near_full_pushes: u64,
     /// How much of their stack dumps the samples used (dwarf, when cut).
     pub stack_use: crate::push::stack_use::StackUse,
+}
+
+/// Ring bytes pushed before the drain hands a piece of a region back to the
+/// kernel (then the piece ends at the next record end).
+pub const HAND_BACK_UNIT: usize = 64 << 10;
+
+/// The length of the first piece of `region` to push and hand back: its
+/// records up to the first end at or past `unit` bytes, or all of it (also
+/// where a record header does not fit, as the walks do).
+fn hand_back_unit(region: Input<'_>, unit: usize) -> usize {
+    let len = region.len();
+    if unit == 0 || len <= unit {
+        return len;
+    }
+    let mut at = 0;
+    while at < unit {
+        if at + RecordHeader::SIZE > len {
+            return len;
+        }
+        let size = RecordHeader::from_le(region.read8(at)).size as usize;
+        if size < RecordHeader::SIZE || size > len - at {
+            return len;
+        }
+        at += size;
+    }
+    at
 }
 
 /// A drain unit as the session sees it.
@@ -106,6 +133,8 @@ pub struct PushDrain<C: Codec, S: Lifecycle, M: Meter> {
     rounds: bool,
     /// Sample pages and map records for the build-id pass.
     hits: Option<Hits>,
+    /// Ring bytes pushed before a piece of a region is handed back.
+    unit: usize,
 }
 
 impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
@@ -123,7 +152,32 @@ impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
             near_full_pushes: 0,
             rounds,
             hits: hits.then(Hits::default),
+            unit: HAND_BACK_UNIT,
         }
+    }
+
+    /// Pushes one piece of a ring region (whole records); `last`: the
+    /// region's last piece.
+    fn push_part(&mut self, region: Input<'_>, last: bool, n: &mut RecordCounts) -> io::Result<()> {
+        scan_hits(region, n, self.hits.as_mut());
+        self.edits.clear();
+        if let Some(t) = &self.stack_tail {
+            let w = t.edits(region, &mut self.edits);
+            self.stack_bytes_cleared += w.dropped;
+            self.stack_samples_uncut += w.uncut;
+            self.stack_use.merge(&w.used);
+        }
+        // A flight-recorder segment closes after a push that ends the
+        // codec's frame, so the next segment decodes on its own.
+        let close = last && self.pusher.sink().segment_due();
+        if close {
+            self.pusher.end_frame_at_flush();
+        }
+        self.pusher.push_edited(region, &self.edits)?;
+        if close {
+            self.pusher.sink_mut().close_segment();
+        }
+        Ok(())
     }
 
     fn with_compressed(&self, features: &FeatureSet) -> FeatureSet {
@@ -148,7 +202,12 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
         self.pusher.flush()
     }
 
-    fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool> {
+    fn pass(
+        &mut self,
+        rings: &mut Rings,
+        min: u64,
+        n_counts: &mut RecordCounts,
+    ) -> io::Result<bool> {
         let mut moved = false;
         for (_, ring) in rings.iter_mut() {
             // Acquire load of data_head (Ring::head): every byte below it is
@@ -161,28 +220,23 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
             let size = ring.data_size() as u64;
             self.max_fill = self.max_fill.max(pending as f64 / size as f64);
             self.near_full_pushes += (pending >= size - size / 8) as u64;
-            let region = ring.region(head);
-            scan_hits(region, n, self.hits.as_mut());
-            self.edits.clear();
-            if let Some(t) = &self.stack_tail {
-                let w = t.edits(region, &mut self.edits);
-                self.stack_bytes_cleared += w.dropped;
-                self.stack_samples_uncut += w.uncut;
-                self.stack_use.merge(&w.used);
+            // The region goes in pieces of whole records, each handed back
+            // to the kernel as soon as it is pushed: the space frees while
+            // the rest is still being compressed, not after the whole pass.
+            loop {
+                let region = ring.region(head);
+                let n = hand_back_unit(region, self.unit);
+                let (part, _) = region.split_at(n);
+                let last = n == region.len();
+                self.push_part(part, last, n_counts)?;
+                // Release store of data_tail (Ring::consume): our reads of
+                // the part happen before the kernel may reuse its space.
+                let tail = ring.tail().wrapping_add(n as u64);
+                ring.consume(tail);
+                if last {
+                    break;
+                }
             }
-            // A flight-recorder segment closes after a push that ends the
-            // codec's frame, so the next segment decodes on its own.
-            let close = self.pusher.sink().segment_due();
-            if close {
-                self.pusher.end_frame_at_flush();
-            }
-            self.pusher.push_edited(region, &self.edits)?;
-            if close {
-                self.pusher.sink_mut().close_segment();
-            }
-            // Release store of data_tail (Ring::consume): our reads of the
-            // region happen before the kernel may reuse the space.
-            ring.consume(head);
             moved = true;
         }
         if moved && self.rounds {
@@ -260,3 +314,7 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
         self.pusher.sink().snapshot()
     }
 }
+
+#[cfg(test)]
+#[path = "drain_tests.rs"]
+mod tests;
