@@ -3,7 +3,6 @@
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::thread::JoinHandle;
 
@@ -86,11 +85,14 @@ pub struct Workload {
 }
 
 impl Workload {
-    pub fn prepare(argv: &[String]) -> io::Result<Workload> {
+    /// Forks `argv` (its command found at `path`, by [`resolve_command`]:
+    /// the exec after the go does not search `$PATH` while the events run).
+    pub fn prepare(path: &std::path::Path, argv: &[String]) -> io::Result<Workload> {
+        use std::os::unix::process::CommandExt;
         let (pid_r, pid_w) = pipe()?;
         let (go_r, go_w) = pipe()?;
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..]);
+        let mut cmd = Command::new(path);
+        cmd.arg0(&argv[0]).args(&argv[1..]);
         let (pid_w_raw, go_r_raw) = (pid_w.as_raw_fd(), go_r.as_raw_fd());
         let (pid_r_raw, go_w_raw) = (pid_r.as_raw_fd(), go_w.as_raw_fd());
         // SAFETY: the closure runs in the forked child before exec and only
@@ -187,4 +189,32 @@ pub fn resolve_command(cmd: &str) -> io::Result<std::path::PathBuf> {
                 "command not found (not a file with execute permission in $PATH)",
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workload_runs_the_resolved_path_under_the_name_it_was_given() {
+        // The name is on no $PATH: only the resolved path can run, and the
+        // command sees the name it was given as its $0.
+        let argv: Vec<String> = ["perfz-test-name", "-c", r#"test "$0" = perfz-test-name"#]
+            .map(String::from)
+            .to_vec();
+        let sh = resolve_command("sh").unwrap();
+        let w = Workload::prepare(&sh, &argv).unwrap();
+        let status = w.start().unwrap().wait().unwrap();
+        assert!(status.success(), "{status}");
+    }
+
+    #[test]
+    fn a_relative_command_resolves_through_path_and_a_slash_as_given() {
+        assert!(resolve_command("sh").unwrap().is_absolute());
+        assert_eq!(
+            resolve_command("/bin/sh").unwrap(),
+            std::path::Path::new("/bin/sh")
+        );
+        assert!(resolve_command("perfz-no-such-command").is_err());
+    }
 }

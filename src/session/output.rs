@@ -7,6 +7,13 @@
 //! enabled) does [`Output::commit`] move an existing file to `FILE.old` and
 //! rename the new one into place, as perf's rotation does. Before that, any
 //! failure just drops the temporary file.
+//!
+//! The commit comes after the events are enabled, so it must be quick: a
+//! replaced `FILE.old` is held open, not freed, while the recording runs
+//! (freeing a large file's blocks takes the filesystem milliseconds to
+//! seconds, and a 512 KiB ring holds under a millisecond of a dwarf
+//! stream). Its blocks go back when the [`Output`] is dropped, after the
+//! recording.
 
 use std::fs::File;
 use std::io;
@@ -24,6 +31,7 @@ pub enum Output {
     File {
         path: PathBuf,
         pending: Option<TempPath>,
+        displaced: Displaced,
     },
     /// `--flight-recorder`: nothing on disk until a snapshot.
     Memory { path: PathBuf },
@@ -32,7 +40,66 @@ pub enum Output {
     Dir {
         path: PathBuf,
         pending: Option<TempDir>,
+        displaced: Displaced,
     },
+}
+
+/// The files a commit replaced (an older `FILE.old` and, for directories,
+/// its files), unlinked but held open: the kernel frees their blocks only
+/// when this is dropped, after the recording, not in the commit.
+#[derive(Debug, Default)]
+pub struct Displaced(Vec<File>);
+
+impl Displaced {
+    /// Unlinks the regular file at `path`, holding it open first where it
+    /// can be opened (if not, it is freed now, as before).
+    pub fn remove_file(&mut self, path: &Path) -> io::Result<()> {
+        self.hold(path);
+        std::fs::remove_file(path)
+    }
+
+    /// Opens `path` if it is a regular file, to be freed when dropped.
+    /// Non-blocking: a FIFO put there is never waited on (and not held).
+    fn hold(&mut self, path: &Path) {
+        use std::os::unix::fs::OpenOptionsExt;
+        if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
+            return;
+        }
+        if let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+            .open(path)
+        {
+            self.0.push(f);
+        }
+    }
+
+    /// Removes the directory `path`: its files held open, then unlinked.
+    pub fn remove_dir(&mut self, path: &Path) -> io::Result<()> {
+        for e in std::fs::read_dir(path)?.flatten() {
+            if e.file_type().is_ok_and(|t| t.is_file()) {
+                self.remove_file(&e.path())?;
+            }
+        }
+        std::fs::remove_dir_all(path)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Frees the held files on a thread of their own, so the drain does
+    /// not wait for the filesystem (mid-recording: `--switch-max-files`).
+    pub fn free_in_background(self) {
+        if self.is_empty() {
+            return;
+        }
+        // If the thread cannot start, the closure (and the files) is
+        // dropped here: freed now, as before.
+        let _ = std::thread::Builder::new()
+            .name("perfz-free".into())
+            .spawn(move || drop(self));
+    }
 }
 
 /// Whether `path` means stdout.
@@ -142,8 +209,8 @@ pub fn create_in(dir: &Path, name: &str) -> io::Result<File> {
 }
 
 /// Moves an existing `path` (file or directory) to `path.old`, replacing an
-/// older `.old`, as perf does.
-fn move_aside(path: &Path) -> io::Result<()> {
+/// older `.old`, as perf does. What is replaced goes to `displaced`.
+fn move_aside(path: &Path, displaced: &mut Displaced) -> io::Result<()> {
     if std::fs::symlink_metadata(path).is_err() {
         return Ok(());
     }
@@ -158,9 +225,12 @@ fn move_aside(path: &Path) -> io::Result<()> {
                     old.display()
                 )));
             }
-            std::fs::remove_dir_all(&old)?;
+            displaced.remove_dir(&old)?;
         } else if std::fs::metadata(path)?.is_dir() {
-            std::fs::remove_file(&old)?;
+            displaced.remove_file(&old)?;
+        } else {
+            // The rename below replaces it.
+            displaced.hold(&old);
         }
     }
     std::fs::rename(path, old)
@@ -199,6 +269,7 @@ impl Output {
             Output::File {
                 path: path.to_path_buf(),
                 pending: Some(pending),
+                displaced: Displaced::default(),
             },
             file,
         ))
@@ -217,6 +288,7 @@ impl Output {
         Ok(Output::Dir {
             path: path.to_path_buf(),
             pending: Some(tmp),
+            displaced: Displaced::default(),
         })
     }
 
@@ -229,18 +301,26 @@ impl Output {
     pub fn commit(&mut self) -> io::Result<()> {
         match self {
             Output::Pipe | Output::Memory { .. } => Ok(()),
-            Output::File { path, pending } => {
+            Output::File {
+                path,
+                pending,
+                displaced,
+            } => {
                 let Some(tmp) = pending.take() else {
                     return Ok(());
                 };
-                move_aside(path)?;
+                move_aside(path, displaced)?;
                 tmp.persist(&*path).map_err(|e| e.error)
             }
-            Output::Dir { path, pending } => {
+            Output::Dir {
+                path,
+                pending,
+                displaced,
+            } => {
                 let Some(tmp) = pending.take() else {
                     return Ok(());
                 };
-                move_aside(path)?;
+                move_aside(path, displaced)?;
                 let from = tmp.keep();
                 std::fs::rename(&from, &*path).inspect_err(|_| {
                     let _ = std::fs::remove_dir_all(&from);
@@ -294,4 +374,108 @@ pub fn cut_back(path: &Path, end: Option<u64>) -> Option<Kept> {
     f.set_len(end).ok()?;
     f.sync_all().ok()?;
     Some(Kept::Checkpoint(end))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::MetadataExt;
+
+    use super::*;
+
+    fn displaced(out: &Output) -> &Displaced {
+        match out {
+            Output::File { displaced, .. } | Output::Dir { displaced, .. } => displaced,
+            _ => panic!("no files here"),
+        }
+    }
+
+    /// What a held, unlinked file still reads.
+    fn held_contents(d: &Displaced) -> Vec<String> {
+        d.0.iter()
+            .map(|f| {
+                assert_eq!(f.metadata().unwrap().nlink(), 0, "held but not unlinked");
+                let mut s = String::new();
+                (&*f).read_to_string(&mut s).unwrap();
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn commit_holds_the_replaced_old_file_until_the_output_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("perf.data");
+        std::fs::write(&path, "previous").unwrap();
+        std::fs::write(old_path(&path), "older").unwrap();
+        let (mut out, mut f) = Output::open(&path).unwrap();
+        f.write_all(b"new").unwrap();
+        assert!(displaced(&out).is_empty());
+        out.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(
+            std::fs::read_to_string(old_path(&path)).unwrap(),
+            "previous"
+        );
+        // The older FILE.old is gone by name, its blocks not yet freed.
+        assert_eq!(held_contents(displaced(&out)), ["older"]);
+        // A second commit changes nothing.
+        out.commit().unwrap();
+        assert_eq!(displaced(&out).0.len(), 1);
+    }
+
+    #[test]
+    fn commit_without_an_old_file_holds_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("perf.data");
+        std::fs::write(&path, "previous").unwrap();
+        let (mut out, _f) = Output::open(&path).unwrap();
+        out.commit().unwrap();
+        assert!(displaced(&out).is_empty());
+        assert_eq!(
+            std::fs::read_to_string(old_path(&path)).unwrap(),
+            "previous"
+        );
+    }
+
+    #[test]
+    fn a_replaced_old_directory_is_held_file_by_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("perf.data");
+        let old = old_path(&path);
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("data"), "previous").unwrap();
+        std::fs::create_dir(&old).unwrap();
+        std::fs::write(old.join("data"), "older").unwrap();
+        std::fs::write(old.join("data.1"), "older.1").unwrap();
+        let mut out = Output::open_dir(&path).unwrap();
+        out.commit().unwrap();
+        assert!(is_perf_dir(&old));
+        assert_eq!(
+            std::fs::read_to_string(old.join("data")).unwrap(),
+            "previous"
+        );
+        assert!(!old.join("data.1").exists());
+        let mut held = held_contents(displaced(&out));
+        held.sort();
+        assert_eq!(held, ["older", "older.1"]);
+    }
+
+    #[test]
+    fn a_fifo_in_the_old_place_is_replaced_without_waiting_on_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("perf.data");
+        std::fs::write(&path, "previous").unwrap();
+        let fifo =
+            std::ffi::CString::new(old_path(&path).into_os_string().into_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo has no other effect.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let (mut out, _f) = Output::open(&path).unwrap();
+        out.commit().unwrap();
+        assert!(displaced(&out).is_empty());
+        assert_eq!(
+            std::fs::read_to_string(old_path(&path)).unwrap(),
+            "previous"
+        );
+    }
 }

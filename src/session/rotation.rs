@@ -6,6 +6,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::output::Displaced;
+
 pub struct Rotation {
     path: PathBuf,
     keep: Option<usize>,
@@ -75,12 +77,17 @@ impl Rotation {
             while self.kept.len() > k {
                 // Only outputs this recording sealed: a file, or a
                 // `--threads` directory.
+                // Its name goes now; its blocks are freed off the drain
+                // thread (a large file takes the filesystem long enough
+                // to overflow the rings).
                 let old = self.kept.remove(0);
+                let mut freed = Displaced::default();
                 if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir()) {
-                    std::fs::remove_dir_all(&old)?;
+                    freed.remove_dir(&old)?;
                 } else {
-                    std::fs::remove_file(&old)?;
+                    freed.remove_file(&old)?;
                 }
+                freed.free_in_background();
                 self.removed += 1;
             }
         }

@@ -77,8 +77,8 @@ fn fork_held(argv: &[String]) -> Result<Workload, RecordError> {
         cmd: argv[0].clone(),
         err,
     };
-    resolve_command(&argv[0]).map_err(start_err)?;
-    Workload::prepare(argv).map_err(start_err)
+    let path = resolve_command(&argv[0]).map_err(start_err)?;
+    Workload::prepare(&path, argv).map_err(start_err)
 }
 
 pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
