@@ -3,6 +3,7 @@
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::thread::JoinHandle;
 
@@ -88,7 +89,6 @@ impl Workload {
     /// Forks `argv` (its command found at `path`, by [`resolve_command`]:
     /// the exec after the go does not search `$PATH` while the events run).
     pub fn prepare(path: &std::path::Path, argv: &[String]) -> io::Result<Workload> {
-        use std::os::unix::process::CommandExt;
         let (pid_r, pid_w) = pipe()?;
         let (go_r, go_w) = pipe()?;
         let mut cmd = Command::new(path);

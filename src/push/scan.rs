@@ -100,6 +100,27 @@ impl Hits {
     }
 }
 
+/// The records of a ring region in order, as (offset, header). Stops at a
+/// header that cannot be right (size < 8, or past the region's end): every
+/// walk over ring data ends there rather than loop or read past the end.
+pub fn headers(region: Input<'_>) -> impl Iterator<Item = (usize, RecordHeader)> + '_ {
+    let len = region.len();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        if at + RecordHeader::SIZE > len {
+            return None;
+        }
+        let h = RecordHeader::from_le(region.read8(at));
+        let size = h.size as usize;
+        if size < RecordHeader::SIZE || size > len - at {
+            return None;
+        }
+        let this = at;
+        at += size;
+        Some((this, h))
+    })
+}
+
 /// Adds the records of `region` to `counts`. Stops at a header that cannot be
 /// right (size < 8 or past the end) instead of looping.
 pub fn scan(region: Input<'_>, counts: &mut RecordCounts) {
@@ -108,14 +129,8 @@ pub fn scan(region: Input<'_>, counts: &mut RecordCounts) {
 
 /// [`scan`], also noting what the build-id pass needs into `hits`.
 pub fn scan_hits(region: Input<'_>, counts: &mut RecordCounts, mut hits: Option<&mut Hits>) {
-    let len = region.len();
-    let mut at = 0;
-    while at + 8 <= len {
-        let h = RecordHeader::from_le(region.read8(at));
+    for (at, h) in headers(region) {
         let size = h.size as usize;
-        if size < RecordHeader::SIZE || at + size > len {
-            break;
-        }
         counts.records += 1;
         if let Some(hits) = hits.as_deref_mut() {
             hits.record(region, at, &h);
@@ -130,7 +145,6 @@ pub fn scan_hits(region: Input<'_>, counts: &mut RecordCounts, mut hits: Option<
             }
             _ => {}
         }
-        at += size;
     }
 }
 

@@ -22,6 +22,7 @@ use perfz_codecs::Input;
 
 pub use super::sample_layout::Uncut;
 use super::sample_layout::{Layout, StackAt};
+use super::scan::headers;
 use crate::format::record::{RecordHeader, RecordType};
 use crate::format::AttrEntry;
 
@@ -127,15 +128,9 @@ impl StackTail {
     /// region ends the walk; a sample that does not parse as its event's
     /// layout is left whole and the walk goes on with the next record.
     pub fn edits(&self, region: Input<'_>, edits: &mut Vec<Edit>) -> Walked {
-        let len = region.len();
-        let mut at = 0;
         let mut w = Walked::default();
-        while at + RecordHeader::SIZE <= len {
-            let h = RecordHeader::from_le(region.read8(at));
+        for (at, h) in headers(region) {
             let size = h.size as usize;
-            if size < RecordHeader::SIZE || size > len - at {
-                break;
-            }
             if h.type_ == RecordType::SAMPLE {
                 let stack = match self.layout_of(region, at, size) {
                     Ok(Some(l)) => l.stack(region, at, size).map(Cut::of),
@@ -171,7 +166,6 @@ impl StackTail {
                     None => w.uncut += 1,
                 }
             }
-            at += size;
         }
         w
     }

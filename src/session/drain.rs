@@ -10,9 +10,8 @@ use std::io;
 use perfz_codecs::{Codec, Input};
 
 use crate::event::ring::Rings;
-use crate::format::record::RecordHeader;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
-use crate::push::scan::{scan_hits, Hits, RecordCounts};
+use crate::push::scan::{headers, scan_hits, Hits, RecordCounts};
 use crate::push::stack_tail::Edit;
 use crate::push::Lifecycle;
 use crate::push::{Copies, Meter, Pusher, StackTail};
@@ -62,18 +61,10 @@ fn hand_back_unit(region: Input<'_>, unit: usize) -> usize {
     if unit == 0 || len <= unit {
         return len;
     }
-    let mut at = 0;
-    while at < unit {
-        if at + RecordHeader::SIZE > len {
-            return len;
-        }
-        let size = RecordHeader::from_le(region.read8(at)).size as usize;
-        if size < RecordHeader::SIZE || size > len - at {
-            return len;
-        }
-        at += size;
-    }
-    at
+    headers(region)
+        .map(|(at, h)| at + h.size as usize)
+        .find(|&end| end >= unit)
+        .unwrap_or(len)
 }
 
 /// A drain unit as the session sees it.
@@ -133,8 +124,6 @@ pub struct PushDrain<C: Codec, S: Lifecycle, M: Meter> {
     rounds: bool,
     /// Sample pages and map records for the build-id pass.
     hits: Option<Hits>,
-    /// Ring bytes pushed before a piece of a region is handed back.
-    unit: usize,
 }
 
 impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
@@ -152,7 +141,6 @@ impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
             near_full_pushes: 0,
             rounds,
             hits: hits.then(Hits::default),
-            unit: HAND_BACK_UNIT,
         }
     }
 
@@ -202,12 +190,7 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
         self.pusher.flush()
     }
 
-    fn pass(
-        &mut self,
-        rings: &mut Rings,
-        min: u64,
-        n_counts: &mut RecordCounts,
-    ) -> io::Result<bool> {
+    fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool> {
         let mut moved = false;
         for (_, ring) in rings.iter_mut() {
             // Acquire load of data_head (Ring::head): every byte below it is
@@ -225,13 +208,13 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
             // the rest is still being compressed, not after the whole pass.
             loop {
                 let region = ring.region(head);
-                let n = hand_back_unit(region, self.unit);
-                let (part, _) = region.split_at(n);
-                let last = n == region.len();
-                self.push_part(part, last, n_counts)?;
+                let piece = hand_back_unit(region, HAND_BACK_UNIT);
+                let (part, _) = region.split_at(piece);
+                let last = piece == region.len();
+                self.push_part(part, last, n)?;
                 // Release store of data_tail (Ring::consume): our reads of
                 // the part happen before the kernel may reuse its space.
-                let tail = ring.tail().wrapping_add(n as u64);
+                let tail = ring.tail().wrapping_add(piece as u64);
                 ring.consume(tail);
                 if last {
                     break;

@@ -76,10 +76,9 @@ impl Rotation {
         if let Some(k) = self.keep {
             while self.kept.len() > k {
                 // Only outputs this recording sealed: a file, or a
-                // `--threads` directory.
-                // Its name goes now; its blocks are freed off the drain
-                // thread (a large file takes the filesystem long enough
-                // to overflow the rings).
+                // `--threads` directory. Its name goes now, its blocks off
+                // the drain thread (freeing a large file takes the
+                // filesystem long enough to overflow the rings).
                 let old = self.kept.remove(0);
                 let mut freed = Displaced::default();
                 if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir()) {
