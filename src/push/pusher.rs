@@ -111,7 +111,7 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
     /// Writes records that never were in a ring. What the codec holds is
     /// flushed first: the file keeps the order things were pushed in.
     pub fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.flush()?;
+        self.flush_codec()?;
         self.meter.written(bytes.len());
         self.sink.write_plain(bytes)
     }
@@ -124,13 +124,23 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
         self.comp.set_hold(hold)
     }
 
-    /// Whether the codec holds pushed bytes that are not in the sink yet.
+    /// Whether the codec holds pushed bytes that are not in the sink yet,
+    /// or the sink records not handed to the output (an async sink's partly
+    /// filled buffer).
     pub fn holds(&self) -> bool {
-        self.comp.holds()
+        self.comp.holds() || self.sink.holds()
     }
 
-    /// Flushes what the codec holds into records in the sink.
+    /// Flushes what the codec holds into records in the sink, and what the
+    /// sink holds into the output.
     pub fn flush(&mut self) -> io::Result<()> {
+        self.flush_codec()?;
+        self.sink.flush()
+    }
+
+    /// Flushes what the codec holds into records in the sink (whose order
+    /// in the output is then the push order, whatever the sink holds).
+    fn flush_codec(&mut self) -> io::Result<()> {
         if !self.comp.holds() {
             return Ok(());
         }

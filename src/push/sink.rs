@@ -29,8 +29,17 @@ pub trait Sink {
         self.commit(rec.len())?;
         Ok(rec.len())
     }
-    /// The end of one push: an async sink submits what it gathered.
+    /// The end of one push: an async sink may submit what it gathered.
     fn end_push(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Whether the sink holds records it has not handed to the output yet
+    /// (an async sink's partly filled buffer).
+    fn holds(&self) -> bool {
+        false
+    }
+    /// Hands what the sink holds to the output.
+    fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
     /// Plain records (synthesized metadata, FINISHED_ROUND, LOST_SAMPLES).

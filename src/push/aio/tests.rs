@@ -1,0 +1,124 @@
+//! The async sink gathers a push's records and hands them to the backend
+//! once half a buffer is full or when flushed, never per push.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io;
+use std::rc::Rc;
+
+use perfz_codecs::{Input, NoneCodec};
+
+use super::{AsyncSink, Backend};
+use crate::format::writer::{FileWriter, RecordSink};
+use crate::push::{NoMeter, Pusher, Sink};
+
+/// Writes nothing; logs each submission (length, offset) and hands the
+/// buffer straight back.
+struct Log {
+    subs: Rc<RefCell<Vec<(usize, u64)>>>,
+    done: Vec<Box<[u8]>>,
+}
+
+impl Backend for Log {
+    fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
+        self.subs.borrow_mut().push((len, offset));
+        self.done.push(buf);
+        Ok(())
+    }
+    fn reclaim(&mut self, _wait: bool) -> io::Result<Option<Box<[u8]>>> {
+        Ok(self.done.pop())
+    }
+    fn drain(&mut self, free: &mut Vec<Box<[u8]>>) -> io::Result<()> {
+        free.append(&mut self.done);
+        Ok(())
+    }
+    fn name(&self) -> &'static str {
+        "log"
+    }
+    fn retarget(&mut self, _: &File) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+type Subs = Rc<RefCell<Vec<(usize, u64)>>>;
+
+fn sink(ring: usize) -> (AsyncSink<Log>, Subs, u64) {
+    let file = tempfile();
+    let w = FileWriter::new(file, &[]).unwrap();
+    let subs = Subs::default();
+    let log = Log {
+        subs: subs.clone(),
+        done: Vec::new(),
+    };
+    let s = AsyncSink::new(w, log, 2, ring);
+    let start = s.next_offset;
+    (s, subs, start)
+}
+
+fn tempfile() -> File {
+    let dir = std::env::temp_dir().join(format!("perfz-aio-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{:?}.data", std::thread::current().id()));
+    let f = File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    f
+}
+
+#[test]
+fn small_pushes_are_gathered_until_a_flush() {
+    let (mut s, subs, start) = sink(64 << 10);
+    for _ in 0..10 {
+        s.write_plain(&[7u8; 100]).unwrap();
+        s.end_push().unwrap();
+    }
+    assert!(subs.borrow().is_empty(), "a submission per push");
+    assert!(s.holds());
+    assert_eq!(s.bytes_written(), 1000);
+    s.flush().unwrap();
+    assert_eq!(*subs.borrow(), vec![(1000, start)]);
+    assert!(!s.holds());
+    // Nothing held: a flush submits nothing more.
+    s.flush().unwrap();
+    assert_eq!(subs.borrow().len(), 1);
+}
+
+#[test]
+fn a_push_that_fills_half_a_buffer_is_submitted_at_its_end() {
+    let (mut s, subs, start) = sink(64 << 10);
+    let cap = s.free.last().map(|b| b.len()).unwrap();
+    let half = vec![1u8; cap / 2];
+    s.write_plain(&[2u8; 10]).unwrap();
+    s.end_push().unwrap();
+    s.write_plain(&half).unwrap();
+    assert!(subs.borrow().is_empty(), "submitted before the push ended");
+    s.end_push().unwrap();
+    assert_eq!(*subs.borrow(), vec![(10 + cap / 2, start)]);
+    assert!(!s.holds());
+    // The next buffer goes on at the next offset.
+    s.write_plain(&[3u8; 5]).unwrap();
+    let w = s.into_inner().unwrap();
+    assert_eq!(
+        *subs.borrow(),
+        vec![(10 + cap / 2, start), (5, start + 10 + cap as u64 / 2)]
+    );
+    assert_eq!(w.data_size(), 15 + cap as u64 / 2);
+}
+
+#[test]
+fn the_pusher_holds_what_the_sink_gathered_and_its_flush_hands_it_over() {
+    let (s, subs, start) = sink(64 << 10);
+    let mut p = Pusher::<NoneCodec, _, NoMeter>::new(NoneCodec, s);
+    let ring = vec![0u8; 4096];
+    p.push(Input::one(&ring)).unwrap();
+    assert!(subs.borrow().is_empty());
+    assert!(p.holds(), "the drain loop would never flush it");
+    p.flush().unwrap();
+    assert_eq!(*subs.borrow(), vec![(4096, start)]);
+    assert!(!p.holds());
+}
