@@ -43,7 +43,7 @@ impl Backend for Log {
 type Subs = Rc<RefCell<Vec<(usize, u64)>>>;
 
 fn sink(ring: usize) -> (AsyncSink<Log>, Subs, u64) {
-    let file = tempfile();
+    let file = tempfile::tempfile().unwrap();
     let w = FileWriter::new(file, &[]).unwrap();
     let subs = Subs::default();
     let log = Log {
@@ -53,21 +53,6 @@ fn sink(ring: usize) -> (AsyncSink<Log>, Subs, u64) {
     let s = AsyncSink::new(w, log, 2, ring);
     let start = s.next_offset;
     (s, subs, start)
-}
-
-fn tempfile() -> File {
-    let dir = std::env::temp_dir().join(format!("perfz-aio-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{:?}.data", std::thread::current().id()));
-    let f = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)
-        .unwrap();
-    let _ = std::fs::remove_file(&path);
-    f
 }
 
 #[test]
