@@ -72,9 +72,9 @@ pub trait Drain {
     /// Writes records that never were in a ring (side band, LOST_SAMPLES),
     /// after what the codec holds.
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
-    /// Whether the codec holds pushed bytes not in the output yet.
+    /// Whether the codec or the sink holds pushed bytes not in the output yet.
     fn holds(&self) -> bool;
-    /// Puts what the codec holds into the output.
+    /// Puts what the codec and the sink hold into the output.
     fn flush(&mut self) -> io::Result<()>;
     /// One pass over `rings`: drains each holding at least `min` bytes (1:
     /// every non-empty one), counting records into `n`, and ends the round
