@@ -25,10 +25,10 @@ pub trait Lifecycle: Sink + Sized {
     /// `format::compress`). The flight recorder's segments are each whole
     /// when retained (a snapshot takes them as they are), so it never holds.
     const HOLDS: bool = true;
-    /// After a failed write: finalize with what was fully written. Only a
-    /// sink that knows exactly what that is (the serial one) can; an async
-    /// one cannot tell which buffers landed and says no (the session then
-    /// rolls back to the checkpoint).
+    /// After a failed write: finalize with what was fully written, where the
+    /// sink knows what that is (the serial sink: its writes; the async one:
+    /// the writes that landed before the first that failed). The default
+    /// says no, and the session rolls back to the checkpoint.
     fn salvage(self, features: &FeatureSet) -> Result<(), FormatError> {
         let _ = features;
         Err(FormatError::Unsupported(
@@ -109,7 +109,10 @@ impl<W: Output> Lifecycle for SerialSink<W> {
 }
 
 impl<B: Backend, W: OffsetFile> Lifecycle for AsyncSink<B, W> {
-    // salvage: the default (an async sink cannot tell which writes landed).
+    fn salvage(self, features: &FeatureSet) -> Result<(), FormatError> {
+        // The writes that landed before the first that did not.
+        AsyncSink::salvage(self, features)
+    }
     fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
         Output::finish(self.into_inner()?, features)
     }

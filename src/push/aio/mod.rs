@@ -6,6 +6,7 @@
 //! Backends: io_uring, or a writer thread doing `pwrite` where io_uring is not
 //! available. Both are chosen once, at session start (no `dyn`).
 
+mod landed;
 mod thread;
 mod uring;
 
@@ -14,6 +15,7 @@ use std::io;
 
 use perfz_codecs::Input;
 
+use landed::Landed;
 pub use thread::ThreadBackend;
 pub use uring::UringBackend;
 
@@ -23,19 +25,29 @@ use crate::format::compress::RECORD_MAX;
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::output::Output;
 use crate::format::writer::FileWriter;
+use crate::format::{FeatureSet, FormatError};
 
 /// Most buffers in flight, like perf's `--aio` (1..=4).
 pub const MAX_BUFFERS: usize = 4;
 
+/// A write the backend is done with: its buffer back, where it was written
+/// and whether all of it landed.
+pub struct Done {
+    pub buf: Box<[u8]>,
+    pub offset: u64,
+    pub result: io::Result<()>,
+}
+
 /// Writes whole buffers at file offsets, asynchronously.
 pub trait Backend {
     /// Queues `buf[..len]` for writing at `offset`; the backend owns the buffer
-    /// until it hands it back.
+    /// until it hands it back (also when this fails: as a failed [`Done`]).
     fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()>;
-    /// A buffer whose write completed; with `wait`, blocks until one is.
-    fn reclaim(&mut self, wait: bool) -> io::Result<Option<Box<[u8]>>>;
-    /// Waits for every write in flight and gives their buffers back.
-    fn drain(&mut self, free: &mut Vec<Box<[u8]>>) -> io::Result<()>;
+    /// A write that is done, landed or failed; with `wait`, blocks until one
+    /// is. An error here is the backend's own (its ring or thread is gone).
+    fn reclaim(&mut self, wait: bool) -> io::Result<Option<Done>>;
+    /// Waits for every write in flight and gives them back.
+    fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()>;
     /// A short name for messages.
     fn name(&self) -> &'static str;
     /// Writes go to `file` from now on (nothing may be in flight).
@@ -84,6 +96,8 @@ pub struct AsyncSink<B: Backend, W: OffsetFile = FileWriter<File>> {
     /// The buffer being filled and how much of it is.
     cur: Option<(Box<[u8]>, usize)>,
     next_offset: u64,
+    /// Which writes landed, for a salvage after one failed.
+    landed: Landed,
 }
 
 impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
@@ -100,7 +114,28 @@ impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
             free,
             cur: None,
             next_offset,
+            landed: Landed::new(next_offset),
         }
+    }
+
+    /// Takes a done write's buffer back; its error, if it failed.
+    fn settle(&mut self, d: Done) -> io::Result<()> {
+        self.free.push(d.buf);
+        d.result?;
+        self.landed.landed(d.offset);
+        Ok(())
+    }
+
+    /// Waits for every write in flight; the first error of any.
+    fn drain_all(&mut self) -> io::Result<()> {
+        let mut done = Vec::new();
+        let mut first_err = self.backend.drain(&mut done).err();
+        for d in done {
+            if let Err(e) = self.settle(d) {
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
     }
 
     fn submit_cur(&mut self) -> io::Result<()> {
@@ -112,6 +147,7 @@ impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
             let off = self.next_offset;
             self.next_offset += len as u64;
             self.out.account(len as u64);
+            self.landed.submitted(off, self.next_offset);
             self.backend.submit(buf, len, off)?;
         }
         Ok(())
@@ -128,13 +164,14 @@ impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
         }
         if self.cur.is_none() {
             // Take back whatever finished; wait only when nothing is free.
-            while let Some(b) = self.backend.reclaim(false)? {
-                self.free.push(b);
+            while let Some(d) = self.backend.reclaim(false)? {
+                self.settle(d)?;
             }
-            let buf = match self.free.pop() {
-                Some(b) => b,
-                None => self.backend.reclaim(true)?.expect("a buffer in flight"),
-            };
+            if self.free.is_empty() {
+                let d = self.backend.reclaim(true)?.expect("a buffer in flight");
+                self.settle(d)?;
+            }
+            let buf = self.free.pop().expect("a free buffer");
             self.cur = Some((buf, 0));
         }
         let cur = self.cur.as_mut().expect("set above");
@@ -160,17 +197,42 @@ impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
     /// Waits for every write and gives the file writer back.
     pub fn into_inner(mut self) -> io::Result<W> {
         self.submit_cur()?;
-        self.backend.drain(&mut self.free)?;
+        self.drain_all()?;
         Ok(self.out)
+    }
+
+    /// After a failed write: finishes the output with the records of the
+    /// writes that landed before the first one that did not (where the
+    /// features do not fit after them, cut back to an earlier buffer's end),
+    /// instead of falling back to the last checkpoint.
+    pub fn salvage(mut self, features: &FeatureSet) -> Result<(), FormatError> {
+        // Never submitted: not in the file. Whatever is in flight lands or
+        // fails first.
+        self.cur = None;
+        let _ = self.drain_all();
+        let end = self.landed.end();
+        let data_start = self.out.next_offset() - self.out.data_size();
+        let past = self.out.next_offset().saturating_sub(end);
+        self.out.forget(past);
+        let sizes: Vec<u64> = self
+            .landed
+            .recent_ends()
+            .iter()
+            .map(|e| e - data_start)
+            .collect();
+        let out = self.out;
+        out.finish_cutting_back(features, &sizes)
     }
 
     /// A checkpoint (see `FileWriter::checkpoint`): every write in flight
     /// lands first, so the header never points past data still in a buffer.
     pub fn checkpoint(&mut self, features: &crate::format::FeatureSet) -> io::Result<Option<u64>> {
         self.submit_cur()?;
-        self.backend.drain(&mut self.free)?;
+        self.drain_all()?;
         let used = self.out.checkpoint(features)?;
         self.next_offset = self.out.next_offset();
+        // Written synchronously: all of it is in the file.
+        self.landed = Landed::new(self.next_offset);
         Ok(used)
     }
 
@@ -191,9 +253,10 @@ impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
     /// returns the writer it wrote before (to be finished by the caller).
     pub fn replace(&mut self, next: W) -> io::Result<W> {
         self.submit_cur()?;
-        self.backend.drain(&mut self.free)?;
+        self.drain_all()?;
         self.backend.retarget(next.file())?;
         self.next_offset = next.next_offset();
+        self.landed = Landed::new(self.next_offset);
         Ok(std::mem::replace(&mut self.out, next))
     }
 }

@@ -8,28 +8,40 @@ use std::rc::Rc;
 
 use perfz_codecs::{Input, NoneCodec};
 
-use super::{AsyncSink, Backend};
+use super::{AsyncSink, Backend, Done};
 use crate::format::writer::{FileWriter, RecordSink};
 use crate::push::{NoMeter, Pusher, Sink};
 
 /// Writes nothing; logs each submission (length, offset) and hands the
-/// buffer straight back.
+/// buffer straight back, as landed or, from submission `fail_from` on, as
+/// failed (EFBIG).
 struct Log {
     subs: Rc<RefCell<Vec<(usize, u64)>>>,
-    done: Vec<Box<[u8]>>,
+    done: Vec<Done>,
+    fail_from: usize,
 }
 
 impl Backend for Log {
     fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
-        self.subs.borrow_mut().push((len, offset));
-        self.done.push(buf);
+        let mut subs = self.subs.borrow_mut();
+        let result = if subs.len() >= self.fail_from {
+            Err(io::Error::from_raw_os_error(libc::EFBIG))
+        } else {
+            Ok(())
+        };
+        subs.push((len, offset));
+        self.done.push(Done {
+            buf,
+            offset,
+            result,
+        });
         Ok(())
     }
-    fn reclaim(&mut self, _wait: bool) -> io::Result<Option<Box<[u8]>>> {
+    fn reclaim(&mut self, _wait: bool) -> io::Result<Option<Done>> {
         Ok(self.done.pop())
     }
-    fn drain(&mut self, free: &mut Vec<Box<[u8]>>) -> io::Result<()> {
-        free.append(&mut self.done);
+    fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()> {
+        done.append(&mut self.done);
         Ok(())
     }
     fn name(&self) -> &'static str {
@@ -43,12 +55,17 @@ impl Backend for Log {
 type Subs = Rc<RefCell<Vec<(usize, u64)>>>;
 
 fn sink(ring: usize) -> (AsyncSink<Log>, Subs, u64) {
-    let file = tempfile::tempfile().unwrap();
+    failing_sink(ring, usize::MAX, tempfile::tempfile().unwrap())
+}
+
+/// A sink whose writes fail from submission `fail_from` on.
+fn failing_sink(ring: usize, fail_from: usize, file: File) -> (AsyncSink<Log>, Subs, u64) {
     let w = FileWriter::new(file, &[]).unwrap();
     let subs = Subs::default();
     let log = Log {
         subs: subs.clone(),
         done: Vec::new(),
+        fail_from,
     };
     let s = AsyncSink::new(w, log, 2, ring);
     let start = s.next_offset;
@@ -106,4 +123,48 @@ fn the_pusher_holds_what_the_sink_gathered_and_its_flush_hands_it_over() {
     p.flush().unwrap();
     assert_eq!(*subs.borrow(), vec![(4096, start)]);
     assert!(!p.holds());
+}
+
+/// The data section's size as the file's header states it.
+fn header_data_size(f: &mut File) -> u64 {
+    use std::io::{Read, Seek, SeekFrom};
+    // perf_file_header: magic, size, attr_size, attrs {offset, size},
+    // data {offset, size}.
+    let mut b = [0u8; 8];
+    f.seek(SeekFrom::Start(48)).unwrap();
+    f.read_exact(&mut b).unwrap();
+    u64::from_le_bytes(b)
+}
+
+#[test]
+fn a_salvage_keeps_the_writes_that_landed_before_the_first_that_failed() {
+    let file = tempfile::tempfile().unwrap();
+    let mut check = file.try_clone().unwrap();
+    // Submissions 0 and 1 land, 2 and after fail.
+    let (mut s, subs, _) = failing_sink(64 << 10, 2, file);
+    for n in [100, 60, 30] {
+        s.write_plain(&vec![5u8; n]).unwrap();
+        s.flush().unwrap();
+    }
+    // The failure shows at the next buffer taken back.
+    let e = s.write_plain(&[6u8; 10]).unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::EFBIG));
+    assert_eq!(subs.borrow().len(), 3);
+    s.salvage(&Default::default()).unwrap();
+    assert_eq!(
+        header_data_size(&mut check),
+        160,
+        "the two writes that landed"
+    );
+}
+
+#[test]
+fn a_salvage_after_the_first_write_failed_keeps_nothing_of_it() {
+    let file = tempfile::tempfile().unwrap();
+    let mut check = file.try_clone().unwrap();
+    let (mut s, _, _) = failing_sink(64 << 10, 0, file);
+    s.write_plain(&[5u8; 100]).unwrap();
+    s.flush().unwrap();
+    s.salvage(&Default::default()).unwrap();
+    assert_eq!(header_data_size(&mut check), 0);
 }

@@ -7,15 +7,16 @@ use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 
-use super::Backend;
+use super::{Backend, Done};
 
 type Job = (Box<[u8]>, usize, u64);
-type Done = (Box<[u8]>, io::Result<()>);
 
 pub struct ThreadBackend {
     jobs: Option<Sender<Job>>,
     done: Receiver<Done>,
     in_flight: usize,
+    /// Buffers whose job could not be sent, given back as failed writes.
+    unsent: Vec<Done>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -28,8 +29,15 @@ impl ThreadBackend {
             .name("perfz-writer".into())
             .spawn(move || {
                 for (buf, len, offset) in rx {
-                    let res = file.write_all_at(&buf[..len], offset);
-                    if tx.send((buf, res)).is_err() {
+                    let result = file.write_all_at(&buf[..len], offset);
+                    if tx
+                        .send(Done {
+                            buf,
+                            offset,
+                            result,
+                        })
+                        .is_err()
+                    {
                         break;
                     }
                 }
@@ -38,52 +46,55 @@ impl ThreadBackend {
             jobs: Some(jobs),
             done,
             in_flight: 0,
+            unsent: Vec::new(),
             thread: Some(thread),
         })
     }
+}
 
-    fn take(&mut self, d: Done) -> io::Result<Box<[u8]>> {
-        self.in_flight -= 1;
-        d.1?;
-        Ok(d.0)
-    }
+fn gone() -> io::Error {
+    io::Error::other("the writer thread is gone")
 }
 
 impl Backend for ThreadBackend {
     fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
-        self.jobs
-            .as_ref()
-            .expect("open")
-            .send((buf, len, offset))
-            .map_err(|_| io::Error::other("the writer thread is gone"))?;
+        if let Err(e) = self.jobs.as_ref().expect("open").send((buf, len, offset)) {
+            let (buf, _, offset) = e.0;
+            self.unsent.push(Done {
+                buf,
+                offset,
+                result: Err(gone()),
+            });
+            return Err(gone());
+        }
         self.in_flight += 1;
         Ok(())
     }
 
-    fn reclaim(&mut self, wait: bool) -> io::Result<Option<Box<[u8]>>> {
+    fn reclaim(&mut self, wait: bool) -> io::Result<Option<Done>> {
+        if let Some(d) = self.unsent.pop() {
+            return Ok(Some(d));
+        }
         if self.in_flight == 0 {
             return Ok(None);
         }
         let d = if wait {
-            self.done
-                .recv()
-                .map_err(|_| io::Error::other("the writer thread is gone"))?
+            self.done.recv().map_err(|_| gone())?
         } else {
             match self.done.try_recv() {
                 Ok(d) => d,
                 Err(_) => return Ok(None),
             }
         };
-        self.take(d).map(Some)
+        self.in_flight -= 1;
+        Ok(Some(d))
     }
 
-    fn drain(&mut self, free: &mut Vec<Box<[u8]>>) -> io::Result<()> {
+    fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()> {
+        done.append(&mut self.unsent);
         while self.in_flight > 0 {
-            let d = self
-                .done
-                .recv()
-                .map_err(|_| io::Error::other("the writer thread is gone"))?;
-            free.push(self.take(d)?);
+            done.push(self.done.recv().map_err(|_| gone())?);
+            self.in_flight -= 1;
         }
         Ok(())
     }

@@ -6,7 +6,7 @@ use std::os::fd::AsRawFd;
 
 use io_uring::{opcode, types, IoUring};
 
-use super::Backend;
+use super::{Backend, Done};
 
 struct Slot {
     buf: Box<[u8]>,
@@ -20,7 +20,7 @@ pub struct UringBackend {
     ring: IoUring,
     fd: i32,
     slots: Vec<Option<Slot>>,
-    ready: Vec<Box<[u8]>>,
+    ready: Vec<Done>,
     /// Keeps the fd open as long as writes may be in flight.
     _file: File,
 }
@@ -60,8 +60,18 @@ impl UringBackend {
         Ok(())
     }
 
+    /// A slot's write is done: its buffer goes to `ready` with `result`.
+    fn settle(&mut self, idx: usize, result: io::Result<()>) {
+        let s = self.slots[idx].take().expect("settled slot");
+        self.ready.push(Done {
+            buf: s.buf,
+            offset: s.offset,
+            result,
+        });
+    }
+
     /// Moves completed writes to `ready`; resubmits short ones.
-    fn reap(&mut self) -> io::Result<()> {
+    fn reap(&mut self) {
         // Collected first (no allocation: at most one entry per slot, and
         // there are at most 2 * MAX_BUFFERS slots) because resubmitting needs
         // the ring while the completion queue borrows it.
@@ -76,35 +86,29 @@ impl UringBackend {
         }
         // Every reaped completion is settled, even after an error: a slot
         // left pending would have drain() wait forever.
-        let mut first_err = None;
         for &(idx, res) in &done[..n] {
             let idx = idx as usize;
             if res <= 0 {
                 // The write failed (EFBIG, ENOSPC, ...): the buffer comes back
                 // all the same, so nothing waits for it any more.
-                let s = self.slots[idx].take().expect("completed slot");
-                self.ready.push(s.buf);
-                first_err.get_or_insert(if res == 0 {
+                let e = if res == 0 {
                     io::ErrorKind::WriteZero.into()
                 } else {
                     io::Error::from_raw_os_error(-res)
-                });
+                };
+                self.settle(idx, Err(e));
                 continue;
             }
             let slot = self.slots[idx].as_mut().expect("completed slot");
             slot.done += res as usize;
             if slot.done < slot.len {
                 if let Err(e) = self.queue(idx) {
-                    let s = self.slots[idx].take().expect("queued slot");
-                    self.ready.push(s.buf);
-                    first_err.get_or_insert(e);
+                    self.settle(idx, Err(e));
                 }
             } else {
-                let s = self.slots[idx].take().expect("completed slot");
-                self.ready.push(s.buf);
+                self.settle(idx, Ok(()));
             }
         }
-        first_err.map_or(Ok(()), Err)
     }
 
     fn pending(&self) -> usize {
@@ -128,23 +132,23 @@ impl Backend for UringBackend {
             done: 0,
         });
         if let Err(e) = self.queue(idx) {
-            let s = self.slots[idx].take().expect("just set");
-            self.ready.push(s.buf);
+            let why = io::Error::new(e.kind(), format!("not submitted: {e}"));
+            self.settle(idx, Err(why));
             return Err(e);
         }
         Ok(())
     }
 
-    fn reclaim(&mut self, wait: bool) -> io::Result<Option<Box<[u8]>>> {
-        self.reap()?;
+    fn reclaim(&mut self, wait: bool) -> io::Result<Option<Done>> {
+        self.reap();
         while wait && self.ready.is_empty() && self.pending() > 0 {
             self.ring.submit_and_wait(1)?;
-            self.reap()?;
+            self.reap();
         }
         Ok(self.ready.pop())
     }
 
-    fn drain(&mut self, free: &mut Vec<Box<[u8]>>) -> io::Result<()> {
+    fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()> {
         // Waits for every write even after one failed: the kernel may still be
         // reading the other buffers, which must outlive that.
         let mut first_err = None;
@@ -155,11 +159,9 @@ impl Backend for UringBackend {
                     break; // the ring itself is broken; nothing completes any more
                 }
             }
-            if let Err(e) = self.reap() {
-                first_err.get_or_insert(e);
-            }
+            self.reap();
         }
-        free.append(&mut self.ready);
+        done.append(&mut self.ready);
         first_err.map_or(Ok(()), Err)
     }
 
