@@ -56,13 +56,19 @@ impl DataStreamWriter {
 
     /// Cuts anything past the counted records (a region taken back after a
     /// failed write) and syncs the file.
-    pub fn finish(mut self) -> std::io::Result<File> {
+    pub fn finish(self) -> std::io::Result<File> {
+        let f = self.finish_unsynced()?;
+        f.sync_all()?;
+        Ok(f)
+    }
+
+    /// [`finish`](Self::finish) without the sync.
+    pub fn finish_unsynced(mut self) -> std::io::Result<File> {
         self.f.flush()?;
         if self.f.metadata()?.len() != self.size {
             self.f.set_len(self.size)?;
         }
         self.f.seek(SeekFrom::Start(self.size))?;
-        self.f.sync_all()?;
         Ok(self.f)
     }
 }

@@ -23,6 +23,13 @@ pub trait Output: RecordSink + Sized {
     }
     /// Writes what follows the records (features, header) and syncs.
     fn finish(self, features: &FeatureSet) -> Result<(), FormatError>;
+    /// [`finish`](Self::finish) without waiting for the disk: what
+    /// `--switch-output` does on the drain thread, where an fsync under
+    /// write-back load took 0.2–0.4 s and the rings overflowed meanwhile.
+    /// Returns the file for [`sync_in_background`] where it needs a sync.
+    fn finish_unsynced(self, features: &FeatureSet) -> Result<Option<File>, FormatError> {
+        self.finish(features).map(|()| None)
+    }
     /// [`finish`](Self::finish) after a write failed: where what follows the
     /// records does not fit (no room), the records are cut back to one of
     /// `ends` (data sizes at record boundaries) where it does.
@@ -53,6 +60,9 @@ impl Output for FileWriter<File> {
         f.sync_all()?;
         Ok(())
     }
+    fn finish_unsynced(self, features: &FeatureSet) -> Result<Option<File>, FormatError> {
+        Ok(Some(FileWriter::finish(self, features)?))
+    }
     fn finish_cutting_back(self, features: &FeatureSet, ends: &[u64]) -> Result<(), FormatError> {
         let f = FileWriter::finish_cutting_back(self, features, ends)?;
         f.sync_all()?;
@@ -61,6 +71,19 @@ impl Output for FileWriter<File> {
     fn successor(&self, next: File, attrs: &[AttrEntry]) -> Result<Option<Self>, FormatError> {
         FileWriter::new(next, attrs).map(Some)
     }
+}
+
+/// Syncs a finished output on a thread of its own, so the drain does not
+/// wait for the disk. A sync error goes unreported, and where the thread
+/// cannot start the file is closed unsynced: either way the output is whole
+/// in the page cache, as perf leaves every output it writes (it never syncs).
+pub fn sync_in_background(file: Option<File>) {
+    let Some(file) = file else { return };
+    let _ = std::thread::Builder::new()
+        .name("perfz-sync".into())
+        .spawn(move || {
+            let _ = file.sync_all();
+        });
 }
 
 /// A pipe is read as it comes: nothing to patch, nothing to take back.
@@ -84,6 +107,9 @@ impl Output for DataStreamWriter {
     fn finish(self, _: &FeatureSet) -> Result<(), FormatError> {
         DataStreamWriter::finish(self)?;
         Ok(())
+    }
+    fn finish_unsynced(self, _: &FeatureSet) -> Result<Option<File>, FormatError> {
+        Ok(Some(DataStreamWriter::finish_unsynced(self)?))
     }
     fn successor(&self, next: File, _: &[AttrEntry]) -> Result<Option<Self>, FormatError> {
         Ok(Some(DataStreamWriter::new(next)))

@@ -7,7 +7,7 @@ use std::io;
 
 use super::aio::{AsyncSink, Backend, OffsetFile};
 use super::{MemorySink, SerialSink, Sink};
-use crate::format::output::Output;
+use crate::format::output::{sync_in_background, Output};
 use crate::format::{AttrEntry, FeatureSet, FormatError};
 
 fn cannot_switch() -> FormatError {
@@ -104,7 +104,9 @@ impl<W: Output> Lifecycle for SerialSink<W> {
         let new = self.out.successor(next, a)?.ok_or_else(cannot_switch)?;
         // The write ends were the old output's.
         self.ends = Default::default();
-        std::mem::replace(&mut self.out, new).finish(f)
+        let old = std::mem::replace(&mut self.out, new);
+        sync_in_background(old.finish_unsynced(f)?);
+        Ok(())
     }
 }
 
@@ -130,7 +132,8 @@ impl<B: Backend, W: OffsetFile> Lifecycle for AsyncSink<B, W> {
             .writer()
             .successor(next, a)?
             .ok_or_else(cannot_switch)?;
-        Output::finish(self.replace(new)?, f)
+        sync_in_background(self.replace(new)?.finish_unsynced(f)?);
+        Ok(())
     }
 }
 
@@ -151,5 +154,50 @@ impl Lifecycle for MemorySink {
     }
     fn snapshot(&self) -> Option<Vec<u8>> {
         Some(MemorySink::snapshot(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+
+    use super::{Lifecycle, SerialSink};
+    use crate::format::output::Output;
+    use crate::format::writer::RecordSink;
+    use crate::format::{AttrEntry, FeatureSet, FormatError};
+
+    /// An output that refuses to be finished with a sync: a switch runs on
+    /// the drain thread, which must not wait for the disk.
+    struct NoSyncHere;
+
+    impl RecordSink for NoSyncHere {
+        fn write_records(&mut self, _: &[u8]) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn data_size(&self) -> u64 {
+            0
+        }
+        fn forget(&mut self, _: u64) {}
+    }
+
+    impl Output for NoSyncHere {
+        const SALVAGEABLE: bool = true;
+        fn finish(self, _: &FeatureSet) -> Result<(), FormatError> {
+            panic!("a switch synced the finished output on the drain thread")
+        }
+        fn finish_unsynced(self, _: &FeatureSet) -> Result<Option<File>, FormatError> {
+            Ok(Some(tempfile::tempfile()?))
+        }
+        fn successor(&self, _: File, _: &[AttrEntry]) -> Result<Option<Self>, FormatError> {
+            Ok(Some(NoSyncHere))
+        }
+    }
+
+    #[test]
+    fn a_switch_finishes_the_output_without_syncing_it_on_the_drain() {
+        let mut s = SerialSink::new(NoSyncHere);
+        // The old sink called `finish` here, which syncs (and panics above).
+        s.switch(tempfile::tempfile().unwrap(), &[], &FeatureSet::default())
+            .unwrap();
     }
 }
