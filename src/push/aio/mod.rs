@@ -220,8 +220,7 @@ impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
             .iter()
             .map(|e| e - data_start)
             .collect();
-        let out = self.out;
-        out.finish_cutting_back(features, &sizes)
+        self.out.finish_cutting_back(features, &sizes)
     }
 
     /// A checkpoint (see `FileWriter::checkpoint`): every write in flight
