@@ -11,9 +11,10 @@ recording (`perf script --show-lost-events`) is then matched against that CPU's
 schedule (`perf sched timehist`): the longest stretch another task ran on the
 recorder's CPU in the WINDOW_MS before the loss is blamed when it is at least
 BLAME_MS (half the time a 512 KiB ring holds at 20 kHz of dwarf,32768 samples);
-otherwise the loss is put down to the recorder not running although nothing
-else held its CPU ("no other task": an idle vCPU's wake-up, or the recorder's
-own work).
+otherwise nothing else held its CPU ("no other task"), and the loss goes to
+the longer of the recorder's own longest stretch in the window ("the recorder
+running": its own work) and the CPU's longest idle stretch ("its CPU idle":
+the recorder was woken late, such as an idle vCPU's wake-up).
 
 The tracer costs both tools the same; its numbers are for attribution, not for
 the loss tables of vs_perf.py.
@@ -86,16 +87,26 @@ def losses(path):
 def attribute(lost, sched, recorder, child):
     blame = collections.Counter()
     for t, n in lost:
-        best, who = 0.0, None
+        # the longest stretch of another task, of the recorder, of idle
+        best, who, own, idle = 0.0, None, 0.0, 0.0
         for end, comm, run in sched:
-            name = comm.split("[")[0]
-            if name in ("<idle>", recorder) or end > t or end < t - WINDOW_MS / 1000:
+            if end > t or end < t - WINDOW_MS / 1000:
                 continue
             # the part of this stretch inside the window
             inside = min(run, (end - (t - WINDOW_MS / 1000)) * 1000)
-            if inside > best:
+            name = comm.split("[")[0]
+            if name == "<idle>":
+                idle = max(idle, inside)
+            elif name == recorder:
+                own = max(own, inside)
+            elif inside > best:
                 best, who = inside, comm
-        blame["no other task" if best < BLAME_MS else category(who, child)] += n
+        if best >= BLAME_MS:
+            blame[category(who, child)] += n
+        elif own >= idle:
+            blame["no other task: the recorder running"] += n
+        else:
+            blame["no other task: its CPU idle"] += n
     return blame
 
 
