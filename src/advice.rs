@@ -38,19 +38,28 @@ pub struct Advice {
     /// None where the rate or the ring is unknown).
     pub ring_holds_ms: Option<f64>,
     pub drain_late_ms: Option<f64>,
+    /// The longest the drain had waited, runnable, for its CPU before a
+    /// loss (ms; None where no loss was timed), and how many of the losses
+    /// it timed came after a wait long enough to overflow a ring.
+    pub drain_cpu_wait_ms: Option<f64>,
+    pub losses_timed: usize,
+    pub losses_after_a_wait: usize,
     /// The advice as sentences.
     pub text: String,
 }
 
 /// What the recorder measured of its rings' timing.
 #[derive(Debug, Clone, Copy)]
-pub struct RingTiming {
+pub struct RingTiming<'a> {
     /// Bytes one ring holds.
     pub ring_bytes: u64,
     /// Mean bytes a second into one ring.
     pub rate: f64,
     /// The fullest a ring was when the drain came to it (0..1).
     pub max_fill: f64,
+    /// How long the drain had waited for its CPU before each loss it timed
+    /// (ms; empty: none timed).
+    pub cpu_waits_ms: &'a [f64],
 }
 
 /// Pages (a power of two) for `bytes`.
@@ -149,10 +158,36 @@ pub fn advise(
             said.push(format!(
                 "a ring held {holds:.1} ms of this stream at its mean rate: the kernel wakes the \
                  drain at half full, so a drain away more than {:.1} ms loses samples (the fullest \
-                 ring seen when drained: {:.0} %; -r PRIO runs the drain first)",
+                 ring seen when drained: {:.0} %)",
                 holds / 2.0,
                 t.max_fill * 100.0
             ));
+            let timed = t.cpu_waits_ms;
+            let waited = timed.iter().filter(|&&w| w >= holds / 2.0).count();
+            let max = timed
+                .iter()
+                .copied()
+                .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))));
+            a.drain_cpu_wait_ms = max;
+            a.losses_timed = timed.len();
+            a.losses_after_a_wait = waited;
+            said.push(match max {
+                // Woken in time, but another task kept the CPU (a kernel
+                // thread that does not yield, a busier task).
+                Some(w) if waited > 0 => format!(
+                    "before {waited} of the {} losses it timed, the drain had waited more than \
+                     {:.1} ms for its CPU (up to {w:.1} ms) while another task held it: -r PRIO \
+                     lets the drain take its CPU",
+                    timed.len(),
+                    holds / 2.0
+                ),
+                Some(w) => format!(
+                    "the drain did not wait for its CPU before the {} losses it timed (at most \
+                     {w:.2} ms): it was woken late or busy, so a bigger ring is the lever, not -r",
+                    timed.len()
+                ),
+                None => "-r PRIO runs the drain first".to_string(),
+            });
         }
     }
     a.text = said.join("; ");
@@ -172,11 +207,12 @@ fn mib(pages: usize) -> String {
 mod tests {
     use super::*;
 
-    fn timing(ring_bytes: u64) -> RingTiming {
+    fn timing(ring_bytes: u64) -> RingTiming<'static> {
         RingTiming {
             ring_bytes,
             rate: 1e9,
             max_fill: 0.6,
+            cpu_waits_ms: &[],
         }
     }
 
@@ -197,6 +233,7 @@ mod tests {
                 ring_bytes: 128 * page,
                 rate: 128.0 * page as f64 * 1000.0, // the ring holds 1 ms
                 max_fill: 1.0,
+                cpu_waits_ms: &[],
             }),
             800,
             0,
@@ -218,6 +255,53 @@ mod tests {
             a.text.contains("dwarf,6144") && a.text.contains("-m "),
             "{}",
             a.text
+        );
+    }
+
+    #[test]
+    fn a_drain_kept_off_its_cpu_is_told_of_r_and_one_woken_late_of_the_ring() {
+        let page = crate::event::ring::page_size() as u64;
+        let with_waits = |w: &[f64]| {
+            advise(
+                &StackUse::default(),
+                Some(RingTiming {
+                    ring_bytes: 128 * page,
+                    rate: 128.0 * page as f64 * 1000.0, // the ring holds 1 ms
+                    max_fill: 1.0,
+                    cpu_waits_ms: w,
+                }),
+                20,
+                4096,
+            )
+        };
+        // Two of three timed losses came after waits past half the ring.
+        let held = with_waits(&[4.0, 0.01, 0.7]);
+        assert_eq!(held.drain_cpu_wait_ms, Some(4.0));
+        assert_eq!((held.losses_timed, held.losses_after_a_wait), (3, 2));
+        assert!(
+            held.text.contains("before 2 of the 3 losses it timed")
+                && held
+                    .text
+                    .contains("more than 0.5 ms for its CPU (up to 4.0 ms)")
+                && held.text.contains("-r PRIO lets the drain take its CPU"),
+            "{}",
+            held.text
+        );
+        let late = with_waits(&[0.02, 0.01]);
+        assert_eq!(late.losses_after_a_wait, 0);
+        assert!(
+            late.text
+                .contains("did not wait for its CPU before the 2 losses it timed (at most 0.02 ms")
+                && late.text.contains("not -r"),
+            "{}",
+            late.text
+        );
+        let untimed = with_waits(&[]);
+        assert_eq!(untimed.drain_cpu_wait_ms, None);
+        assert!(
+            untimed.text.contains("-r PRIO runs the drain first"),
+            "{}",
+            untimed.text
         );
     }
 

@@ -10,6 +10,7 @@
 
 mod build_ids;
 mod control;
+mod cpu_wait;
 mod drain;
 mod error;
 mod flight;

@@ -335,10 +335,18 @@ impl<'o> Recording<'o> {
                 let ring = (self.prepared.set.pages * crate::event::ring::page_size()) as u64;
                 let rings = self.prepared.set.rings.len().max(1) as f64;
                 let secs = self.started.elapsed().as_secs_f64().max(1e-3);
+                let waits_ms: Vec<f64> = ended
+                    .drained
+                    .cpu_wait
+                    .waits
+                    .iter()
+                    .map(|&w| w as f64 / 1e6)
+                    .collect();
                 let timing = crate::advice::RingTiming {
                     ring_bytes: ring,
                     rate: report.ring_bytes as f64 / secs / rings,
                     max_fill: report.max_fill,
+                    cpu_waits_ms: &waits_ms,
                 };
                 let mean = report.ring_bytes / c.records.max(1);
                 crate::advice::advise(&report.stack_use, Some(timing), c.max_lost, mean)

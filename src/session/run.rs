@@ -9,6 +9,7 @@ use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
+use super::cpu_wait::{CpuWait, CpuWaitStats};
 use super::drain::Drain;
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
@@ -45,6 +46,8 @@ pub struct Drained {
     /// The loop ended for `--switch-output`: everything until now is in the
     /// current output, the recording goes on.
     pub switch: bool,
+    /// How long the drain had waited for its CPU before it found losses.
+    pub cpu_wait: CpuWaitStats,
 }
 
 impl Drained {
@@ -62,6 +65,7 @@ impl Drained {
         self.checkpoints.seconds += d.checkpoints.seconds;
         self.write_error = self.write_error.take().or(d.write_error);
         self.switch = d.switch;
+        self.cpu_wait.add(&d.cpu_wait);
     }
 }
 
@@ -154,7 +158,9 @@ pub fn drain_loop(
     let mut threshold = o.min_bytes.max(o.min_push);
     // Since when the codec holds bytes not in the output.
     let mut held_since: Option<Instant> = None;
+    let mut cpu_wait = CpuWait::default();
     loop {
+        let lost_before = d.counts.lost_events;
         let moved = match drain.pass(rings, if final_pass { 1 } else { threshold }, &mut d.counts) {
             Ok(m) => m,
             Err(err) => {
@@ -162,6 +168,9 @@ pub fn drain_loop(
                 break;
             }
         };
+        if d.counts.lost_events > lost_before {
+            cpu_wait.lost();
+        }
         if final_pass {
             break;
         }
@@ -196,10 +205,12 @@ pub fn drain_loop(
                     d.write_error = Some(err);
                 }
                 d.switch = true;
+                d.cpu_wait = std::mem::take(&mut cpu_wait.stats);
                 return d;
             }
         }
         if !moved {
+            cpu_wait.sleeping(Instant::now());
             // SAFETY: pfds is a valid array of pollfd for its length.
             let n = unsafe {
                 libc::poll(
@@ -230,5 +241,6 @@ pub fn drain_loop(
             }
         }
     }
+    d.cpu_wait = cpu_wait.stats;
     d
 }

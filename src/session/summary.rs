@@ -145,7 +145,7 @@ impl Summary {
         }
         if self.lost_events > 0 || self.lost_samples > 0 {
             s += &format!(
-                "[ perfz record: lost {} events and {} samples: the rings filled faster than they were drained \
+                "[ perfz record: lost {} events and {} samples: the rings filled while the drain was away \
                  (the fullest a ring was when drained: {:.0} %, {} pushes at ≥ 7/8); \
                  try a bigger -m (now {} pages), -r 10 (the drain at realtime priority), a lower -F, \
                  or a faster codec ]\n",

@@ -162,3 +162,80 @@ fn realtime_drains_or_says_how() {
     assert!(err.contains("CAP_SYS_NICE"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// What kept the drain away, as the recorder measured it (issue 22): with
+/// the workload on the drain's only CPU, a normal-policy drain woken at half
+/// a ring waits until the workload's slice ends, its tiny ring overflows,
+/// and the advice says the drain waited for its CPU and names `-r`. With
+/// `-r` the same drain takes the CPU when woken, so fewer of its losses (if
+/// any) come after such a wait.
+#[test]
+fn the_advice_says_when_the_drain_waited_for_its_cpu() {
+    require_recording();
+    let dir = tempdir("advice-cpu-wait");
+    let wl = workload();
+    let run = |extra: &[&str], name: &str| -> serde_json::Value {
+        let json = dir.join(format!("{name}.json"));
+        let out = dir.join(format!("{name}.data"));
+        let mut args = vec![
+            "-c",
+            "0",
+            env!("CARGO_BIN_EXE_perfz"),
+            "record",
+            "-q",
+            "-F",
+            "10000",
+            "--call-graph",
+            "dwarf,4096",
+            "-m",
+            "4",
+            "--stats-json",
+            json.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        args.extend(["--", wl.to_str().unwrap(), "1"]);
+        let o = std::process::Command::new("taskset")
+            .args(&args)
+            .output_within();
+        assert!(
+            o.status.success(),
+            "taskset {args:?} (util-linux) failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+    };
+    let after_wait =
+        |s: &serde_json::Value| s["advice"]["losses_after_a_wait"].as_u64().unwrap_or(0);
+
+    let fair = run(&[], "fair");
+    let a = &fair["advice"];
+    assert!(fair["lost_events"].as_u64().unwrap() > 0, "{fair}");
+    assert!(after_wait(&fair) >= 1, "{a}");
+    let (wait, holds) = (
+        a["drain_cpu_wait_ms"].as_f64().unwrap(),
+        a["ring_holds_ms"].as_f64().unwrap(),
+    );
+    assert!(
+        wait >= holds / 2.0,
+        "waited {wait} ms, a ring holds {holds} ms"
+    );
+    assert!(
+        a["text"]
+            .as_str()
+            .unwrap()
+            .contains("-r PRIO lets the drain take its CPU"),
+        "{a}"
+    );
+
+    // -r needs CAP_SYS_NICE: this test runs as root, as CI does.
+    let rt = run(&["-r", "10"], "rt");
+    assert!(
+        after_wait(&rt) < after_wait(&fair),
+        "with -r: {}, without: {}",
+        rt["advice"],
+        a
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

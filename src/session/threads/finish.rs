@@ -78,6 +78,7 @@ fn tally(ring_cpus: &[u32], ends: &[(Group, PathBuf, ThreadEnd)]) -> Tally {
             write_error: None,
             checkpoints: d.checkpoints.clone(),
             switch: false,
+            cpu_wait: d.cpu_wait.clone(),
         });
         report = Some(match report {
             None => e.report.clone(),
