@@ -164,10 +164,7 @@ pub fn advise(
             ));
             let timed = t.cpu_waits_ms;
             let waited = timed.iter().filter(|&&w| w >= holds / 2.0).count();
-            let max = timed
-                .iter()
-                .copied()
-                .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))));
+            let max = timed.iter().copied().reduce(f64::max);
             a.drain_cpu_wait_ms = max;
             a.losses_timed = timed.len();
             a.losses_after_a_wait = waited;
