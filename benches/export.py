@@ -26,6 +26,9 @@ import sys
 import tempfile
 import time
 
+# The perf binary (--perf).
+PERF = "perf"
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PERFZ = os.path.join(ROOT, "target", "release", "perfz")
 
@@ -97,7 +100,7 @@ def compare(data, pairs, inline):
                 w, rss, _ = timed([PERFZ, "export"] + flag + ["-o", out, data])
                 runs["perfz"].append((w, rss))
             else:
-                w, rss, text = timed(["perf", "script", "--inline" if inline else "--no-inline",
+                w, rss, text = timed([PERF, "script", "--inline" if inline else "--no-inline",
                                       "-F", "comm,ip,sym,dso", "-i", data],
                                      stdout=subprocess.PIPE)
                 t = time.monotonic()
@@ -143,12 +146,15 @@ def table(runs, same, label):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--perf", default="perf", help="the perf to compare with and read with (e.g. tests/tools/perf-6.12/perf, which tests/setup.sh unpacks)")
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=5)
     ap.add_argument("--dwarf-seconds", type=float, default=3)
     ap.add_argument("--modes", default="fp,dwarf")
     ap.add_argument("--markdown")
     a = ap.parse_args()
+    global PERF
+    PERF = a.perf
     subprocess.run(["cargo", "build", "--release", "-q"], cwd=ROOT, check=True)
     tmp = tempfile.mkdtemp(prefix="perfz-export-bench-")
     lines = [f"Command: `benches/export.py {' '.join(sys.argv[1:])}` ({time.strftime('%Y-%m-%d')}; "

@@ -32,6 +32,9 @@ import sys
 import tempfile
 import time
 
+# The perf binary (--perf).
+PERF = "perf"
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vs_perf import count, perf_samples  # noqa: E402  (same helpers, one place)
 
@@ -66,7 +69,7 @@ def run(argv, syscalls=False):
     if syscalls:
         fd, stat_out = tempfile.mkstemp(suffix=".csv")
         os.close(fd)
-        argv = ["perf", "stat", "-x,", "-o", stat_out, "-e", "raw_syscalls:sys_enter", "--"] + argv
+        argv = [PERF, "stat", "-x,", "-o", stat_out, "-e", "raw_syscalls:sys_enter", "--"] + argv
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, ru = os.wait4(p.pid, 0)
     err = p.stderr.read().decode(errors="replace")
@@ -99,7 +102,7 @@ def vs_perf(a, deep, tmp):
     tools = {
         "perfz --threads": [PERFZ, "record", "-q", "--threads", "--codec", f"zstd:{lvl}"],
         "perfz 1 drain": [PERFZ, "record", "-q", "--codec", f"zstd:{lvl}"],
-        "perf --threads": ["perf", "record", "-q", "--threads"] + perf_z,
+        "perf --threads": [PERF, "record", "-q", "--threads"] + perf_z,
     }
     runs = {t: [] for t in tools}
     wl = subprocess.Popen([deep, "100000", str(ncpu)], stdout=subprocess.DEVNULL)
@@ -161,7 +164,7 @@ def rings(a, deep, tmp):
                     if tool == "perfz":
                         argv = [PERFZ, "record", "--codec", "zstd:1", "--stats-json", json_out]
                     else:
-                        argv = ["perf", "record", "-z"]
+                        argv = [PERF, "record", "-z"]
                     argv += common + ["-p", pid, "-o", out, "--", "sleep", str(a.seconds)]
                     cpu, err, sysc = run(argv, syscalls=True)
                     samples, lost = count(out)
@@ -206,6 +209,7 @@ def rings(a, deep, tmp):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--perf", default="perf", help="the perf to compare with and read with (e.g. tests/tools/perf-6.12/perf, which tests/setup.sh unpacks)")
     sub = ap.add_subparsers(dest="cmd", required=True)
     v = sub.add_parser("vs-perf")
     v.add_argument("--rounds", type=int, default=5)
@@ -223,6 +227,8 @@ def main():
         p.add_argument("--markdown", help="append the table to this file")
         p.add_argument("--json", help="write every run to this file")
     a = ap.parse_args()
+    global PERF
+    PERF = a.perf
     tmp = tempfile.mkdtemp(prefix="perfz-threads-")
     deep = build(tmp)
     table, raw = (vs_perf if a.cmd == "vs-perf" else rings)(a, deep, tmp)

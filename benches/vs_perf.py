@@ -31,6 +31,9 @@ import sys
 import tempfile
 import time
 
+# The perf binary (--perf).
+PERF = "perf"
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PERFZ = os.path.join(ROOT, "target", "release", "perfz")
 W, R = "1", "0"  # workload CPU, recorder CPU
@@ -79,7 +82,7 @@ def workload(kind, deep):
     if kind == "deep":
         cmd = [deep, "100000"]
     else:  # context-switch heavy: two tasks ping-ponging over a pipe on one CPU
-        cmd = ["perf", "bench", "sched", "pipe", "-l", "1000000000"]
+        cmd = [PERF, "bench", "sched", "pipe", "-l", "1000000000"]
     return subprocess.Popen(["taskset", "-c", W] + cmd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
 
@@ -99,7 +102,7 @@ def run_recorder(argv):
 
 
 def perf_samples(path):
-    out = subprocess.run(["perf", "report", "--stats", "-i", path], capture_output=True,
+    out = subprocess.run([PERF, "report", "--stats", "-i", path], capture_output=True,
                          text=True).stdout
     for line in out.splitlines():
         if line.strip().startswith("SAMPLE events:"):
@@ -109,7 +112,7 @@ def perf_samples(path):
 
 def perf_lost(path):
     """perf's own count of lost samples ("Total Lost Samples")."""
-    out = subprocess.run(["perf", "report", "--stdio", "-g", "none", "--sort", "comm", "-i", path],
+    out = subprocess.run([PERF, "report", "--stdio", "-g", "none", "--sort", "comm", "-i", path],
                          capture_output=True, text=True).stdout
     for line in out.splitlines():
         if "Total Lost Samples:" in line:
@@ -126,7 +129,7 @@ def count(path):
 
 
 def one(tool, opts, common, secs, out):
-    exe = "perf" if tool == "perf" else PERFZ
+    exe = PERF if tool == "perf" else PERFZ
     argv = [exe, "record", "-q", "-C", W] + common + opts + ["-o", out, "--", "sleep", str(secs)]
     cpu, rss, wall = run_recorder(argv)
     samples, lost = count(out)
@@ -151,12 +154,15 @@ def spread(rows, key, fmt="{:.0f}", scale=1.0):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--perf", default="perf", help="the perf to compare with and read with (e.g. tests/tools/perf-6.12/perf, which tests/setup.sh unpacks)")
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
     ap.add_argument("--markdown", help="append the table to this file")
     ap.add_argument("--json", help="write every run to this file")
     a = ap.parse_args()
+    global PERF
+    PERF = a.perf
     names = a.scenario or list(SCENARIOS)
     tmp = tempfile.mkdtemp(prefix="perfz-vs-perf-")
     deep = build(tmp)
@@ -205,7 +211,8 @@ def main():
         rows.append(row)
     cmd = "benches/vs_perf.py " + " ".join(sys.argv[1:])
     lines = [f"Command: `{cmd}` ({time.strftime('%Y-%m-%d')}; {a.pairs} alternating pairs, "
-             f"{a.seconds:g} s each, medians; workload on CPU {W}, recorder on CPU {R})", "",
+             f"{a.seconds:g} s each, medians; workload on CPU {W}, recorder on CPU {R}; "
+             f"{subprocess.run([PERF, '--version'], capture_output=True, text=True).stdout.strip()})", "",
              "Each cell: median (min–max). Lost: by perfz's reader (LOST + LOST_SAMPLES), "
              "and as `perf report` counts it (Total Lost Samples).", "",
              "| scenario | CPU s perfz | CPU s perf | lost perfz | lost perf | perf report lost "

@@ -39,6 +39,9 @@ pub struct Recovered {
     /// Decompressed bytes of the last record, cut off where the recorder
     /// stopped before flushing its codec: dropped, as perf drops them.
     pub cut_off: usize,
+    /// perf 6.16's COMPRESSED2 records, rewritten as COMPRESSED (type 81)
+    /// records, which perf before 6.16 reads too.
+    pub rewritten_compressed2: u64,
 }
 
 /// Record types a sane recording contains (kernel 1..=21, perf's 64..=83).
@@ -236,6 +239,15 @@ fn recover_file(path: &Path, alone: bool) -> Result<Recovered, FormatError> {
             path.display()
         )));
     }
+    // perf before 6.16 stops at a COMPRESSED2 record: a file of perf 6.16's
+    // (its records' sizes repaired as they are read) is rewritten as
+    // COMPRESSED records, which every perf reads.
+    if alone {
+        got.rewritten_compressed2 = compressed2_records(tmp.path());
+        if got.rewritten_compressed2 > 0 {
+            rewrite_as_compressed(tmp.path())?;
+        }
+    }
     // Keep the input's permissions on the copy that replaces it.
     let perm = std::fs::metadata(path)?.permissions();
     std::fs::set_permissions(tmp.path(), perm)?;
@@ -244,6 +256,42 @@ fn recover_file(path: &Path, alone: bool) -> Result<Recovered, FormatError> {
     got.samples_before = before;
     got.cut_off = cut_off;
     Ok(got)
+}
+
+/// COMPRESSED2 records (perf 6.16's) in the file at `path`.
+fn compressed2_records(path: &Path) -> u64 {
+    let Ok(mut r) = PerfReader::open(path) else {
+        return 0;
+    };
+    let mut n = 0;
+    while let Ok(Some((rec, _))) = r.next_record() {
+        n += (!rec.nested && rec.header.type_ == RecordType::COMPRESSED2) as u64;
+    }
+    n
+}
+
+/// Rewrites the zstd file at `path` with COMPRESSED records (type 81) at its
+/// level, through `perfz recompress`'s conversion.
+fn rewrite_as_compressed(path: &Path) -> Result<(), FormatError> {
+    let level = PerfReader::open(path)?
+        .compressed()
+        .map_or(1, |c| (c.level as i32).max(1));
+    let spec = perfz_codecs::CodecSpec::Zstd(perfz_codecs::ZstdParams::level(level));
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let out = tempfile::Builder::new()
+        .prefix(".perfz-recover-")
+        .tempfile_in(dir)?
+        .into_temp_path();
+    crate::convert::convert(path, &out, &spec, false).map_err(|e| match e {
+        crate::convert::ConvertError::Format(f) => f,
+        other => FormatError::Unsupported(format!(
+            "rewriting its COMPRESSED2 records as COMPRESSED: {other}"
+        )),
+    })?;
+    out.persist(path).map_err(|e| FormatError::Io(e.error))
 }
 
 /// [`recover`] on `path` itself, rewritten in place.
@@ -344,6 +392,7 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
         samples_before: 0,
         rebuilt,
         cut_off: 0,
+        rewritten_compressed2: 0,
     })
 }
 

@@ -7,6 +7,7 @@ mod eval;
 mod export;
 mod record;
 mod recover;
+mod report;
 mod stat;
 
 use std::process::ExitCode;
@@ -46,6 +47,8 @@ pub enum Command {
     Recompress(convert::RecompressArgs),
     /// Stacks of a recording for flame graphs: folded lines or an SVG flame graph.
     Export(export::Args),
+    /// What a recording spent its samples on: perf report, or perfz's own table.
+    Report(report::Args),
 }
 
 /// Runs the CLI and turns errors into a one-line message and exit code 1.
@@ -60,6 +63,7 @@ pub fn main() -> ExitCode {
         Command::Decompress(args) => convert::decompress(args),
         Command::Recompress(args) => convert::recompress(args),
         Command::Export(args) => export::run(args),
+        Command::Report(args) => report::run(args),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

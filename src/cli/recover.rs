@@ -52,6 +52,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             format!("; rebuilt {}", r.rebuilt.join(", "))
         },
     );
+    if r.rewritten_compressed2 > 0 {
+        eprintln!(
+            "perfz: its {} COMPRESSED2 records (perf 6.16's) are rewritten as COMPRESSED records, \
+             which perf before 6.16 reads too",
+            r.rewritten_compressed2
+        );
+    }
     if r.cut_off > 0 {
         eprintln!(
             "perfz: the recording stopped before its codec was flushed: the last {} decompressed \

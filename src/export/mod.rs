@@ -19,6 +19,7 @@ pub mod frames;
 pub mod inline;
 pub mod pprof;
 pub mod process;
+pub mod report;
 pub mod symbols;
 pub mod unwind;
 

@@ -3,6 +3,7 @@
 
 pub mod attr;
 pub mod compress;
+pub mod compressed2;
 pub mod cutter;
 pub mod data_stream;
 pub mod endian;

@@ -7,6 +7,7 @@ use std::io::Read;
 
 use perfz_codecs::{AnyDecoder, Decoder};
 
+use super::compressed2;
 use super::endian::Endian;
 use super::feature::CompressedInfo;
 use super::record::{Record, RecordHeader, RecordType};
@@ -147,7 +148,10 @@ impl RecordStream {
                 what: format!("record header: {got} of 8 bytes before the end of the file"),
             });
         }
-        let h = RecordHeader::parse(self.outer[..8].try_into().unwrap(), self.endian);
+        let mut h = RecordHeader::parse(self.outer[..8].try_into().unwrap(), self.endian);
+        if h.type_ == RecordType::COMPRESSED2 {
+            h.size = self.compressed2_size(h, offset)?;
+        }
         let size = h.size as usize;
         if size < RecordHeader::SIZE {
             return Err(FormatError::invalid(
@@ -166,15 +170,15 @@ impl RecordStream {
                 });
             }
         }
-        let body_len = size - 8;
-        let got = self.fill(8, size)?;
-        if got < body_len {
+        // The header (and a COMPRESSED2's data_size) is in `outer` already.
+        let have = self.outer.len().min(size);
+        let got = self.fill(have, size)? + have;
+        if got < size {
             return Err(FormatError::Truncated {
                 offset,
                 what: format!(
                     "{} record of {size} bytes: the file ends after {}",
-                    h.type_,
-                    got + 8
+                    h.type_, got
                 ),
             });
         }
@@ -205,6 +209,41 @@ impl RecordStream {
         }
         self.cur = (false, 0, h);
         Ok(true)
+    }
+
+    /// The true size of the COMPRESSED2 record whose header `h` is in
+    /// `outer` (reading its data_size after it), written back into the
+    /// header and data_size there: a record of perf's first COMPRESSED2
+    /// writer reads as the record it meant to write ([`compressed2`]).
+    fn compressed2_size(&mut self, h: RecordHeader, offset: u64) -> Result<u16, FormatError> {
+        let got = self.fill(8, compressed2::PREFIX)?;
+        if got < 8 {
+            return Err(FormatError::Truncated {
+                offset,
+                what: "COMPRESSED2 record without its data_size".into(),
+            });
+        }
+        let data_size = self.endian.u64(self.outer[8..16].try_into().unwrap());
+        let (extent, payload) =
+            compressed2::extent(h.size as usize, data_size).ok_or_else(|| {
+                FormatError::invalid(
+                    offset,
+                    format!(
+                        "COMPRESSED2 record of size {} with data_size {data_size}: no record is that",
+                        h.size
+                    ),
+                )
+            })?;
+        let extent16 = u16::try_from(extent).expect("an extent fits the u16 it came from");
+        let (size_bytes, data_size_bytes) = match self.endian {
+            super::endian::Endian::Little => {
+                (extent16.to_le_bytes(), (payload as u64).to_le_bytes())
+            }
+            super::endian::Endian::Big => (extent16.to_be_bytes(), (payload as u64).to_be_bytes()),
+        };
+        self.outer[6..8].copy_from_slice(&size_bytes);
+        self.outer[8..16].copy_from_slice(&data_size_bytes);
+        Ok(extent16)
     }
 
     /// The end of the stream. Decompressed bytes left over are the start of

@@ -380,3 +380,80 @@ fn dev_null_stays_a_device() {
     assert!(is_dev(), "/dev/null was replaced");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `perfz report`'s own table ranks a recording's functions as perf report
+/// does (their Self shares within a point); without perf it is what
+/// `perfz report` shows, with the fix for perf.
+#[test]
+fn report_table_agrees_with_perf_report() {
+    require_recording();
+    let dir = tempdir("report");
+    let out = dir.join("r.data");
+    let w = workload();
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-g",
+        "-o",
+        out.to_str().unwrap(),
+        w.to_str().unwrap(),
+        "0.3",
+    ]);
+    let theirs = run_perf(
+        &perf(),
+        &[
+            "report",
+            "--stdio",
+            "--no-children",
+            "--sort",
+            "sym",
+            "-i",
+            out.to_str().unwrap(),
+        ],
+    );
+    let perf_self = theirs
+        .lines()
+        .find(|l| l.contains("perfz_workload_leaf") && !l.trim_start().starts_with('|'))
+        .and_then(|l| {
+            l.split_whitespace()
+                .next()?
+                .trim_end_matches('%')
+                .parse::<f64>()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("perf report names the leaf: {theirs}"));
+    let own = |path: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_perfz"));
+        c.args(["report", out.to_str().unwrap()]);
+        match path {
+            Some(p) => c.env("PATH", p),
+            None => c.arg("--own"),
+        };
+        let o = c.output_within();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        (
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let (table, _) = own(None);
+    let ours = table
+        .lines()
+        .find(|l| l.ends_with(" perfz_workload_leaf"))
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(1)?
+                .trim_end_matches('%')
+                .parse::<f64>()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("perfz report names the leaf: {table}"));
+    assert!(
+        (ours - perf_self).abs() <= 1.0,
+        "self of the leaf: perfz {ours}%, perf {perf_self}%"
+    );
+    // Where perf is not on PATH, the table is what it shows.
+    let (shown, err) = own(Some("/nonexistent"));
+    assert!(err.contains("apt-get install linux-perf"), "{err}");
+    assert_eq!(shown, table);
+}

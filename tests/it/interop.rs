@@ -1,26 +1,26 @@
-//! Our conversions read by the real perf 6.1 (and by linux-perf-data): the
-//! samples perf sees in our output equal those it sees in its own file.
+//! Our conversions read by the real perf 6.1 and 6.12 (and by
+//! linux-perf-data): the samples each perf sees in our output equal those
+//! it sees in its own file.
 
 use crate::common;
 
 use common::*;
 
-fn script(perf: &std::path::Path, file: &std::path::Path) -> Vec<(u32, String, u64)> {
-    let f = file.to_str().unwrap();
-    parse_script(&run_perf(
-        perf,
-        &["script", "-i", f, "-F", "tid,time,ip", "-G"],
-    ))
-}
+use common::perf_script_samples as script;
 
 #[test]
 fn decompressed_and_recompressed_fixtures_read_the_same_in_perf() {
-    let perf = perf();
-    let dir = tempdir("interop");
+    for (which, perf) in perfs() {
+        fixtures_read_the_same(which, &perf);
+    }
+}
+
+fn fixtures_read_the_same(which: &str, perf: &std::path::Path) {
+    let dir = tempdir(&format!("interop-{}", which.replace(' ', "")));
     for name in FIXTURES {
         let input = fixture(name);
-        let want = script(&perf, &input);
-        assert!(!want.is_empty(), "{name}");
+        let want = script(perf, &input);
+        assert!(!want.is_empty(), "{which} {name}");
         for (label, args) in [
             ("plain", vec!["decompress"]),
             ("zstd3", vec!["recompress", "--codec", "zstd:3"]),
@@ -31,18 +31,21 @@ fn decompressed_and_recompressed_fixtures_read_the_same_in_perf() {
             a.extend([input.to_str().unwrap(), "-o", out.to_str().unwrap()]);
             perfz_ok(&a);
             assert_eq!(
-                script(&perf, &out),
+                script(perf, &out),
                 want,
-                "{name} {label}: perf script differs"
+                "{which} {name} {label}: perf script differs"
             );
             // perf report --stats reads every record of it (compressed pipe input
             // trips a perf 6.1 --stats quirk, see the fixtures README).
             if !(name.starts_with("zpipe") || (name.contains("pipe") && label != "plain")) {
-                let stats = run_perf(&perf, &["report", "--stats", "-i", out.to_str().unwrap()]);
-                assert!(stats.contains("SAMPLE events:"), "{name} {label}: {stats}");
+                let stats = run_perf(perf, &["report", "--stats", "-i", out.to_str().unwrap()]);
+                assert!(
+                    stats.contains("SAMPLE events:"),
+                    "{which} {name} {label}: {stats}"
+                );
             }
             // And perf report itself (the profile) opens it.
-            run_perf(&perf, &["report", "--stdio", "-i", out.to_str().unwrap()]);
+            run_perf(perf, &["report", "--stdio", "-i", out.to_str().unwrap()]);
         }
     }
 }
@@ -112,7 +115,6 @@ fn linux_perf_data_reads_our_output() {
 
 #[test]
 fn pipe_output_to_stdout_is_read_by_perf() {
-    let perf = perf();
     let dir = tempdir("stdout");
     let input = fixture("z1-cmd");
     let out = perfz_ok(&[
@@ -131,5 +133,7 @@ fn pipe_output_to_stdout_is_read_by_perf() {
         16,
         "pipe header"
     );
-    assert_eq!(script(&perf, &file), script(&perf, &input));
+    for (which, perf) in perfs() {
+        assert_eq!(script(&perf, &file), script(&perf, &input), "{which}");
+    }
 }

@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use perfz::format::{PerfReader, RecordType};
 
 mod bounded;
+pub mod compressed2;
 pub use bounded::{WaitWithin, Within};
 
 /// The perf 6.1 fixtures (tests/fixtures/perf61, with their README).
@@ -59,7 +60,53 @@ pub fn perf() -> PathBuf {
             return PathBuf::from(p);
         }
     }
-    panic!("this test needs the real `perf`: install it (Debian: apt-get install -y linux-perf)");
+    panic!("this test needs the real `perf`: install it (tests/setup.sh, or Debian: apt-get install -y linux-perf)");
+}
+
+/// The newer perf the interop tests read every output with beside 6.1:
+/// bookworm-backports' perf 6.12, unpacked by tests/setup.sh.
+pub fn perf_new() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/perf-6.12/perf");
+    let runs = Command::new(&p)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with("perf version 6.12"));
+    assert!(
+        runs,
+        "this test reads with perf 6.12 too and {} does not run it: run tests/setup.sh (as root)",
+        p.display()
+    );
+    p
+}
+
+/// perf 6.1 and perf 6.12, with their names for messages.
+pub fn perfs() -> [(&'static str, PathBuf); 2] {
+    [("perf 6.1", perf()), ("perf 6.12", perf_new())]
+}
+
+/// `(tid, time, ip)` of every sample as `perf script` reads them.
+pub fn perf_script_samples(perf: &Path, file: &Path) -> Vec<(u32, String, u64)> {
+    let f = file.to_str().unwrap();
+    parse_script(&run_perf(
+        perf,
+        &["script", "-i", f, "-F", "tid,time,ip", "-G"],
+    ))
+}
+
+/// Asserts two sample lists are equal, naming their sizes and the first
+/// difference (not the thousands of samples) when they are not.
+#[track_caller]
+pub fn assert_same_samples(got: &[(u32, String, u64)], want: &[(u32, String, u64)], what: &str) {
+    if got != want {
+        let i = got.iter().zip(want).take_while(|(a, b)| a == b).count();
+        panic!(
+            "{what}: {} samples where {} were expected; the first difference at {i}: {:?} where {:?}",
+            got.len(),
+            want.len(),
+            got.get(i),
+            want.get(i)
+        );
+    }
 }
 
 /// `(tid, time as perf script prints it, ip)` of every sample, sorted.
@@ -104,14 +151,18 @@ pub fn parse_script(text: &str) -> Vec<(u32, String, u64)> {
         let tid = toks[..ti]
             .iter()
             .rev()
-            .find_map(|t| t.rsplit('/').next().and_then(|x| x.parse::<u32>().ok()))
-            .expect("a tid before the time");
+            .find_map(|t| {
+                t.rsplit('/')
+                    .next()
+                    .and_then(|x| x.parse::<i32>().ok().map(|t| t as u32))
+            })
+            .unwrap_or_else(|| panic!("a tid before the time in {line:?}"));
         // The ip is the first hex token after the time (after the event name, if any).
         let ip = toks[ti + 1..]
             .iter()
             .find(|t| !t.ends_with(':') && u64::from_str_radix(t, 16).is_ok())
             .map(|t| u64::from_str_radix(t, 16).unwrap())
-            .expect("an ip after the time");
+            .unwrap_or_else(|| panic!("an ip after the time in {line:?}"));
         out.push((tid, time, ip));
     }
     out.sort();

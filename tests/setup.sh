@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Installs what the tests need, once, on Debian 12 (bookworm) as root: the
+# README's test line runs it before `cargo test --workspace`, and so does
+# .ci/run. Quick when everything is there already.
+#
+#   perf 6.1 (linux-perf)     the interop tests read our files with it
+#   perf 6.12                 the same tests with a newer perf: bookworm-backports'
+#                             linux-perf unpacked under tests/tools/perf-6.12
+#                             (never installed over 6.1), run through its wrapper
+#   cc (gcc)                  builds the test workloads
+#   setpriv (util-linux)      drops capabilities in one test
+#   valgrind                  counts copies per byte (tests/dhat_copies.rs)
+#   gdb                       describes a hung test's threads
+#   go (golang-go)            `go tool pprof` reads `perfz export` profiles
+#   node, npm, pprof-format   a second pprof decoder (tests/node)
+#
+# Elsewhere (not root, not Debian) it names what is missing and how to get it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PERF_NEW_VERSION=6.12
+PERF_NEW_DIR=tests/tools/perf-$PERF_NEW_VERSION
+
+need=()
+want() { command -v "$1" >/dev/null 2>&1 || need+=("$2"); }
+want perf linux-perf
+want cc gcc
+want setpriv util-linux
+want valgrind valgrind
+want gdb gdb
+want go golang-go
+want node nodejs
+want npm npm
+# perf 6.12's libraries that bookworm's perf 6.1 does not pull in.
+for lib in libtraceevent1 libopencsd1 libbabeltrace1; do
+    dpkg-query -W -f='${Status}' "$lib" 2>/dev/null | grep -q 'ok installed' || need+=("$lib")
+done
+
+fail() {
+    echo "tests/setup.sh: $*" >&2
+    exit 1
+}
+
+if [ ${#need[@]} -gt 0 ]; then
+    command -v apt-get >/dev/null 2>&1 ||
+        fail "missing ${need[*]} (Debian package names) and no apt-get here: install their equivalents, then run cargo test --workspace"
+    [ "$(id -u)" = 0 ] ||
+        fail "missing ${need[*]}: run this as root (sudo tests/setup.sh), or apt-get install -y ${need[*]}"
+    echo "tests/setup.sh: installing ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if [ ! -d tests/node/node_modules/pprof-format ]; then
+    echo "tests/setup.sh: npm install --prefix tests/node (pprof-format)"
+    npm install --prefix tests/node --no-audit --no-fund --silent
+fi
+
+# perf 6.12 from bookworm-backports, downloaded with a private apt state (the
+# system's sources and packages are left as they are) and unpacked here.
+if ! "$PERF_NEW_DIR/perf" --version 2>/dev/null | grep -q "perf version $PERF_NEW_VERSION"; then
+    command -v apt-get >/dev/null 2>&1 ||
+        fail "perf $PERF_NEW_VERSION comes from Debian bookworm-backports: put a perf $PERF_NEW_VERSION at $PERF_NEW_DIR/perf"
+    echo "tests/setup.sh: perf $PERF_NEW_VERSION (bookworm-backports linux-perf) into $PERF_NEW_DIR"
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial"
+    key=/usr/share/keyrings/debian-archive-keyring.gpg
+    echo "deb [signed-by=$key] http://deb.debian.org/debian bookworm-backports main" >"$tmp/sources.list"
+    apt_private=(-o "Dir::Etc::SourceList=$tmp/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+        -o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o Debug::NoLocking=1
+        -o APT::Sandbox::User=root)
+    apt-get "${apt_private[@]}" update -qq
+    version=$(apt-cache "${apt_private[@]}" madison linux-perf |
+        awk -v v="$PERF_NEW_VERSION." '$3 ~ "^" v { print $3; exit }')
+    [ -n "$version" ] || fail "bookworm-backports has no linux-perf $PERF_NEW_VERSION.x any more: put a perf $PERF_NEW_VERSION at $PERF_NEW_DIR/perf"
+    (cd "$tmp" && apt-get "${apt_private[@]}" download -qq "linux-perf=$version")
+    rm -rf "$PERF_NEW_DIR"
+    mkdir -p "$PERF_NEW_DIR"
+    dpkg -x "$tmp"/linux-perf_*.deb "$PERF_NEW_DIR/root"
+    cat >"$PERF_NEW_DIR/perf" <<'EOF'
+#!/bin/sh
+# perf from bookworm-backports' linux-perf, unpacked beside the system's (tests/setup.sh).
+here=$(dirname "$(readlink -f "$0")")
+PERF_EXEC_PATH="$here/root/usr/lib/perf-core" exec "$here/root/usr/bin/perf" "$@"
+EOF
+    chmod +x "$PERF_NEW_DIR/perf"
+    "$PERF_NEW_DIR/perf" --version | grep -q "perf version $PERF_NEW_VERSION" ||
+        fail "the unpacked perf does not run: $("$PERF_NEW_DIR/perf" --version 2>&1 | head -1)"
+fi
+echo "tests/setup.sh: ready ($(perf --version), $("$PERF_NEW_DIR/perf" --version))"
