@@ -31,7 +31,7 @@ pub enum ConvertError {
     Format(#[from] FormatError),
     #[error(transparent)]
     Codec(#[from] perfz_codecs::Error),
-    #[error("the output would overwrite the input {}; choose another -o", .0.display())]
+    #[error("the output would overwrite the input {} (or a file in it); choose another -o", .0.display())]
     SameFile(PathBuf),
     #[error("cannot create {}: {err}", .path.display())]
     Create { path: PathBuf, err: std::io::Error },
@@ -87,12 +87,8 @@ pub fn convert_reader(
     }
     let to_stdout = output == Path::new("-");
     let pipe = to_stdout || reader.mode == Mode::Pipe;
-    if !to_stdout {
-        if let (Ok(a), Ok(b)) = (std::fs::canonicalize(input), std::fs::canonicalize(output)) {
-            if a == b {
-                return Err(ConvertError::SameFile(input.to_path_buf()));
-            }
-        }
+    if !to_stdout && would_clobber(input, output) {
+        return Err(ConvertError::SameFile(input.to_path_buf()));
     }
     // A temporary file beside the output, random name, created exclusively
     // (never through a symlink planted there), renamed in at the end.
@@ -133,6 +129,22 @@ pub fn convert_reader(
         // The temporary file is removed as `tmp` drops.
         Err(e) => Err(e),
     }
+}
+
+/// Whether writing `output` would replace `input` or a file inside it (a
+/// `--threads` directory's `data.N`): the same file, or a path under the
+/// input directory, by their real paths (links resolved).
+pub fn would_clobber(input: &Path, output: &Path) -> bool {
+    let Ok(input) = std::fs::canonicalize(input) else {
+        return false;
+    };
+    // The output may not exist yet: its directory's real path, then its name.
+    let out = std::fs::canonicalize(output).ok().or_else(|| {
+        let dir = output.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = std::fs::canonicalize(dir.unwrap_or(Path::new("."))).ok()?;
+        Some(dir.join(output.file_name()?))
+    });
+    out.is_some_and(|o| o == input || (input.is_dir() && o.starts_with(&input)))
 }
 
 enum Target {

@@ -16,6 +16,7 @@ use crate::format::writer::feature_block;
 use crate::format::{feat, CompressedInfo, FormatError, PerfReader, RecordHeader, RecordType};
 
 mod continuation;
+mod live;
 pub use continuation::{repair_continuation, Repaired};
 
 /// What recovery found and kept.
@@ -194,7 +195,29 @@ fn count_samples(path: &Path) -> (u64, Option<FormatError>, usize) {
 /// samples the input gave before (`Recovered::samples` is that verified
 /// count); otherwise the input is left untouched and the error says why.
 pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
-    if path.is_dir() {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_dir() && !meta.is_file() {
+        return Err(FormatError::Unsupported(
+            "not a regular file (a device or FIFO): recover repairs perf.data files \
+             and --threads directories; copy the recording to a file first"
+                .into(),
+        ));
+    }
+    let files = if meta.is_dir() {
+        let mut v = vec![path.join("data")];
+        v.extend(PerfReader::data_streams(path)?.into_iter().map(|(_, p)| p));
+        v
+    } else {
+        vec![path.to_path_buf()]
+    };
+    if let Some((f, (pid, comm))) = files.iter().find_map(|f| Some((f, live::writer_of(f)?))) {
+        return Err(FormatError::Unsupported(format!(
+            "{} is still being written by process {pid} ({comm}): recover a recording once \
+             its recorder has ended (or is killed); it is left untouched",
+            f.display()
+        )));
+    }
+    if meta.is_dir() {
         return recover_dir(path);
     }
     recover_file(path, true)

@@ -123,7 +123,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Format::Markdown => eval::render_markdown(&e),
         Format::Json => serde_json::to_string_pretty(&e)? + "\n",
     };
-    print!("{out}");
+    super::write_stdout(&out)?;
     Ok(())
 }
 

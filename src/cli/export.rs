@@ -65,13 +65,29 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Format::Svg => crate::export::Output::Svg,
         Format::Pprof => crate::export::Output::Pprof,
     };
-    if matches!(a.format, Format::Pprof) && a.output.is_none() && std::io::stdout().is_terminal() {
+    let to_stdout = a.output.as_ref().is_none_or(|p| p.as_os_str() == "-");
+    if matches!(a.format, Format::Pprof) && to_stdout && std::io::stdout().is_terminal() {
         anyhow::bail!("a pprof profile is binary: give -o FILE (e.g. -o profile.pb.gz), or redirect the output");
+    }
+    // `-o -` is standard output, as for every command.
+    let output = a.output.as_ref().filter(|p| p.as_os_str() != "-");
+    if let Some(p) = output {
+        if let Some(input) = a
+            .inputs
+            .iter()
+            .find(|i| crate::convert::would_clobber(i, p))
+        {
+            anyhow::bail!(
+                "the output {} would overwrite the input {} (or a file in it); choose another -o",
+                p.display(),
+                input.display()
+            );
+        }
     }
     let mut buf = Vec::new();
     let done = crate::export::export(&a.inputs, format, &o, &mut buf)
         .with_context(|| format!("reading {}", a.inputs[0].display()))?;
-    match &a.output {
+    match output {
         // A device or FIFO (/dev/null, a pipe) is written as it is: renaming
         // a file over it would replace it.
         Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()) => {
@@ -92,7 +108,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             tmp.persist(p)
                 .with_context(|| format!("writing {}", p.display()))?;
         }
-        None => std::io::stdout().lock().write_all(&buf)?,
+        None => std::io::stdout()
+            .lock()
+            .write_all(&buf)
+            .and_then(|()| std::io::stdout().lock().flush())
+            .context("writing standard output")?,
     }
     let mut notes = Vec::new();
     if let Some(e) = &done.event {

@@ -67,9 +67,30 @@ pub fn main() -> ExitCode {
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,
+        // A reader that stopped reading (`perfz stat | head -1`) is no
+        // failure of ours, as for any filter.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("perfz: {e:#}");
             ExitCode::from(1)
         }
     }
+}
+
+/// Writes `text` whole to standard output: a full disk or a closed pipe
+/// is an error to report, never a panic (as `print!` would make it).
+pub fn write_stdout(text: &str) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| anyhow::Error::new(e).context("writing standard output"))
+}
+
+/// Whether `e` is a write to a pipe whose reader is gone.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

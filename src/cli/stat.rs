@@ -21,9 +21,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let reader = PerfReader::open(&args.input).with_context(|| name.clone())?;
     let stats = stats::collect(reader).with_context(|| name.clone())?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&stats)?);
+        super::write_stdout(&(serde_json::to_string_pretty(&stats)? + "\n"))
     } else {
-        print!("{}", stats.render());
+        super::write_stdout(&stats.render())
     }
-    Ok(())
 }

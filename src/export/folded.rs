@@ -117,7 +117,7 @@ fn tidy(f: &Frame<'_>, o: &FoldOptions) -> String {
         (None, Some(m)) => m.rsplit('/').next().unwrap_or(m).to_string(),
         (None, None) => "unknown".to_string(),
     };
-    func = func.replace(';', ":");
+    func = func.replace(';', ":").replace(['\n', '\r'], " ");
     if !(func.contains(".(") && func.contains(").")) {
         func.retain(|c| c != '<' && c != '>');
         if !func.starts_with('(') && !func.starts_with('-') {

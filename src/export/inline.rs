@@ -23,7 +23,7 @@ impl Inline {
     pub fn load(image: &[u8], debug: &[PathBuf]) -> Option<Inline> {
         debug
             .iter()
-            .find_map(|p| from_file(&std::fs::read(p).ok()?))
+            .find_map(|p| from_file(&super::file::map(p)?))
             .or_else(|| from_file(image))
     }
 

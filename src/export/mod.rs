@@ -14,6 +14,7 @@
 //!         ─▶ Symbols ─▶ Folded (folded lines, svg) | pprof::Builder (pprof)
 //! ```
 
+pub mod file;
 pub mod folded;
 pub mod frames;
 pub mod inline;

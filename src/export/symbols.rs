@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
 
+use super::file::FileBytes;
 use super::inline::Inline;
 use super::process::Mapping;
 use crate::synth::build_id;
@@ -226,7 +227,7 @@ impl Elf {
         let file = object::File::parse(image).ok()?;
         let segments = segments(&file);
         let from_debug = debug.iter().find_map(|p| {
-            let data = std::fs::read(p).ok()?;
+            let data = super::file::map(p)?;
             functions(&object::File::parse(&*data).ok()?, false)
         });
         let mut syms = from_debug
@@ -326,14 +327,17 @@ impl Symbols {
 /// The bytes of the file `m` maps (checked by build id, else the cache's
 /// copy; the vDSO when the recording is from this kernel) and where its
 /// separate debug files may be.
-pub(super) fn image(m: &Mapping, this_kernel: bool) -> Option<(Vec<u8>, Vec<PathBuf>)> {
+pub(super) fn image(m: &Mapping, this_kernel: bool) -> Option<(FileBytes, Vec<PathBuf>)> {
     if &*m.path == "[vdso]" {
         // The recording is from this kernel: its vDSO is ours.
-        return this_kernel.then(vdso).flatten().map(|v| (v, Vec::new()));
+        return this_kernel
+            .then(vdso)
+            .flatten()
+            .map(|v| (FileBytes::Owned(v), Vec::new()));
     }
     let (path, id) = elf_path(&m.path, m.build_id.as_deref())?;
     Some((
-        std::fs::read(path).ok()?,
+        super::file::map(&path)?,
         debug_files(&m.path, id.as_deref()),
     ))
 }

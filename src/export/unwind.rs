@@ -17,6 +17,7 @@ use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
 use object::{Object, ObjectSection};
 
+use super::file::FileBytes;
 use super::process::{Mapping, Timeline};
 use super::symbols;
 use crate::format::endian::Endian;
@@ -32,11 +33,11 @@ const MAX_FRAMES: usize = 127;
 
 /// A part of a file's bytes, shared.
 #[derive(Clone)]
-pub struct Bytes(Arc<[u8]>, Range<usize>);
+pub struct Bytes(Arc<FileBytes>, Range<usize>);
 
 impl Default for Bytes {
     fn default() -> Bytes {
-        Bytes(Arc::from(&[][..]), 0..0)
+        Bytes(Arc::new(FileBytes::Owned(Vec::new())), 0..0)
     }
 }
 
@@ -65,7 +66,7 @@ struct Image {
     debug_frame: Option<Bytes>,
 }
 
-fn section(file: &object::File<'_>, bytes: &Arc<[u8]>, name: &str) -> Option<Section> {
+fn section(file: &object::File<'_>, bytes: &Arc<FileBytes>, name: &str) -> Option<Section> {
     let s = file.section_by_name(name)?;
     let svma = s.address()..s.address().checked_add(s.size())?;
     let data = s.file_range().and_then(|(off, size)| {
@@ -77,15 +78,15 @@ fn section(file: &object::File<'_>, bytes: &Arc<[u8]>, name: &str) -> Option<Sec
 }
 
 impl Image {
-    fn load(bytes: Vec<u8>, debug: &[std::path::PathBuf]) -> Option<Image> {
-        let bytes: Arc<[u8]> = bytes.into();
-        let file = object::File::parse(&*bytes).ok()?;
+    fn load(bytes: FileBytes, debug: &[std::path::PathBuf]) -> Option<Image> {
+        let bytes = Arc::new(bytes);
+        let file = object::File::parse(&bytes[..]).ok()?;
         let debug_frame = section(&file, &bytes, ".debug_frame")
             .and_then(|s| s.data)
             .or_else(|| {
                 debug.iter().find_map(|p| {
-                    let d: Arc<[u8]> = std::fs::read(p).ok()?.into();
-                    let f = object::File::parse(&*d).ok()?;
+                    let d = Arc::new(super::file::map(p)?);
+                    let f = object::File::parse(&d[..]).ok()?;
                     section(&f, &d, ".debug_frame")?.data
                 })
             });
@@ -299,7 +300,7 @@ fn process<'a>(
 /// give hostile unwind sections and stacks to the unwinder. The frames
 /// found.
 pub fn unwind_one(image: &[u8], stack: &[u8]) -> usize {
-    let Some(img) = Image::load(image.to_vec(), &[]) else {
+    let Some(img) = Image::load(FileBytes::Owned(image.to_vec()), &[]) else {
         return 0;
     };
     let m = Mapping::whole_time(0x40_0000, 0x40_0000 + image.len() as u64, 0, "fuzz");

@@ -183,7 +183,8 @@ impl<'o> Recording<'o> {
             None => None,
         };
         // The workload runs (it must not inherit the policy): the drain
-        // takes its realtime priority now, its threads inherit it.
+        // takes its realtime priority now (`--threads` drains take it
+        // each, as they start).
         if let Some(prio) = o.realtime {
             if let Err(e) = set_realtime(prio) {
                 if let Some(mut c) = child {
@@ -360,7 +361,7 @@ impl<'o> Recording<'o> {
 
 /// The calling thread at SCHED_FIFO priority `prio`; children it forks
 /// later start with the normal policy (SCHED_RESET_ON_FORK).
-fn set_realtime(prio: i32) -> std::io::Result<()> {
+pub(super) fn set_realtime(prio: i32) -> std::io::Result<()> {
     let param = libc::sched_param {
         sched_priority: prio,
     };

@@ -3,7 +3,6 @@
 //! headers), and of the running kernel (/sys/kernel/notes).
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Mutex;
@@ -38,9 +37,19 @@ pub fn from_notes(b: &[u8], big: bool) -> Option<Vec<u8>> {
     None
 }
 
-/// The build id of the ELF file at `path`, if it is one and has one.
+/// The build id of the ELF file at `path`, if it is a regular file, an
+/// ELF file and has one. Opened without blocking: a FIFO at a path a
+/// recording names never hangs the caller.
 pub fn of_file(path: &Path) -> Option<Vec<u8>> {
-    let f = File::open(path).ok()?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
     of_elf(|off, buf| f.read_exact_at(buf, off).is_ok())
 }
 

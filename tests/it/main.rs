@@ -16,6 +16,7 @@ mod export_pprof;
 mod fixtures;
 mod flight_recorder;
 mod hostile;
+mod hostile_inputs;
 mod interop;
 mod long_captures;
 mod loss_advice;

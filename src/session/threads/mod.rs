@@ -158,9 +158,18 @@ pub fn record(
         job.path = final_dir.join(&job.path);
         let path = job.path.clone();
         let (sh, tx) = (shared.clone(), tx.clone());
+        let realtime = o.realtime;
         let h = std::thread::Builder::new()
             .name(format!("perfz-drain-{i}"))
-            .spawn(move || job.run(sh, i, tx))
+            .spawn(move || {
+                // SCHED_RESET_ON_FORK gives a new thread the normal policy:
+                // each drain takes -r's priority itself (the main thread's
+                // call, which must succeed first, proved it can).
+                if let Some(prio) = realtime {
+                    let _ = super::recording::set_realtime(prio);
+                }
+                job.run(sh, i, tx)
+            })
             .map_err(io_err("starting a drain thread"))?;
         handles.push((g, path, h));
     }
