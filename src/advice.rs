@@ -60,6 +60,9 @@ pub struct RingTiming<'a> {
     /// How long the drain had waited for its CPU before each loss it timed
     /// (ms; empty: none timed).
     pub cpu_waits_ms: &'a [f64],
+    /// The dwarf dump size recorded with (0: no dwarf stacks): what a
+    /// sample reserves even when no sample made it into the ring.
+    pub dwarf_size: u64,
 }
 
 /// Pages (a power of two) for `bytes`.
@@ -97,6 +100,28 @@ pub fn advise(
     } else {
         mean_sample
     };
+    // A ring smaller than one dwarf sample loses every sample that takes
+    // its whole dump: no timing explains that, and no other lever helps.
+    let dump = used.dump.max(timing.map_or(0, |t| t.dwarf_size));
+    let reserved = dump + DWARF_SAMPLE_OVERHEAD;
+    if let Some(ring) = ring_bytes.filter(|&r| dump > 0 && r < reserved) {
+        let pages = pages_for(reserved.saturating_mul(16));
+        let fits = ring.saturating_sub(DWARF_SAMPLE_OVERHEAD) / 1024 * 1024;
+        a.suggested_pages = Some(pages);
+        let mut s = format!(
+            "a ring of {} cannot hold one sample of {} (its {} stack dump and the rest):              -m {pages} ({} per ring) holds 16 of them",
+            kib(ring),
+            kib(reserved),
+            kib(dump),
+            mib(pages)
+        );
+        if fits >= 1024 {
+            a.suggested_dwarf_size = Some(fits);
+            s += &format!(", or --call-graph dwarf,{fits} fits one in this ring");
+        }
+        a.text = s;
+        return a;
+    }
     let mut smaller = None;
     if used.samples > 0 {
         // A KiB of headroom over the deepest stack seen.
@@ -210,6 +235,7 @@ mod tests {
             rate: 1e9,
             max_fill: 0.6,
             cpu_waits_ms: &[],
+            dwarf_size: 0,
         }
     }
 
@@ -231,6 +257,7 @@ mod tests {
                 rate: 128.0 * page as f64 * 1000.0, // the ring holds 1 ms
                 max_fill: 1.0,
                 cpu_waits_ms: &[],
+                dwarf_size: 0,
             }),
             800,
             0,
@@ -256,6 +283,37 @@ mod tests {
     }
 
     #[test]
+    fn a_ring_smaller_than_one_sample_is_said_so_and_nothing_else() {
+        let page = crate::event::ring::page_size() as u64;
+        let a = advise(
+            &used(&[3000, 32768], 32768),
+            Some(RingTiming {
+                ring_bytes: 8 * page,
+                rate: 1000.0,
+                max_fill: 1.0,
+                cpu_waits_ms: &[0.01],
+                dwarf_size: 0,
+            }),
+            40_000,
+            0,
+        );
+        assert!(
+            a.text
+                .contains("a ring of 32.0 KiB cannot hold one sample of 32.5 KiB"),
+            "{}",
+            a.text
+        );
+        // 16 x 33 280 B = 520 KiB -> 1 MiB of 4 KiB pages.
+        assert_eq!(a.suggested_pages.unwrap() as u64 * page, 1 << 20);
+        assert!(a.text.contains("dwarf,31744 fits one"), "{}", a.text);
+        assert!(
+            !a.text.contains("held") && !a.text.contains("-r"),
+            "{}",
+            a.text
+        );
+    }
+
+    #[test]
     fn a_drain_kept_off_its_cpu_is_told_of_r_and_one_woken_late_of_the_ring() {
         let page = crate::event::ring::page_size() as u64;
         let with_waits = |w: &[f64]| {
@@ -266,6 +324,7 @@ mod tests {
                     rate: 128.0 * page as f64 * 1000.0, // the ring holds 1 ms
                     max_fill: 1.0,
                     cpu_waits_ms: w,
+                    dwarf_size: 0,
                 }),
                 20,
                 4096,

@@ -87,12 +87,21 @@ pub struct Workload {
 
 impl Workload {
     /// Forks `argv` (its command found at `path`, by [`resolve_command`]:
-    /// the exec after the go does not search `$PATH` while the events run).
-    pub fn prepare(path: &std::path::Path, argv: &[String]) -> io::Result<Workload> {
+    /// the exec after the go does not search `$PATH` while the events run);
+    /// `stdout_to_stderr`: its standard output is our standard error.
+    pub fn prepare(
+        path: &std::path::Path,
+        argv: &[String],
+        stdout_to_stderr: bool,
+    ) -> io::Result<Workload> {
         let (pid_r, pid_w) = pipe()?;
         let (go_r, go_w) = pipe()?;
         let mut cmd = Command::new(path);
         cmd.arg0(&argv[0]).args(&argv[1..]);
+        if stdout_to_stderr {
+            use std::os::fd::AsFd;
+            cmd.stdout(io::stderr().as_fd().try_clone_to_owned()?);
+        }
         let (pid_w_raw, go_r_raw) = (pid_w.as_raw_fd(), go_r.as_raw_fd());
         let (pid_r_raw, go_w_raw) = (pid_r.as_raw_fd(), go_w.as_raw_fd());
         // SAFETY: the closure runs in the forked child before exec and only
@@ -203,7 +212,7 @@ mod tests {
             .map(String::from)
             .to_vec();
         let sh = resolve_command("sh").unwrap();
-        let w = Workload::prepare(&sh, &argv).unwrap();
+        let w = Workload::prepare(&sh, &argv, false).unwrap();
         let status = w.start().unwrap().wait().unwrap();
         assert!(status.success(), "{status}");
     }

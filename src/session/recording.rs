@@ -348,6 +348,10 @@ impl<'o> Recording<'o> {
                     rate: report.ring_bytes as f64 / secs / rings,
                     max_fill: report.max_fill,
                     cpu_waits_ms: &waits_ms,
+                    dwarf_size: match self.o.call_graph {
+                        crate::event::events::CallGraph::Dwarf(n) => n as u64,
+                        _ => 0,
+                    },
                 };
                 let mean = report.ring_bytes / c.records.max(1);
                 crate::advice::advise(&report.stack_use, Some(timing), c.max_lost, mean)

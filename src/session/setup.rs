@@ -72,13 +72,16 @@ impl Prepared {
     }
 }
 
-fn fork_held(argv: &[String]) -> Result<Workload, RecordError> {
+/// The workload forked and held; with the data on standard output (`-o
+/// -`), its standard output goes to standard error, as perf sends it, so
+/// that what it prints never lands in the data stream.
+fn fork_held(argv: &[String], data_on_stdout: bool) -> Result<Workload, RecordError> {
     let start_err = |err: io::Error| RecordError::Start {
         cmd: argv[0].clone(),
         err,
     };
     let path = resolve_command(&argv[0]).map_err(start_err)?;
-    Workload::prepare(&path, argv).map_err(start_err)
+    Workload::prepare(&path, argv, data_on_stdout).map_err(start_err)
 }
 
 pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
@@ -86,7 +89,7 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     let mut workload = None;
     let (cpus, pids, tgids): (Vec<u32>, Vec<i32>, Vec<i32>) = match &o.target {
         Target::Workload(argv) => {
-            let w = fork_held(argv)?;
+            let w = fork_held(argv, super::output::is_stdout(&o.output))?;
             let pid = w.pid;
             workload = Some(w);
             (online, vec![pid], vec![pid])
@@ -135,7 +138,10 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         if let Some(w) = workload.take() {
             w.abort();
         }
-        workload = Some(fork_held(&o.timing_command)?);
+        workload = Some(fork_held(
+            &o.timing_command,
+            super::output::is_stdout(&o.output),
+        )?);
     }
     let system_wide = o.target.is_system_wide();
     let tracking_dummy = o.delay_ms.is_some() || o.control.is_some();

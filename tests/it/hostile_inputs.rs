@@ -9,20 +9,21 @@ use crate::common;
 
 use common::*;
 
-/// A recording of a copy of the workload at `dir/app`: (app, recording).
+/// A recording of a copy of the workload at `dir/app`, its build-id cache
+/// in `dir/cache` (what the test does to the app must not reach the cache
+/// the other tests read): (app, recording).
 fn app_recording(dir: &Path) -> (PathBuf, PathBuf) {
     let app = dir.join("app");
     std::fs::copy(workload(), &app).unwrap();
     let out = dir.join("app.data");
-    perfz_ok(&[
-        "record",
-        "-q",
-        "-g",
-        "-o",
-        out.to_str().unwrap(),
-        app.to_str().unwrap(),
-        "0.3",
-    ]);
+    let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .env("PERF_BUILDID_DIR", dir.join("cache"))
+        .args(["record", "-q", "-g", "-o"])
+        .arg(&out)
+        .arg(&app)
+        .arg("0.3")
+        .output_within();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     (app, out)
 }
 
@@ -30,8 +31,9 @@ fn app_recording(dir: &Path) -> (PathBuf, PathBuf) {
 /// (wait4's, of this child alone).
 // wait4 below reaps the child (and reads its peak RSS, which wait() does not).
 #[allow(clippy::zombie_processes)]
-fn perfz_with_peak(args: &[&str]) -> (String, i64) {
+fn perfz_with_peak(cache: &Path, args: &[&str]) -> (String, i64) {
     let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .env("PERF_BUILDID_DIR", cache)
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -61,13 +63,14 @@ fn export_returns_on_a_fifo_dso_and_maps_a_sparse_one() {
     let dir = tempdir("hostile-dso");
     let (app, out) = app_recording(&dir);
     let rec = out.to_str().unwrap();
-    let (named, _) = perfz_with_peak(&["export", rec]);
+    let cache = dir.join("cache");
+    let (named, _) = perfz_with_peak(&cache, &["export", rec]);
     assert!(named.contains("perfz_workload_leaf"), "{named}");
     // The same binary grown to 2 GB, sparse: its build id is unchanged.
     let f = std::fs::OpenOptions::new().write(true).open(&app).unwrap();
     f.set_len(2 << 30).unwrap();
     drop(f);
-    let (sparse, peak_kib) = perfz_with_peak(&["export", rec]);
+    let (sparse, peak_kib) = perfz_with_peak(&cache, &["export", rec]);
     assert_eq!(sparse, named, "the sparse file names the same frames");
     assert!(
         peak_kib < 300 << 10,
@@ -78,10 +81,18 @@ fn export_returns_on_a_fifo_dso_and_maps_a_sparse_one() {
     std::fs::remove_file(&app).unwrap();
     mkfifo(&app);
     // (The build-id cache's copy, which the recording added, names them.)
-    let o = perfz(&["export", rec]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = perfz(&["report", "--own", rec]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for args in [["export", rec, ""], ["report", "--own", rec]] {
+        let args: Vec<&str> = args.into_iter().filter(|a| !a.is_empty()).collect();
+        let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .env("PERF_BUILDID_DIR", &cache)
+            .args(&args)
+            .output_within();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
 }
 
 #[test]
@@ -248,4 +259,55 @@ fn realtime_priority_reaches_every_drain_thread() {
         );
         assert_eq!(prio, "5", "{name}");
     }
+}
+
+#[test]
+fn a_workload_that_prints_never_lands_in_the_data_on_stdout() {
+    require_recording();
+    let dir = tempdir("hostile-stdout");
+    let script = format!(
+        "echo perfz-workload-says-hello; exec {} 0.2",
+        workload().display()
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(["record", "-q", "-o", "-", "--", "sh", "-c", &script])
+        .output_within();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("perfz-workload-says-hello"),
+        "on stderr: {err}"
+    );
+    let file = dir.join("pipe.data");
+    std::fs::write(&file, &o.stdout).unwrap();
+    assert_eq!(&o.stdout[..8], b"PERFILE2");
+    // (perf 6.1's report --stats trips over compressed pipes: perf script.)
+    let n = perf_script_samples(&perf(), &file).len() as u64;
+    assert!(n > 10, "{n} samples");
+    assert_eq!(n, our_sample_count(&file));
+}
+
+#[test]
+fn the_advice_says_when_a_ring_cannot_hold_one_sample() {
+    require_recording();
+    let dir = tempdir("hostile-tiny-ring");
+    let out = dir.join("t.data");
+    let w = workload();
+    let o = perfz(&[
+        "record",
+        "-m",
+        "8",
+        "--call-graph",
+        "dwarf,32768",
+        "-F",
+        "2000",
+        "-o",
+        out.to_str().unwrap(),
+        w.to_str().unwrap(),
+        "0.3",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("cannot hold one sample"), "{err}");
+    assert!(!err.contains("a bigger ring is the lever"), "{err}");
 }
