@@ -5,17 +5,19 @@
 //! without touching the records it keeps.
 
 use std::fs::OpenOptions;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-use perfz_codecs::{AnyDecoder, CodecId, Decoder};
+use perfz_codecs::AnyDecoder;
 
 use crate::format::compress::declared_mmap_len;
 use crate::format::header::Section;
 use crate::format::writer::feature_block;
 use crate::format::{feat, CompressedInfo, FormatError, PerfReader, RecordHeader, RecordType};
 
+mod compressed2;
 mod continuation;
+mod guess;
 mod live;
 pub use continuation::{repair_continuation, Repaired};
 
@@ -48,45 +50,6 @@ pub struct Recovered {
 /// Record types a sane recording contains (kernel 1..=21, perf's 64..=83).
 fn plausible(t: RecordType) -> bool {
     (1..=21).contains(&t.0) || (64..=83).contains(&t.0)
-}
-
-/// Finds the first COMPRESSED record's payload and tells which codec decodes it.
-fn guess_codec(path: &Path, data_offset: u64) -> Result<Option<CodecId>, FormatError> {
-    let mut f = std::io::BufReader::new(std::fs::File::open(path)?);
-    f.seek(SeekFrom::Start(data_offset))?;
-    let mut h = [0u8; 8];
-    for _ in 0..1_000_000 {
-        if f.read_exact(&mut h).is_err() {
-            return Ok(None);
-        }
-        let header = RecordHeader::from_le(h);
-        let (t, size) = (header.type_, header.size as usize);
-        if size < RecordHeader::SIZE || !plausible(t) {
-            return Ok(None);
-        }
-        let mut body = vec![0u8; size - RecordHeader::SIZE];
-        if f.read_exact(&mut body).is_err() {
-            return Ok(None);
-        }
-        if t == RecordType::COMPRESSED {
-            for id in [
-                CodecId::ZSTD,
-                CodecId::LZ4,
-                CodecId::LZ4_LINKED_UNITS,
-                CodecId::LZ4_UNITS_V1,
-                CodecId::SNAPPY,
-            ] {
-                if let Ok(mut d) = AnyDecoder::for_id(id) {
-                    let mut out = Vec::new();
-                    if matches!(d.decompress(&body, &mut out, 64 << 20), Ok(n) if n >= 8) {
-                        return Ok(Some(id));
-                    }
-                }
-            }
-            return Ok(None);
-        }
-    }
-    Ok(None)
 }
 
 /// How far a record stream is whole.
@@ -195,28 +158,7 @@ fn count_samples(path: &Path) -> (u64, Option<FormatError>, usize) {
 /// samples the input gave before (`Recovered::samples` is that verified
 /// count); otherwise the input is left untouched and the error says why.
 pub fn recover(path: &Path) -> Result<Recovered, FormatError> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_dir() && !meta.is_file() {
-        return Err(FormatError::Unsupported(
-            "not a regular file (a device or FIFO): recover repairs perf.data files \
-             and --threads directories; copy the recording to a file first"
-                .into(),
-        ));
-    }
-    let files = if meta.is_dir() {
-        let mut v = vec![path.join("data")];
-        v.extend(PerfReader::data_streams(path)?.into_iter().map(|(_, p)| p));
-        v
-    } else {
-        vec![path.to_path_buf()]
-    };
-    if let Some((f, (pid, comm))) = files.iter().find_map(|f| Some((f, live::writer_of(f)?))) {
-        return Err(FormatError::Unsupported(format!(
-            "{} is still being written by process {pid} ({comm}): recover a recording once \
-             its recorder has ended (or is killed); it is left untouched",
-            f.display()
-        )));
-    }
+    let meta = live::refuse_unsafe(path)?;
     if meta.is_dir() {
         return recover_dir(path);
     }
@@ -266,9 +208,9 @@ fn recover_file(path: &Path, alone: bool) -> Result<Recovered, FormatError> {
     // (its records' sizes repaired as they are read) is rewritten as
     // COMPRESSED records, which every perf reads.
     if alone {
-        got.rewritten_compressed2 = compressed2_records(tmp.path());
+        got.rewritten_compressed2 = compressed2::records(tmp.path());
         if got.rewritten_compressed2 > 0 {
-            rewrite_as_compressed(tmp.path())?;
+            compressed2::rewrite_as_compressed(tmp.path())?;
         }
     }
     // Keep the input's permissions on the copy that replaces it.
@@ -279,42 +221,6 @@ fn recover_file(path: &Path, alone: bool) -> Result<Recovered, FormatError> {
     got.samples_before = before;
     got.cut_off = cut_off;
     Ok(got)
-}
-
-/// COMPRESSED2 records (perf 6.16's) in the file at `path`.
-fn compressed2_records(path: &Path) -> u64 {
-    let Ok(mut r) = PerfReader::open(path) else {
-        return 0;
-    };
-    let mut n = 0;
-    while let Ok(Some((rec, _))) = r.next_record() {
-        n += (!rec.nested && rec.header.type_ == RecordType::COMPRESSED2) as u64;
-    }
-    n
-}
-
-/// Rewrites the zstd file at `path` with COMPRESSED records (type 81) at its
-/// level, through `perfz recompress`'s conversion.
-fn rewrite_as_compressed(path: &Path) -> Result<(), FormatError> {
-    let level = PerfReader::open(path)?
-        .compressed()
-        .map_or(1, |c| (c.level as i32).max(1));
-    let spec = perfz_codecs::CodecSpec::Zstd(perfz_codecs::ZstdParams::level(level));
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let out = tempfile::Builder::new()
-        .prefix(".perfz-recover-")
-        .tempfile_in(dir)?
-        .into_temp_path();
-    crate::convert::convert(path, &out, &spec, false).map_err(|e| match e {
-        crate::convert::ConvertError::Format(f) => f,
-        other => FormatError::Unsupported(format!(
-            "rewriting its COMPRESSED2 records as COMPRESSED: {other}"
-        )),
-    })?;
-    out.persist(path).map_err(|e| FormatError::Io(e.error))
 }
 
 /// [`recover`] on `path` itself, rewritten in place.
@@ -330,7 +236,7 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
         .compressed()
         .is_some_and(|c| AnyDecoder::for_id(c.codec_id()).is_ok());
     if !known {
-        if let Some(id) = guess_codec(path, data_offset)? {
+        if let Some(id) = guess::codec(path, data_offset)? {
             r.assume_compressed(CompressedInfo {
                 version: 0,
                 codec: id.0,

@@ -1,9 +1,12 @@
-//! Whether a file is still being written: a process holds it open for
-//! writing (a recorder that has not finished). `perfz recover` refuses
-//! such a file instead of replacing it under the writer.
+//! What `perfz recover` must not touch: a device or FIFO (it would copy
+//! without end), and a file still being written — a process holds it open
+//! for writing (a recorder that has not finished) — which it would replace
+//! under the writer.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+
+use crate::format::{FormatError, PerfReader};
 
 /// The first process (pid, its name) that has `path` open for writing,
 /// by /proc/PID/fd and fdinfo's flags; None where none has (or /proc
@@ -39,6 +42,35 @@ pub fn writer_of(path: &Path) -> Option<(u32, String)> {
         }
     }
     None
+}
+
+/// Refuses what recover must not touch: anything but a regular file or a
+/// directory (a device, a FIFO), and a recording a process is still
+/// writing. Returns the path's metadata otherwise.
+pub(super) fn refuse_unsafe(path: &Path) -> Result<std::fs::Metadata, FormatError> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_dir() && !meta.is_file() {
+        return Err(FormatError::Unsupported(
+            "not a regular file (a device or FIFO): recover repairs perf.data files \
+             and --threads directories; copy the recording to a file first"
+                .into(),
+        ));
+    }
+    let files = if meta.is_dir() {
+        let mut v = vec![path.join("data")];
+        v.extend(PerfReader::data_streams(path)?.into_iter().map(|(_, p)| p));
+        v
+    } else {
+        vec![path.to_path_buf()]
+    };
+    if let Some((f, (pid, comm))) = files.iter().find_map(|f| Some((f, writer_of(f)?))) {
+        return Err(FormatError::Unsupported(format!(
+            "{} is still being written by process {pid} ({comm}): recover a recording once \
+             its recorder has ended (or is killed); it is left untouched",
+            f.display()
+        )));
+    }
+    Ok(meta)
 }
 
 #[cfg(test)]
