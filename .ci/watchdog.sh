@@ -13,19 +13,29 @@ tree() { # pid and its descendants
     for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do tree "$c"; done
 }
 dump() {
-    echo "== watchdog: '$*' still runs after ${limit} s; where each process waits:"
+    # Only the end of CI's output may be kept: user-space backtraces first,
+    # then what the kernel says of every task (io-wq workers included), last.
+    echo "== watchdog: '$*' still runs after ${limit} s"
+    if command -v gdb >/dev/null 2>&1; then
+        for p in $(tree "$pid"); do
+            echo "-- gdb $p: $(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null | cut -c1-200)"
+            timeout 60 gdb -p "$p" -batch -nx -ex 'thread apply all bt 12' 2>/dev/null |
+                grep -E '^(Thread|#)' | grep -v ' in std::\| in core::\| in proptest::' | head -80 | sed 's/^/   /'
+        done
+    fi
+    echo "== where each process waits:"
     ps -o pid,ppid,etimes,stat,wchan:32,args --forest -g "$(ps -o sid= -p $$ | tr -d ' ')" 2>/dev/null || ps -ef --forest
     for p in $(tree "$pid"); do
-        echo "-- $p: $(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null | cut -c1-300)"
+        echo "-- $p: $(tr '\0' ' ' < /proc/"$p"/cmdline 2>/dev/null | cut -c1-200)"
         for t in /proc/"$p"/task/*; do
-            echo "   task ${t##*/} $(cat "$t"/comm 2>/dev/null) wchan $(cat "$t"/wchan 2>/dev/null)"
-            head -6 "$t"/stack 2>/dev/null | sed 's/^/      /'
+            echo "   task ${t##*/} $(cat "$t"/comm 2>/dev/null) $(cut -d' ' -f3 "$t"/stat 2>/dev/null) wchan $(cat "$t"/wchan 2>/dev/null)"
+            head -8 "$t"/stack 2>/dev/null | sed 's/^/      /'
         done
-        if command -v gdb >/dev/null 2>&1; then
-            timeout 60 gdb -p "$p" -batch -nx -ex 'thread apply all bt 25' 2>/dev/null |
-                grep -E '^(Thread|#)' | head -200 | sed 's/^/   /'
-        fi
     done
+    echo "== machine:"
+    grep -E 'MemAvailable|Dirty|Writeback:' /proc/meminfo
+    head -2 /proc/pressure/io /proc/pressure/memory 2>/dev/null
+    df -h /tmp . 2>/dev/null
 }
 (
     # Polls the command, bounded by LIMIT (this is CI glue, not a test).

@@ -168,3 +168,71 @@ fn a_salvage_after_the_first_write_failed_keeps_nothing_of_it() {
     s.salvage(&Default::default()).unwrap();
     assert_eq!(header_data_size(&mut check), 0);
 }
+
+/// The file a run of pushes leaves, written by the serial sink or by the
+/// io_uring backend whose first write never completes.
+fn pushed_file(held: bool) -> (Vec<u8>, bool) {
+    let (bytes, stalled, _) = pushed_with(held, true);
+    (bytes, stalled)
+}
+
+/// Also the error of the async sink's last drain, where the held write
+/// cannot be cancelled.
+fn pushed_with(held: bool, cancellable: bool) -> (Vec<u8>, bool, Option<io::Error>) {
+    use crate::push::SerialSink;
+    use std::io::Read;
+    let mut file = tempfile::tempfile().unwrap();
+    let w = FileWriter::new(file.try_clone().unwrap(), &[]).unwrap();
+    let rings: Vec<Vec<u8>> = (0..6u8)
+        .map(|i| vec![i; 3000 + 1000 * i as usize])
+        .collect();
+    let mut stalled = false;
+    if held {
+        let mut b = super::UringBackend::new(w.get_ref()).unwrap_or_else(|e| {
+            panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)")
+        });
+        b.hold_next_write(std::time::Duration::from_millis(50), cancellable);
+        let mut p =
+            Pusher::<NoneCodec, _, NoMeter>::new(NoneCodec, AsyncSink::new(w, b, 2, 16 << 10));
+        for r in &rings {
+            p.push(Input::one(r)).unwrap();
+            p.flush().unwrap();
+        }
+        let mut s = p.into_sink();
+        if let Err(e) = s.drain_all() {
+            return (Vec::new(), s.backend.stalled(), Some(e));
+        }
+        stalled = s.backend.stalled();
+        s.into_inner().unwrap().finish(&Default::default()).unwrap();
+    } else {
+        let mut p = Pusher::<NoneCodec, _, NoMeter>::new(NoneCodec, SerialSink::new(w));
+        for r in &rings {
+            p.push(Input::one(r)).unwrap();
+            p.flush().unwrap();
+        }
+        p.into_sink()
+            .into_inner()
+            .finish(&Default::default())
+            .unwrap();
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).unwrap();
+    (bytes, stalled, None)
+}
+
+#[test]
+fn a_write_the_kernel_never_completes_is_cancelled_and_written_with_pwrite() {
+    let (want, _) = pushed_file(false);
+    let (got, stalled) = pushed_file(true);
+    assert!(stalled, "the held write was not taken for a stall");
+    assert_eq!(got.len(), want.len());
+    assert!(got == want, "the file differs from the serial sink's");
+}
+
+#[test]
+fn a_write_no_cancel_reaches_is_given_up_and_fails_instead_of_hanging() {
+    let (_, stalled, err) = pushed_with(true, false);
+    assert!(stalled);
+    let e = err.expect("the stuck write did not fail");
+    assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+}
