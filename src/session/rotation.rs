@@ -67,10 +67,32 @@ impl Rotation {
     }
 
     /// The output at OUTPUT is finished: moves it to its timestamped name
-    /// and removes the oldest beyond `--switch-max-files`.
-    pub fn seal(&mut self) -> io::Result<PathBuf> {
+    /// and removes the oldest beyond `--switch-max-files`. `None` where
+    /// OUTPUT is gone (moved or deleted while written: it was finished
+    /// where it is now); a note says so, and the recording goes on, as
+    /// perf's does.
+    pub fn seal(&mut self, notes: &mut Vec<String>) -> io::Result<Option<PathBuf>> {
         let name = stamped(&self.path);
-        std::fs::rename(&self.path, &name)?;
+        match std::fs::rename(&self.path, &name) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                notes.push(format!(
+                    "--switch-output: {} was moved or deleted while it was written; it was finished where it went, and the recording went on",
+                    self.path.display()
+                ));
+                return Ok(None);
+            }
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "renaming {} to {}: {e}",
+                        self.path.display(),
+                        name.display()
+                    ),
+                ))
+            }
+        }
         self.written.push(name.display().to_string());
         self.kept.push(name.clone());
         if let Some(k) = self.keep {
@@ -81,16 +103,26 @@ impl Rotation {
                 // filesystem long enough to overflow the rings).
                 let old = self.kept.remove(0);
                 let mut freed = Displaced::default();
-                if std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir()) {
-                    freed.remove_dir(&old)?;
-                } else {
-                    freed.remove_file(&old)?;
+                let gone = match std::fs::symlink_metadata(&old) {
+                    Ok(m) if m.is_dir() => freed.remove_dir(&old),
+                    Ok(_) => freed.remove_file(&old),
+                    Err(e) => Err(e),
+                };
+                match gone {
+                    Ok(()) => self.removed += 1,
+                    // Moved or removed by someone else: nothing to remove.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!("--switch-max-files: removing {}: {e}", old.display()),
+                        ))
+                    }
                 }
                 freed.free_in_background();
-                self.removed += 1;
             }
         }
-        Ok(name)
+        Ok(Some(name))
     }
 }
 
@@ -98,7 +130,7 @@ impl Rotation {
     /// At the end: the last output sealed like the others (perf's "Dump"),
     /// and the notes on what was named and removed.
     pub fn seal_last(&mut self, notes: &mut Vec<String>) {
-        if let Err(e) = self.seal() {
+        if let Err(e) = self.seal(notes) {
             notes.push(format!(
                 "--switch-output: naming the last output failed: {e}"
             ));
@@ -123,7 +155,7 @@ mod tests {
         let mut r = Rotation::new(&path, Some(2));
         for i in 0..4 {
             std::fs::write(&path, format!("{i}")).unwrap();
-            let sealed = r.seal().unwrap();
+            let sealed = r.seal(&mut Vec::new()).unwrap().unwrap();
             let name = sealed.file_name().unwrap().to_string_lossy().into_owned();
             let ts = name.strip_prefix("perf.data.").unwrap();
             assert!(
@@ -136,5 +168,27 @@ mod tests {
         assert_eq!(r.removed, 2);
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 2, "the newest two");
+    }
+
+    #[test]
+    fn a_moved_output_is_a_note_and_a_moved_old_one_is_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("perf.data");
+        let mut r = Rotation::new(&path, Some(1));
+        let mut notes = Vec::new();
+        std::fs::write(&path, "0").unwrap();
+        let first = r.seal(&mut notes).unwrap().unwrap();
+        // The user moves the sealed one away, and then the current one.
+        std::fs::rename(&first, dir.path().join("mine")).unwrap();
+        std::fs::write(&path, "1").unwrap();
+        std::fs::rename(&path, dir.path().join("mine-too")).unwrap();
+        assert_eq!(r.seal(&mut notes).unwrap(), None);
+        assert!(notes[0].contains("moved or deleted"), "{notes:?}");
+        std::fs::write(&path, "2").unwrap();
+        assert!(r.seal(&mut notes).unwrap().is_some(), "the next one");
+        assert!(
+            dir.path().join("mine").exists(),
+            "not the recording's to remove"
+        );
     }
 }

@@ -135,12 +135,15 @@ fn switch_output(
     let sb = switch_to(rec, drain, next, maps, notes).map_err(failed)?;
     // The current output is finished: from here a failure concerns only
     // the next one, whose temporary is removed.
-    let sealed = rotation.seal().map_err(RecordError::Output)?;
+    let sealed = rotation.seal(notes).map_err(RecordError::Output)?;
     drain.write_plain(&sb).map_err(|err| RecordError::Io {
-        what: format!(
-            "--switch-output: starting the next output failed ({} is finished and opens in perf)",
-            sealed.display()
-        ),
+        what: match sealed {
+            Some(p) => format!(
+                "--switch-output: starting the next output failed ({} is finished and opens in perf)",
+                p.display()
+            ),
+            None => "--switch-output: starting the next output failed".to_string(),
+        },
         err,
     })?;
     maps.file = side_band_hits(&sb);

@@ -524,7 +524,7 @@ impl Drop for Tmpfs {
 
 /// Every file named OUTPUT.<...> (and OUTPUT) in `dir`, and whether any
 /// hidden temporary is left.
-fn outputs(dir: &Path, base: &str) -> Vec<PathBuf> {
+pub fn outputs(dir: &Path, base: &str) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -583,7 +583,7 @@ fn switch_output_on_a_full_disk_leaves_only_readable_outputs() {
 }
 
 /// Polls `done` every 10 ms for at most 30 s (waiting on a state).
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     for _ in 0..3000 {
         if done() {
             return;

@@ -27,5 +27,6 @@ mod push_paths;
 mod record;
 mod reliability;
 mod stack_cut;
+mod switches;
 mod threads;
 mod writer_props;

@@ -64,10 +64,8 @@ pub struct Dir {
     pub side_band_bytes: u64,
     /// `--switch-output`.
     pub rotation: Option<Rotation>,
-    /// The maps of the current output's side band, and every map record
-    /// seen so far (for the side band of the next output).
+    /// The maps of the current output's side band.
     pub file_hits: Hits,
-    history: Hits,
 }
 
 impl Dir {
@@ -77,23 +75,21 @@ impl Dir {
         let o = rec.o;
         let out = Output::open_dir(&o.output).map_err(RecordError::Output)?;
         let dir = out.current_path().expect("a directory");
-        let main = FileWriter::new(
+        let mut main = FileWriter::new(
             create_in(dir, "data").map_err(RecordError::Output)?,
             &rec.prepared.set.attrs,
         )?;
-        let mut d = Dir {
+        let sb = rec.side_band(notes);
+        begin(rec, &mut main, &sb).map_err(RecordError::Output)?;
+        Ok(Dir {
             out,
+            side_band_bytes: main.data_size(),
             main,
-            side_band_bytes: 0,
             rotation: o
                 .switch_output
                 .map(|_| Rotation::new(&o.output, o.switch_max_files)),
-            file_hits: Hits::default(),
-            history: Hits::default(),
-        };
-        let sb = rec.side_band(notes);
-        d.begin(rec, &sb).map_err(RecordError::Output)?;
-        Ok(d)
+            file_hits: side_band_hits(&sb),
+        })
     }
 
     /// The current directory (its final name once the recording started).
@@ -101,27 +97,14 @@ impl Dir {
         self.out.current_path().expect("a directory")
     }
 
-    /// Writes the side band `sb` into `data` and makes it whole.
-    fn begin(&mut self, rec: &Recording<'_>, sb: &[u8]) -> io::Result<()> {
-        self.main
-            .write_records(sb)
-            .map_err(|e| io_err_context(e, "writing the side band"))?;
-        self.side_band_bytes = self.main.data_size();
-        self.file_hits = side_band_hits(sb);
-        self.history.merge(Hits {
-            maps: self.file_hits.maps.clone(),
-            ..Default::default()
-        });
-        self.main
-            .checkpoint(&dir_features(&rec.features, rec.announced_codec()))
-            .map_err(|e| io_err_context(e, "writing data"))?;
-        Ok(())
-    }
-
-    /// One `--switch-output`: every thread finishes its data.N and goes on
-    /// in the next directory (hidden beside OUTPUT); `data` gets its
-    /// features and build ids; then OUTPUT becomes `OUTPUT.<timestamp>` and
-    /// the next directory OUTPUT, with a side band of its own.
+    /// One `--switch-output`, in the order that leaves every name whole:
+    /// the next directory (hidden beside OUTPUT) gets `data` with the side
+    /// band of the processes live now, made whole; only then does every
+    /// thread finish its data.N and go on in the next directory's; the map
+    /// records the threads saw in the ended output follow the side band
+    /// (processes gone since, maps made while it was taken); the ended
+    /// `data` gets its features and build ids; then OUTPUT becomes
+    /// `OUTPUT.<timestamp>` and the next directory OUTPUT.
     pub fn switch(
         &mut self,
         rec: &Recording<'_>,
@@ -133,18 +116,33 @@ impl Dir {
             // A `snapshot` command without --switch-output: nothing to do.
             return Ok(());
         };
+        let failed = |what: &str, err| RecordError::Io {
+            what: format!("--switch-output: {what}"),
+            err,
+        };
         let next = tempfile::Builder::new()
             .prefix(".perfz-next-")
             .tempdir_in(dir_of(&o.output))
             .map_err(RecordError::Output)?;
-        let data = create_in(next.path(), "data").map_err(RecordError::Output)?;
+        let mut new_main = FileWriter::new(
+            create_in(next.path(), "data").map_err(RecordError::Output)?,
+            &rec.prepared.set.attrs,
+        )?;
+        let mut sb = rec.later_side_band(&[], notes);
+        begin(rec, &mut new_main, &sb).map_err(|e| failed("starting the next output", e))?;
         let mut files = Vec::with_capacity(pool.threads());
         for i in 0..pool.threads() {
             files.push(create_in(next.path(), &format!("data.{i}")).map_err(RecordError::Output)?);
         }
         let requests = files.into_iter().map(Request::Switch).collect();
         let answers = pool.ask(requests)?;
+        if answers.is_empty() {
+            // Every thread has ended (the recording is ending): the current
+            // output is the last, finished by the end; nothing switched.
+            return Ok(());
+        }
         let mut hits = std::mem::take(&mut self.file_hits);
+        let mut seen = Hits::default();
         let mut reports = Vec::new();
         for r in answers {
             if let Some(e) = r.error {
@@ -154,7 +152,7 @@ impl Dir {
                 });
             }
             if let Some(h) = r.hits {
-                self.history.merge(Hits {
+                seen.merge(Hits {
                     maps: h.maps.clone(),
                     ..Default::default()
                 });
@@ -162,35 +160,50 @@ impl Dir {
             }
             reports.push(r.report);
         }
-        let mut f = dir_features(&rec.features, combined_compressed(&reports));
+        if !seen.maps.is_empty() {
+            new_main
+                .write_records(&seen.maps)
+                .and_then(|_| {
+                    new_main.checkpoint(&dir_features(&rec.features, rec.announced_codec()))
+                })
+                .map_err(|e| failed("writing the next output's side band", e))?;
+            sb.extend_from_slice(&seen.maps);
+        }
+        // A thread that ended before the switch reported nothing here; its
+        // data.N is compressed all the same.
+        let compressed = combined_compressed(&reports).or(rec.announced_codec());
+        let mut f = dir_features(&rec.features, compressed);
         rec.add_build_ids(&mut f, &hits, notes);
-        let new_main = FileWriter::new(data, &rec.prepared.set.attrs)?;
+        let side_band_bytes = new_main.data_size();
         let done = std::mem::replace(&mut self.main, new_main)
             .finish(&f)
             .map_err(format_io)
             .and_then(|f| f.sync_all());
-        let failed = |what: &str, err| RecordError::Io {
-            what: format!("--switch-output: {what}"),
-            err,
-        };
         done.map_err(|e| failed("finishing data", e))?;
+        self.side_band_bytes = side_band_bytes;
+        self.file_hits = side_band_hits(&sb);
         let sealed = rotation
-            .seal()
+            .seal(notes)
             .map_err(|e| failed("naming the finished output", e))?;
         std::fs::rename(next.path(), &o.output).map_err(|e| {
-            failed(
-                &format!(
-                    "starting the next output ({} is finished)",
-                    sealed.display()
-                ),
-                e,
-            )
+            let what = match &sealed {
+                Some(p) => format!("starting the next output ({} is finished)", p.display()),
+                None => "starting the next output".to_string(),
+            };
+            failed(&what, e)
         })?;
         let _ = next.keep();
-        let sb = rec.later_side_band(&self.history.maps, notes);
-        self.begin(rec, &sb)
-            .map_err(|e| failed("writing the next output's side band", e))
+        Ok(())
     }
+}
+
+/// Writes the side band `sb` into a directory's `data` and makes it whole.
+fn begin(rec: &Recording<'_>, main: &mut FileWriter<File>, sb: &[u8]) -> io::Result<()> {
+    main.write_records(sb)
+        .map_err(|e| io_err_context(e, "writing the side band"))?;
+    main.checkpoint(&dir_features(&rec.features, rec.announced_codec()))
+        .map_err(|e| io_err_context(e, "writing data"))?;
+    Ok(())
 }
 
 /// What the flight recorder does with a `--threads` recording's memory.

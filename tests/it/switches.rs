@@ -1,0 +1,183 @@
+//! `--switch-output` against kill -9, a moved output and many switches
+//! (issue 31): every name shows a whole output, the current one included; an
+//! output moved away is finished where it went while the recording goes on;
+//! each output's side band holds the processes live at its start once, not
+//! every earlier output's again.
+
+use crate::common;
+use crate::hostile::{outputs, wait_until};
+
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+
+/// Every output under a name in `dir` (the sealed `base.<timestamp>` ones
+/// and the current `base`) opens in perf with exactly the samples perfz's
+/// reader finds; how many there are.
+fn every_name_opens(dir: &Path, base: &str, why: &str) -> usize {
+    let mut named = outputs(dir, &format!("{base}."));
+    let current = dir.join(base);
+    if current.exists() {
+        named.push(current);
+    }
+    for f in &named {
+        let ours = our_sample_count(f);
+        let theirs = try_perf_sample_count(&perf(), f)
+            .unwrap_or_else(|| panic!("{why}: perf cannot read {}", f.display()));
+        assert_eq!(theirs, ours, "{why}: {}", f.display());
+    }
+    named.len()
+}
+
+fn signal(child: &std::process::Child, sig: i32) {
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+/// kill -9 while a `--threads` switch is under way (its hidden next
+/// directory exists), at varying points after that: every output under a
+/// name, the current OUTPUT too, opens in perf with exactly the samples
+/// perfz's reader finds. (The next `data` used to be a bare header while the
+/// data.N files already took records.)
+#[test]
+fn a_threads_switch_leaves_every_name_whole_after_kill_9() {
+    require_recording();
+    perf(); // fails with the fix where perf is missing
+    let top = tempdir("switch-threads-kill");
+    for round in 0..8 {
+        let dir = top.join(format!("r{round}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("t.data");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .args(["record", "-q", "--threads", "--switch-output", "-g", "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(workload())
+            .args(["30", "2"])
+            .spawn()
+            .unwrap();
+        wait_until("the recording's start", || out.join("data").exists());
+        signal(&child, libc::SIGUSR2);
+        wait_until("a switch under way", || {
+            !outputs(&dir, ".perfz-next-").is_empty() || !outputs(&dir, "t.data.").is_empty()
+        });
+        for _ in 0..round * 400 {
+            std::thread::yield_now();
+        }
+        child.kill().unwrap();
+        child.wait_within("perfz record");
+        let n = every_name_opens(&dir, "t.data", &format!("round {round}"));
+        assert!(n >= 1, "round {round}: no output under a name");
+    }
+    let _ = std::fs::remove_dir_all(&top);
+}
+
+/// The output moved away while it is written, then a switch: perf's
+/// behaviour (a warning, and the recording goes on in a new OUTPUT), serial
+/// and `--threads`. The moved output is finished where it went and opens
+/// in perf.
+#[test]
+fn a_moved_output_is_finished_where_it_went_and_the_recording_goes_on() {
+    require_recording();
+    perf();
+    for threads in [false, true] {
+        let dir = tempdir(if threads {
+            "switch-moved-thr"
+        } else {
+            "switch-moved"
+        });
+        let out = dir.join("m.data");
+        let mut args = vec!["--switch-output", "-g"];
+        if threads {
+            args.push("--threads");
+        }
+        let child = spawn_record(&args, &out, "30");
+        let started = if threads {
+            out.join("data")
+        } else {
+            out.clone()
+        };
+        wait_until("the recording's start", || started.exists());
+        let moved = dir.join("moved.data");
+        std::fs::rename(&out, &moved).unwrap();
+        signal(&child, libc::SIGUSR2);
+        wait_until("the next output", || started.exists());
+        // Still recording: a second switch seals the new output.
+        signal(&child, libc::SIGUSR2);
+        wait_until("the second switch", || !outputs(&dir, "m.data.").is_empty());
+        signal(&child, libc::SIGINT);
+        let o = child.output_within("perfz record");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            o.status.success(),
+            "threads {threads}: {:?} {stderr}",
+            o.status
+        );
+        assert!(
+            stderr.contains("was moved or deleted"),
+            "threads {threads}: {stderr}"
+        );
+        let ours = our_sample_count(&moved);
+        assert!(
+            ours > 0,
+            "threads {threads}: the moved output holds no sample"
+        );
+        assert_eq!(
+            perf_sample_count(&perf(), &moved),
+            ours,
+            "threads {threads}"
+        );
+        let n = every_name_opens(&dir, "m.data", &format!("threads {threads}"));
+        assert!(n >= 2, "threads {threads}: {n} outputs after the move");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// COMM records perf shows in an output (its side band and the stream).
+fn comms(output: &Path) -> usize {
+    run_perf(
+        &perf(),
+        &[
+            "script",
+            "--show-task-events",
+            "-i",
+            output.to_str().unwrap(),
+        ],
+    )
+    .lines()
+    .filter(|l| l.contains("PERF_RECORD_COMM"))
+    .count()
+}
+
+/// Many `--threads` switches: the last output's side band is the size of
+/// the first's (each used to hold every earlier one's again, doubling).
+#[test]
+fn the_side_band_stays_flat_across_threads_switches() {
+    require_recording();
+    let dir = tempdir("switch-flat");
+    let out = dir.join("f.data");
+    perfz_ok(&[
+        "record",
+        "-q",
+        "--threads",
+        "--switch-output=1s",
+        "-g",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        workload().to_str().unwrap(),
+        "4.5",
+        "3",
+    ]);
+    let outs = outputs_named(&dir, "f.data");
+    assert!(outs.len() >= 3, "{outs:?}");
+    let first = comms(&outs[0]);
+    let last = comms(&outs[outs.len() - 1]);
+    assert!(first > 0, "no COMM in {}", outs[0].display());
+    assert!(
+        last <= 2 * first,
+        "COMM records: {first} in the first output, {last} in the last"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
