@@ -239,8 +239,16 @@ pub fn record(
         ends.push((g, path, end));
     }
     let ended = ctl.end(Drained::default());
-    if let Some(e) = failed {
-        return Err(e);
+    let summary = finish::finish(&rec, dest, &ring_cpus, ends, ended, notes);
+    match (failed, summary) {
+        (None, s) => s,
+        // A switch failed (a full disk): the current output was finished
+        // like a last one, and the error says so.
+        (Some(RecordError::Io { what, err }), Ok(s)) => Err(RecordError::WriteFailed {
+            path: s.output.clone(),
+            err: io::Error::new(err.kind(), format!("{what}: {err}")),
+            kept: Some(crate::session::Kept::Everything(s.bytes_written)),
+        }),
+        (Some(e), _) => Err(e),
     }
-    finish::finish(&rec, dest, &ring_cpus, ends, ended, notes)
 }
