@@ -296,6 +296,10 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
         )));
     }
 
+    // The records end where the header says: what follows is the file's
+    // own feature section (rewritten below), nothing dropped.
+    let whole = header.data.size > 0 && good_end == claimed;
+
     // Rewrite: features right after the kept records, then the header.
     let mut f = OpenOptions::new().read(true).write(true).open(path)?;
     let (block, bitmap) = feature_block(&features, good_end);
@@ -315,8 +319,12 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
         data_bytes: good_end - data_offset,
         records,
         samples,
-        dropped_bytes: file_len.saturating_sub(good_end),
-        stopped_because: stopped,
+        dropped_bytes: if whole {
+            0
+        } else {
+            file_len.saturating_sub(good_end)
+        },
+        stopped_because: if whole { None } else { stopped },
         guessed_codec: guessed,
         samples_before: 0,
         rebuilt,

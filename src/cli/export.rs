@@ -31,7 +31,7 @@ pub struct Args {
     /// Only the samples of this event (its name as perf prints it, e.g.
     /// cpu-clock); a pprof profile holds one.
     #[arg(short, long, value_name = "EVENT")]
-    event: Option<String>,
+    event: Vec<String>,
     /// Where to write (default: standard output).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -57,7 +57,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             tid: a.tid,
             annotate_kernel: a.kernel,
         },
-        event: a.event.clone(),
+        event: one_event(&a.event)?,
         inline: a.inline,
     };
     let format = match a.format {
@@ -139,4 +139,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         notes.iter().map(|n| format!("; {n}")).collect::<String>()
     );
     Ok(())
+}
+
+/// At most one -e: a second would otherwise silently replace the first.
+fn one_event(events: &[String]) -> anyhow::Result<Option<String>> {
+    match events {
+        [] => Ok(None),
+        [one] => Ok(Some(one.clone())),
+        more => anyhow::bail!(
+            "-e given {} times ({}): export takes one event; run it once per event",
+            more.len(),
+            more.join(", ")
+        ),
+    }
 }

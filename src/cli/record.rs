@@ -211,6 +211,16 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         n_targets <= 1,
         "record one target: a command, or one of -p PID, -t TID, -u USER, -a, -C LIST (optionally with a command that times it)"
     );
+    if let Some(first) = a.command.first() {
+        // clap takes everything from the first word it does not know as the
+        // command; a word like an option there is one perfz does not have
+        // (after `--` it is a command's name, as perf takes it).
+        let after_dashes = std::env::args().any(|w| w == "--");
+        anyhow::ensure!(
+            !first.starts_with('-') || first == "-" || after_dashes,
+            "unknown option {first:?} (perfz record --help lists them); a command whose name starts with '-' goes after --"
+        );
+    }
     let (target, timing_command) = match (n_targets, a.command.is_empty()) {
         (0, false) => (Target::Workload(a.command.clone()), Vec::new()),
         // No target and no command: every CPU until Ctrl-C, as perf.
@@ -271,7 +281,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut summary = record(&opts)?;
     summary.notes.splice(0..0, notes);
     if let Some(p) = &a.stats_json {
-        std::fs::write(p, serde_json::to_string_pretty(&summary)?)
+        write_replacing(p, serde_json::to_string_pretty(&summary)?.as_bytes())
             .with_context(|| format!("writing {}", p.display()))?;
     }
     if !a.quiet {
@@ -418,4 +428,21 @@ fn explicit_target(a: &Args) -> anyhow::Result<Target> {
     } else {
         Target::Cpus(crate::event::cpus::online()?)
     })
+}
+
+/// Writes `bytes` as a new file that replaces `path` (a temporary beside it,
+/// renamed over it): a symlink planted at `path` is replaced, never written
+/// through.
+fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".perfz-stats-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }

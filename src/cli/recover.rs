@@ -33,13 +33,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let r = crate::recover::recover(&a.file).with_context(|| a.file.display().to_string())?;
     eprintln!(
-        "perfz: recovered {}: {} records, {} bytes of data, {} samples read back whole (the input gave {}); dropped {} bytes{}{}{}",
+        "perfz: recovered {}: {} records, {} bytes of data, {} samples read back whole (the input gave {}); {}{}{}{}",
         a.file.display(),
         r.records,
         r.data_bytes,
         r.samples,
         r.samples_before,
-        r.dropped_bytes,
+        if r.dropped_bytes == 0 {
+            "nothing dropped (it was whole)".to_string()
+        } else {
+            format!("dropped {} bytes", r.dropped_bytes)
+        },
         r.stopped_because
             .map(|s| format!(" after: {s}"))
             .unwrap_or_default(),

@@ -8,6 +8,9 @@ use std::path::Path;
 
 use crate::format::{FormatError, PerfReader};
 
+/// How long recover watches its input for growth before touching it.
+const GROWTH_WATCH: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// The first process (pid, its name) that has `path` open for writing,
 /// by /proc/PID/fd and fdinfo's flags; None where none has (or /proc
 /// says nothing).
@@ -44,6 +47,12 @@ pub fn writer_of(path: &Path) -> Option<(u32, String)> {
     None
 }
 
+/// A file's size and modification time.
+fn stamp(f: &Path) -> Option<(u64, std::time::SystemTime)> {
+    let m = std::fs::metadata(f).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
 /// Refuses what recover must not touch: anything but a regular file or a
 /// directory (a device, a FIFO), and a recording a process is still
 /// writing. Returns the path's metadata otherwise.
@@ -69,6 +78,24 @@ pub(super) fn refuse_unsafe(path: &Path) -> Result<std::fs::Metadata, FormatErro
              its recorder has ended (or is killed); it is left untouched",
             f.display()
         )));
+    }
+    // A writer /proc does not show (another pid namespace, or one that opens
+    // the file for each append): the file changes while watched.
+    let before: Vec<_> = files.iter().map(|f| stamp(f)).collect();
+    std::thread::sleep(GROWTH_WATCH);
+    for (f, was) in files.iter().zip(before) {
+        let now = stamp(f);
+        if now != was {
+            return Err(FormatError::Unsupported(format!(
+                "{} changed while recover watched it for {} ms ({} bytes, then {}): something \
+                 is still writing it; recover a recording once its recorder has ended; it is \
+                 left untouched",
+                f.display(),
+                GROWTH_WATCH.as_millis(),
+                was.map_or(0, |s| s.0),
+                now.map_or(0, |s| s.0),
+            )));
+        }
     }
     Ok(meta)
 }

@@ -49,6 +49,17 @@ impl FromStr for ThreadSpec {
                     if cpus.is_empty() || aff.is_empty() {
                         return Err(bad(format!("{part:?} has an empty CPU list")));
                     }
+                    // perf's rule: each mask its own CPUs.
+                    for (what, mine, i) in [("maps", &cpus, 0), ("affinity", &aff, 1)] {
+                        let earlier = out
+                            .iter()
+                            .map(|m: &(Vec<u32>, Vec<u32>)| if i == 0 { &m.0 } else { &m.1 });
+                        if let Some(c) = earlier.flatten().find(|c| mine.contains(c)) {
+                            return Err(bad(format!(
+                                "the {what} mask of {part:?} intersects an earlier one (CPU {c})"
+                            )));
+                        }
+                    }
                     out.push((cpus, aff));
                 }
                 ThreadSpec::Masks(out)

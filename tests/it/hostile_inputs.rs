@@ -311,3 +311,120 @@ fn the_advice_says_when_a_ring_cannot_hold_one_sample() {
     assert!(err.contains("cannot hold one sample"), "{err}");
     assert!(!err.contains("a bigger ring is the lever"), "{err}");
 }
+
+/// A file that grows while recover looks, its writer holding no fd most of
+/// the time (it opens the file for each append): refused, left as it was.
+#[test]
+fn recover_refuses_a_file_that_grows_while_it_looks() {
+    require_recording();
+    let dir = tempdir("hostile-growing");
+    let f = dir.join("growing.data");
+    std::fs::write(&f, b"x").unwrap();
+    let mut writer = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "while :; do printf x >> '{}'; sleep 0.02; done",
+            f.display()
+        ))
+        .spawn()
+        .unwrap();
+    crate::hostile::wait_until("the writer's first append", || {
+        std::fs::metadata(&f).unwrap().len() > 1
+    });
+    let o = perfz(&["recover", f.to_str().unwrap()]);
+    let _ = writer.kill();
+    let _ = writer.wait();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("changed while recover watched it") || err.contains("still being written"),
+        "{err}"
+    );
+    let left = std::fs::read(&f).unwrap();
+    assert!(left.iter().all(|&b| b == b'x'), "recover touched it");
+}
+
+/// A healthy recording, file and `--threads` directory: recover says it
+/// was whole, and drops nothing (it used to call the feature section
+/// dropped bytes).
+#[test]
+fn recover_on_a_whole_recording_drops_nothing() {
+    require_recording();
+    let dir = tempdir("hostile-whole");
+    for threads in [false, true] {
+        let out = dir.join(format!("w{threads}.data"));
+        let mut args = vec!["record", "-q", "-o", out.to_str().unwrap()];
+        if threads {
+            args.push("--threads");
+        }
+        let wl = workload();
+        args.extend(["--", wl.to_str().unwrap(), "0.2"]);
+        perfz_ok(&args);
+        let before = perf_sample_count(&perf(), &out);
+        let o = perfz_ok(&["recover", out.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("nothing dropped (it was whole)"), "{err}");
+        assert_eq!(perf_sample_count(&perf(), &out), before);
+    }
+}
+
+/// Command lines perf refuses are refused: an unknown option before the
+/// command, intersecting --threads masks, a second -e for export. A name
+/// after `--` is a command's, whatever it starts with.
+#[test]
+fn options_perf_refuses_are_refused() {
+    require_recording();
+    let o = perfz(&["record", "--no-such-option", "true"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("unknown option \"--no-such-option\""), "{err}");
+    let dir = tempdir("hostile-options");
+    let out = dir.join("o.data");
+    let o = perfz(&[
+        "record",
+        "-q",
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        "-no-such-command",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot run -no-such-command"), "{err}");
+    let o = perfz(&["record", "--threads=0/0:1/1:0/1", "-a", "--", "true"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("intersects an earlier one"), "{err}");
+    let fixture = fixture("plain-cmd");
+    let o = perfz(&["export", "-e", "a", "-e", "b", fixture.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("-e given 2 times"), "{err}");
+}
+
+/// `--stats-json` at a planted symlink replaces the link; the file it
+/// points to keeps its contents.
+#[test]
+fn stats_json_never_writes_through_a_symlink() {
+    require_recording();
+    let dir = tempdir("hostile-stats-link");
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let link = dir.join("stats.json");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let out = dir.join("s.data");
+    perfz_ok(&[
+        "record",
+        "-q",
+        "--stats-json",
+        link.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert!(std::fs::read_to_string(&link)
+        .unwrap()
+        .contains("\"samples\""));
+}

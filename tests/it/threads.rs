@@ -165,7 +165,9 @@ fn threads_work_with_aio_and_every_codec_and_convert() {
             let s = stats(&json);
             assert!(s["sink"].as_str().unwrap().starts_with("async"), "{s}");
             let samples = s["samples"].as_u64().unwrap();
-            assert!(samples > 300, "{codec} {aio:?}: {samples}");
+            // 0.5 s of wall time at 2 kHz: ~1000 samples alone, fewer where
+            // the parallel tests take the CPUs (cpu-clock counts CPU time).
+            assert!(samples > 100, "{codec} {aio:?}: {samples}");
             assert_eq!(our_sample_count(&out), samples, "{codec} {aio:?}");
             // decompress/recompress read the directory into one file perf opens.
             let plain = dir.join("plain.data");
