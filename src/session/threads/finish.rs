@@ -176,12 +176,17 @@ pub fn finish(
                 .and_then(|()| d.main.finish(&dir_f))
                 .and_then(|f| f.sync_all().map_err(FormatError::Io));
             if let Err(e) = main_done {
-                // data keeps its checkpoint from the start: the directory opens.
+                // data keeps its checkpoint from the start: the directory
+                // opens, with every data.N (the size said is the directory's).
                 let data = out.current_path().map(|d| d.join("data"));
+                let kept = data.and_then(|p| cut_back(&p, main_kept)).map(|k| match k {
+                    Kept::Everything(_) => Kept::Everything(out.size()),
+                    Kept::Checkpoint(_) => Kept::Checkpoint(out.size()),
+                });
                 return Err(RecordError::WriteFailed {
                     path: out.display(),
                     err: format_io(e),
-                    kept: data.and_then(|p| cut_back(&p, main_kept)),
+                    kept,
                 });
             }
             if let Some(err) = t.failure {
