@@ -7,7 +7,9 @@
 #   perf 6.12                 the same tests with a newer perf: bookworm-backports'
 #                             linux-perf unpacked under tests/tools/perf-6.12
 #                             (never installed over 6.1), run through its wrapper
-#   cc (gcc)                  builds the test workloads
+#   cc (gcc), c++ (g++)       build the test workloads (rustc builds the Rust one)
+#   inferno 0.12.8            inferno-collapse-perf, the folded reference export is
+#                             compared with (cargo install into tests/tools/inferno)
 #   setpriv (util-linux)      drops capabilities in one test
 #   valgrind                  counts copies per byte (tests/dhat_copies.rs)
 #   gdb                       describes a hung test's threads
@@ -25,6 +27,7 @@ need=()
 want() { command -v "$1" >/dev/null 2>&1 || need+=("$2"); }
 want perf linux-perf
 want cc gcc
+want c++ g++
 want setpriv util-linux
 want valgrind valgrind
 want gdb gdb
@@ -49,6 +52,13 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "tests/setup.sh: installing ${need[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+INFERNO_VERSION=0.12.8
+if ! tests/tools/inferno/bin/inferno-collapse-perf --help >/dev/null 2>&1; then
+    command -v cargo >/dev/null 2>&1 || fail "inferno $INFERNO_VERSION needs cargo: install Rust (rustup.rs)"
+    echo "tests/setup.sh: cargo install inferno $INFERNO_VERSION into tests/tools/inferno"
+    cargo install --quiet --locked --version "$INFERNO_VERSION" --root tests/tools/inferno inferno
 fi
 
 if [ ! -d tests/node/node_modules/pprof-format ]; then

@@ -48,6 +48,10 @@ pub struct Args {
     /// Folded: kernel functions end in `_[k]`, as stackcollapse-perf --kernel.
     #[arg(long)]
     kernel: bool,
+    /// Folded and svg: each sample counts 1 (by default it weighs its
+    /// period, as `perf script | inferno-collapse-perf` weighs it).
+    #[arg(long)]
+    sample_counts: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -56,6 +60,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             pid: a.pid,
             tid: a.tid,
             annotate_kernel: a.kernel,
+            sample_counts: a.sample_counts,
         },
         event: one_event(&a.event)?,
         inline: a.inline,
@@ -117,6 +122,12 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut notes = Vec::new();
     if let Some(e) = &done.event {
         notes.push(format!("event {e}"));
+    }
+    if !done.other_events.is_empty() {
+        notes.push(format!(
+            "left out {} (one event an output; -e chooses)",
+            done.other_events.join(", ")
+        ));
     }
     if done.unwound > 0 {
         notes.push(format!("{} user stacks unwound (dwarf)", done.unwound));

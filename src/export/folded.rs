@@ -18,6 +18,9 @@ pub struct FoldOptions {
     pub tid: bool,
     /// `--kernel`: kernel functions end in `_[k]`.
     pub annotate_kernel: bool,
+    /// Each sample weighs 1, not its period (perf script prints the period
+    /// and inferno-collapse-perf weighs by it).
+    pub sample_counts: bool,
 }
 
 /// One frame as perf script prints it: its function (None: `[unknown]`)
@@ -40,13 +43,25 @@ pub struct Folded {
 
 impl Folded {
     /// Adds one sample of thread `tid` of `pid` named `comm` whose stack is
-    /// the frames `ids` (of the export's frame table), leaf first.
-    pub fn add(&mut self, o: &FoldOptions, (comm, pid, tid): (&Arc<str>, u32, u32), ids: &[u32]) {
+    /// the frames `ids` (of the export's frame table), leaf first, weighing
+    /// its `period` (1 where it has none, or with `sample_counts`).
+    pub fn add(
+        &mut self,
+        o: &FoldOptions,
+        (comm, pid, tid): (&Arc<str>, u32, u32),
+        ids: &[u32],
+        period: Option<u64>,
+    ) {
         let pid = if o.pid || o.tid { pid } else { 0 };
         let tid = if o.tid { tid } else { 0 };
         // Look up first: most samples repeat a stack seen before.
         let key = (comm.clone(), pid, tid, Box::from(ids));
-        *self.counts.entry(key).or_default() += 1;
+        let weight = if o.sample_counts {
+            1
+        } else {
+            period.unwrap_or(1)
+        };
+        *self.counts.entry(key).or_default() += weight;
     }
 
     /// The stacks, sorted, with their counts: `stack count` lines. Each
@@ -80,14 +95,23 @@ impl Folded {
                             one(None)
                         } else {
                             // Innermost first: the root-first line wants the
-                            // outermost first.
-                            let names: Vec<String> =
-                                f.funcs.iter().rev().map(|n| one(Some(n))).collect();
+                            // outermost first. A name that starts with `(`
+                            // is left out, as the collapse tools leave it
+                            // (perf's `(anonymous namespace)::f`).
+                            let names: Vec<String> = f
+                                .funcs
+                                .iter()
+                                .rev()
+                                .map(|n| one(Some(n)))
+                                .filter(|n| !n.starts_with('('))
+                                .collect();
                             names.join(";")
                         }
                     });
-                    line.push(';');
-                    line.push_str(t);
+                    if !t.is_empty() {
+                        line.push(';');
+                        line.push_str(t);
+                    }
                 }
                 (line, *n)
             })
@@ -110,25 +134,98 @@ impl Folded {
     }
 }
 
-/// A function name as stackcollapse-perf tidies it by default.
+/// A function name as inferno-collapse-perf (and stackcollapse-perf.pl)
+/// tidies perf script's by default: an unknown function is `[module]` (its
+/// file name) or `[unknown]`; `;` becomes `:`; the parameter list goes, cut
+/// at the first `(` outside `<>`, `{}` and `[]` that is neither a Go method's
+/// `.(` nor `(anonymous namespace)`.
 fn tidy(f: &Frame<'_>, o: &FoldOptions) -> String {
     let mut func = match (f.func, f.module) {
-        (Some(name), _) => name.to_string(),
-        (None, Some(m)) => m.rsplit('/').next().unwrap_or(m).to_string(),
-        (None, None) => "unknown".to_string(),
+        (Some(name), _) => super::demangle::demangle(name).into_owned(),
+        (None, Some(m)) => format!("[{}]", m.rsplit('/').next().unwrap_or(m)),
+        (None, None) => "[unknown]".to_string(),
     };
     func = func.replace(';', ":").replace(['\n', '\r'], " ");
-    if !(func.contains(".(") && func.contains(").")) {
-        func.retain(|c| c != '<' && c != '>');
-        if !func.starts_with('(') && !func.starts_with('-') {
-            if let Some(i) = func.find('(') {
-                func.truncate(i);
-            }
-        }
+    if f.func.is_some() {
+        func.truncate(without_parameters(&func));
     }
-    func.retain(|c| c != '"' && c != '\'');
     if o.annotate_kernel && f.kernel && f.func.is_some() {
         func.push_str("_[k]");
     }
     func
+}
+
+/// Where `func`'s parameter list starts (its length if it has none), as
+/// inferno's tidy_generic finds it.
+fn without_parameters(func: &str) -> usize {
+    let mut depth = 0i32;
+    let mut after_dot = None;
+    for (i, c) in func.char_indices() {
+        match c {
+            '<' | '{' | '[' => depth += 1,
+            '>' | '}' | ']' | ')' => depth -= 1,
+            '(' => {
+                if depth == 0
+                    && after_dot != Some(i)
+                    && !func[i..].starts_with("(anonymous namespace)")
+                {
+                    return i;
+                }
+                depth += 1;
+            }
+            '.' => after_dot = Some(i + 1),
+            _ => {}
+        }
+    }
+    func.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tidied(func: &str) -> String {
+        let f = Frame {
+            func: Some(func),
+            module: None,
+            kernel: false,
+        };
+        tidy(&f, &FoldOptions::default())
+    }
+
+    #[test]
+    fn parameters_go_and_templates_lambdas_and_namespaces_stay() {
+        // By inferno 0.12.8's rule (the interop tests compare with the tool).
+        assert_eq!(tidied("foo(int, char const*)"), "foo");
+        assert_eq!(
+            tidied("void sort_it<std::less<int> >(std::vector<int, std::allocator<int> >&)"),
+            "void sort_it<std::less<int> >"
+        );
+        assert_eq!(
+            tidied("(anonymous namespace)::work(int)"),
+            "(anonymous namespace)::work"
+        );
+        assert_eq!(
+            tidied("main::{lambda(int)#1}::operator()(int) const"),
+            "main::{lambda(int)#1}::operator"
+        );
+        assert_eq!(tidied("net/http.(*Client).Do"), "net/http.(*Client).Do");
+        assert_eq!(tidied("a;b"), "a:b");
+    }
+
+    #[test]
+    fn unknown_functions_are_named_after_their_module_in_brackets() {
+        let o = FoldOptions::default();
+        let f = |module| Frame {
+            func: None,
+            module,
+            kernel: false,
+        };
+        assert_eq!(tidy(&f(Some("/usr/lib/libc.so.6")), &o), "[libc.so.6]");
+        assert_eq!(
+            tidy(&f(Some("[kernel.kallsyms]")), &o),
+            "[[kernel.kallsyms]]"
+        );
+        assert_eq!(tidy(&f(None), &o), "[unknown]");
+    }
 }

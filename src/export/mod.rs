@@ -14,6 +14,7 @@
 //!         ─▶ Symbols ─▶ Folded (folded lines, svg) | pprof::Builder (pprof)
 //! ```
 
+pub mod demangle;
 pub mod file;
 pub mod folded;
 pub mod frames;
@@ -57,6 +58,8 @@ pub struct Exported {
     pub not_unwound: Option<String>,
     /// The event exported.
     pub event: Option<String>,
+    /// The recording's other events, left out (`-e` chooses).
+    pub other_events: Vec<String>,
 }
 
 /// What `perfz export` writes.
@@ -102,6 +105,7 @@ pub fn export(
         .ok();
     // Events with samples, in the order first seen: name -> (attr, samples).
     let mut events: Vec<(String, crate::format::Attr, u64)> = Vec::new();
+    let mut first_event = None;
     for input in inputs {
         let mut r = PerfReader::open(input)?;
         let recorded = r.features.string(feat::OSRELEASE);
@@ -118,6 +122,12 @@ pub fn export(
             let t = rec.header.type_;
             if t == RecordType::SAMPLE {
                 if let Some(i) = meta.attr_index_of_sample(&rec) {
+                    // The earliest sample's event, as perf script's time
+                    // order shows it first (rings are drained in turns).
+                    let t = sample_time(rec.body(), &meta.attrs[i].attr, meta.endian);
+                    if first_event.as_ref().is_none_or(|(ft, _)| t < *ft) {
+                        first_event = Some((t, event_name(&meta.attrs[i], i)));
+                    }
                     if counts.len() <= i {
                         counts.resize(i + 1, 0);
                     }
@@ -176,12 +186,21 @@ pub fn export(
                 names()
             )))
         }
-        None => (events.len() == 1).then(|| &events[0]),
+        // The first event a sample has, as perf script | inferno-collapse-perf
+        // keep it: events of other units never share a flame graph.
+        None => first_event
+            .as_ref()
+            .and_then(|(_, f)| events.iter().find(|e| &e.0 == f)),
     };
     let mut syms = Symbols::new(kernel_here, o.inline);
     let mut done = Exported {
         kernel_symbols: kernel_here,
         event: chosen.map(|e| e.0.clone()),
+        other_events: events
+            .iter()
+            .filter(|e| chosen.is_some_and(|c| c.0 != e.0))
+            .map(|e| format!("{} ({} samples)", e.0, e.2))
+            .collect(),
         ..Default::default()
     };
     // framehop unwinds x86-64 and aarch64; perfz reads x86-64's registers.
@@ -209,7 +228,7 @@ pub fn export(
                 continue;
             };
             let entry = &meta.attrs[i];
-            if o.event.is_some() && chosen.is_some_and(|e| e.0 != event_name(entry, i)) {
+            if chosen.is_some_and(|e| e.0 != event_name(entry, i)) {
                 continue;
             }
             let attr = &entry.attr;
@@ -255,7 +274,9 @@ pub fn export(
             let comm = procs.comm(tid, time);
             done.samples += 1;
             match format {
-                Output::Folded | Output::Svg => folded.add(&o.fold, (&comm, pid, tid), &ids),
+                Output::Folded | Output::Svg => {
+                    folded.add(&o.fold, (&comm, pid, tid), &ids, s.period)
+                }
                 Output::Pprof => {
                     profile.add(&table.named, &ids, (&comm, pid, tid), s.period.unwrap_or(1))
                 }
@@ -292,4 +313,21 @@ pub fn export(
         }
     }
     Ok(done)
+}
+
+/// A sample's time (u64::MAX without one), read where its layout puts it
+/// without parsing the rest.
+fn sample_time(body: &[u8], attr: &crate::format::Attr, e: crate::format::endian::Endian) -> u64 {
+    use crate::format::attr::sample_type as st;
+    let t = attr.sample_type();
+    if t & st::TIME == 0 {
+        return u64::MAX;
+    }
+    let at = [st::IDENTIFIER, st::IP, st::TID]
+        .iter()
+        .filter(|&&b| t & b != 0)
+        .count()
+        * 8;
+    body.get(at..at + 8)
+        .map_or(u64::MAX, |b| e.u64(b.try_into().unwrap()))
 }

@@ -201,11 +201,13 @@ impl Builder {
             return id;
         }
         let id = self.function.len() as u64 + 1;
-        let n = self.string(name);
+        // The name as perf prints it; the symbol as the binary has it.
+        let n = self.string(&super::demangle::demangle(name));
+        let raw = self.string(name);
         self.function.push(Function {
             id,
             name: n,
-            system_name: n,
+            system_name: raw,
             filename: file,
         });
         self.functions.insert((name.clone(), file), id);

@@ -266,7 +266,7 @@ fn pprof_of_two_events_wants_one_chosen() {
     let faults = perf_report_event(&data, "page-faults");
     assert!(faults > 0);
     assert_eq!(node["totals"][0].as_u64(), Some(faults));
-    let folded = perfz_ok(&["export", "-e", "cpu-clock", d]);
+    let folded = perfz_ok(&["export", "-e", "cpu-clock", "--sample-counts", d]);
     let n: u64 = String::from_utf8(folded.stdout)
         .unwrap()
         .lines()

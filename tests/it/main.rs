@@ -13,6 +13,7 @@ mod eval;
 mod events;
 mod export;
 mod export_pprof;
+mod export_tools;
 mod fixtures;
 mod flight_recorder;
 mod hostile;

@@ -160,7 +160,7 @@ fn stat_samples(file: &Path) -> u64 {
 
 /// The samples of `perfz export` (folded lines' counts).
 fn exported_samples(file: &Path) -> u64 {
-    let o = perfz_ok(&["export", file.to_str().unwrap()]);
+    let o = perfz_ok(&["export", "--sample-counts", file.to_str().unwrap()]);
     String::from_utf8_lossy(&o.stdout)
         .lines()
         .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())

@@ -8,6 +8,7 @@ use perfz::format::{PerfReader, RecordType};
 
 mod bounded;
 pub mod compressed2;
+pub mod inferno;
 pub use bounded::{WaitWithin, Within};
 
 /// The perf 6.1 fixtures (tests/fixtures/perf61, with their README).
