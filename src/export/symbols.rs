@@ -122,59 +122,52 @@ pub struct Elf {
 }
 
 /// `name@plt` for each entry of an x86-64 PLT, as perf synthesizes them
-/// (dso__synthesize_plt_symbols): entry i jumps through GOT slot 3 + i,
-/// whose JUMP_SLOT relocation names the function; it sits at `.plt.sec` +
-/// 16 i, or without `.plt.sec` at `.plt` + 16 (i + 1).
+/// (dso__synthesize_plt_symbols): the i-th relocation of `.rela.plt` names
+/// the function of the i-th entry, at `.plt.sec` + 16 i, or without
+/// `.plt.sec` at `.plt` + 16 (i + 1) (after the resolver's entry). Lazy or
+/// BIND_NOW alike: where the GOT is (`.got.plt` or `.got`) does not matter.
 fn plt_symbols(file: &object::File<'_>) -> Vec<Sym> {
-    let (Some(got), Some(plt)) = (
-        file.section_by_name(".got.plt"),
+    use object::{Object, ObjectSection, ObjectSymbol};
+    let (Some(rela), Some(plt)) = (
+        file.section_by_name(".rela.plt"),
         file.section_by_name(".plt.sec")
             .or_else(|| file.section_by_name(".plt")),
     ) else {
         return Vec::new();
     };
     let first = if plt.name() == Ok(".plt.sec") { 0 } else { 16 };
-    let Some(relocs) = file.dynamic_relocations() else {
+    let (Ok(bytes), true) = (rela.data(), file.is_little_endian() && file.is_64()) else {
         return Vec::new();
     };
-    let dynsym: Vec<object::Symbol<'_, '_>> = file.dynamic_symbols().collect();
+    let dynsym: rustc_hash::FxHashMap<usize, &str> = file
+        .dynamic_symbols()
+        .filter_map(|s| Some((s.index().0, s.name().ok()?)))
+        .collect();
+    let plt_end = plt.address().saturating_add(plt.size());
     let mut v = Vec::new();
-    for (offset, r) in relocs {
-        let Some(slot) = offset
-            .checked_sub(got.address().saturating_add(24))
-            .map(|d| d / 8)
-        else {
-            continue;
+    // Elf64_Rela: r_offset, r_info (symbol << 32 | type), r_addend.
+    for (i, r) in bytes.chunks_exact(24).enumerate() {
+        let info = u64::from_le_bytes(r[8..16].try_into().unwrap());
+        let Some(name) = dynsym.get(&((info >> 32) as usize)) else {
+            continue; // IRELATIVE and the like: no symbol, perf names none
         };
-        if offset >= got.address().saturating_add(got.size()) {
-            continue;
-        }
-        let object::RelocationTarget::Symbol(i) = r.target() else {
-            continue;
-        };
-        let Some(name) = dynsym
-            .iter()
-            .find(|s| s.index() == i)
-            .and_then(|s| s.name().ok())
-        else {
-            continue;
-        };
-        let Some(start) = slot
+        let Some(start) = (i as u64)
             .checked_mul(16)
             .and_then(|o| o.checked_add(first))
             .and_then(|o| o.checked_add(plt.address()))
         else {
-            continue;
+            break;
         };
-        if start.saturating_add(16) <= plt.address().saturating_add(plt.size()) {
-            v.push(Sym {
-                start,
-                end: start + 16,
-                name: format!("{name}@plt").into(),
-                weak: false,
-                global: true,
-            });
+        if start.saturating_add(16) > plt_end {
+            break;
         }
+        v.push(Sym {
+            start,
+            end: start + 16,
+            name: format!("{name}@plt").into(),
+            weak: false,
+            global: true,
+        });
     }
     v
 }

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use crate::common;
 
-use common::inferno::{parse, reference, reference_with, Folded};
+use common::inferno::{parse, reference, reference_by, reference_with, Folded};
 use common::*;
 
 /// `perfz export DATA ARGS` (folded): the stacks and what it said.
@@ -101,6 +101,19 @@ fn rust() -> PathBuf {
         .clone()
 }
 
+/// tests/workload/plt.c, linked lazily or BIND_NOW (no .got.plt).
+fn plt(now: bool) -> PathBuf {
+    let mut c = Command::new("cc");
+    c.args(["-O1", "-g", "-fno-omit-frame-pointer", "-fno-builtin"]);
+    if now {
+        c.arg("-Wl,-z,now");
+    }
+    built(
+        if now { "plt-now" } else { "plt-lazy" },
+        c.arg(src("plt.c")),
+    )
+}
+
 fn record(dir: &Path, name: &str, args: &[&str], program: &Path) -> PathBuf {
     let out = dir.join(format!("{name}.data"));
     let mut all = vec!["record", "-q", "-o", out.to_str().unwrap()];
@@ -190,5 +203,39 @@ fn one_event_an_output_the_first_unless_chosen() {
         &reference_with(&data, &fields, &["--event-filter", other]),
         &chosen,
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Samples in PLT entries are named `func@plt` as perf 6.12 names them
+/// (6.1 takes the first entry for `_init`), in a lazily bound program and
+/// in a BIND_NOW one, which has no `.got.plt`.
+#[test]
+fn plt_entries_are_named_lazy_or_bind_now() {
+    require_recording();
+    let perf_new = perf_new();
+    let dir = tempdir("export-plt");
+    for now in [false, true] {
+        let program = plt(now);
+        let sections = Command::new("readelf")
+            .arg("-SW")
+            .arg(&program)
+            .output_within();
+        let sections = String::from_utf8_lossy(&sections.stdout).into_owned();
+        assert_eq!(sections.contains(".got.plt"), !now, "{sections}");
+        let data = record(&dir, &format!("plt-{now}"), &["-g"], &program);
+        let want = reference_by(&perf_new, &data, &[], &[]);
+        let in_plt: u64 = want
+            .iter()
+            .filter(|(k, _)| k.ends_with("abs@plt"))
+            .map(|(_, n)| n)
+            .sum();
+        let total: u64 = want.values().sum();
+        assert!(
+            in_plt * 50 > total,
+            "now {now}: {in_plt} of {total} in the PLT"
+        );
+        let (got, _) = ours(&data, &[]);
+        assert_agrees(&format!("BIND_NOW {now}"), &want, &got);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -45,12 +45,17 @@ pub fn reference(data: &Path, args: &[&str]) -> Folded {
 /// The same with perf script's `SCRIPT` options too (`--inline` among them
 /// replaces `--no-inline`).
 pub fn reference_with(data: &Path, script: &[&str], args: &[&str]) -> Folded {
+    reference_by(&perf(), data, script, args)
+}
+
+/// The same with the perf at `perf`.
+pub fn reference_by(perf: &Path, data: &Path, script: &[&str], args: &[&str]) -> Folded {
     let inline = if script.contains(&"--inline") {
         &[][..]
     } else {
         &["--no-inline"][..]
     };
-    let script = Command::new(perf())
+    let script = Command::new(perf)
         .arg("script")
         .args(inline)
         .args(script)
