@@ -30,7 +30,13 @@ fn one(name: &str) -> Cow<'_, str> {
             .ok()
             .and_then(|s| s.demangle_with_options(&opts).ok())
         {
-            return Cow::Owned(d);
+            // cpp_demangle writes an empty template parameter pack as
+            // `<void, >`; libiberty (perf, c++filt) as `<void>`.
+            return Cow::Owned(if d.contains(", >") {
+                d.replace(", >", ">")
+            } else {
+                d
+            });
         }
     }
     Cow::Borrowed(name)
@@ -72,6 +78,11 @@ mod tests {
             "perfz::Table<long>::fill"
         );
         assert_eq!(demangle("memcpy"), "memcpy");
+        // `c++filt --no-params`: an empty pack leaves no `, `.
+        assert_eq!(
+            demangle("_ZN2v88internal28CFunctionBuilderWithFunctionINS_16CTypeInfoBuilderIvJEEEJNS2_INS_5LocalINS_5ValueEEEJEEEEE5BuildEv"),
+            "v8::internal::CFunctionBuilderWithFunction<v8::CTypeInfoBuilder<void>, v8::CTypeInfoBuilder<v8::Local<v8::Value>> >::Build"
+        );
         assert_eq!(demangle("_Znot_valid"), "_Znot_valid");
     }
 }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::process::{Mapping, Timeline};
-use super::symbols::Symbols;
+use super::symbols::{is_anon, jit_map_path, Symbols};
 
 /// perf's callchain context markers (`PERF_CONTEXT_*`, as u64).
 pub const CONTEXT_HV: u64 = -32i64 as u64;
@@ -65,7 +65,7 @@ impl FrameTable {
             let next = self.named.len() as u32;
             let id = *self.index.entry(key).or_insert(next);
             if id == next {
-                self.named.push(name_frame(ip, kernel, map, syms));
+                self.named.push(name_frame(ip, (pid, kernel), map, syms));
             }
             ids.push(id);
         }
@@ -73,9 +73,19 @@ impl FrameTable {
 }
 
 /// One frame as perf script prints it.
-fn name_frame(ip: u64, kernel: bool, map: Option<&Mapping>, syms: &mut Symbols) -> Named {
+fn name_frame(
+    ip: u64,
+    (pid, kernel): (u32, bool),
+    map: Option<&Mapping>,
+    syms: &mut Symbols,
+) -> Named {
+    // Code in anonymous memory is a JIT's: perf names it from the process's
+    // map, and calls that map its module.
+    let jit = !kernel && map.is_some_and(|m| is_anon(&m.path));
     let func = if kernel {
         syms.kernel(ip)
+    } else if jit {
+        syms.jit(pid, ip)
     } else {
         map.and_then(|m| syms.user(m, ip))
     };
@@ -88,6 +98,7 @@ fn name_frame(ip: u64, kernel: bool, map: Option<&Mapping>, syms: &mut Symbols) 
         funcs.extend(func);
     }
     let module = match map {
+        Some(_) if jit => Some(jit_map_path(pid).to_string_lossy().into()),
         Some(m) => Some(m.path.clone()),
         None if kernel => Some("[kernel.kallsyms]".into()),
         None => None,

@@ -261,6 +261,8 @@ pub struct Symbols {
     kernel: Option<Table>,
     /// Each file's DWARF for inline frames, when they are asked for.
     inline: Option<HashMap<FileKey, Option<Inline>>>,
+    /// Each process's JIT symbol map (`/tmp/perf-PID.map`), once read.
+    jit: HashMap<u32, Option<Table>>,
 }
 
 impl Symbols {
@@ -272,6 +274,7 @@ impl Symbols {
             files: HashMap::new(),
             kernel: kallsyms.then(load_kallsyms).flatten(),
             inline: inline.then(HashMap::new),
+            jit: HashMap::new(),
         }
     }
 
@@ -309,6 +312,16 @@ impl Symbols {
         });
         let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
         elf.as_ref()?.at_offset(off).cloned()
+    }
+
+    /// The function a JIT named at `addr` in process `pid`'s anonymous
+    /// memory, by the map it wrote (`--perf-basic-prof` and the like).
+    pub fn jit(&mut self, pid: u32, addr: u64) -> Option<Arc<str>> {
+        let table = self
+            .jit
+            .entry(pid)
+            .or_insert_with(|| load_jit_map(&jit_map_path(pid)));
+        table.as_ref()?.lookup(addr).cloned()
     }
 
     /// The kernel function at `addr`.
@@ -417,4 +430,41 @@ fn load_kallsyms() -> Option<Table> {
         })
         .collect();
     (!v.is_empty()).then(|| Table::kallsyms(v))
+}
+
+/// Where a JIT writes process `pid`'s symbols, as perf looks for them.
+pub fn jit_map_path(pid: u32) -> PathBuf {
+    PathBuf::from(format!("/tmp/perf-{pid}.map"))
+}
+
+/// Whether a mapping is anonymous memory, whose code perf names from the
+/// process's JIT map (util/map.c, is_anon_memory).
+pub fn is_anon(path: &str) -> bool {
+    path == "//anon" || path.starts_with("/dev/zero") || path.starts_with("/anon_hugepage")
+}
+
+/// A JIT map's symbols: `START SIZE NAME` lines, hexadecimal, the name to
+/// the end of the line (perf's dso__load_perf_map). None where there is no
+/// such regular file.
+fn load_jit_map(path: &std::path::Path) -> Option<Table> {
+    let bytes = super::file::map(path)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+    let v = text
+        .lines()
+        .filter_map(|l| {
+            let mut it = l.splitn(3, ' ');
+            let start = hex(it.next()?)?;
+            let size = hex(it.next()?)?;
+            let name = it.next()?.trim_end();
+            (!name.is_empty()).then(|| Sym {
+                start,
+                end: start.saturating_add(size),
+                name: name.into(),
+                weak: false,
+                global: true,
+            })
+        })
+        .collect();
+    Some(Table::new(v))
 }

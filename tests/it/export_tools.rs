@@ -239,3 +239,41 @@ fn plt_entries_are_named_lazy_or_bind_now() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// JIT code: node --perf-basic-prof writes /tmp/perf-PID.map, and perf
+/// names the frames in anonymous memory from it (module: the map). So does
+/// the export: the same stacks, JS frames among them.
+#[test]
+fn jit_frames_are_named_from_the_map_the_jit_writes() {
+    require_recording();
+    let dir = tempdir("export-jit");
+    let data = dir.join("node.data");
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-g",
+        "-o",
+        data.to_str().unwrap(),
+        "--",
+        "node",
+        "--perf-basic-prof",
+        src("busy.js").to_str().unwrap(),
+        "0.7",
+    ]);
+    let want = reference(&data, &[]);
+    let (got, _) = ours(&data, &[]);
+    // The map goes with the process it was written for.
+    let pids = run_perf(&perf(), &["script", "-F", "pid", "-i", data.to_str().unwrap()]);
+    for pid in pids.split_whitespace().collect::<std::collections::BTreeSet<_>>() {
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    }
+    let total: u64 = want.values().sum();
+    let js: u64 = want
+        .iter()
+        .filter(|(k, _)| k.contains(";JS:"))
+        .map(|(_, n)| n)
+        .sum();
+    assert!(js * 3 > total, "{js} of {total} in JS frames: node named none");
+    assert_agrees("node --perf-basic-prof", &want, &got);
+    let _ = std::fs::remove_dir_all(&dir);
+}
