@@ -99,6 +99,11 @@ fn name_frame(
     }
     let module = match map {
         Some(_) if jit => Some(jit_map_path(pid).to_string_lossy().into()),
+        // The kernel's map is `[kernel.kallsyms]_text`; perf's module the
+        // kernel itself.
+        Some(m) if kernel && m.path.starts_with("[kernel.kallsyms]") => {
+            Some("[kernel.kallsyms]".into())
+        }
         Some(m) => Some(m.path.clone()),
         None if kernel => Some("[kernel.kallsyms]".into()),
         None => None,

@@ -108,14 +108,6 @@ pub fn export(
     let mut first_event = None;
     for input in inputs {
         let mut r = PerfReader::open(input)?;
-        let recorded = r.features.string(feat::OSRELEASE);
-        kernel_here &= here.is_some() && recorded == here;
-        arch = arch.or(r.features.string(feat::ARCH));
-        // Files' build ids from the header (perf's default; MMAP2 records
-        // carry them only with --buildid-mmap).
-        for (_, _, id, name) in r.features.build_id_table().unwrap_or_default() {
-            procs.note_build_id(name, id);
-        }
         // Samples per attr of this input, named once it is read.
         let mut counts: Vec<u64> = Vec::new();
         while let Some((rec, meta)) = r.next_record()? {
@@ -147,6 +139,15 @@ pub fn export(
                     procs.push(time, ev);
                 }
             }
+        }
+        // The features, read after the pass: a pipe's come as records.
+        let recorded = r.features.string(feat::OSRELEASE);
+        kernel_here &= here.is_some() && recorded == here && same_kernel_build(&r.features);
+        arch = arch.or(r.features.string(feat::ARCH));
+        // Files' build ids from the header (perf's default; MMAP2 records
+        // carry them only with --buildid-mmap).
+        for (_, _, id, name) in r.features.build_id_table().unwrap_or_default() {
+            procs.note_build_id(name, id);
         }
         for (i, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
             let a = &r.attrs[i];
@@ -330,4 +331,20 @@ fn sample_time(body: &[u8], attr: &crate::format::Attr, e: crate::format::endian
         * 8;
     body.get(at..at + 8)
         .map_or(u64::MAX, |b| e.u64(b.try_into().unwrap()))
+}
+
+/// Whether the kernel the recording names in its build-id table (where it
+/// does) is the running one: another build of the same release has other
+/// addresses, and perf leaves its frames unnamed.
+fn same_kernel_build(f: &crate::format::FeatureSet) -> bool {
+    let recorded = f
+        .build_id_table()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|(_, _, _, name)| name == "[kernel.kallsyms]")
+        .map(|(_, _, id, _)| id);
+    match (recorded, crate::synth::build_id::of_kernel()) {
+        (Some(theirs), Some(ours)) => theirs == ours,
+        _ => true,
+    }
 }
