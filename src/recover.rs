@@ -225,41 +225,15 @@ fn recover_file(path: &Path, alone: bool) -> Result<Recovered, FormatError> {
 
 /// [`recover`] on `path` itself, rewritten in place.
 fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
-    let mut r = PerfReader::open_for_recovery(path)?;
+    let Damaged {
+        mut reader,
+        guessed,
+        widened,
+    } = open_damaged(path)?;
+    let r = &mut reader;
     let header = r.header.clone().expect("file mode");
     let data_offset = header.data.offset;
-    let mut guessed = None;
-    // No HEADER_COMPRESSED (never checkpointed), or one naming a codec that
-    // does not exist (perf ignores the type and decodes zstd): find the
-    // codec that decodes the data.
-    let known = r
-        .compressed()
-        .is_some_and(|c| AnyDecoder::for_id(c.codec_id()).is_ok());
-    if !known {
-        if let Some(id) = guess::codec(path, data_offset)? {
-            r.assume_compressed(CompressedInfo {
-                version: 0,
-                codec: id.0,
-                level: 0,
-                ratio: 0,
-                mmap_len: declared_mmap_len(id, 0),
-            });
-            guessed = Some(id.name().unwrap_or("?").to_string());
-        }
-    }
-    // lz4 records end where full and may decode to many MiB: a header
-    // written before this bound was declared (or none at all) may name less.
-    // Read with the codec's bound, and declare it.
-    let mut widened = false;
-    if let Some(mut c) = r.compressed() {
-        let least = c.codec_id().declared_decode_min();
-        if c.mmap_len < least {
-            c.mmap_len = least;
-            r.assume_compressed(c);
-            widened = true;
-        }
-    }
-    let scan = scan(&mut r, data_offset);
+    let scan = scan(r, data_offset);
     let Scan {
         good_end,
         records,
@@ -274,13 +248,32 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
         }
     }
     let mut rebuilt = Vec::new();
+    if features.get(feat::EVENT_DESC).is_none() {
+        // Lost with the features at the end: the names of built-in events
+        // come back from their attrs (what perf would call them).
+        let named: Vec<crate::format::AttrEntry> = r
+            .attrs
+            .iter()
+            .map(|a| {
+                let mut a = a.clone();
+                a.name = a.name.or_else(|| {
+                    crate::event::events::name_of(a.attr.type_(), a.attr.config()).map(String::from)
+                });
+                a
+            })
+            .collect();
+        if named.iter().all(|a| a.name.is_some()) {
+            features.set(feat::EVENT_DESC, crate::synth::features::event_desc(&named));
+            rebuilt.push("HEADER_EVENT_DESC (event names from their attrs)".to_string());
+        }
+    }
     if features.get(feat::TRACING_DATA).is_none() {
         if let Some(t) = tracing_data_for(&r.attrs) {
             features.set(feat::TRACING_DATA, t);
             rebuilt.push("HEADER_TRACING_DATA (from this kernel's tracefs)".to_string());
         }
     }
-    drop(r);
+    drop(reader);
 
     // A header that already describes records inside the file (a finished
     // or checkpointed recording): perf reads that section — past a damaged
@@ -432,4 +425,58 @@ fn record_chain_end(f: &std::fs::File, from: u64, len: u64) -> Result<u64, Forma
         at += size;
     }
     Ok(at)
+}
+
+/// A file-mode recording opened as it may be after a crash or a cut: its
+/// records read to the end of the file, whatever the header says.
+pub struct Damaged {
+    pub reader: PerfReader,
+    /// The codec found by decoding the data (HEADER_COMPRESSED missing or
+    /// naming none).
+    pub guessed: Option<String>,
+    /// The decode bound was raised to the codec's (an older lz4 header).
+    pub widened: bool,
+}
+
+/// Opens `path` for reading what it holds (recover, and export of a cut
+/// file): to the end of the file, with the codec that decodes its data.
+pub fn open_damaged(path: &Path) -> Result<Damaged, FormatError> {
+    let mut r = PerfReader::open_for_recovery(path)?;
+    let data_offset = r.header.as_ref().map_or(0, |h| h.data.offset);
+    let mut guessed = None;
+    // No HEADER_COMPRESSED (never checkpointed), or one naming a codec that
+    // does not exist (perf ignores the type and decodes zstd): find the
+    // codec that decodes the data.
+    let known = r
+        .compressed()
+        .is_some_and(|c| AnyDecoder::for_id(c.codec_id()).is_ok());
+    if !known {
+        if let Some(id) = guess::codec(path, data_offset)? {
+            r.assume_compressed(CompressedInfo {
+                version: 0,
+                codec: id.0,
+                level: 0,
+                ratio: 0,
+                mmap_len: declared_mmap_len(id, 0),
+            });
+            guessed = Some(id.name().unwrap_or("?").to_string());
+        }
+    }
+    // lz4 records end where full and may decode to many MiB: a header
+    // written before this bound was declared (or none at all) may name less.
+    // Read with the codec's bound, and declare it.
+    let mut widened = false;
+    if let Some(mut c) = r.compressed() {
+        let least = c.codec_id().declared_decode_min();
+        if c.mmap_len < least {
+            c.mmap_len = least;
+            r.assume_compressed(c);
+            widened = true;
+        }
+    }
+    Ok(Damaged {
+        reader: r,
+        guessed,
+        widened,
+    })
 }

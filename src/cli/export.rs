@@ -124,6 +124,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if let Some(e) = &done.event {
         notes.push(format!("event {e}"));
     }
+    for f in &done.cut_short {
+        notes.push(format!(
+            "{f} is cut short or damaged: read up to the damage, as perf reads it; `perfz recover {f}` repairs it"
+        ));
+    }
     if !done.other_events.is_empty() {
         notes.push(format!(
             "left out {} (one event an output; -e chooses)",

@@ -37,6 +37,15 @@ const NAMES: &[(&str, u32, u64)] = &[
     ("ref-cycles", TYPE_HARDWARE, 9),
 ];
 
+/// The name perf gives an attr of a built-in event (the first of its
+/// spellings: what `perf script` prints where a recording names none).
+pub fn name_of(type_: u32, config: u64) -> Option<&'static str> {
+    NAMES
+        .iter()
+        .find(|(_, t, c)| *t == type_ && *c == config)
+        .map(|(n, _, _)| *n)
+}
+
 /// An event's place in a `{a,b}` group.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Group {

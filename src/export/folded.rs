@@ -9,6 +9,9 @@ use rustc_hash::FxHashMap;
 
 use super::Named;
 
+/// The most one sample weighs.
+const MAX_PERIOD: u64 = 1 << 40;
+
 /// stackcollapse-perf's options.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FoldOptions {
@@ -56,12 +59,16 @@ impl Folded {
         let tid = if o.tid { tid } else { 0 };
         // Look up first: most samples repeat a stack seen before.
         let key = (comm.clone(), pid, tid, Box::from(ids));
+        // A period past 2^40 is a damaged record (cpu-clock's is 250 000 ns,
+        // a cycles one 10^9 at most): capped, so sums stay far below
+        // u64::MAX whatever the file holds (and inferno's svg sums too).
         let weight = if o.sample_counts {
             1
         } else {
-            period.unwrap_or(1)
+            period.unwrap_or(1).min(MAX_PERIOD)
         };
-        *self.counts.entry(key).or_default() += weight;
+        let n = self.counts.entry(key).or_default();
+        *n = n.saturating_add(weight);
     }
 
     /// The stacks, sorted, with their counts: `stack count` lines. Each
@@ -121,7 +128,7 @@ impl Folded {
         v.dedup_by(|b, a| {
             let same = a.0 == b.0;
             if same {
-                a.1 += b.1;
+                a.1 = a.1.saturating_add(b.1);
             }
             same
         });

@@ -60,6 +60,8 @@ pub struct Exported {
     pub event: Option<String>,
     /// The recording's other events, left out (`-e` chooses).
     pub other_events: Vec<String>,
+    /// Inputs cut short or damaged, read up to the damage.
+    pub cut_short: Vec<String>,
 }
 
 /// What `perfz export` writes.
@@ -85,7 +87,14 @@ pub struct ExportOptions {
 
 /// The samples' events of one input: attr index -> name.
 fn event_name(a: &crate::format::AttrEntry, i: usize) -> String {
-    a.name.clone().unwrap_or_else(|| format!("event{i}"))
+    // Without EVENT_DESC (a file cut before its features), a built-in event
+    // is named from its attr, as perf names it.
+    a.name
+        .clone()
+        .or_else(|| {
+            crate::event::events::name_of(a.attr.type_(), a.attr.config()).map(String::from)
+        })
+        .unwrap_or_else(|| format!("event{i}"))
 }
 
 /// Exports every sample of `inputs` (read in order, as one recording) to
@@ -106,11 +115,15 @@ pub fn export(
     // Events with samples, in the order first seen: name -> (attr, samples).
     let mut events: Vec<(String, crate::format::Attr, u64)> = Vec::new();
     let mut first_event = None;
+    let mut cut_short = Vec::new();
     for input in inputs {
-        let mut r = PerfReader::open(input)?;
+        let (mut r, cut) = open_input(input)?;
+        if cut {
+            cut_short.push(input.display().to_string());
+        }
         // Samples per attr of this input, named once it is read.
         let mut counts: Vec<u64> = Vec::new();
-        while let Some((rec, meta)) = r.next_record()? {
+        while let Some((rec, meta)) = next(&mut r, cut)? {
             let t = rec.header.type_;
             if t == RecordType::SAMPLE {
                 if let Some(i) = meta.attr_index_of_sample(&rec) {
@@ -142,7 +155,11 @@ pub fn export(
         }
         // The features, read after the pass: a pipe's come as records.
         let recorded = r.features.string(feat::OSRELEASE);
-        kernel_here &= here.is_some() && recorded == here && same_kernel_build(&r.features);
+        // A recording that says nothing of its kernel (cut before its
+        // features) is taken for this one's, as perf takes it.
+        kernel_here &= here.is_some()
+            && (recorded.is_none() || recorded == here)
+            && same_kernel_build(&r.features);
         arch = arch.or(r.features.string(feat::ARCH));
         // Files' build ids from the header (perf's default; MMAP2 records
         // carry them only with --buildid-mmap).
@@ -197,6 +214,7 @@ pub fn export(
     let mut done = Exported {
         kernel_symbols: kernel_here,
         event: chosen.map(|e| e.0.clone()),
+        cut_short,
         other_events: events
             .iter()
             .filter(|e| chosen.is_some_and(|c| c.0 != e.0))
@@ -220,8 +238,8 @@ pub fn export(
     let mut ids = Vec::new();
     let (mut first, mut last) = (u64::MAX, 0u64);
     for input in inputs {
-        let mut r = PerfReader::open(input)?;
-        while let Some((rec, meta)) = r.next_record()? {
+        let (mut r, cut) = open_input(input)?;
+        while let Some((rec, meta)) = next(&mut r, cut)? {
             if rec.header.type_ != RecordType::SAMPLE {
                 continue;
             }
@@ -346,5 +364,35 @@ fn same_kernel_build(f: &crate::format::FeatureSet) -> bool {
     match (recorded, crate::synth::build_id::of_kernel()) {
         (Some(theirs), Some(ours)) => theirs == ours,
         _ => true,
+    }
+}
+
+/// Opens an input; one whose header describes more than the file holds
+/// (cut short, or a crash before it was finished) is opened as recover
+/// opens it, to be read up to the damage as perf reads it: true then.
+fn open_input(path: &std::path::Path) -> Result<(PerfReader, bool), FormatError> {
+    match PerfReader::open(path) {
+        Ok(r) => Ok((r, false)),
+        Err(e) => {
+            if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                return Err(e);
+            }
+            match crate::recover::open_damaged(path) {
+                Ok(d) => Ok((d.reader, true)),
+                Err(_) => Err(e),
+            }
+        }
+    }
+}
+
+/// The next record; in an input read up to its damage, the damage is its
+/// end.
+fn next(
+    r: &mut PerfReader,
+    cut: bool,
+) -> Result<Option<(crate::format::Record<'_>, &crate::format::Meta)>, FormatError> {
+    match r.next_record() {
+        Err(_) if cut => Ok(None),
+        other => other,
     }
 }

@@ -20,14 +20,14 @@ pub struct Row {
 /// the most children first, and the samples in all.
 pub fn table(folded: &[String]) -> (Vec<Row>, u64) {
     let mut rows: FxHashMap<(&str, &str), (u64, u64)> = FxHashMap::default();
-    let mut total = 0;
+    let mut total: u64 = 0;
     let mut seen = FxHashSet::default();
     for line in folded {
         let Some((stack, n)) = line.rsplit_once(' ') else {
             continue;
         };
         let Ok(n) = n.parse::<u64>() else { continue };
-        total += n;
+        total = total.saturating_add(n);
         let mut frames = stack.split(';');
         let comm = frames.next().unwrap_or("");
         let frames: Vec<&str> = frames.collect();
@@ -35,11 +35,13 @@ pub fn table(folded: &[String]) -> (Vec<Row>, u64) {
         for f in &frames {
             // A recursive function counts once per sample.
             if seen.insert(*f) {
-                rows.entry((comm, f)).or_default().0 += n;
+                let r = &mut rows.entry((comm, f)).or_default().0;
+                *r = r.saturating_add(n);
             }
         }
         if let Some(leaf) = frames.last() {
-            rows.entry((comm, leaf)).or_default().1 += n;
+            let r = &mut rows.entry((comm, leaf)).or_default().1;
+            *r = r.saturating_add(n);
         }
     }
     let mut v: Vec<Row> = rows

@@ -375,3 +375,55 @@ fn standard_input_fifos_pipes_and_other_kernels_as_perf_script_reads_them() {
     assert_agrees("another kernel's recording", &want, &got);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The first half of a file.
+fn cut_in_half(from: &Path, to: &Path) {
+    let b = std::fs::read(from).unwrap();
+    std::fs::write(to, &b[..b.len() / 2]).unwrap();
+}
+
+/// A recording cut in half. Uncompressed, export reads every stack perf
+/// script reads from it (perf stops a little short of the cut); compressed,
+/// perf reads nothing (HEADER_COMPRESSED went with the cut) and export reads
+/// it up to the cut. Both say `perfz recover`, which keeps the event's name.
+#[test]
+fn a_cut_file_is_read_to_the_cut_and_recover_keeps_its_event_name() {
+    require_recording();
+    let dir = tempdir("export-cut");
+    let plain = record(&dir, "plain", &["-g", "--codec", "none"], &cxx(true));
+    let cut = dir.join("plain-cut.data");
+    cut_in_half(&plain, &cut);
+    let want = reference(&cut, &[]);
+    let (got, said) = ours(&cut, &[]);
+    assert!(
+        said.contains(&format!("`perfz recover {}`", cut.display())),
+        "{said}"
+    );
+    assert!(said.contains("event cpu-clock"), "{said}");
+    let (share, worst) = agreement(&want, &got);
+    assert!(
+        share >= 0.99,
+        "{:.1} % of perf's weight: {worst}",
+        share * 100.0
+    );
+
+    let zstd = record(&dir, "zstd", &["-g"], &cxx(true));
+    let cut = dir.join("zstd-cut.data");
+    cut_in_half(&zstd, &cut);
+    let (got, said) = ours(&cut, &[]);
+    assert!(said.contains("perfz recover"), "{said}");
+    assert!(got.values().sum::<u64>() > 0, "nothing read before the cut");
+    perfz_ok(&["recover", cut.to_str().unwrap()]);
+    let header = run_perf(
+        &perf(),
+        &["report", "--header-only", "-i", cut.to_str().unwrap()],
+    );
+    assert!(header.contains("name = cpu-clock"), "{header}");
+    let (recovered, said) = ours(&cut, &[]);
+    assert!(
+        said.contains("event cpu-clock") && !said.contains("cut short"),
+        "{said}"
+    );
+    assert_agrees("recovered", &reference(&cut, &[]), &recovered);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -63,7 +63,9 @@ pub fn reference_by(perf: &Path, data: &Path, script: &[&str], args: &[&str]) ->
         .arg(data)
         .stderr(Stdio::null())
         .output_within();
-    assert!(script.status.success());
+    // Not its status: on a file cut short perf script prints what it read
+    // and fails at the cut (the callers compare weights, which shows a
+    // reference that read nothing).
     let mut c = Command::new(inferno())
         .args(args)
         .stdin(Stdio::piped())
