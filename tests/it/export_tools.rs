@@ -427,3 +427,57 @@ fn a_cut_file_is_read_to_the_cut_and_recover_keeps_its_event_name() {
     assert_agrees("recovered", &reference(&cut, &[]), &recovered);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Dwarf unwinding through JIT code and V8's builtins (no CFI there):
+/// where a frame has none, the unwinder goes on by frame pointers, as
+/// perf's fp recordings do, so JS stacks reach node::Start.
+#[test]
+fn dwarf_stacks_go_through_jit_code_to_main() {
+    require_recording();
+    let dir = tempdir("export-jit-dwarf");
+    let data = dir.join("node.data");
+    perfz_ok(&[
+        "record",
+        "-q",
+        "--call-graph",
+        "dwarf",
+        "-o",
+        data.to_str().unwrap(),
+        "--",
+        "node",
+        "--perf-basic-prof",
+        src("busy.js").to_str().unwrap(),
+        "0.7",
+    ]);
+    let (got, _) = ours(&data, &[]);
+    let pids = run_perf(
+        &perf(),
+        &["script", "-F", "pid", "-i", data.to_str().unwrap()],
+    );
+    for pid in pids
+        .split_whitespace()
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+    }
+    let weight = |keep: &dyn Fn(&[&str]) -> bool| -> u64 {
+        got.iter()
+            .filter(|(k, _)| keep(&k.split(';').collect::<Vec<_>>()))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    let total: u64 = got.values().sum();
+    let js = weight(&|f| f.iter().any(|f| f.starts_with("JS:")));
+    let deep = weight(&|f| f.iter().any(|f| f.starts_with("JS:")) && f.contains(&"node::Start"));
+    let lone = weight(&|f| f.len() == 2 && f[1].starts_with("Builtins_"));
+    assert!(js * 2 > total, "{js} of {total} in JS frames");
+    assert!(
+        deep * 100 >= js * 95,
+        "{deep} of {js} JS weight reaches node::Start"
+    );
+    assert!(
+        lone * 100 <= total,
+        "{lone} of {total} end at a lone builtin"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
