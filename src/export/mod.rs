@@ -107,6 +107,9 @@ pub fn export(
     out: &mut dyn std::io::Write,
 ) -> Result<Exported, FormatError> {
     let mut procs = Timeline::default();
+    // Read beside the first pass; left unread where the recording turns
+    // out to be from another kernel.
+    let kallsyms = Some(symbols::Kallsyms::read());
     let mut kernel_here = true;
     let mut arch = None;
     let here = std::fs::read_to_string("/proc/sys/kernel/osrelease")
@@ -210,7 +213,7 @@ pub fn export(
             .as_ref()
             .and_then(|(_, f)| events.iter().find(|e| &e.0 == f)),
     };
-    let mut syms = Symbols::new(kernel_here, o.inline);
+    let mut syms = Symbols::new(kernel_here.then_some(kallsyms).flatten(), o.inline);
     let mut done = Exported {
         kernel_symbols: kernel_here,
         event: chosen.map(|e| e.0.clone()),

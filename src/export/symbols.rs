@@ -42,7 +42,7 @@ fn better(a: &Sym, b: &Sym) -> bool {
 
 /// Sorted, non-overlapping symbols: (start, end, name).
 #[derive(Default)]
-struct Table(Vec<(u64, u64, Arc<str>)>);
+pub struct Table(Vec<(u64, u64, Arc<str>)>);
 
 impl Table {
     /// An ELF file's table: duplicates chosen between, then each symbol of
@@ -258,7 +258,11 @@ type FileKey = (Arc<str>, Option<Arc<[u8]>>);
 /// Every symbol source of one export, loaded once each.
 pub struct Symbols {
     files: HashMap<FileKey, Option<Elf>>,
-    kernel: Option<Table>,
+    /// This machine's kernel symbols, being read on their own thread
+    /// until a kernel frame needs them.
+    kernel: std::sync::OnceLock<Option<Table>>,
+    loading: std::sync::Mutex<Option<Kallsyms>>,
+    this_kernel: bool,
     /// Each file's DWARF for inline frames, when they are asked for.
     inline: Option<HashMap<FileKey, Option<Inline>>>,
     /// Each process's JIT symbol map (`/tmp/perf-PID.map`), once read.
@@ -266,13 +270,15 @@ pub struct Symbols {
 }
 
 impl Symbols {
-    /// `kallsyms`: this machine's kernel symbols, when the recording is
-    /// from this kernel (else kernel frames stay addresses).
-    /// `inline`: name the functions inlined at each address too.
-    pub fn new(kallsyms: bool, inline: bool) -> Symbols {
+    /// `kallsyms`: this machine's kernel symbols (see [`Kallsyms::read`]),
+    /// when the recording is from this kernel (else kernel frames stay
+    /// addresses). `inline`: name the functions inlined at each address too.
+    pub fn new(kallsyms: Option<Kallsyms>, inline: bool) -> Symbols {
         Symbols {
             files: HashMap::new(),
-            kernel: kallsyms.then(load_kallsyms).flatten(),
+            this_kernel: kallsyms.is_some(),
+            kernel: std::sync::OnceLock::new(),
+            loading: std::sync::Mutex::new(kallsyms),
             inline: inline.then(HashMap::new),
             jit: HashMap::new(),
         }
@@ -305,7 +311,7 @@ impl Symbols {
     /// The function at `addr`, which `m` maps (user space).
     pub fn user(&mut self, m: &Mapping, addr: u64) -> Option<Arc<str>> {
         let key = (m.path.clone(), m.build_id.clone());
-        let kernel = self.kernel.is_some();
+        let kernel = self.this_kernel;
         let elf = self.files.entry(key).or_insert_with(|| {
             let (image, debug) = image(m, kernel)?;
             Elf::load(&image, &debug)
@@ -326,7 +332,21 @@ impl Symbols {
 
     /// The kernel function at `addr`.
     pub fn kernel(&self, addr: u64) -> Option<Arc<str>> {
-        self.kernel.as_ref()?.lookup(addr).cloned()
+        let table = self.kernel.get_or_init(|| {
+            let loading = self.loading.lock().ok()?.take()?;
+            loading.0.join().ok().flatten()
+        });
+        table.as_ref()?.lookup(addr).cloned()
+    }
+}
+
+/// /proc/kallsyms, read on a thread of its own (the kernel prints it for
+/// tens of milliseconds) while the export reads the recording.
+pub struct Kallsyms(std::thread::JoinHandle<Option<Table>>);
+
+impl Kallsyms {
+    pub fn read() -> Kallsyms {
+        Kallsyms(std::thread::spawn(load_kallsyms))
     }
 }
 

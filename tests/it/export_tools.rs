@@ -481,3 +481,17 @@ fn dwarf_stacks_go_through_jit_code_to_main() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `perfz --help` names every format export writes.
+#[test]
+fn help_names_every_export_format() {
+    let o = perfz_ok(&["--help"]);
+    let help = String::from_utf8_lossy(&o.stdout);
+    let line = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("export"))
+        .unwrap();
+    for format in ["folded", "SVG", "pprof"] {
+        assert!(line.contains(format), "{line}");
+    }
+}

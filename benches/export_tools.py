@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""perfz export against the pipeline its users run, `perf script --no-inline
+| inferno-collapse-perf` (and `| inferno-flamegraph` for svg), on a real
+program: a C++ compile (g++ -O2 of tests/workload/cxx.cpp, three times),
+recorded by perfz at 10 kHz with dwarf stacks and with frame pointers (g++
+itself has none: its fp chains are short). Alternating pairs, medians
+(min-max) of wall time; peak RSS of the largest process of each path
+(/usr/bin/time). The folded outputs are compared: the share of the weight
+on identical stacks is printed.
+
+    benches/export_tools.py [--pairs N] [--perf PATH] [--markdown FILE]
+
+Needs root (or perf_event_paranoid <= 1), perf, g++, inferno 0.12.8
+(tests/setup.sh installs it under tests/tools/inferno) and a release build
+(cargo build --release).
+"""
+
+import argparse
+import collections
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PERFZ = os.path.join(ROOT, "target", "release", "perfz")
+
+
+def tool(name):
+    mine = os.path.join(ROOT, "tests", "tools", "inferno", "bin", name)
+    return mine if os.path.exists(mine) else shutil.which(name) or name
+
+
+def timed(cmd, out_path):
+    """Runs a shell pipeline; returns (seconds, peak RSS in KiB of its
+    largest process), its stdout in out_path."""
+    tmp = tempfile.mkdtemp()
+    parts = cmd.split(" | ")
+    wrapped = " | ".join(
+        f"/usr/bin/time -f %M -o {tmp}/rss{i} {p}" for i, p in enumerate(parts)
+    )
+    t = time.monotonic()
+    subprocess.run(f"{wrapped} > {out_path}", shell=True, check=True,
+                   stderr=subprocess.DEVNULL)
+    dt = time.monotonic() - t
+    rss = max(int(open(os.path.join(tmp, f)).read().split()[-1])
+              for f in os.listdir(tmp))
+    shutil.rmtree(tmp)
+    return dt, rss
+
+
+def folded(path):
+    c = collections.Counter()
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        if line:
+            stack, n = line.rsplit(" ", 1)
+            c[stack] += int(n)
+    return c
+
+
+def agreement(ref, ours):
+    total = sum(ref.values())
+    same = sum(min(n, ours.get(k, 0)) for k, n in ref.items())
+    return same / max(total, 1)
+
+
+def med(xs):
+    return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f}) s"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--perf", default="perf")
+    ap.add_argument("--markdown")
+    a = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="perfz-export-tools-")
+    src = os.path.join(ROOT, "tests", "workload", "cxx.cpp")
+    compile3 = f"for i in 1 2 3; do g++ -O2 -c {src} -o /dev/null; done"
+    rows = []
+    for mode, cg in [("dwarf", ["--call-graph", "dwarf"]), ("fp", ["-g"])]:
+        data = os.path.join(work, f"{mode}.data")
+        subprocess.run([PERFZ, "record", "-q", "-F", "10000", *cg, "-o", data,
+                        "--", "sh", "-c", compile3], check=True)
+        samples = subprocess.run(
+            [PERFZ, "export", "--sample-counts", data], capture_output=True,
+            text=True, check=True).stdout
+        n = sum(int(l.rsplit(" ", 1)[1]) for l in samples.splitlines() if l)
+        size = os.path.getsize(data) / 1e6
+        label = f"{mode}: 3x g++ -O2 cxx.cpp, {n} samples, {size:.1f} MB file"
+        paths = {
+            "folded": (f"{PERFZ} export {data}",
+                       f"{a.perf} script --no-inline -i {data} | {tool('inferno-collapse-perf')}"),
+            "svg": (f"{PERFZ} export --format svg {data}",
+                    f"{a.perf} script --no-inline -i {data} | {tool('inferno-collapse-perf')}"
+                    f" | {tool('inferno-flamegraph')}"),
+        }
+        for kind, (ours_cmd, theirs_cmd) in paths.items():
+            ours_t, theirs_t, ours_m, theirs_m = [], [], [], []
+            o_out, t_out = os.path.join(work, "o.out"), os.path.join(work, "t.out")
+            for _ in range(a.pairs):
+                dt, m = timed(ours_cmd, o_out)
+                ours_t.append(dt)
+                ours_m.append(m)
+                dt, m = timed(theirs_cmd, t_out)
+                theirs_t.append(dt)
+                theirs_m.append(m)
+            ratio = statistics.median(theirs_t) / statistics.median(ours_t)
+            agree = (f"{100 * agreement(folded(t_out), folded(o_out)):.1f} % of the weight on identical stacks"
+                     if kind == "folded" else "")
+            rows.append((label, kind, med(ours_t), max(ours_m) // 1024,
+                         med(theirs_t), max(theirs_m) // 1024, ratio, agree))
+    head = ("| recording | output | perfz export | peak RSS | perf script + inferno "
+            "| peak RSS | perf path / perfz | folded agreement |\n|---|---|---|---|---|---|---|---|")
+    lines = [head] + [
+        f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} MiB | {r[4]} | {r[5]} MiB | {r[6]:.2f}x | {r[7]} |"
+        for r in rows
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if a.markdown:
+        open(a.markdown, "w").write(text + "\n")
+    shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
