@@ -240,29 +240,25 @@ fn plt_entries_are_named_lazy_or_bind_now() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// JIT code: node --perf-basic-prof writes /tmp/perf-PID.map, and perf
-/// names the frames in anonymous memory from it (module: the map). So does
-/// the export: the same stacks, JS frames among them.
-#[test]
-fn jit_frames_are_named_from_the_map_the_jit_writes() {
-    require_recording();
-    let dir = tempdir("export-jit");
+/// `node --perf-basic-prof tests/workload/busy.js` recorded with `args`.
+fn record_node(dir: &Path, args: &[&str]) -> PathBuf {
     let data = dir.join("node.data");
-    perfz_ok(&[
-        "record",
-        "-q",
-        "-g",
-        "-o",
-        data.to_str().unwrap(),
+    let mut all = vec!["record", "-q", "-o", data.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let js = src("busy.js");
+    all.extend([
         "--",
         "node",
         "--perf-basic-prof",
-        src("busy.js").to_str().unwrap(),
+        js.to_str().unwrap(),
         "0.7",
     ]);
-    let want = reference(&data, &[]);
-    let (got, _) = ours(&data, &[]);
-    // The map goes with the process it was written for.
+    perfz_ok(&all);
+    data
+}
+
+/// The JIT maps of the processes of `data` go with them.
+fn remove_jit_maps(data: &Path) {
     let pids = run_perf(
         &perf(),
         &["script", "-F", "pid", "-i", data.to_str().unwrap()],
@@ -273,6 +269,19 @@ fn jit_frames_are_named_from_the_map_the_jit_writes() {
     {
         let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
     }
+}
+
+/// JIT code: node --perf-basic-prof writes /tmp/perf-PID.map, and perf
+/// names the frames in anonymous memory from it (module: the map). So does
+/// the export: the same stacks, JS frames among them.
+#[test]
+fn jit_frames_are_named_from_the_map_the_jit_writes() {
+    require_recording();
+    let dir = tempdir("export-jit");
+    let data = record_node(&dir, &["-g"]);
+    let want = reference(&data, &[]);
+    let (got, _) = ours(&data, &[]);
+    remove_jit_maps(&data);
     let total: u64 = want.values().sum();
     let js: u64 = want
         .iter()
@@ -435,31 +444,9 @@ fn a_cut_file_is_read_to_the_cut_and_recover_keeps_its_event_name() {
 fn dwarf_stacks_go_through_jit_code_to_main() {
     require_recording();
     let dir = tempdir("export-jit-dwarf");
-    let data = dir.join("node.data");
-    perfz_ok(&[
-        "record",
-        "-q",
-        "--call-graph",
-        "dwarf",
-        "-o",
-        data.to_str().unwrap(),
-        "--",
-        "node",
-        "--perf-basic-prof",
-        src("busy.js").to_str().unwrap(),
-        "0.7",
-    ]);
+    let data = record_node(&dir, &["--call-graph", "dwarf"]);
     let (got, _) = ours(&data, &[]);
-    let pids = run_perf(
-        &perf(),
-        &["script", "-F", "pid", "-i", data.to_str().unwrap()],
-    );
-    for pid in pids
-        .split_whitespace()
-        .collect::<std::collections::BTreeSet<_>>()
-    {
-        let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
-    }
+    remove_jit_maps(&data);
     let weight = |keep: &dyn Fn(&[&str]) -> bool| -> u64 {
         got.iter()
             .filter(|(k, _)| keep(&k.split(';').collect::<Vec<_>>()))
