@@ -253,7 +253,12 @@ fn record_node(dir: &Path, args: &[&str]) -> PathBuf {
         js.to_str().unwrap(),
         "0.7",
     ]);
-    perfz_ok(&all);
+    // In `dir`: node writes its isolate-*-v8.log where it runs.
+    let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(&all)
+        .current_dir(dir)
+        .output_within();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     data
 }
 
