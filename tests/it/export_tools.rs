@@ -407,7 +407,7 @@ fn a_cut_file_is_read_to_the_cut_and_recover_keeps_its_event_name() {
     let plain = record(&dir, "plain", &["-g", "--codec", "none"], &cxx(true));
     let cut = dir.join("plain-cut.data");
     cut_in_half(&plain, &cut);
-    let want = reference(&cut, &[]);
+    let want = common::inferno::reference_of_cut(&cut);
     let (got, said) = ours(&cut, &[]);
     assert!(
         said.contains(&format!("`perfz recover {}`", cut.display())),

@@ -50,22 +50,39 @@ pub fn reference_with(data: &Path, script: &[&str], args: &[&str]) -> Folded {
 
 /// The same with the perf at `perf`.
 pub fn reference_by(perf: &Path, data: &Path, script: &[&str], args: &[&str]) -> Folded {
+    collapse(perf, data, script, args, false)
+}
+
+/// The reference of a file cut short: perf script prints what it read, and
+/// fails at the cut.
+pub fn reference_of_cut(data: &Path) -> Folded {
+    collapse(&perf(), data, &[], &[], true)
+}
+
+fn collapse(perf: &Path, data: &Path, script: &[&str], args: &[&str], cut: bool) -> Folded {
     let inline = if script.contains(&"--inline") {
         &[][..]
     } else {
         &["--no-inline"][..]
     };
+    // A build-id cache of its own: perf reads each DSO at its path (as on a
+    // fresh machine), never an entry of ~/.debug that another test's perf
+    // or perfz writes meanwhile.
+    let cache = tempfile::tempdir().unwrap();
     let script = Command::new(perf)
+        .env("PERF_BUILDID_DIR", cache.path())
         .arg("script")
         .args(inline)
         .args(script)
         .arg("-i")
         .arg(data)
-        .stderr(Stdio::null())
         .output_within();
-    // Not its status: on a file cut short perf script prints what it read
-    // and fails at the cut (the callers compare weights, which shows a
-    // reference that read nothing).
+    assert!(
+        cut || script.status.success(),
+        "perf script -i {} failed: {}",
+        data.display(),
+        String::from_utf8_lossy(&script.stderr)
+    );
     let mut c = Command::new(inferno())
         .args(args)
         .stdin(Stdio::piped())
