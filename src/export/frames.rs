@@ -5,8 +5,9 @@
 
 use std::sync::Arc;
 
+use super::jit::{is_anon, map_path as jit_map_path};
 use super::process::{Mapping, Timeline};
-use super::symbols::{is_anon, jit_map_path, Symbols};
+use super::symbols::Symbols;
 
 /// perf's callchain context markers (`PERF_CONTEXT_*`, as u64).
 pub const CONTEXT_HV: u64 = -32i64 as u64;

@@ -19,22 +19,22 @@ pub mod file;
 pub mod folded;
 pub mod frames;
 pub mod inline;
+pub mod jit;
+pub mod plt;
 pub mod pprof;
 pub mod process;
 pub mod report;
+pub mod survey;
 pub mod symbols;
 pub mod unwind;
 
 use std::path::PathBuf;
 
-use crate::format::feat;
 use crate::format::record::misc;
-use crate::format::sample::SampleId;
-use crate::format::side_band::SideBand;
-use crate::format::{FormatError, PerfReader, RecordType};
+use crate::format::{FormatError, RecordType};
 use folded::Folded;
 use frames::{FrameTable, CONTEXT_KERNEL, CONTEXT_USER};
-use process::Timeline;
+use survey::{next, open_input, Survey};
 use symbols::Symbols;
 use unwind::{Unwind, UserState};
 
@@ -106,79 +106,17 @@ pub fn export(
     o: &ExportOptions,
     out: &mut dyn std::io::Write,
 ) -> Result<Exported, FormatError> {
-    let mut procs = Timeline::default();
     // Read beside the first pass; left unread where the recording turns
     // out to be from another kernel.
     let kallsyms = Some(symbols::Kallsyms::read());
-    let mut kernel_here = true;
-    let mut arch = None;
-    let here = std::fs::read_to_string("/proc/sys/kernel/osrelease")
-        .map(|s| s.trim().to_string())
-        .ok();
-    // Events with samples, in the order first seen: name -> (attr, samples).
-    let mut events: Vec<(String, crate::format::Attr, u64)> = Vec::new();
-    let mut first_event = None;
-    let mut cut_short = Vec::new();
-    for input in inputs {
-        let (mut r, cut) = open_input(input)?;
-        if cut {
-            cut_short.push(input.display().to_string());
-        }
-        // Samples per attr of this input, named once it is read.
-        let mut counts: Vec<u64> = Vec::new();
-        while let Some((rec, meta)) = next(&mut r, cut)? {
-            let t = rec.header.type_;
-            if t == RecordType::SAMPLE {
-                if let Some(i) = meta.attr_index_of_sample(&rec) {
-                    // The earliest sample's event, as perf script's time
-                    // order shows it first (rings are drained in turns).
-                    let t = sample_time(rec.body(), &meta.attrs[i].attr, meta.endian);
-                    if first_event.as_ref().is_none_or(|(ft, _)| t < *ft) {
-                        first_event = Some((t, event_name(&meta.attrs[i], i)));
-                    }
-                    if counts.len() <= i {
-                        counts.resize(i + 1, 0);
-                    }
-                    counts[i] += 1;
-                }
-            } else if t.is_kernel() {
-                if let Some(ev) = SideBand::parse(t, rec.header.misc, rec.body()) {
-                    let time = meta
-                        .attrs
-                        .first()
-                        .filter(|a| a.attr.sample_id_all())
-                        .and_then(|a| {
-                            SampleId::parse(rec.body(), a.attr.sample_type(), meta.endian)
-                        })
-                        .and_then(|id| id.time)
-                        .unwrap_or(0);
-                    procs.push(time, ev);
-                }
-            }
-        }
-        // The features, read after the pass: a pipe's come as records.
-        let recorded = r.features.string(feat::OSRELEASE);
-        // A recording that says nothing of its kernel (cut before its
-        // features) is taken for this one's, as perf takes it.
-        kernel_here &= here.is_some()
-            && (recorded.is_none() || recorded == here)
-            && same_kernel_build(&r.features);
-        arch = arch.or(r.features.string(feat::ARCH));
-        // Files' build ids from the header (perf's default; MMAP2 records
-        // carry them only with --buildid-mmap).
-        for (_, _, id, name) in r.features.build_id_table().unwrap_or_default() {
-            procs.note_build_id(name, id);
-        }
-        for (i, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
-            let a = &r.attrs[i];
-            let name = event_name(a, i);
-            match events.iter_mut().find(|e| e.0 == name) {
-                Some(e) => e.2 += n,
-                None => events.push((name, a.attr.clone(), n)),
-            }
-        }
-    }
-    procs.build();
+    let Survey {
+        procs,
+        kernel_here,
+        arch,
+        events,
+        first_event,
+        cut_short,
+    } = survey::survey(inputs)?;
     let names = || {
         events
             .iter()
@@ -211,7 +149,7 @@ pub fn export(
         // keep it: events of other units never share a flame graph.
         None => first_event
             .as_ref()
-            .and_then(|(_, f)| events.iter().find(|e| &e.0 == f)),
+            .and_then(|f| events.iter().find(|e| &e.0 == f)),
     };
     let mut syms = Symbols::new(kernel_here.then_some(kallsyms).flatten(), o.inline);
     let mut done = Exported {
@@ -335,67 +273,4 @@ pub fn export(
         }
     }
     Ok(done)
-}
-
-/// A sample's time (u64::MAX without one), read where its layout puts it
-/// without parsing the rest.
-fn sample_time(body: &[u8], attr: &crate::format::Attr, e: crate::format::endian::Endian) -> u64 {
-    use crate::format::attr::sample_type as st;
-    let t = attr.sample_type();
-    if t & st::TIME == 0 {
-        return u64::MAX;
-    }
-    let at = [st::IDENTIFIER, st::IP, st::TID]
-        .iter()
-        .filter(|&&b| t & b != 0)
-        .count()
-        * 8;
-    body.get(at..at + 8)
-        .map_or(u64::MAX, |b| e.u64(b.try_into().unwrap()))
-}
-
-/// Whether the kernel the recording names in its build-id table (where it
-/// does) is the running one: another build of the same release has other
-/// addresses, and perf leaves its frames unnamed.
-fn same_kernel_build(f: &crate::format::FeatureSet) -> bool {
-    let recorded = f
-        .build_id_table()
-        .unwrap_or_default()
-        .into_iter()
-        .find(|(_, _, _, name)| name == "[kernel.kallsyms]")
-        .map(|(_, _, id, _)| id);
-    match (recorded, crate::synth::build_id::of_kernel()) {
-        (Some(theirs), Some(ours)) => theirs == ours,
-        _ => true,
-    }
-}
-
-/// Opens an input; one whose header describes more than the file holds
-/// (cut short, or a crash before it was finished) is opened as recover
-/// opens it, to be read up to the damage as perf reads it: true then.
-fn open_input(path: &std::path::Path) -> Result<(PerfReader, bool), FormatError> {
-    match PerfReader::open(path) {
-        Ok(r) => Ok((r, false)),
-        Err(e) => {
-            if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
-                return Err(e);
-            }
-            match crate::recover::open_damaged(path) {
-                Ok(d) => Ok((d.reader, true)),
-                Err(_) => Err(e),
-            }
-        }
-    }
-}
-
-/// The next record; in an input read up to its damage, the damage is its
-/// end.
-fn next(
-    r: &mut PerfReader,
-    cut: bool,
-) -> Result<Option<(crate::format::Record<'_>, &crate::format::Meta)>, FormatError> {
-    match r.next_record() {
-        Err(_) if cut => Ok(None),
-        other => other,
-    }
 }

@@ -16,12 +16,12 @@ use super::process::Mapping;
 use crate::synth::build_id;
 
 /// A symbol as read, before duplicates are chosen between.
-struct Sym {
-    start: u64,
-    end: u64,
-    name: Arc<str>,
-    weak: bool,
-    global: bool,
+pub(super) struct Sym {
+    pub start: u64,
+    pub end: u64,
+    pub name: Arc<str>,
+    pub weak: bool,
+    pub global: bool,
 }
 
 /// Which of two symbols at one address perf keeps (util/symbol.c,
@@ -47,7 +47,7 @@ pub struct Table(Vec<(u64, u64, Arc<str>)>);
 impl Table {
     /// An ELF file's table: duplicates chosen between, then each symbol of
     /// size 0 runs to the next (perf's dso__load_sym order).
-    fn new(v: Vec<Sym>) -> Table {
+    pub(super) fn new(v: Vec<Sym>) -> Table {
         Table::build(v, false)
     }
 
@@ -121,57 +121,6 @@ pub struct Elf {
     symbols: Table,
 }
 
-/// `name@plt` for each entry of an x86-64 PLT, as perf synthesizes them
-/// (dso__synthesize_plt_symbols): the i-th relocation of `.rela.plt` names
-/// the function of the i-th entry, at `.plt.sec` + 16 i, or without
-/// `.plt.sec` at `.plt` + 16 (i + 1) (after the resolver's entry). Lazy or
-/// BIND_NOW alike: where the GOT is (`.got.plt` or `.got`) does not matter.
-fn plt_symbols(file: &object::File<'_>) -> Vec<Sym> {
-    use object::{Object, ObjectSection, ObjectSymbol};
-    let (Some(rela), Some(plt)) = (
-        file.section_by_name(".rela.plt"),
-        file.section_by_name(".plt.sec")
-            .or_else(|| file.section_by_name(".plt")),
-    ) else {
-        return Vec::new();
-    };
-    let first = if plt.name() == Ok(".plt.sec") { 0 } else { 16 };
-    let (Ok(bytes), true) = (rela.data(), file.is_little_endian() && file.is_64()) else {
-        return Vec::new();
-    };
-    let dynsym: rustc_hash::FxHashMap<usize, &str> = file
-        .dynamic_symbols()
-        .filter_map(|s| Some((s.index().0, s.name().ok()?)))
-        .collect();
-    let plt_end = plt.address().saturating_add(plt.size());
-    let mut v = Vec::new();
-    // Elf64_Rela: r_offset, r_info (symbol << 32 | type), r_addend.
-    for (i, r) in bytes.chunks_exact(24).enumerate() {
-        let info = u64::from_le_bytes(r[8..16].try_into().unwrap());
-        let Some(name) = dynsym.get(&((info >> 32) as usize)) else {
-            continue; // IRELATIVE and the like: no symbol, perf names none
-        };
-        let Some(start) = (i as u64)
-            .checked_mul(16)
-            .and_then(|o| o.checked_add(first))
-            .and_then(|o| o.checked_add(plt.address()))
-        else {
-            break;
-        };
-        if start.saturating_add(16) > plt_end {
-            break;
-        }
-        v.push(Sym {
-            start,
-            end: start + 16,
-            name: format!("{name}@plt").into(),
-            weak: false,
-            global: true,
-        });
-    }
-    v
-}
-
 /// The function symbols of an ELF image: its .symtab, or (`dynamic`) its
 /// .dynsym; None when it has none of that kind.
 fn functions(file: &object::File<'_>, dynamic: bool) -> Option<Vec<Sym>> {
@@ -227,7 +176,7 @@ impl Elf {
             .or_else(|| functions(&file, false))
             .or_else(|| functions(&file, true))
             .unwrap_or_default();
-        syms.extend(plt_symbols(&file));
+        syms.extend(super::plt::symbols(&file));
         Some(Elf {
             segments,
             symbols: Table::new(syms),
@@ -326,7 +275,7 @@ impl Symbols {
         let table = self
             .jit
             .entry(pid)
-            .or_insert_with(|| load_jit_map(&jit_map_path(pid)));
+            .or_insert_with(|| super::jit::load(&super::jit::map_path(pid)));
         table.as_ref()?.lookup(addr).cloned()
     }
 
@@ -450,41 +399,4 @@ fn load_kallsyms() -> Option<Table> {
         })
         .collect();
     (!v.is_empty()).then(|| Table::kallsyms(v))
-}
-
-/// Where a JIT writes process `pid`'s symbols, as perf looks for them.
-pub fn jit_map_path(pid: u32) -> PathBuf {
-    PathBuf::from(format!("/tmp/perf-{pid}.map"))
-}
-
-/// Whether a mapping is anonymous memory, whose code perf names from the
-/// process's JIT map (util/map.c, is_anon_memory).
-pub fn is_anon(path: &str) -> bool {
-    path == "//anon" || path.starts_with("/dev/zero") || path.starts_with("/anon_hugepage")
-}
-
-/// A JIT map's symbols: `START SIZE NAME` lines, hexadecimal, the name to
-/// the end of the line (perf's dso__load_perf_map). None where there is no
-/// such regular file.
-fn load_jit_map(path: &std::path::Path) -> Option<Table> {
-    let bytes = super::file::map(path)?;
-    let text = String::from_utf8_lossy(&bytes);
-    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
-    let v = text
-        .lines()
-        .filter_map(|l| {
-            let mut it = l.splitn(3, ' ');
-            let start = hex(it.next()?)?;
-            let size = hex(it.next()?)?;
-            let name = it.next()?.trim_end();
-            (!name.is_empty()).then(|| Sym {
-                start,
-                end: start.saturating_add(size),
-                name: name.into(),
-                weak: false,
-                global: true,
-            })
-        })
-        .collect();
-    Some(Table::new(v))
 }

@@ -1,0 +1,171 @@
+//! The export's first pass: the side band through time, the events with
+//! samples (and the earliest sample's), what the recordings say of their
+//! kernel and architecture, and which inputs are cut short. The second
+//! pass names each sample's frames against it.
+
+use std::path::PathBuf;
+
+use super::process::Timeline;
+use crate::format::feat;
+use crate::format::sample::SampleId;
+use crate::format::side_band::SideBand;
+use crate::format::{FormatError, PerfReader, RecordType};
+
+/// What the first pass found.
+pub struct Survey {
+    pub procs: Timeline,
+    /// The recordings are from the running kernel.
+    pub kernel_here: bool,
+    pub arch: Option<String>,
+    /// Events with samples, in the order first seen: (name, attr, samples).
+    pub events: Vec<(String, crate::format::Attr, u64)>,
+    /// The earliest sample's event.
+    pub first_event: Option<String>,
+    /// Inputs cut short or damaged, read up to the damage.
+    pub cut_short: Vec<String>,
+}
+
+/// Reads `inputs` once for the [`Survey`].
+pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
+    let mut procs = Timeline::default();
+    let mut kernel_here = true;
+    let mut arch = None;
+    let here = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .ok();
+    // Events with samples, in the order first seen: name -> (attr, samples).
+    let mut events: Vec<(String, crate::format::Attr, u64)> = Vec::new();
+    let mut first_event = None;
+    let mut cut_short = Vec::new();
+    for input in inputs {
+        let (mut r, cut) = open_input(input)?;
+        if cut {
+            cut_short.push(input.display().to_string());
+        }
+        // Samples per attr of this input, named once it is read.
+        let mut counts: Vec<u64> = Vec::new();
+        while let Some((rec, meta)) = next(&mut r, cut)? {
+            let t = rec.header.type_;
+            if t == RecordType::SAMPLE {
+                if let Some(i) = meta.attr_index_of_sample(&rec) {
+                    // The earliest sample's event, as perf script's time
+                    // order shows it first (rings are drained in turns).
+                    let t = sample_time(rec.body(), &meta.attrs[i].attr, meta.endian);
+                    if first_event.as_ref().is_none_or(|(ft, _)| t < *ft) {
+                        first_event = Some((t, super::event_name(&meta.attrs[i], i)));
+                    }
+                    if counts.len() <= i {
+                        counts.resize(i + 1, 0);
+                    }
+                    counts[i] += 1;
+                }
+            } else if t.is_kernel() {
+                if let Some(ev) = SideBand::parse(t, rec.header.misc, rec.body()) {
+                    let time = meta
+                        .attrs
+                        .first()
+                        .filter(|a| a.attr.sample_id_all())
+                        .and_then(|a| {
+                            SampleId::parse(rec.body(), a.attr.sample_type(), meta.endian)
+                        })
+                        .and_then(|id| id.time)
+                        .unwrap_or(0);
+                    procs.push(time, ev);
+                }
+            }
+        }
+        // The features, read after the pass: a pipe's come as records.
+        let recorded = r.features.string(feat::OSRELEASE);
+        // A recording that says nothing of its kernel (cut before its
+        // features) is taken for this one's, as perf takes it.
+        kernel_here &= here.is_some()
+            && (recorded.is_none() || recorded == here)
+            && same_kernel_build(&r.features);
+        arch = arch.or(r.features.string(feat::ARCH));
+        // Files' build ids from the header (perf's default; MMAP2 records
+        // carry them only with --buildid-mmap).
+        for (_, _, id, name) in r.features.build_id_table().unwrap_or_default() {
+            procs.note_build_id(name, id);
+        }
+        for (i, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
+            let a = &r.attrs[i];
+            let name = super::event_name(a, i);
+            match events.iter_mut().find(|e| e.0 == name) {
+                Some(e) => e.2 += n,
+                None => events.push((name, a.attr.clone(), n)),
+            }
+        }
+    }
+    procs.build();
+    Ok(Survey {
+        procs,
+        kernel_here,
+        arch,
+        events,
+        first_event: first_event.map(|(_, name)| name),
+        cut_short,
+    })
+}
+
+/// A sample's time (u64::MAX without one), read where its layout puts it
+/// without parsing the rest.
+fn sample_time(body: &[u8], attr: &crate::format::Attr, e: crate::format::endian::Endian) -> u64 {
+    use crate::format::attr::sample_type as st;
+    let t = attr.sample_type();
+    if t & st::TIME == 0 {
+        return u64::MAX;
+    }
+    let at = [st::IDENTIFIER, st::IP, st::TID]
+        .iter()
+        .filter(|&&b| t & b != 0)
+        .count()
+        * 8;
+    body.get(at..at + 8)
+        .map_or(u64::MAX, |b| e.u64(b.try_into().unwrap()))
+}
+
+/// Whether the kernel the recording names in its build-id table (where it
+/// does) is the running one: another build of the same release has other
+/// addresses, and perf leaves its frames unnamed.
+fn same_kernel_build(f: &crate::format::FeatureSet) -> bool {
+    let recorded = f
+        .build_id_table()
+        .unwrap_or_default()
+        .into_iter()
+        .find(|(_, _, _, name)| name == "[kernel.kallsyms]")
+        .map(|(_, _, id, _)| id);
+    match (recorded, crate::synth::build_id::of_kernel()) {
+        (Some(theirs), Some(ours)) => theirs == ours,
+        _ => true,
+    }
+}
+
+/// Opens an input; one whose header describes more than the file holds
+/// (cut short, or a crash before it was finished) is opened as recover
+/// opens it, to be read up to the damage as perf reads it: true then.
+pub(super) fn open_input(path: &std::path::Path) -> Result<(PerfReader, bool), FormatError> {
+    match PerfReader::open(path) {
+        Ok(r) => Ok((r, false)),
+        Err(e) => {
+            if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+                return Err(e);
+            }
+            match crate::recover::open_damaged(path) {
+                Ok(d) => Ok((d.reader, true)),
+                Err(_) => Err(e),
+            }
+        }
+    }
+}
+
+/// The next record; in an input read up to its damage, the damage is its
+/// end.
+pub(super) fn next(
+    r: &mut PerfReader,
+    cut: bool,
+) -> Result<Option<(crate::format::Record<'_>, &crate::format::Meta)>, FormatError> {
+    match r.next_record() {
+        Err(_) if cut => Ok(None),
+        other => other,
+    }
+}
