@@ -99,6 +99,9 @@ fn a_moved_output_is_finished_where_it_went_and_the_recording_goes_on() {
             out.clone()
         };
         wait_until("the recording's start", || started.exists());
+        // Samples to find in the moved output: the workload has run a while
+        // (its CPU time, a state however loaded the machine is).
+        wait_cpu(child.id(), 0.1);
         let moved = dir.join("moved.data");
         std::fs::rename(&out, &moved).unwrap();
         signal(&child, libc::SIGUSR2);
@@ -152,26 +155,24 @@ fn comms(output: &Path) -> usize {
 
 /// Many `--threads` switches: the last output's side band is the size of
 /// the first's (each used to hold every earlier one's again, doubling).
+/// Five switches by SIGUSR2, each waited for (a timer's count of outputs
+/// would depend on the machine's load).
 #[test]
 fn the_side_band_stays_flat_across_threads_switches() {
     require_recording();
     let dir = tempdir("switch-flat");
     let out = dir.join("f.data");
-    perfz_ok(&[
-        "record",
-        "-q",
-        "--threads",
-        "--switch-output=1s",
-        "-g",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        workload().to_str().unwrap(),
-        "4.5",
-        "3",
-    ]);
+    let child = spawn_record(&["-q", "--threads", "--switch-output", "-g"], &out, "30");
+    wait_until("the recording's start", || out.join("data").exists());
+    for k in 1..=5 {
+        signal(&child, libc::SIGUSR2);
+        wait_until("a switch", || outputs_named(&dir, "f.data").len() >= k);
+    }
+    signal(&child, libc::SIGINT);
+    let o = child.output_within("perfz record");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let outs = outputs_named(&dir, "f.data");
-    assert!(outs.len() >= 3, "{outs:?}");
+    assert!(outs.len() >= 6, "{outs:?}");
     let first = comms(&outs[0]);
     let last = comms(&outs[outs.len() - 1]);
     assert!(first > 0, "no COMM in {}", outs[0].display());
