@@ -3,6 +3,7 @@
 //! writes them (function names tidied as its defaults do; an unknown
 //! function is named after its module, or `unknown`).
 
+use std::io::Write;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
@@ -34,13 +35,15 @@ pub struct Frame<'a> {
     pub kernel: bool,
 }
 
-/// A stack of one thread: (comm, pid, tid, frame ids leaf first); pid
-/// and tid are 0 unless the options show them.
-type Stack = (Arc<str>, u32, u32, Box<[u32]>);
+/// A stack of one thread: (comm, pid, tid, stack id); pid and tid are 0
+/// unless the options show them.
+type Stack = (Arc<str>, u32, u32, u32);
 
 /// Counts of collapsed stacks.
 #[derive(Default)]
 pub struct Folded {
+    /// Each distinct stack's frame ids, leaf first, and its id.
+    stacks: FxHashMap<Box<[u32]>, u32>,
     counts: FxHashMap<Stack, u64>,
 }
 
@@ -57,8 +60,16 @@ impl Folded {
     ) {
         let pid = if o.pid || o.tid { pid } else { 0 };
         let tid = if o.tid { tid } else { 0 };
-        // Look up first: most samples repeat a stack seen before.
-        let key = (comm.clone(), pid, tid, Box::from(ids));
+        // Looked up first: most samples repeat a stack seen before.
+        let stack = match self.stacks.get(ids) {
+            Some(&id) => id,
+            None => {
+                let id = self.stacks.len() as u32;
+                self.stacks.insert(Box::from(ids), id);
+                id
+            }
+        };
+        let key = (comm.clone(), pid, tid, stack);
         // A period past 2^40 is a damaged record (cpu-clock's is 250 000 ns,
         // a cycles one 10^9 at most): capped, so sums stay far below
         // u64::MAX whatever the file holds (and inferno's svg sums too).
@@ -71,74 +82,238 @@ impl Folded {
         *n = n.saturating_add(weight);
     }
 
-    /// The stacks, sorted, with their counts: `stack count` lines. Each
-    /// frame of `frames` is tidied once.
-    pub fn lines(&self, o: &FoldOptions, frames: &[Named]) -> Vec<String> {
-        let mut tidied: Vec<Option<String>> = vec![None; frames.len()];
-        let mut v: Vec<(String, u64)> = self
+    /// Writes the stacks, sorted, with their counts: `stack count` lines,
+    /// each made as it is written (none is held: a compile's lines run to
+    /// megabytes). Each frame of `frames` is tidied once. Returns how many
+    /// lines.
+    pub fn write(
+        &self,
+        o: &FoldOptions,
+        frames: &[Named<'_>],
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<usize> {
+        // Frames are compared by their text's id: distinct addresses often
+        // tidy alike (`[cc1plus]`).
+        let (text_id, texts) = tidy_frames(o, frames, self.stacks.keys().flat_map(|k| k.iter()));
+        let texts = texts.all();
+        let mut by_id: Vec<&[u32]> = vec![&[]; self.stacks.len()];
+        for (ids, &id) in &self.stacks {
+            by_id[id as usize] = ids;
+        }
+        // Each line: its thread (comm, and pid or tid where asked), then
+        // each frame's names, root first.
+        let mut lines: Vec<(String, Vec<u32>, u64)> = self
             .counts
             .iter()
-            .map(|((comm, pid, tid, ids), n)| {
-                let mut line = comm.replace(' ', "_");
+            .map(|((comm, pid, tid, stack), &n)| {
+                let mut head = comm.replace(' ', "_");
                 if o.tid {
-                    line.push_str(&format!("-{pid}/{tid}"));
+                    head.push_str(&format!("-{pid}/{tid}"));
                 } else if o.pid {
-                    line.push_str(&format!("-{pid}"));
+                    head.push_str(&format!("-{pid}"));
                 }
-                for &id in ids.iter().rev() {
-                    let t = tidied[id as usize].get_or_insert_with(|| {
-                        let f = &frames[id as usize];
-                        let one = |func: Option<&str>| {
-                            tidy(
-                                &Frame {
-                                    func,
-                                    module: f.module.as_deref(),
-                                    kernel: f.kernel,
-                                },
-                                o,
-                            )
-                        };
-                        if f.funcs.is_empty() {
-                            one(None)
-                        } else {
-                            // Innermost first: the root-first line wants the
-                            // outermost first. A name that starts with `(`
-                            // is left out, as the collapse tools leave it
-                            // (perf's `(anonymous namespace)::f`).
-                            let names: Vec<String> = f
-                                .funcs
-                                .iter()
-                                .rev()
-                                .map(|n| one(Some(n)))
-                                .filter(|n| !n.starts_with('('))
-                                .collect();
-                            names.join(";")
-                        }
-                    });
-                    if !t.is_empty() {
-                        line.push(';');
-                        line.push_str(t);
-                    }
-                }
-                (line, *n)
+                let ids = by_id[*stack as usize].iter().rev();
+                let shown = ids.map(|&id| text_id[id as usize]);
+                (
+                    head,
+                    shown.filter(|&t| !texts[t as usize].is_empty()).collect(),
+                    n,
+                )
             })
             .collect();
-        // Two keys may fold to one line (names that tidy alike).
-        v.sort();
-        v.dedup_by(|b, a| {
-            let same = a.0 == b.0;
-            if same {
-                a.1 = a.1.saturating_add(b.1);
+        lines.sort_unstable_by(|a, b| cmp_lines(&texts, a, b));
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+        let mut written = 0;
+        let mut i = 0;
+        while i < lines.len() {
+            // Two keys may fold to one line (names that tidy alike).
+            let mut n = lines[i].2;
+            let mut j = i + 1;
+            while j < lines.len() && cmp_lines(&texts, &lines[j], &lines[i]).is_eq() {
+                n = n.saturating_add(lines[j].2);
+                j += 1;
             }
-            same
-        });
-        v.into_iter().map(|(l, n)| format!("{l} {n}")).collect()
+            for p in pieces(&texts, &lines[i], 0) {
+                out.write_all(p)?;
+            }
+            writeln!(out, " {n}")?;
+            written += 1;
+            i = j;
+        }
+        out.flush()?;
+        Ok(written)
+    }
+
+    /// The lines [`Folded::write`] writes.
+    pub fn lines(&self, o: &FoldOptions, frames: &[Named]) -> Vec<String> {
+        let mut text = Vec::new();
+        self.write(o, frames, &mut text)
+            .expect("writing to memory does not fail");
+        String::from_utf8_lossy(&text)
+            .lines()
+            .map(String::from)
+            .collect()
     }
 
     /// Distinct stacks (before names that tidy alike are merged).
     pub fn stacks(&self) -> usize {
         self.counts.len()
     }
+}
+
+/// A line: its thread (comm, and pid or tid where asked), its frames'
+/// texts (their ids), root first (those with names shown), its count.
+type Line = (String, Vec<u32>, u64);
+
+/// A line's text in pieces from its `skip`-th frame: its thread (from the
+/// first), then `;` and each frame's names.
+fn pieces<'a>(
+    texts: &'a [&'a str],
+    (head, ids, _): &'a Line,
+    skip: usize,
+) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let head = (skip == 0).then_some(head.as_bytes());
+    head.into_iter().chain(
+        ids[skip.min(ids.len())..]
+            .iter()
+            .flat_map(|&id| [&b";"[..], texts[id as usize].as_bytes()]),
+    )
+}
+
+/// Two lines compared as their texts: frames they share from the root
+/// (the same text ids) are passed over without a look.
+fn cmp_lines(texts: &[&str], a: &Line, b: &Line) -> std::cmp::Ordering {
+    if a.0 != b.0 {
+        return cmp_pieces(pieces(texts, a, 0), pieces(texts, b, 0));
+    }
+    // The same thread: from the first frame they differ in, without it.
+    let same = a.1.iter().zip(&b.1).take_while(|(x, y)| x == y).count();
+    let head = usize::from(same == 0);
+    cmp_pieces(
+        pieces(texts, a, same).skip(head),
+        pieces(texts, b, same).skip(head),
+    )
+}
+
+/// Two texts in pieces compared as the texts they make.
+fn cmp_pieces<'a>(
+    mut a: impl Iterator<Item = &'a [u8]>,
+    mut b: impl Iterator<Item = &'a [u8]>,
+) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y): (&[u8], &[u8]) = (&[], &[]);
+    loop {
+        while x.is_empty() {
+            match a.next() {
+                Some(p) => x = p,
+                None => break,
+            }
+        }
+        while y.is_empty() {
+            match b.next() {
+                Some(p) => y = p,
+                None => break,
+            }
+        }
+        let n = x.len().min(y.len());
+        if n == 0 {
+            return x.len().cmp(&y.len());
+        }
+        match x[..n].cmp(&y[..n]) {
+            Ordering::Equal => (x, y) = (&x[n..], &y[n..]),
+            other => return other,
+        }
+    }
+}
+
+/// Distinct texts, each held once.
+#[derive(Default)]
+struct Texts {
+    ids: FxHashMap<Box<str>, u32>,
+}
+
+impl Texts {
+    fn id(&mut self, t: String) -> u32 {
+        let next = self.ids.len() as u32;
+        *self.ids.entry(t.into_boxed_str()).or_insert(next)
+    }
+
+    fn all(&self) -> Vec<&str> {
+        let mut v = vec![""; self.ids.len()];
+        for (t, &i) in &self.ids {
+            v[i as usize] = t;
+        }
+        v
+    }
+}
+
+/// Each frame of `frames` that `used` names, tidied: the id (in the
+/// texts returned) of its functions outermost first, joined by `;` (empty
+/// for the ones left out, and for frames not used). A function's name, and
+/// an unknown function's module, is tidied once however many addresses in
+/// it the samples hold; frames that tidy alike share a text id.
+fn tidy_frames<'a>(
+    o: &FoldOptions,
+    frames: &[Named<'_>],
+    used: impl Iterator<Item = &'a u32>,
+) -> (Vec<u32>, Texts) {
+    let mut texts = Texts::default();
+    let empty = texts.id(String::new());
+    let mut ids: Vec<u32> = vec![empty; frames.len()];
+    let mut done = vec![false; frames.len()];
+    // By the name's (or module's) address: the symbol tables hand out one
+    // Arc a symbol, the maps one a module.
+    let mut by_name: FxHashMap<(*const u8, bool, bool), (u32, bool)> = FxHashMap::default();
+    for &id in used {
+        let i = id as usize;
+        if std::mem::replace(&mut done[i], true) {
+            continue;
+        }
+        let f = &frames[i];
+        // A function's text id, and whether it is left out.
+        let mut one = |texts: &mut Texts, func: Option<&Arc<str>>| {
+            let key = match (func, &f.module) {
+                (Some(n), _) => (n.as_ptr(), f.kernel, true),
+                (None, Some(m)) => (m.as_ptr(), f.kernel, false),
+                (None, None) => (std::ptr::null(), f.kernel, false),
+            };
+            *by_name.entry(key).or_insert_with(|| {
+                let frame = Frame {
+                    func: func.map(|n| &**n),
+                    module: f.module.as_deref(),
+                    kernel: f.kernel,
+                };
+                let t = tidy(&frame, o);
+                // A name that starts with `(` is left out, as the collapse
+                // tools leave it (perf's `(anonymous namespace)::f`).
+                let out = t.starts_with('(');
+                (texts.id(t), out)
+            })
+        };
+        ids[i] = match f.funcs.as_slice() {
+            [] => one(&mut texts, None).0,
+            [func] => match one(&mut texts, Some(func)) {
+                (_, true) => empty,
+                (t, false) => t,
+            },
+            funcs => {
+                // Innermost first: the root-first line wants the outermost
+                // first.
+                let parts: Vec<u32> = funcs
+                    .iter()
+                    .rev()
+                    .map(|n| one(&mut texts, Some(n)))
+                    .filter(|&(_, out)| !out)
+                    .map(|(t, _)| t)
+                    .collect();
+                let all = texts.all();
+                let joined: Vec<&str> = parts.iter().map(|&t| all[t as usize]).collect();
+                let joined = joined.join(";");
+                texts.id(joined)
+            }
+        };
+    }
+    (ids, texts)
 }
 
 /// A function name as inferno-collapse-perf (and stackcollapse-perf.pl)

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use super::jit::{is_anon, map_path as jit_map_path};
-use super::process::{Mapping, Timeline};
+use super::process::Mapping;
 use super::symbols::Symbols;
+use super::view::View;
 
 /// perf's callchain context markers (`PERF_CONTEXT_*`, as u64).
 pub const CONTEXT_HV: u64 = -32i64 as u64;
@@ -18,32 +19,59 @@ pub const CONTEXT_MAX: u64 = -4095i64 as u64;
 
 /// One frame, named: its address, the functions there (innermost first;
 /// empty: unknown), its mapping, and its module as perf prints it.
-pub struct Named {
+pub struct Named<'a> {
     pub ip: u64,
     pub funcs: Vec<Arc<str>>,
-    pub map: Option<Mapping>,
+    pub map: Option<&'a Mapping>,
     pub module: Option<Arc<str>>,
     pub kernel: bool,
 }
 
-/// Every distinct frame of an export, named once: by (mapping, address,
-/// kernel) where the mapping is the Timeline's (its address: the
-/// Timeline does not change once built) or none.
-#[derive(Default)]
-pub struct FrameTable {
-    index: rustc_hash::FxHashMap<(usize, u64, bool), u32>,
-    pub named: Vec<Named>,
+/// A frame as samples hold it, until it is named.
+struct Raw<'a> {
+    ip: u64,
+    pid: u32,
+    kernel: bool,
+    map: Option<&'a Mapping>,
 }
 
-impl FrameTable {
-    /// The ids of a callchain's frames, leaf first, naming each new one as
-    /// perf script prints it.
+impl Named<'_> {
+    /// A frame not (yet) named.
+    fn unknown(ip: u64, kernel: bool) -> Self {
+        Named {
+            ip,
+            funcs: Vec::new(),
+            map: None,
+            module: None,
+            kernel,
+        }
+    }
+}
+
+/// Every distinct frame of an export, named once: by (mapping, address,
+/// kernel) where the mapping is the Timeline's (its address: the
+/// Timeline does not change once built) or none. Frames are named after
+/// they are interned ([`FrameTable::name_new`]), so that the kernel's
+/// symbols, read on a thread of their own, are waited for at the end of the
+/// pass, if at all.
+#[derive(Default)]
+pub struct FrameTable<'a> {
+    index: rustc_hash::FxHashMap<(usize, u64, bool), u32>,
+    raw: Vec<Raw<'a>>,
+    /// How many samples hold each frame.
+    pub hits: Vec<u64>,
+    /// The frames named so far, by id.
+    pub named: Vec<Named<'a>>,
+}
+
+impl<'a> FrameTable<'a> {
+    /// The ids of a callchain's frames, leaf first, of process `pid` whose
+    /// maps (and the kernel's) at the sample's time are `views`.
     pub fn intern(
         &mut self,
         chain: &[u64],
-        (pid, time): (u32, u64),
-        procs: &Timeline,
-        syms: &mut Symbols,
+        pid: u32,
+        (user, kernel_maps): (&View<'a>, &View<'a>),
         ids: &mut Vec<u32>,
     ) {
         ids.clear();
@@ -61,25 +89,50 @@ impl FrameTable {
                 ip if ip >= CONTEXT_MAX => continue,
                 _ => {}
             }
-            let map = procs.mapping(pid, ip, time, kernel);
+            let map = if kernel { kernel_maps } else { user }.find(ip);
             let key = (map.map_or(0, |m| m as *const Mapping as usize), ip, kernel);
-            let next = self.named.len() as u32;
+            let next = self.raw.len() as u32;
             let id = *self.index.entry(key).or_insert(next);
             if id == next {
-                self.named.push(name_frame(ip, (pid, kernel), map, syms));
+                self.raw.push(Raw {
+                    ip,
+                    pid,
+                    kernel,
+                    map,
+                });
+                self.hits.push(0);
             }
+            self.hits[id as usize] += 1;
             ids.push(id);
+        }
+    }
+
+    /// Names the frames interned since the last call, as perf script
+    /// prints them: the user frames first, so that the kernel's symbols
+    /// (read on a thread of their own) are waited for last.
+    pub fn name_new(&mut self, syms: &mut Symbols) {
+        let from = self.named.len();
+        let new = &self.raw[from..];
+        for r in new {
+            self.named.push(if r.kernel {
+                Named::unknown(r.ip, true)
+            } else {
+                name_frame(r.ip, (r.pid, false), r.map, syms)
+            });
+        }
+        for (i, r) in new.iter().enumerate().filter(|(_, r)| r.kernel) {
+            self.named[from + i] = name_frame(r.ip, (r.pid, true), r.map, syms);
         }
     }
 }
 
 /// One frame as perf script prints it.
-fn name_frame(
+fn name_frame<'a>(
     ip: u64,
     (pid, kernel): (u32, bool),
-    map: Option<&Mapping>,
+    map: Option<&'a Mapping>,
     syms: &mut Symbols,
-) -> Named {
+) -> Named<'a> {
     // Code in anonymous memory is a JIT's: perf names it from the process's
     // map, and calls that map its module.
     let jit = !kernel && map.is_some_and(|m| is_anon(&m.path));
@@ -112,7 +165,7 @@ fn name_frame(
     Named {
         ip,
         funcs,
-        map: map.cloned(),
+        map,
         module,
         kernel,
     }

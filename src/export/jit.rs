@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::symbols::{Sym, Table};
+use super::table::{Builder, Sym, Table};
 
 /// Where a JIT writes process `pid`'s symbols, as perf looks for them.
 pub fn map_path(pid: u32) -> PathBuf {
@@ -24,21 +24,25 @@ pub(super) fn load(path: &std::path::Path) -> Option<Table> {
     let bytes = super::file::map(path)?;
     let text = String::from_utf8_lossy(&bytes);
     let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
-    let v = text
-        .lines()
-        .filter_map(|l| {
-            let mut it = l.splitn(3, ' ');
-            let start = hex(it.next()?)?;
-            let size = hex(it.next()?)?;
-            let name = it.next()?.trim_end();
-            (!name.is_empty()).then(|| Sym {
+    let mut b = Builder::default();
+    for l in text.lines() {
+        let mut it = l.splitn(3, ' ');
+        let (Some(start), Some(size), Some(name)) = (
+            it.next().and_then(hex),
+            it.next().and_then(hex),
+            it.next().map(str::trim_end),
+        ) else {
+            continue;
+        };
+        if !name.is_empty() {
+            b.push(Sym {
                 start,
                 end: start.saturating_add(size),
-                name: name.into(),
+                name,
                 weak: false,
                 global: true,
-            })
-        })
-        .collect();
-    Some(Table::new(v))
+            });
+        }
+    }
+    Some(b.table())
 }

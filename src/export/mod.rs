@@ -26,7 +26,9 @@ pub mod process;
 pub mod report;
 pub mod survey;
 pub mod symbols;
+pub mod table;
 pub mod unwind;
+pub mod view;
 
 use std::path::PathBuf;
 
@@ -176,6 +178,7 @@ pub fn export(
     let mut folded = Folded::default();
     let mut profile = pprof::Builder::new();
     let mut table = FrameTable::default();
+    let mut views = view::Views::new(&procs);
     let mut ids = Vec::new();
     let (mut first, mut last) = (u64::MAX, 0u64);
     for input in inputs {
@@ -202,8 +205,9 @@ pub fn export(
             }
             let user_ip = rec.header.misc & misc::CPUMODE_MASK == misc::USER;
             let user = UserState::of(&s, rec.body(), attr.sample_regs_user(), meta.endian);
+            let maps = views.at(pid, time);
             let unwound = match (&mut unwind, user) {
-                (Some(u), Some(state)) => Some(u.frames(&procs, pid, time, &state)),
+                (Some(u), Some(state)) => Some(u.frames(maps.0, pid, &state)),
                 _ => None,
             };
             let chain: Vec<u64> = if let Some(frames) = unwound.filter(|f| !f.is_empty()) {
@@ -225,12 +229,7 @@ pub fn export(
             } else {
                 s.callchain.clone()
             };
-            table.intern(&chain, (pid, time), &procs, &mut syms, &mut ids);
-            for &id in &ids {
-                let n = table.named[id as usize].funcs.len() as u64;
-                done.frames += n.max(1);
-                done.unknown_frames += (n == 0) as u64;
-            }
+            table.intern(&chain, pid, maps, &mut ids);
             let comm = procs.comm(tid, time);
             done.samples += 1;
             match format {
@@ -238,18 +237,21 @@ pub fn export(
                     folded.add(&o.fold, (&comm, pid, tid), &ids, s.period)
                 }
                 Output::Pprof => {
+                    table.name_new(&mut syms);
                     profile.add(&table.named, &ids, (&comm, pid, tid), s.period.unwrap_or(1))
                 }
             }
         }
     }
+    table.name_new(&mut syms);
+    for (f, hits) in table.named.iter().zip(&table.hits) {
+        let n = f.funcs.len() as u64;
+        done.frames += n.max(1) * hits;
+        done.unknown_frames += (n == 0) as u64 * hits;
+    }
     match format {
         Output::Folded => {
-            let lines = folded.lines(&o.fold, &table.named);
-            done.stacks = lines.len();
-            for l in lines {
-                writeln!(out, "{l}")?;
-            }
+            done.stacks = folded.write(&o.fold, &table.named, out)?;
         }
         Output::Svg => {
             let lines = folded.lines(&o.fold, &table.named);

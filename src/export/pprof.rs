@@ -215,7 +215,7 @@ impl Builder {
     }
 
     /// The location of frame `id` of `frames` (made on first use).
-    fn location_id(&mut self, frames: &[Named], id: u32) -> u64 {
+    fn location_id(&mut self, frames: &[Named<'_>], id: u32) -> u64 {
         let i = id as usize;
         if self.frame_locations.len() <= i {
             self.frame_locations.resize(frames.len().max(i + 1), 0);
@@ -224,10 +224,9 @@ impl Builder {
             return self.frame_locations[i];
         }
         let f = &frames[i];
-        let mapping_id = f.map.as_ref().map_or(0, |m| self.mapping_id(m));
+        let mapping_id = f.map.map_or(0, |m| self.mapping_id(m));
         let module = f
             .map
-            .as_ref()
             .map(|m| &*m.path)
             .or(f.module.as_deref())
             .unwrap_or("");
@@ -255,7 +254,7 @@ impl Builder {
     /// `ids` of `frames`, leaf first, weighing `period`.
     pub fn add(
         &mut self,
-        frames: &[Named],
+        frames: &[Named<'_>],
         ids: &[u32],
         (comm, pid, tid): (&str, u32, u32),
         period: u64,

@@ -36,8 +36,19 @@ impl Mapping {
         }
     }
 
-    fn holds(&self, addr: u64, time: u64) -> bool {
-        (self.start..self.end).contains(&addr) && (self.from..self.until).contains(&time)
+    /// Whether it was held at `time`.
+    pub fn held_at(&self, time: u64) -> bool {
+        (self.from..self.until).contains(&time)
+    }
+
+    /// When it ended (u64::MAX: it did not).
+    pub fn until(&self) -> u64 {
+        self.until
+    }
+
+    #[cfg(test)]
+    pub fn set_until(&mut self, until: u64) {
+        self.until = until;
     }
 }
 
@@ -165,26 +176,14 @@ impl Timeline {
             .unwrap_or_else(|| format!(":{tid}").into())
     }
 
-    /// The mappings of process `pid` at `time` (unordered; of two that
-    /// start at one address, both).
-    pub fn maps_at(&self, pid: u32, time: u64) -> impl Iterator<Item = &Mapping> {
-        self.maps
-            .get(&pid)
-            .into_iter()
-            .flatten()
-            .filter(move |m| (m.from..m.until).contains(&time))
+    /// Process `pid`'s mappings through the recording.
+    pub fn maps_of(&self, pid: u32) -> &[Mapping] {
+        self.maps.get(&pid).map_or(&[], Vec::as_slice)
     }
 
-    /// The mapping that holds `addr` in process `pid` (or the kernel's) at
-    /// `time`: the latest made of those that held then.
-    pub fn mapping(&self, pid: u32, addr: u64, time: u64, kernel: bool) -> Option<&Mapping> {
-        let maps = if kernel {
-            &self.kernel
-        } else {
-            self.maps.get(&pid)?
-        };
-        maps.iter()
-            .filter(|m| m.holds(addr, time))
-            .max_by_key(|m| m.from)
+    /// The kernel's mappings (the image and its modules) through the
+    /// recording.
+    pub fn kernel_maps(&self) -> &[Mapping] {
+        &self.kernel
     }
 }

@@ -145,7 +145,10 @@ fn same_kernel_build(f: &crate::format::FeatureSet) -> bool {
 /// opens it, to be read up to the damage as perf reads it: true then.
 pub(super) fn open_input(path: &std::path::Path) -> Result<(PerfReader, bool), FormatError> {
     match PerfReader::open(path) {
-        Ok(r) => Ok((r, false)),
+        Ok(mut r) => {
+            r.read_ahead();
+            Ok((r, false))
+        }
         Err(e) => {
             if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
                 return Err(e);

@@ -13,88 +13,8 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, Sy
 use super::file::FileBytes;
 use super::inline::Inline;
 use super::process::Mapping;
+use super::table::{Builder, Sym, Table};
 use crate::synth::build_id;
-
-/// A symbol as read, before duplicates are chosen between.
-pub(super) struct Sym {
-    pub start: u64,
-    pub end: u64,
-    pub name: Arc<str>,
-    pub weak: bool,
-    pub global: bool,
-}
-
-/// Which of two symbols at one address perf keeps (util/symbol.c,
-/// choose_best_symbol): one with a size, not weak, global, with fewer
-/// leading underscores, with the longer name; else the first.
-fn better(a: &Sym, b: &Sym) -> bool {
-    let key = |s: &Sym| {
-        (
-            s.end > s.start,
-            !s.weak,
-            s.global,
-            std::cmp::Reverse(s.name.bytes().take_while(|&c| c == b'_').count()),
-            s.name.len(),
-        )
-    };
-    key(b) > key(a)
-}
-
-/// Sorted, non-overlapping symbols: (start, end, name).
-#[derive(Default)]
-pub struct Table(Vec<(u64, u64, Arc<str>)>);
-
-impl Table {
-    /// An ELF file's table: duplicates chosen between, then each symbol of
-    /// size 0 runs to the next (perf's dso__load_sym order).
-    pub(super) fn new(v: Vec<Sym>) -> Table {
-        Table::build(v, false)
-    }
-
-    /// The kernel's: ends fixed first, then duplicates chosen between
-    /// (perf's __dso__load_kallsyms order), so of several names at one
-    /// address the last listed is the one with a size, and wins.
-    fn kallsyms(v: Vec<Sym>) -> Table {
-        Table::build(v, true)
-    }
-
-    fn build(mut v: Vec<Sym>, ends_first: bool) -> Table {
-        // Stable: of equals, the first in the file stays first.
-        v.sort_by_key(|s| s.start);
-        if ends_first {
-            for i in 0..v.len() {
-                if v[i].end <= v[i].start {
-                    v[i].end = v.get(i + 1).map_or(u64::MAX, |n| n.start);
-                }
-            }
-        }
-        let mut kept: Vec<Sym> = Vec::with_capacity(v.len());
-        for s in v {
-            match kept.last_mut() {
-                Some(last) if last.start == s.start => {
-                    if better(last, &s) {
-                        *last = s;
-                    }
-                }
-                _ => kept.push(s),
-            }
-        }
-        let mut t: Vec<(u64, u64, Arc<str>)> =
-            kept.into_iter().map(|s| (s.start, s.end, s.name)).collect();
-        for i in 0..t.len() {
-            if t[i].1 <= t[i].0 {
-                t[i].1 = t.get(i + 1).map_or(u64::MAX, |n| n.0);
-            }
-        }
-        Table(t)
-    }
-
-    fn lookup(&self, addr: u64) -> Option<&Arc<str>> {
-        let i = self.0.partition_point(|s| s.0 <= addr).checked_sub(1)?;
-        let (_, end, name) = &self.0[i];
-        (addr < *end).then_some(name)
-    }
-}
 
 /// An ELF file's PT_LOAD segments: (file offset, file size, address).
 pub(super) fn segments(file: &object::File<'_>) -> Vec<(u64, u64, u64)> {
@@ -123,7 +43,8 @@ pub struct Elf {
 
 /// The function symbols of an ELF image: its .symtab, or (`dynamic`) its
 /// .dynsym; None when it has none of that kind.
-fn functions(file: &object::File<'_>, dynamic: bool) -> Option<Vec<Sym>> {
+fn functions(bytes: &Arc<FileBytes>, dynamic: bool) -> Option<Builder> {
+    let file = &object::File::parse(&bytes[..]).ok()?;
     // Functions, and labels in executable sections (as perf's
     // elf_sym__is_label: assembly entry points such as _dl_start_user).
     let in_text = |s: &object::Symbol<'_, '_>| {
@@ -137,27 +58,32 @@ fn functions(file: &object::File<'_>, dynamic: bool) -> Option<Vec<Sym>> {
                 _ => sec.kind() == SectionKind::Text,
             })
     };
-    let take = |s: object::Symbol<'_, '_>| {
-        let name = s.name().ok()?;
+    let mut b = Builder::default();
+    let mut take = |s: object::Symbol<'_, '_>| {
+        let Ok(name) = s.name() else {
+            return;
+        };
         let kind_ok = match s.kind() {
             SymbolKind::Text => true,
             SymbolKind::Label | SymbolKind::Unknown => in_text(&s),
             _ => false,
         };
-        (kind_ok && s.address() != 0 && !name.is_empty()).then(|| Sym {
-            start: s.address(),
-            end: s.address().saturating_add(s.size()),
-            name: Arc::from(name),
-            weak: s.is_weak(),
-            global: s.is_global(),
-        })
+        if kind_ok && s.address() != 0 && !name.is_empty() {
+            b.push(Sym {
+                start: s.address(),
+                end: s.address().saturating_add(s.size()),
+                name,
+                weak: s.is_weak(),
+                global: s.is_global(),
+            });
+        }
     };
-    let v: Vec<Sym> = if dynamic {
-        file.dynamic_symbols().filter_map(take).collect()
+    if dynamic {
+        file.dynamic_symbols().for_each(&mut take);
     } else {
-        file.symbols().filter_map(take).collect()
-    };
-    (!v.is_empty()).then_some(v)
+        file.symbols().for_each(&mut take);
+    }
+    (!b.is_empty()).then_some(b)
 }
 
 impl Elf {
@@ -165,28 +91,30 @@ impl Elf {
     /// `debug`: files that may hold its full symbol table, best first —
     /// the first with a .symtab wins, as in perf; else the image's own
     /// .symtab, else its .dynsym.
-    fn load(image: &[u8], debug: &[PathBuf]) -> Option<Elf> {
-        let file = object::File::parse(image).ok()?;
+    fn load(image: Arc<FileBytes>, debug: &[PathBuf]) -> Option<Elf> {
+        let file = object::File::parse(&image[..]).ok()?;
         let segments = segments(&file);
-        let from_debug = debug.iter().find_map(|p| {
-            let data = super::file::map(p)?;
-            functions(&object::File::parse(&*data).ok()?, false)
-        });
-        let mut syms = from_debug
-            .or_else(|| functions(&file, false))
-            .or_else(|| functions(&file, true))
-            .unwrap_or_default();
-        syms.extend(super::plt::symbols(&file));
-        Some(Elf {
-            segments,
-            symbols: Table::new(syms),
-        })
+        fn with_plt(mut b: Builder, file: &object::File<'_>) -> Table {
+            super::plt::symbols(file, &mut b);
+            b.table()
+        }
+        let from_debug = debug
+            .iter()
+            .find_map(|p| functions(&Arc::new(super::file::map(p)?), false));
+        let symbols = with_plt(
+            from_debug
+                .or_else(|| functions(&image, false))
+                .or_else(|| functions(&image, true))
+                .unwrap_or_default(),
+            &file,
+        );
+        Some(Elf { segments, symbols })
     }
 
     /// An ELF image's own symbols (no debug files): what the fuzz target
     /// feeds hostile bytes to.
     pub fn parse(image: &[u8]) -> Option<Elf> {
-        Elf::load(image, &[])
+        Elf::load(Arc::new(FileBytes::Owned(image.to_vec())), &[])
     }
 
     /// The file's own address (SVMA) of file offset `off` (`off` itself
@@ -196,7 +124,7 @@ impl Elf {
     }
 
     /// The function at file offset `off`.
-    pub fn at_offset(&self, off: u64) -> Option<&Arc<str>> {
+    pub fn at_offset(&self, off: u64) -> Option<Arc<str>> {
         self.symbols.lookup(self.svma(off))
     }
 }
@@ -263,10 +191,10 @@ impl Symbols {
         let kernel = self.this_kernel;
         let elf = self.files.entry(key).or_insert_with(|| {
             let (image, debug) = image(m, kernel)?;
-            Elf::load(&image, &debug)
+            Elf::load(Arc::new(image), &debug)
         });
         let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
-        elf.as_ref()?.at_offset(off).cloned()
+        elf.as_ref()?.at_offset(off)
     }
 
     /// The function a JIT named at `addr` in process `pid`'s anonymous
@@ -276,7 +204,7 @@ impl Symbols {
             .jit
             .entry(pid)
             .or_insert_with(|| super::jit::load(&super::jit::map_path(pid)));
-        table.as_ref()?.lookup(addr).cloned()
+        table.as_ref()?.lookup(addr)
     }
 
     /// The kernel function at `addr`.
@@ -285,7 +213,7 @@ impl Symbols {
             let loading = self.loading.lock().ok()?.take()?;
             loading.0.join().ok().flatten()
         });
-        table.as_ref()?.lookup(addr).cloned()
+        table.as_ref()?.lookup(addr)
     }
 }
 
@@ -379,24 +307,63 @@ fn vdso() -> Option<Vec<u8>> {
     Some(bytes.to_vec())
 }
 
-/// /proc/kallsyms' functions (t/T/w/W), as perf reads them.
+/// /proc/kallsyms' functions (t/T/w/W), as perf reads them: line by line,
+/// their names gathered in one buffer.
 fn load_kallsyms() -> Option<Table> {
-    let text = std::fs::read_to_string("/proc/kallsyms").ok()?;
-    let v: Vec<Sym> = text
-        .lines()
-        .filter_map(|l| {
-            let mut it = l.split_whitespace();
-            let addr = u64::from_str_radix(it.next()?, 16).ok()?;
-            let kind = it.next()?;
-            let name = it.next()?;
-            (addr != 0 && matches!(kind, "t" | "T" | "w" | "W")).then(|| Sym {
-                start: addr,
-                end: 0,
-                name: name.into(),
-                weak: kind.eq_ignore_ascii_case("w"),
-                global: kind == "T" || kind == "W",
-            })
-        })
-        .collect();
-    (!v.is_empty()).then(|| Table::kallsyms(v))
+    use std::io::BufRead;
+    let f = std::fs::File::open("/proc/kallsyms").ok()?;
+    let mut f = std::io::BufReader::with_capacity(1 << 16, f);
+    let mut b = Builder::default();
+    let mut line = Vec::new();
+    while f.read_until(b'\n', &mut line).ok()? > 0 {
+        if let Some(s) = kallsyms_line(&line) {
+            b.push(s);
+        }
+        line.clear();
+    }
+    (!b.is_empty()).then(|| b.kallsyms())
+}
+
+/// One line of /proc/kallsyms (`address type name [module]`), when it is a
+/// function's.
+fn kallsyms_line(l: &[u8]) -> Option<Sym<'_>> {
+    let mut it = l
+        .split(|&b| b == b' ' || b == b'\t' || b == b'\n')
+        .filter(|w| !w.is_empty());
+    let addr = u64::from_str_radix(std::str::from_utf8(it.next()?).ok()?, 16).ok()?;
+    let kind = it.next()?;
+    if addr == 0 || !matches!(kind, b"t" | b"T" | b"w" | b"W") {
+        return None;
+    }
+    Some(Sym {
+        start: addr,
+        end: 0,
+        name: std::str::from_utf8(it.next()?).ok()?,
+        weak: kind.eq_ignore_ascii_case(b"w"),
+        global: kind == b"T" || kind == b"W",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn kallsyms_lines_give_functions_only() {
+        let f =
+            |l: &'static [u8]| super::kallsyms_line(l).map(|s| (s.start, s.name, s.weak, s.global));
+        assert_eq!(
+            f(b"ffffffff81000000 T _stext\n"),
+            Some((0xffffffff81000000, "_stext", false, true))
+        );
+        assert_eq!(
+            f(b"ffffffffc0a01000 t helper\t[kvm]\n"),
+            Some((0xffffffffc0a01000, "helper", false, false))
+        );
+        assert_eq!(
+            f(b"ffffffff81000010 W weak_fn"),
+            Some((0xffffffff81000010, "weak_fn", true, true))
+        );
+        assert_eq!(f(b"ffffffff82000000 D some_data\n"), None);
+        assert_eq!(f(b"0000000000000000 T hidden\n"), None);
+        assert_eq!(f(b"garbage\n"), None);
+    }
 }

@@ -18,8 +18,9 @@ use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
 use object::{Object, ObjectSection};
 
 use super::file::FileBytes;
-use super::process::{Mapping, Timeline};
+use super::process::Mapping;
 use super::symbols;
+use super::view::View;
 use crate::format::endian::Endian;
 use crate::format::sample::Sample;
 
@@ -27,6 +28,10 @@ use crate::format::sample::Sample;
 const REG_BP: u32 = 6;
 const REG_SP: u32 = 7;
 const REG_IP: u32 = 8;
+
+/// The frame that ends a stack cut by the end of its copy: an address in
+/// no mapping, so it is named `[unknown]`, as perf names the one it gives.
+pub const UNKNOWN_ROOT: u64 = 0;
 
 /// perf's default deepest chain (PERF_MAX_STACK_DEPTH).
 const MAX_FRAMES: usize = 127;
@@ -131,26 +136,11 @@ impl Image {
 
 /// A process's unwinder and the maps it was built from.
 struct Process {
+    /// The view it was last checked against.
+    view: u64,
     /// (start, made at) of each mapping it holds.
     maps: Vec<(u64, u64)>,
-    /// Their address ranges, by start.
-    ranges: Vec<Range<u64>>,
-    /// The furthest end of `ranges[..=i]`.
-    reach: Vec<u64>,
     unwinder: UnwinderX86_64<Bytes>,
-}
-
-impl Process {
-    /// Whether `addr` is in one of the process's mappings.
-    fn holds(&self, addr: u64) -> bool {
-        let i = self.ranges.partition_point(|r| r.start <= addr);
-        // Mappings may overlap (a later one over part of an earlier one):
-        // look back while some earlier mapping still reaches past addr.
-        (0..i)
-            .rev()
-            .take_while(|&j| self.reach[j] > addr)
-            .any(|j| self.ranges[j].contains(&addr))
-    }
 }
 
 /// Unwinds the user stacks of one export.
@@ -207,7 +197,7 @@ impl Unwind {
     /// The user frames of process `pid` at `time`, leaf first: the
     /// sample's ip, then each caller's address as looked up (the return
     /// address less one). Empty when the registers lack ip or sp.
-    pub fn frames(&mut self, procs: &Timeline, pid: u32, time: u64, u: &UserState<'_>) -> Vec<u64> {
+    pub fn frames(&mut self, view: &View<'_>, pid: u32, u: &UserState<'_>) -> Vec<u64> {
         let (Some(ip), Some(sp)) = (u.reg(REG_IP), u.reg(REG_SP)) else {
             return Vec::new();
         };
@@ -216,12 +206,23 @@ impl Unwind {
             &mut self.processes,
             &mut self.images,
             self.this_kernel,
-            (procs, pid, time),
+            (view, pid),
         );
+        // Whether a read fell outside the stack copy (below sp, or past
+        // the bytes the kernel copied).
+        let outside = std::cell::Cell::new(false);
         let mut read_stack = |addr: u64| -> Result<u64, ()> {
-            let off = usize::try_from(addr.checked_sub(sp).ok_or(())?).map_err(|_| ())?;
-            let b = u.stack.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
-            Ok(u.endian.u64(b.try_into().map_err(|_| ())?))
+            let word = addr
+                .checked_sub(sp)
+                .and_then(|off| usize::try_from(off).ok())
+                .and_then(|off| u.stack.get(off..off.checked_add(8)?));
+            match word {
+                Some(b) => Ok(u.endian.u64(b.try_into().map_err(|_| ())?)),
+                None => {
+                    outside.set(true);
+                    Err(())
+                }
+            }
         };
         let mut it = process.unwinder.iter_frames(
             ip,
@@ -230,11 +231,24 @@ impl Unwind {
             &mut read_stack,
         );
         let mut frames = Vec::new();
-        while let Ok(Some(f)) = it.next() {
+        loop {
+            let f = match it.next() {
+                Ok(Some(f)) => f,
+                Ok(None) => break,
+                Err(_) => {
+                    // The copy ended before the stack did: perf's unwinder
+                    // reads a 0 there and ends with an unknown frame
+                    // (`[unknown]` at the root of perf script | collapse).
+                    if outside.get() && !frames.is_empty() && frames.len() < MAX_FRAMES {
+                        frames.push(UNKNOWN_ROOT);
+                    }
+                    break;
+                }
+            };
             let addr = f.address_for_lookup();
             // A caller outside every mapping is a word past the stack's
             // end (ld.so's _start has no caller), not a frame: perf stops.
-            if !frames.is_empty() && !process.holds(addr) {
+            if !frames.is_empty() && !view.holds(addr) {
                 break;
             }
             frames.push(addr);
@@ -248,51 +262,48 @@ impl Unwind {
 
 type Images = HashMap<(Arc<str>, Option<Arc<[u8]>>), Option<Arc<Image>>>;
 
-/// The unwinder of `pid` for its maps at `time`.
+/// The unwinder of `pid` for its maps in `view`.
 fn process<'a>(
     processes: &'a mut HashMap<u32, Process>,
     images: &mut Images,
     this_kernel: bool,
-    (procs, pid, time): (&Timeline, u32, u64),
+    (view, pid): (&View<'_>, u32),
 ) -> &'a mut Process {
+    if processes.get(&pid).is_some_and(|p| p.view == view.id) {
+        return processes.get_mut(&pid).expect("found above");
+    }
     // Of mappings that start at one address, the latest made.
-    let mut held: Vec<&Mapping> = procs.maps_at(pid, time).collect();
+    let mut held: Vec<&Mapping> = view.maps.clone();
     held.sort_by_key(|m| (m.start, std::cmp::Reverse(m.from)));
     held.dedup_by_key(|m| m.start);
     let key: Vec<(u64, u64)> = held.iter().map(|m| (m.start, m.from)).collect();
-    let stale = processes.get(&pid).is_none_or(|p| p.maps != key);
-    if stale {
-        let ranges: Vec<Range<u64>> = held.iter().map(|m| m.start..m.end).collect();
-        let reach = ranges
-            .iter()
-            .scan(0, |far, r| {
-                *far = r.end.max(*far);
-                Some(*far)
-            })
-            .collect();
-        let mut unwinder = UnwinderX86_64::new();
-        for m in held {
-            let image = images
-                .entry((m.path.clone(), m.build_id.clone()))
-                .or_insert_with(|| {
-                    let (bytes, debug) = symbols::image(m, this_kernel)?;
-                    Image::load(bytes, &debug).map(Arc::new)
-                });
-            if let Some(module) = image.as_ref().and_then(|i| i.module(m)) {
-                unwinder.add_module(module);
-            }
-        }
-        processes.insert(
-            pid,
-            Process {
-                maps: key,
-                ranges,
-                reach,
-                unwinder,
-            },
-        );
+    let p = match processes.entry(pid) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => e.insert(Process {
+            view: view.id,
+            maps: Vec::new(),
+            unwinder: UnwinderX86_64::new(),
+        }),
+    };
+    p.view = view.id;
+    if p.maps == key {
+        return p;
     }
-    processes.get_mut(&pid).expect("inserted above")
+    let mut unwinder = UnwinderX86_64::new();
+    for m in held {
+        let image = images
+            .entry((m.path.clone(), m.build_id.clone()))
+            .or_insert_with(|| {
+                let (bytes, debug) = symbols::image(m, this_kernel)?;
+                Image::load(bytes, &debug).map(Arc::new)
+            });
+        if let Some(module) = image.as_ref().and_then(|i| i.module(m)) {
+            unwinder.add_module(module);
+        }
+    }
+    p.maps = key;
+    p.unwinder = unwinder;
+    p
 }
 
 /// Unwinds a stack copy through one file mapped at 0x40_0000, with ip,

@@ -44,6 +44,8 @@ pub struct PerfReader {
     /// Decompressed bytes of records the ends of streams cut off (a
     /// recorder killed, or whose writes failed, before it flushed).
     cut_off: usize,
+    /// Streams are read and decoded on a thread of their own.
+    ahead: bool,
 }
 
 impl std::ops::Deref for PerfReader {
@@ -57,7 +59,7 @@ impl PerfReader {
     /// Opens `path`; `-` reads a pipe-mode stream from standard input.
     pub fn open(path: &Path) -> Result<Self, FormatError> {
         if path == Path::new("-") {
-            return Self::from_pipe(path, Box::new(std::io::stdin().lock()));
+            return Self::from_pipe(path, Box::new(std::io::stdin()));
         }
         if path.is_dir() {
             return Self::open_dir(path);
@@ -120,7 +122,7 @@ impl PerfReader {
         Ok(r)
     }
 
-    fn from_pipe(path: &Path, mut src: Box<dyn Read>) -> Result<Self, FormatError> {
+    fn from_pipe(path: &Path, mut src: Box<dyn Read + Send>) -> Result<Self, FormatError> {
         let (endian, size) = read_prefix(&mut src)?;
         if size != PIPE_HEADER_SIZE {
             return Err(FormatError::invalid(
@@ -145,6 +147,7 @@ impl PerfReader {
             stream: RecordStream::new(src, endian, PIPE_HEADER_SIZE, None, None),
             more_streams: Vec::new(),
             cut_off: 0,
+            ahead: false,
         })
     }
 
@@ -208,7 +211,7 @@ impl PerfReader {
         self.meta.compressed = Some(info);
     }
 
-    fn open_file<R: Read + Seek + 'static>(
+    fn open_file<R: Read + Seek + Send + 'static>(
         path: &Path,
         mut f: R,
         file_len: u64,
@@ -384,6 +387,7 @@ impl PerfReader {
             stream,
             more_streams: Vec::new(),
             cut_off: 0,
+            ahead: false,
         })
     }
 
@@ -392,6 +396,16 @@ impl PerfReader {
     /// its writes failed). Dropped, as perf drops them.
     pub fn cut_off(&self) -> usize {
         self.cut_off
+    }
+
+    /// From now on, reads and decodes each stream on a thread of its own,
+    /// a few records ahead (a file's or a directory's: a pipe's codec may
+    /// be announced on the way, and it is read in place).
+    pub fn read_ahead(&mut self) {
+        if self.meta.mode != Mode::Pipe {
+            self.ahead = true;
+            self.stream.read_ahead(self.meta.compressed);
+        }
     }
 
     /// The next record of the file; see [`Record`]. COMPRESSED records are
@@ -406,6 +420,9 @@ impl PerfReader {
                 return Ok(None);
             };
             self.stream = data_stream(&path, self.meta.endian, n)?;
+            if self.ahead {
+                self.stream.read_ahead(self.meta.compressed);
+            }
         }
         let rec = self.stream.current();
         let m = &mut self.meta;

@@ -13,6 +13,8 @@ use super::feature::CompressedInfo;
 use super::record::{Record, RecordHeader, RecordType};
 use super::FormatError;
 
+mod ahead;
+
 /// Slack allowed on top of the declared `mmap_len` when decoding one record:
 /// what may be left over from the previous record.
 pub const DECODE_MARGIN: usize = 64 * 1024;
@@ -21,7 +23,7 @@ pub const DECODE_MARGIN: usize = 64 * 1024;
 pub const MAX_MMAP_LEN: u32 = 256 << 20;
 
 pub(crate) struct RecordStream {
-    src: Box<dyn Read>,
+    src: Box<dyn Read + Send>,
     endian: Endian,
     stream: Option<u32>,
     /// Offset of the next outer record and, for file sections, where they end.
@@ -40,11 +42,13 @@ pub(crate) struct RecordStream {
     cur: (bool, usize, RecordHeader),
     /// Decompressed bytes of a record the end of the stream cut off.
     pub cut_off: usize,
+    /// Where outer records are read and decoded on a thread of their own.
+    ahead: Option<ahead::Ahead>,
 }
 
 impl RecordStream {
     pub fn new(
-        src: Box<dyn Read>,
+        src: Box<dyn Read + Send>,
         endian: Endian,
         pos: u64,
         end: Option<u64>,
@@ -64,6 +68,7 @@ impl RecordStream {
             inner: Vec::new(),
             inner_pos: 0,
             cut_off: 0,
+            ahead: None,
             cur: (
                 false,
                 0,
@@ -133,7 +138,15 @@ impl RecordStream {
         // Keep only the incomplete tail (< 64 KiB: no record is larger).
         self.inner.drain(..self.inner_pos);
         self.inner_pos = 0;
+        if self.ahead.is_some() {
+            return self.take_ahead();
+        }
+        self.next_outer(codec)
+    }
 
+    /// Reads the next outer record, decoding it into `inner` where it is
+    /// compressed. Returns false at the end of the stream.
+    fn next_outer(&mut self, codec: Option<&CompressedInfo>) -> Result<bool, FormatError> {
         if self.end.is_some_and(|end| self.pos >= end) {
             return self.finish();
         }

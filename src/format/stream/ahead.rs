@@ -1,0 +1,159 @@
+//! Outer records read and decoded on a thread of their own, a few records
+//! ahead of the ones handed out: decoding, most of the cost of reading a
+//! compressed recording, runs beside what the reader's user does with each
+//! record. The thread hands over whole records only; the start of a record
+//! that a COMPRESSED record's end cuts waits there for the rest, so the
+//! records handed out are the ones a stream read in place hands out.
+
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use super::{CompressedInfo, Endian, FormatError, RecordHeader, RecordStream, RecordType};
+
+/// How many outer records may wait, decoded (each at most the recording's
+/// `mmap_len` and a margin).
+const DEPTH: usize = 4;
+
+/// One outer record, its decoded records, or the stream's end.
+enum Item {
+    Record {
+        header: RecordHeader,
+        offset: u64,
+        outer: Vec<u8>,
+        decoded: Vec<u8>,
+        tracing: Option<Vec<u8>>,
+    },
+    /// The end, with the decoded bytes of a record it cut off.
+    End(usize),
+    Failed(FormatError),
+}
+
+/// The receiving end of a stream read on its own thread.
+pub(super) struct Ahead {
+    rx: Receiver<Item>,
+    ended: bool,
+}
+
+impl RecordStream {
+    /// From now on, reads and decodes on a thread of its own, through
+    /// `codec` (the file's, known from its header). Nothing changes where
+    /// the thread cannot be started, or for a stream that passes COMPRESSED
+    /// records through undecoded.
+    pub fn read_ahead(&mut self, codec: Option<CompressedInfo>) {
+        if self.ahead.is_some() || self.raw {
+            return;
+        }
+        let (give, take) = sync_channel::<RecordStream>(1);
+        let (tx, rx) = sync_channel(DEPTH);
+        let started = std::thread::Builder::new()
+            .name("perfz-read".into())
+            .spawn(move || {
+                if let Ok(worker) = take.recv() {
+                    worker.run(codec, tx);
+                }
+            });
+        if started.is_err() {
+            return;
+        }
+        let src = std::mem::replace(&mut self.src, Box::new(std::io::empty()));
+        let mut worker = RecordStream::new(src, self.endian, self.pos, self.end, self.stream);
+        worker.decoder = self.decoder.take();
+        // What was decoded and not yet handed out goes on from there.
+        worker.inner = self.inner.split_off(self.inner_pos);
+        if give.send(worker).is_ok() {
+            self.ahead = Some(Ahead { rx, ended: false });
+        }
+    }
+
+    /// The thread's loop: each outer record and its whole decoded records,
+    /// then the end (or the error that ended it).
+    fn run(mut self, codec: Option<CompressedInfo>, tx: SyncSender<Item>) {
+        loop {
+            let item = match self.next_outer(codec.as_ref()) {
+                Ok(true) => {
+                    let whole = whole_records(&self.inner, self.endian);
+                    let tail = self.inner.split_off(whole);
+                    let header = self.cur.2;
+                    Item::Record {
+                        header,
+                        offset: self.outer_offset,
+                        outer: std::mem::take(&mut self.outer),
+                        decoded: std::mem::replace(&mut self.inner, tail),
+                        tracing: (header.type_ == RecordType::HEADER_TRACING_DATA)
+                            .then(|| std::mem::take(&mut self.tracing_data)),
+                    }
+                }
+                Ok(false) => Item::End(self.cut_off),
+                Err(e) => Item::Failed(e),
+            };
+            let last = !matches!(item, Item::Record { .. });
+            if tx.send(item).is_err() || last {
+                return;
+            }
+        }
+    }
+
+    /// The next outer record from the thread, its decoded records after
+    /// what is left of `inner`.
+    pub(super) fn take_ahead(&mut self) -> Result<bool, FormatError> {
+        let Some(ahead) = self.ahead.as_mut() else {
+            return Ok(false);
+        };
+        if ahead.ended {
+            return self.finish();
+        }
+        let item = ahead.rx.recv().unwrap_or_else(|_| {
+            Item::Failed(FormatError::Unsupported(
+                "the thread reading the recording ended before it did".into(),
+            ))
+        });
+        match item {
+            Item::Record {
+                header,
+                offset,
+                outer,
+                decoded,
+                tracing,
+            } => {
+                if self.inner.is_empty() {
+                    self.inner = decoded;
+                } else {
+                    self.inner.extend_from_slice(&decoded);
+                }
+                self.outer = outer;
+                self.outer_offset = offset;
+                if let Some(t) = tracing {
+                    self.tracing_data = t;
+                }
+                self.cur = (false, 0, header);
+                Ok(true)
+            }
+            Item::End(cut_off) => {
+                ahead.ended = true;
+                self.finish()?;
+                self.cut_off += cut_off;
+                Ok(false)
+            }
+            Item::Failed(e) => {
+                ahead.ended = true;
+                Err(e)
+            }
+        }
+    }
+}
+
+/// How many bytes of `buf` are whole records; all of it where a header is
+/// damaged (the reader then says where).
+fn whole_records(buf: &[u8], endian: Endian) -> usize {
+    let mut at = 0;
+    while let Some(h) = buf.get(at..at + RecordHeader::SIZE) {
+        let size = RecordHeader::parse(h.try_into().expect("8 bytes"), endian).size as usize;
+        if size < RecordHeader::SIZE {
+            return buf.len();
+        }
+        if at + size > buf.len() {
+            break;
+        }
+        at += size;
+    }
+    at
+}
