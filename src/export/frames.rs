@@ -135,8 +135,11 @@ fn name_frame<'a>(
 ) -> Named<'a> {
     // Code in anonymous memory is a JIT's: perf names it from the process's
     // map, and calls that map its module.
+    let jitted = (!kernel).then(|| syms.jitted(pid, ip)).flatten();
     let jit = !kernel && map.is_some_and(|m| is_anon(&m.path));
-    let func = if kernel {
+    let func = if let Some((func, _)) = &jitted {
+        Some(func.clone())
+    } else if kernel {
         syms.kernel(ip)
     } else if jit {
         syms.jit(pid, ip)
@@ -145,13 +148,14 @@ fn name_frame<'a>(
     };
     let mut funcs = match (func.is_some(), map) {
         // DWARF's names stand for the symbol's (perf's append_inlines).
-        (true, Some(m)) if !kernel => syms.inlined(m, ip),
+        (true, Some(m)) if !kernel && jitted.is_none() => syms.inlined(m, ip),
         _ => Vec::new(),
     };
     if funcs.is_empty() {
         funcs.extend(func);
     }
     let module = match map {
+        _ if jitted.is_some() => jitted.map(|(_, dump)| dump),
         Some(_) if jit => Some(jit_map_path(pid).to_string_lossy().into()),
         // The kernel's map is `[kernel.kallsyms]_text`; perf's module the
         // kernel itself.

@@ -20,6 +20,7 @@ pub mod folded;
 pub mod frames;
 pub mod inline;
 pub mod jit;
+pub mod jitdump;
 pub mod plt;
 pub mod pprof;
 pub mod process;
@@ -154,6 +155,7 @@ pub fn export(
             .and_then(|f| events.iter().find(|e| &e.0 == f)),
     };
     let mut syms = Symbols::new(kernel_here.then_some(kallsyms).flatten(), o.inline);
+    syms.note_jitdumps(procs.jitdumps());
     let mut done = Exported {
         kernel_symbols: kernel_here,
         event: chosen.map(|e| e.0.clone()),

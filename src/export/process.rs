@@ -181,6 +181,24 @@ impl Timeline {
         self.maps.get(&pid).map_or(&[], Vec::as_slice)
     }
 
+    /// The jitdumps each process mapped (`jit-PID.dump`, PID its own), as
+    /// JITs that speak perf's jitdump format map them for the recording to
+    /// see.
+    pub fn jitdumps(&self) -> Vec<(u32, Arc<str>)> {
+        let mut v: Vec<(u32, Arc<str>)> = self
+            .maps
+            .iter()
+            .flat_map(|(&pid, maps)| {
+                maps.iter()
+                    .filter(move |m| super::jitdump::is_dump(&m.path) == Some(pid))
+                    .map(move |m| (pid, m.path.clone()))
+            })
+            .collect();
+        v.sort();
+        v.dedup_by_key(|d| d.0);
+        v
+    }
+
     /// The kernel's mappings (the image and its modules) through the
     /// recording.
     pub fn kernel_maps(&self) -> &[Mapping] {

@@ -143,7 +143,9 @@ pub struct Symbols {
     /// Each file's DWARF for inline frames, when they are asked for.
     inline: Option<HashMap<FileKey, Option<Inline>>>,
     /// Each process's JIT symbol map (`/tmp/perf-PID.map`), once read.
-    jit: HashMap<u32, Option<Table>>,
+    jit: HashMap<u32, [Option<Table>; 2]>,
+    /// Each process's jitdump, where it mapped one.
+    dumps: HashMap<u32, Arc<str>>,
 }
 
 impl Symbols {
@@ -158,6 +160,7 @@ impl Symbols {
             loading: std::sync::Mutex::new(kallsyms),
             inline: inline.then(HashMap::new),
             jit: HashMap::new(),
+            dumps: HashMap::new(),
         }
     }
 
@@ -197,14 +200,39 @@ impl Symbols {
         elf.as_ref()?.at_offset(off)
     }
 
+    /// Notes the jitdumps the processes mapped (`jit-PID.dump`): their JIT
+    /// code is named from them first.
+    pub fn note_jitdumps(&mut self, dumps: impl IntoIterator<Item = (u32, Arc<str>)>) {
+        self.dumps.extend(dumps);
+    }
+
+    /// The function at `addr` in process `pid` that its jitdump names,
+    /// and the dump: as after `perf inject --jit`, whose files of JIT code
+    /// are mapped over whatever was there (V8 logs its builtins, in node's
+    /// own text, as code loads too).
+    pub fn jitted(&mut self, pid: u32, addr: u64) -> Option<(Arc<str>, Arc<str>)> {
+        let dump = self.dumps.get(&pid)?.clone();
+        let [from_dump, _] = self.jit_tables(pid);
+        Some((from_dump.as_ref()?.lookup(addr)?, dump))
+    }
+
     /// The function a JIT named at `addr` in process `pid`'s anonymous
     /// memory, by the map it wrote (`--perf-basic-prof` and the like).
     pub fn jit(&mut self, pid: u32, addr: u64) -> Option<Arc<str>> {
-        let table = self
-            .jit
-            .entry(pid)
-            .or_insert_with(|| super::jit::load(&super::jit::map_path(pid)));
-        table.as_ref()?.lookup(addr)
+        let [_, from_map] = self.jit_tables(pid);
+        from_map.as_ref()?.lookup(addr)
+    }
+
+    /// Process `pid`'s jitdump's table and its JIT map's, once read.
+    fn jit_tables(&mut self, pid: u32) -> &[Option<Table>; 2] {
+        let dump = self.dumps.get(&pid).cloned();
+        self.jit.entry(pid).or_insert_with(|| {
+            [
+                dump.as_deref()
+                    .and_then(|d| super::jitdump::load(Path::new(d))),
+                super::jit::load(&super::jit::map_path(pid)),
+            ]
+        })
     }
 
     /// The kernel function at `addr`.

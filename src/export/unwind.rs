@@ -208,14 +208,16 @@ impl Unwind {
             self.this_kernel,
             (view, pid),
         );
-        // Whether a read fell outside the stack copy (below sp, or past
-        // the bytes the kernel copied).
+        // Whether a read fell outside the stack copy: below sp, or past
+        // the bytes the kernel copied, where perf's unwinder (libunwind's
+        // access_mem: `addr + 8 >= end`) counts the copy's last word too.
         let outside = std::cell::Cell::new(false);
         let mut read_stack = |addr: u64| -> Result<u64, ()> {
             let word = addr
                 .checked_sub(sp)
                 .and_then(|off| usize::try_from(off).ok())
-                .and_then(|off| u.stack.get(off..off.checked_add(8)?));
+                .filter(|&off| off.saturating_add(8) < u.stack.len())
+                .and_then(|off| u.stack.get(off..off + 8));
             match word {
                 Some(b) => Ok(u.endian.u64(b.try_into().map_err(|_| ())?)),
                 None => {

@@ -191,13 +191,24 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
     }
 
     fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool> {
+        // A pass drains every ring once one holds `min`: a round (and its
+        // FINISHED_ROUND) covers every ring, or perf would sort a quiet
+        // ring's old records (an exec's COMM and MMAPs, on the CPU the
+        // command left) after samples it has already passed on.
+        // Acquire load of data_head (Ring::head): every byte below it is
+        // visible before we read it.
+        if !rings
+            .iter_mut()
+            .any(|(_, r)| r.head().wrapping_sub(r.tail()) >= min.max(1))
+        {
+            return Ok(false);
+        }
         let mut moved = false;
         for (_, ring) in rings.iter_mut() {
-            // Acquire load of data_head (Ring::head): every byte below it is
-            // visible before we read it.
+            // Acquire load of data_head, as above.
             let head = ring.head();
             let pending = head.wrapping_sub(ring.tail());
-            if pending == 0 || pending < min {
+            if pending == 0 {
                 continue;
             }
             let size = ring.data_size() as u64;

@@ -446,3 +446,59 @@ fn without_privileges_it_degrades_and_says_so() {
     );
     assert!(our_samples(&file) > 50);
 }
+
+/// A round covers every ring. A command that execs on one CPU and then runs
+/// on another leaves its COMM and MMAPs, a few hundred bytes, in the first
+/// CPU's ring; perf orders records by rounds (FINISHED_ROUND), so they must
+/// be written in the round of their time, or perf script gives the
+/// command's samples the old name and no stack ("out of order events").
+#[test]
+fn an_exec_on_a_quiet_cpu_is_written_in_its_round() {
+    require_recording();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(
+        cpus >= 2,
+        "this test moves a command between CPUs: it needs 2, the machine has {cpus}"
+    );
+    let program = migrate_workload();
+    let comm: String = program
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .chars()
+        .take(15)
+        .collect();
+    let dir = tempdir("rounds");
+    let out = dir.join("migrate.data");
+    for cg in [&["-g"][..], &["--call-graph", "dwarf"][..]] {
+        let mut args = cg.to_vec();
+        args.extend(["--", "taskset", "-c", "0", program.to_str().unwrap(), "0.5"]);
+        record(&args, &out);
+        let o = Command::new(perf())
+            .args(["script", "-F", "comm,ip,sym", "-i", out.to_str().unwrap()])
+            .output_within();
+        let (script, said) = (
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr),
+        );
+        assert!(o.status.success(), "{cg:?}: perf script failed: {said}");
+        assert!(!said.contains("out of order"), "{cg:?}: perf says {said}");
+        // A sample's line, then its frames (each after a tab).
+        let samples: Vec<&str> = script
+            .lines()
+            .filter(|l| !l.starts_with('\t') && !l.trim().is_empty())
+            .collect();
+        assert!(samples.len() > 50, "{cg:?}: {} samples", samples.len());
+        let named = samples.iter().filter(|l| l.trim() == comm).count();
+        assert!(
+            named * 10 >= samples.len() * 9,
+            "{cg:?}: {named} of {} samples named {comm} by perf script",
+            samples.len()
+        );
+        assert!(
+            script.contains("spin"),
+            "{cg:?}: perf script names no frame spin"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

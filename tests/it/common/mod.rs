@@ -252,6 +252,13 @@ pub fn phases_workload() -> PathBuf {
     built("phases", &BUILT)
 }
 
+/// tests/workload/migrate.c (moves itself to the last CPU and spins).
+#[allow(dead_code)]
+pub fn migrate_workload() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    built("migrate", &BUILT)
+}
+
 /// Samples in a recording, by perfz's reader.
 #[allow(dead_code)]
 pub fn our_sample_count(path: &Path) -> u64 {
