@@ -15,6 +15,8 @@
 #   gdb                       describes a hung test's threads
 #   go (golang-go)            `go tool pprof` reads `perfz export` profiles
 #   node, npm, pprof-format   a second pprof decoder (tests/node)
+#   chromium                  opens `perfz export --format svg` as a person would
+#                             (headless: frames drawn, search works)
 #
 # Elsewhere (not root, not Debian) it names what is missing and how to get it.
 set -euo pipefail
@@ -34,6 +36,7 @@ want gdb gdb
 want go golang-go
 want node nodejs
 want npm npm
+want chromium chromium
 # perf 6.12's libraries that bookworm's perf 6.1 does not pull in.
 for lib in libtraceevent1 libopencsd1 libbabeltrace1; do
     dpkg-query -W -f='${Status}' "$lib" 2>/dev/null | grep -q 'ok installed' || need+=("$lib")

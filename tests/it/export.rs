@@ -302,6 +302,87 @@ fn svg_is_a_flame_graph_of_the_folded_stacks() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The flame graph in a real browser, headless Chromium: frames are drawn
+/// (a screenshot the size of the graph is frames' colours over a good part
+/// of it), and search works (opened with `?s=NAME`, as a link to a search
+/// is shared, its script colours the matches and says how much matched).
+#[test]
+fn svg_opens_in_a_browser_with_frames_drawn_and_search_working() {
+    require_recording();
+    let chromium = chromium();
+    let dir = tempdir("export-svg-browser");
+    let data = record_fp(&dir, "s.data", "0.3");
+    let svg = dir.join("s.svg");
+    perfz_ok(&[
+        "export",
+        "--format",
+        "svg",
+        "-o",
+        svg.to_str().unwrap(),
+        data.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let height: u32 = text
+        .split("<svg")
+        .nth(1)
+        .and_then(|s| s.split("height=\"").nth(1))
+        .and_then(|s| s.split('"').next())
+        .and_then(|h| h.parse().ok())
+        .expect("the svg says its height");
+    let url = format!("file://{}", svg.display());
+    let browse = |args: &[&str]| {
+        let o = std::process::Command::new(&chromium)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+            ])
+            .args(args)
+            .output_within();
+        assert!(
+            o.status.success(),
+            "chromium {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o.stdout
+    };
+    let shot = dir.join("s.png");
+    browse(&[
+        &format!("--window-size=1200,{}", height.clamp(200, 4000)),
+        &format!("--screenshot={}", shot.display()),
+        &url,
+    ]);
+    let mut png = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()))
+        .read_info()
+        .expect("chromium's screenshot is a PNG");
+    let mut pixels = vec![0; png.output_buffer_size()];
+    let info = png.next_frame(&mut pixels).unwrap();
+    let channels = info.color_type.samples();
+    let all = pixels[..info.buffer_size()].chunks_exact(channels);
+    let total = all.len();
+    // Frames are warm (red to yellow: red high, blue low); the background
+    // is a grey-to-cream gradient, the text black.
+    let frames = all.filter(|p| p[0] > 180 && p[2] < 90).count();
+    assert!(
+        frames * 50 > total,
+        "{frames} of {total} pixels of the screenshot are frames"
+    );
+    let dom = browse(&["--dump-dom", &format!("{url}?s=perfz_workload_leaf")]);
+    let dom = String::from_utf8_lossy(&dom);
+    assert!(
+        dom.contains("fill=\"rgb(230,0,230)\""),
+        "the search coloured no frame"
+    );
+    let matched = dom
+        .split("Matched: ")
+        .filter_map(|s| s.split('%').next()?.parse::<f64>().ok())
+        .next()
+        .expect("the search says how much matched");
+    assert!(matched > 0.0 && matched <= 100.0, "matched {matched} %");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `-o /dev/null` (timing an export) writes into the device: it stays a
 /// device, not a file renamed over it; `perfz record -o /dev/null` is
 /// refused with the fix (it would move the device aside).

@@ -252,6 +252,26 @@ pub fn phases_workload() -> PathBuf {
     built("phases", &BUILT)
 }
 
+/// Headless Chromium, to open what perfz draws as a person would.
+#[allow(dead_code)]
+pub fn chromium() -> PathBuf {
+    for c in ["chromium", "chromium-browser", "google-chrome"] {
+        let found = Command::new(c)
+            .arg("--version")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if found {
+            return PathBuf::from(c);
+        }
+    }
+    panic!(
+        "this test opens a flame graph in headless Chromium, which is missing: run tests/setup.sh \
+         (apt-get install chromium)"
+    );
+}
+
 /// tests/workload/migrate.c (moves itself to the last CPU and spins).
 #[allow(dead_code)]
 pub fn migrate_workload() -> PathBuf {
