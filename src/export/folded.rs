@@ -45,6 +45,8 @@ pub struct Folded {
     /// Each distinct stack's frame ids, leaf first, and its id.
     stacks: FxHashMap<Box<[u32]>, u32>,
     counts: FxHashMap<Stack, u64>,
+    /// The last sample's stack and its id.
+    last: Option<(Box<[u32]>, u32)>,
 }
 
 impl Folded {
@@ -60,12 +62,20 @@ impl Folded {
     ) {
         let pid = if o.pid || o.tid { pid } else { 0 };
         let tid = if o.tid { tid } else { 0 };
-        // Looked up first: most samples repeat a stack seen before.
-        let stack = match self.stacks.get(ids) {
-            Some(&id) => id,
-            None => {
-                let id = self.stacks.len() as u32;
-                self.stacks.insert(Box::from(ids), id);
+        // The last sample's stack, or looked up: most samples repeat a
+        // stack seen before.
+        let stack = match self.last {
+            Some((ref last, id)) if **last == *ids => id,
+            _ => {
+                let id = match self.stacks.get(ids) {
+                    Some(&id) => id,
+                    None => {
+                        let id = self.stacks.len() as u32;
+                        self.stacks.insert(Box::from(ids), id);
+                        id
+                    }
+                };
+                self.last = Some((Box::from(ids), id));
                 id
             }
         };
@@ -94,7 +104,7 @@ impl Folded {
     ) -> std::io::Result<usize> {
         // Frames are compared by their text's id: distinct addresses often
         // tidy alike (`[cc1plus]`).
-        let (text_id, texts) = tidy_frames(o, frames, self.stacks.keys().flat_map(|k| k.iter()));
+        let (text_id, texts) = tidy_frames(o, frames);
         let texts = texts.all();
         let mut by_id: Vec<&[u32]> = vec![&[]; self.stacks.len()];
         for (ids, &id) in &self.stacks {
@@ -247,29 +257,19 @@ impl Texts {
     }
 }
 
-/// Each frame of `frames` that `used` names, tidied: the id (in the
-/// texts returned) of its functions outermost first, joined by `;` (empty
-/// for the ones left out, and for frames not used). A function's name, and
+/// Each frame of `frames` (every one some sample holds), tidied: the id
+/// (in the texts returned) of its functions outermost first, joined by `;`
+/// (empty for the ones left out). A function's name, and
 /// an unknown function's module, is tidied once however many addresses in
 /// it the samples hold; frames that tidy alike share a text id.
-fn tidy_frames<'a>(
-    o: &FoldOptions,
-    frames: &[Named<'_>],
-    used: impl Iterator<Item = &'a u32>,
-) -> (Vec<u32>, Texts) {
+fn tidy_frames(o: &FoldOptions, frames: &[Named<'_>]) -> (Vec<u32>, Texts) {
     let mut texts = Texts::default();
     let empty = texts.id(String::new());
     let mut ids: Vec<u32> = vec![empty; frames.len()];
-    let mut done = vec![false; frames.len()];
     // By the name's (or module's) address: the symbol tables hand out one
     // Arc a symbol, the maps one a module.
     let mut by_name: FxHashMap<(*const u8, bool, bool), (u32, bool)> = FxHashMap::default();
-    for &id in used {
-        let i = id as usize;
-        if std::mem::replace(&mut done[i], true) {
-            continue;
-        }
-        let f = &frames[i];
+    for (i, f) in frames.iter().enumerate() {
         // A function's text id, and whether it is left out.
         let mut one = |texts: &mut Texts, func: Option<&Arc<str>>| {
             let key = match (func, &f.module) {

@@ -338,16 +338,34 @@ fn vdso() -> Option<Vec<u8>> {
 /// /proc/kallsyms' functions (t/T/w/W), as perf reads them: line by line,
 /// their names gathered in one buffer.
 fn load_kallsyms() -> Option<Table> {
-    use std::io::BufRead;
-    let f = std::fs::File::open("/proc/kallsyms").ok()?;
-    let mut f = std::io::BufReader::with_capacity(1 << 16, f);
+    use std::io::Read;
+    let mut f = std::fs::File::open("/proc/kallsyms").ok()?;
     let mut b = Builder::default();
-    let mut line = Vec::new();
-    while f.read_until(b'\n', &mut line).ok()? > 0 {
-        if let Some(s) = kallsyms_line(&line) {
-            b.push(s);
+    // Whole lines of what was read; the rest waits for the next read.
+    let (mut buf, mut have) = (vec![0u8; 1 << 16], 0);
+    loop {
+        let n = f.read(&mut buf[have..]).ok()?;
+        have += n;
+        let whole = buf[..have]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
+        for line in buf[..whole].split(|&c| c == b'\n') {
+            if let Some(s) = kallsyms_line(line) {
+                b.push(s);
+            }
         }
-        line.clear();
+        if n == 0 {
+            if let Some(s) = kallsyms_line(&buf[whole..have]) {
+                b.push(s);
+            }
+            break;
+        }
+        buf.copy_within(whole..have, 0);
+        have -= whole;
+        if have == buf.len() {
+            buf.resize(buf.len() * 2, 0); // a line longer than the buffer
+        }
     }
     (!b.is_empty()).then(|| b.kallsyms())
 }
@@ -355,20 +373,30 @@ fn load_kallsyms() -> Option<Table> {
 /// One line of /proc/kallsyms (`address type name [module]`), when it is a
 /// function's.
 fn kallsyms_line(l: &[u8]) -> Option<Sym<'_>> {
-    let mut it = l
-        .split(|&b| b == b' ' || b == b'\t' || b == b'\n')
-        .filter(|w| !w.is_empty());
-    let addr = u64::from_str_radix(std::str::from_utf8(it.next()?).ok()?, 16).ok()?;
-    let kind = it.next()?;
-    if addr == 0 || !matches!(kind, b"t" | b"T" | b"w" | b"W") {
+    let field = |l: &[u8]| -> usize {
+        l.iter()
+            .position(|&c| matches!(c, b' ' | b'\t' | b'\n'))
+            .unwrap_or(l.len())
+    };
+    let n = field(l);
+    let addr = l[..n].iter().try_fold(0u64, |a, &c| {
+        let d = (c as char).to_digit(16)?;
+        a.checked_mul(16).map(|a| a | u64::from(d))
+    })?;
+    let l = l.get(n + 1..)?;
+    let kind = *l.first()?;
+    if n == 0 || addr == 0 || !matches!(kind, b't' | b'T' | b'w' | b'W') || l.get(1) != Some(&b' ')
+    {
         return None;
     }
-    Some(Sym {
+    let l = &l[2..];
+    let name = std::str::from_utf8(&l[..field(l)]).ok()?;
+    (!name.is_empty()).then_some(Sym {
         start: addr,
         end: 0,
-        name: std::str::from_utf8(it.next()?).ok()?,
-        weak: kind.eq_ignore_ascii_case(b"w"),
-        global: kind == b"T" || kind == b"W",
+        name,
+        weak: kind.eq_ignore_ascii_case(&b'w'),
+        global: kind == b'T' || kind == b'W',
     })
 }
 

@@ -510,7 +510,20 @@ fn a_cut_file_is_read_to_the_cut_and_recover_keeps_its_event_name() {
         share * 100.0
     );
 
-    let zstd = record(&dir, "zstd", &["-g"], &cxx(true));
+    // Long enough for several COMPRESSED records under a loaded CI (half a
+    // second there once left none whole before the cut).
+    let zstd = dir.join("zstd.data");
+    let program = cxx(true);
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-g",
+        "-o",
+        zstd.to_str().unwrap(),
+        "--",
+        program.to_str().unwrap(),
+        "2",
+    ]);
     let cut = dir.join("zstd-cut.data");
     cut_in_half(&zstd, &cut);
     let (got, said) = ours(&cut, &[]);
