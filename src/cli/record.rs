@@ -89,6 +89,11 @@ pub struct Args {
     /// Record context switches.
     #[arg(long = "switch-events")]
     switch_events: bool,
+    /// The clock samples are timed by, as perf's -k: mono (the clock JITs
+    /// time their jitdumps by, for perf inject --jit), raw, real, boot,
+    /// tai, or a clock id.
+    #[arg(short = 'k', long = "clockid", value_name = "CLOCK", value_parser = crate::event::clock::parse)]
+    clockid: Option<i32>,
     /// Don't follow child processes and threads.
     #[arg(long = "no-inherit")]
     no_inherit: bool,
@@ -251,6 +256,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         mmap_flush,
         codec,
         switch_events: a.switch_events,
+        clockid: a.clockid,
         inherit: !a.no_inherit,
         timing_command,
         aio: a.aio.map(usize::from),

@@ -207,6 +207,9 @@ pub struct AttrOptions {
     /// -F or -c was given: it replaces per-kind defaults (tracepoints'
     /// period 1), not per-event terms.
     pub sampling_explicit: bool,
+    /// `-k`: the clock samples are timed by (the kernel's perf clock if
+    /// none).
+    pub clockid: Option<i32>,
 }
 
 /// x86_64 user registers perf asks for with `--call-graph dwarf` (AX..R15 minus segment registers).
@@ -354,6 +357,10 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
             fl |= flags::BUILD_ID;
         }
     }
+    if let Some(c) = o.clockid {
+        fl |= flags::USE_CLOCKID;
+        a.set_u32(92, c as u32);
+    }
     a.set_u64(40, fl);
     a
 }
@@ -376,6 +383,7 @@ mod tests {
             switch_events: false,
             build_id: false,
             sampling_explicit: true,
+            clockid: None,
         };
         let a = build_attr(&ev, &o, true);
         assert_eq!(a.sample_type(), 0x127);

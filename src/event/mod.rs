@@ -2,6 +2,7 @@
 //! they watch, and the mmap ring buffers their records land in.
 
 mod cache;
+pub mod clock;
 pub mod cpus;
 pub mod error;
 pub mod events;

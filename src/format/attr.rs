@@ -59,6 +59,7 @@ pub mod flags {
     pub const EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
     pub const MMAP2: u64 = 1 << 23;
     pub const COMM_EXEC: u64 = 1 << 24;
+    pub const USE_CLOCKID: u64 = 1 << 25;
     pub const CONTEXT_SWITCH: u64 = 1 << 26;
     pub const KSYMBOL: u64 = 1 << 29;
     pub const BPF_EVENT: u64 = 1 << 30;

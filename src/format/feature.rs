@@ -32,8 +32,10 @@ pub mod feat {
     pub const STAT: u32 = 19;
     pub const CACHE: u32 = 20;
     pub const SAMPLE_TIME: u32 = 21;
+    pub const CLOCKID: u32 = 23;
     pub const DIR_FORMAT: u32 = 24;
     pub const COMPRESSED: u32 = 27;
+    pub const CLOCK_DATA: u32 = 29;
     pub const HYBRID_TOPOLOGY: u32 = 30;
     /// Not a feature: the end marker of pipe-mode feature records.
     pub const LAST_FEATURE: u32 = 32;

@@ -31,6 +31,8 @@ pub struct RecordOptions {
     pub mmap_flush: usize,
     pub codec: perfz_codecs::CodecSpec,
     pub switch_events: bool,
+    /// `-k`: the clock samples are timed by.
+    pub clockid: Option<i32>,
     pub inherit: bool,
     /// With -a / -C / -p / -t: a command that only times the recording (it
     /// runs after the events are enabled; the recording ends when it exits).
@@ -171,6 +173,7 @@ impl Default for RecordOptions {
             mmap_flush: 1,
             codec: perfz_codecs::CodecSpec::default(),
             switch_events: false,
+            clockid: None,
             inherit: true,
             timing_command: Vec::new(),
             argv: Vec::new(),

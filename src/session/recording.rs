@@ -67,6 +67,9 @@ impl<'o> Recording<'o> {
         let mut features = synth::features::session_features(&prepared.set.attrs, &o.argv);
         synth::features::event_features(&mut features, &o.events)
             .map_err(io_err("describing the events (tracefs)"))?;
+        if let Some(c) = o.clockid {
+            crate::event::clock::note(&mut features, c);
+        }
         let stack_tail = prepared.stack_tail(o.keep_stack_padding, notes);
         let ring_size = prepared.ring_size();
         Ok(Recording {

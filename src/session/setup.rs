@@ -178,6 +178,7 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         switch_events: o.switch_events,
         build_id: true,
         sampling_explicit: o.sampling_explicit,
+        clockid: o.clockid,
     };
     // A refusal drops `workload`, which lets the held child exit unrun.
     let set = EventSet::open(

@@ -344,8 +344,8 @@ fn record_node_jitdump(dir: &Path, recorder: &Path, args: &[&str]) -> PathBuf {
 /// recording made with `-k mono`, the dump's clock), then perf script;
 /// perfz export reads the dump itself, from the path the recording saw
 /// mapped, and gives the same stacks (V8's builtins in node's own text
-/// are named as the dump names them, `Builtin:...`, as after inject). On
-/// perfz's own recording the dump names the JS frames too.
+/// are named as the dump names them, `Builtin:...`, as after inject). So
+/// on perfz's own recording with `-k mono`, which perf inject reads too.
 #[test]
 fn jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them() {
     require_recording();
@@ -379,14 +379,40 @@ fn jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them() {
     );
     assert_agrees("node --perf-prof, perf inject --jit", &want, &got);
 
-    let ours_recorded = record_node_jitdump(&dir, Path::new(env!("CARGO_BIN_EXE_perfz")), &[]);
-    let (got, _) = ours(&ours_recorded, &[]);
-    let total: u64 = got.values().sum();
-    assert!(
-        weight(&got, ";JS:") * 3 > total,
-        "perfz's recording: {} of {total} in JS frames named from the dump",
-        weight(&got, ";JS:")
+    // perfz's own recording, timed by the dump's clock (perf's -k mono):
+    // perf inject --jit names its JIT code (once decompressed: inject reads
+    // no COMPRESSED records, perf's own -z files' neither), and the export
+    // of the recording as it is agrees with that.
+    let perfz = Path::new(env!("CARGO_BIN_EXE_perfz"));
+    let ours_recorded = record_node_jitdump(&dir, perfz, &["-k", "mono"]);
+    let plain = dir.join("ours-plain.data");
+    perfz_ok(&[
+        "decompress",
+        ours_recorded.to_str().unwrap(),
+        "-o",
+        plain.to_str().unwrap(),
+    ]);
+    let injected = dir.join("ours-injected.data");
+    run_perf(
+        &perf(),
+        &[
+            "inject",
+            "--jit",
+            "-i",
+            plain.to_str().unwrap(),
+            "-o",
+            injected.to_str().unwrap(),
+        ],
     );
+    let want = reference(&injected, &[]);
+    let (got, _) = ours(&ours_recorded, &[]);
+    let total: u64 = want.values().sum();
+    assert!(
+        weight(&want, ";JS:") * 3 > total,
+        "perfz record -k mono: {} of {total} in JS frames after perf inject --jit",
+        weight(&want, ";JS:")
+    );
+    assert_agrees("perfz record -k mono, perf inject --jit", &want, &got);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -323,6 +323,10 @@ fn bad_usage_is_refused_without_leaving_files() {
         "no process with pid 999999999",
     );
     fails(
+        &["record", "-k", "sundial", "-o", o, "--", "true"],
+        "perf's are monotonic (mono)",
+    );
+    fails(
         &["record", "-o", "/nonexistent-dir/x.data", "--", "true"],
         "cannot write /nonexistent-dir/x.data",
     );

@@ -203,6 +203,7 @@ pub fn require_recording() {
         switch_events: false,
         build_id: false,
         sampling_explicit: true,
+        clockid: None,
     };
     if let Err(e) = perfz::event::sys::open(&build_attr(&ev, &o, false), 0, -1, -1) {
         panic!(
