@@ -340,6 +340,13 @@ fn record_node_jitdump(dir: &Path, recorder: &Path, args: &[&str]) -> PathBuf {
     data
 }
 
+/// `perf inject --jit -i from -o to`: the JIT's code loads as files perf
+/// script names frames from.
+fn inject_jit(from: &Path, to: &Path) {
+    let (from, to) = (from.to_str().unwrap(), to.to_str().unwrap());
+    run_perf(&perf(), &["inject", "--jit", "-i", from, "-o", to]);
+}
+
 /// JIT code named from a jitdump: perf's way is `perf inject --jit` (on a
 /// recording made with `-k mono`, the dump's clock), then perf script;
 /// perfz export reads the dump itself, from the path the recording saw
@@ -352,17 +359,7 @@ fn jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them() {
     let dir = tempdir("export-jitdump");
     let data = record_node_jitdump(&dir, &perf(), &["-k", "mono"]);
     let injected = dir.join("injected.data");
-    run_perf(
-        &perf(),
-        &[
-            "inject",
-            "--jit",
-            "-i",
-            data.to_str().unwrap(),
-            "-o",
-            injected.to_str().unwrap(),
-        ],
-    );
+    inject_jit(&data, &injected);
     let want = reference(&injected, &[]);
     let (got, _) = ours(&data, &[]);
     let weight = |f: &Folded, what: &str| -> u64 {
@@ -393,17 +390,7 @@ fn jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them() {
         plain.to_str().unwrap(),
     ]);
     let injected = dir.join("ours-injected.data");
-    run_perf(
-        &perf(),
-        &[
-            "inject",
-            "--jit",
-            "-i",
-            plain.to_str().unwrap(),
-            "-o",
-            injected.to_str().unwrap(),
-        ],
-    );
+    inject_jit(&plain, &injected);
     let want = reference(&injected, &[]);
     let (got, _) = ours(&ours_recorded, &[]);
     let total: u64 = want.values().sum();
