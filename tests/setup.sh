@@ -37,8 +37,9 @@ want go golang-go
 want node nodejs
 want npm npm
 want chromium chromium
-# perf 6.12's libraries that bookworm's perf 6.1 does not pull in.
-for lib in libtraceevent1 libopencsd1 libbabeltrace1; do
+# perf 6.12's libraries that bookworm's perf 6.1 does not pull in; the
+# fonts chromium only recommends (the flame graph's text).
+for lib in libtraceevent1 libopencsd1 libbabeltrace1 fonts-liberation; do
     dpkg-query -W -f='${Status}' "$lib" 2>/dev/null | grep -q 'ok installed' || need+=("$lib")
 done
 
