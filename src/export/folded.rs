@@ -45,8 +45,8 @@ pub struct Folded {
     /// Each distinct stack's frame ids, leaf first, and its id.
     stacks: FxHashMap<Box<[u32]>, u32>,
     counts: FxHashMap<Stack, u64>,
-    /// The last sample's stack and its id.
-    last: Option<(Box<[u32]>, u32)>,
+    /// The last sample's stack and its id (one buffer, reused).
+    last: Option<(Vec<u32>, u32)>,
 }
 
 impl Folded {
@@ -65,7 +65,7 @@ impl Folded {
         // The last sample's stack, or looked up: most samples repeat a
         // stack seen before.
         let stack = match self.last {
-            Some((ref last, id)) if **last == *ids => id,
+            Some((ref last, id)) if last[..] == *ids => id,
             _ => {
                 let id = match self.stacks.get(ids) {
                     Some(&id) => id,
@@ -75,7 +75,10 @@ impl Folded {
                         id
                     }
                 };
-                self.last = Some((Box::from(ids), id));
+                let mut last = self.last.take().map(|l| l.0).unwrap_or_default();
+                last.clear();
+                last.extend_from_slice(ids);
+                self.last = Some((last, id));
                 id
             }
         };
