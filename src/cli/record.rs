@@ -89,9 +89,7 @@ pub struct Args {
     /// Record context switches.
     #[arg(long = "switch-events")]
     switch_events: bool,
-    /// The clock samples are timed by, as perf's -k: mono (the clock JITs
-    /// time their jitdumps by, for perf inject --jit), raw, real, boot,
-    /// tai, or a clock id.
+    /// The samples' clock, as perf's -k: mono (jitdumps' clock), raw, real, boot, tai, or an id.
     #[arg(short = 'k', long = "clockid", value_name = "CLOCK", value_parser = crate::event::clock::parse)]
     clockid: Option<i32>,
     /// Don't follow child processes and threads.

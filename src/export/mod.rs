@@ -120,40 +120,7 @@ pub fn export(
         first_event,
         cut_short,
     } = survey::survey(inputs)?;
-    let names = || {
-        events
-            .iter()
-            .map(|e| format!("{} ({} samples)", e.0, e.2))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let chosen = match &o.event {
-        Some(want) => match events.iter().find(|e| &e.0 == want) {
-            Some(e) => Some(e),
-            None => {
-                return Err(FormatError::Unsupported(format!(
-                    "no samples of event {want:?} in the recording; it has: {}",
-                    if events.is_empty() {
-                        "no samples".into()
-                    } else {
-                        names()
-                    }
-                )))
-            }
-        },
-        None if format == Output::Pprof && events.len() > 1 => {
-            return Err(FormatError::Unsupported(format!(
-                "a pprof profile holds one event and the recording has samples of {}: \
-                 choose one with -e NAME",
-                names()
-            )))
-        }
-        // The first event a sample has, as perf script | inferno-collapse-perf
-        // keep it: events of other units never share a flame graph.
-        None => first_event
-            .as_ref()
-            .and_then(|f| events.iter().find(|e| &e.0 == f)),
-    };
+    let chosen = choose_event(&events, first_event.as_deref(), o.event.as_deref(), format)?;
     let mut syms = Symbols::new(kernel_here.then_some(kallsyms).flatten(), o.inline);
     syms.note_jitdumps(procs.jitdumps());
     let mut done = Exported {
@@ -212,25 +179,9 @@ pub fn export(
                 (Some(u), Some(state)) => Some(u.frames(maps.0, pid, &state)),
                 _ => None,
             };
-            let chain: Vec<u64> = if let Some(frames) = unwound.filter(|f| !f.is_empty()) {
-                // The kernel's part of the chain, then the unwound user frames.
-                done.unwound += 1;
-                let kernel = s.callchain.iter().take_while(|&&ip| ip != CONTEXT_USER);
-                kernel
-                    .copied()
-                    .chain(std::iter::once(CONTEXT_USER))
-                    .chain(frames)
-                    .collect()
-            } else if s.callchain.is_empty() {
-                let marker = if user_ip {
-                    CONTEXT_USER
-                } else {
-                    CONTEXT_KERNEL
-                };
-                vec![marker, s.ip.unwrap_or(0)]
-            } else {
-                s.callchain.clone()
-            };
+            let unwound = unwound.filter(|f| !f.is_empty());
+            done.unwound += unwound.is_some() as u64;
+            let chain = callchain(&s, user_ip, unwound);
             table.intern(&chain, pid, maps, &mut ids);
             let comm = procs.comm(tid, time);
             done.samples += 1;
@@ -258,16 +209,7 @@ pub fn export(
         Output::Svg => {
             let lines = folded.lines(&o.fold, &table.named);
             done.stacks = lines.len();
-            let mut opts = inferno::flamegraph::Options::default();
-            opts.title = format!("perfz: {}", inputs[0].display());
-            opts.count_name = "samples".into();
-            inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out)
-                .map_err(|e| match e.downcast::<std::io::Error>() {
-                    Ok(io) => FormatError::Io(io),
-                    Err(other) => {
-                        FormatError::Unsupported(format!("drawing the flame graph: {other}"))
-                    }
-                })?;
+            draw_svg(&lines, &format!("perfz: {}", inputs[0].display()), out)?;
         }
         Output::Pprof => {
             let about = pprof::about(inputs, chosen, (first, last));
@@ -277,4 +219,87 @@ pub fn export(
         }
     }
     Ok(done)
+}
+
+/// The event to export: `want` (-e), else the earliest sample's (`first`),
+/// as perf script | inferno-collapse-perf keep it (events of other units
+/// never share a flame graph); a pprof profile of several must be told.
+fn choose_event<'a>(
+    events: &'a [(String, crate::format::Attr, u64)],
+    first: Option<&str>,
+    want: Option<&str>,
+    format: Output,
+) -> Result<Option<&'a (String, crate::format::Attr, u64)>, FormatError> {
+    let names = || {
+        events
+            .iter()
+            .map(|e| format!("{} ({} samples)", e.0, e.2))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match want {
+        Some(want) => match events.iter().find(|e| e.0 == want) {
+            Some(e) => Ok(Some(e)),
+            None => Err(FormatError::Unsupported(format!(
+                "no samples of event {want:?} in the recording; it has: {}",
+                if events.is_empty() {
+                    "no samples".into()
+                } else {
+                    names()
+                }
+            ))),
+        },
+        None if format == Output::Pprof && events.len() > 1 => {
+            Err(FormatError::Unsupported(format!(
+                "a pprof profile holds one event and the recording has samples of {}: \
+                 choose one with -e NAME",
+                names()
+            )))
+        }
+        None => Ok(first.and_then(|f| events.iter().find(|e| e.0 == f))),
+    }
+}
+
+/// A sample's callchain with perf's context markers: the kernel's part and
+/// the `unwound` user frames (dwarf), else the recorded chain, else its ip
+/// alone.
+fn callchain(
+    s: &crate::format::sample::Sample,
+    user_ip: bool,
+    unwound: Option<Vec<u64>>,
+) -> Vec<u64> {
+    if let Some(frames) = unwound {
+        let kernel = s.callchain.iter().take_while(|&&ip| ip != CONTEXT_USER);
+        kernel
+            .copied()
+            .chain(std::iter::once(CONTEXT_USER))
+            .chain(frames)
+            .collect()
+    } else if s.callchain.is_empty() {
+        let marker = if user_ip {
+            CONTEXT_USER
+        } else {
+            CONTEXT_KERNEL
+        };
+        vec![marker, s.ip.unwrap_or(0)]
+    } else {
+        s.callchain.clone()
+    }
+}
+
+/// The flame graph of folded `lines`, drawn by inferno.
+fn draw_svg(
+    lines: &[String],
+    title: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<(), FormatError> {
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_string();
+    opts.count_name = "samples".into();
+    inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out).map_err(|e| {
+        match e.downcast::<std::io::Error>() {
+            Ok(io) => FormatError::Io(io),
+            Err(other) => FormatError::Unsupported(format!("drawing the flame graph: {other}")),
+        }
+    })
 }

@@ -340,6 +340,17 @@ fn record_node_jitdump(dir: &Path, recorder: &Path, args: &[&str]) -> PathBuf {
     data
 }
 
+/// More than a third of the weight is in JS frames (the workload's, named).
+fn assert_js_named(what: &str, f: &Folded) {
+    let total: u64 = f.values().sum();
+    let js: u64 = f
+        .iter()
+        .filter(|(k, _)| k.contains(";JS:"))
+        .map(|(_, n)| n)
+        .sum();
+    assert!(js * 3 > total, "{what}: {js} of {total} in JS frames");
+}
+
 /// `perf inject --jit -i from -o to`: the JIT's code loads as files perf
 /// script names frames from.
 fn inject_jit(from: &Path, to: &Path) {
@@ -362,18 +373,7 @@ fn jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them() {
     inject_jit(&data, &injected);
     let want = reference(&injected, &[]);
     let (got, _) = ours(&data, &[]);
-    let weight = |f: &Folded, what: &str| -> u64 {
-        f.iter()
-            .filter(|(k, _)| k.contains(what))
-            .map(|(_, n)| n)
-            .sum()
-    };
-    let total: u64 = want.values().sum();
-    assert!(
-        weight(&want, ";JS:") * 3 > total,
-        "{} of {total} in JS frames after perf inject --jit",
-        weight(&want, ";JS:")
-    );
+    assert_js_named("perf's recording, after perf inject --jit", &want);
     assert_agrees("node --perf-prof, perf inject --jit", &want, &got);
 
     // perfz's own recording, timed by the dump's clock (perf's -k mono):
@@ -393,12 +393,7 @@ fn jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them() {
     inject_jit(&plain, &injected);
     let want = reference(&injected, &[]);
     let (got, _) = ours(&ours_recorded, &[]);
-    let total: u64 = want.values().sum();
-    assert!(
-        weight(&want, ";JS:") * 3 > total,
-        "perfz record -k mono: {} of {total} in JS frames after perf inject --jit",
-        weight(&want, ";JS:")
-    );
+    assert_js_named("perfz record -k mono, after perf inject --jit", &want);
     assert_agrees("perfz record -k mono, perf inject --jit", &want, &got);
     let _ = std::fs::remove_dir_all(&dir);
 }
