@@ -95,59 +95,68 @@ impl Folded {
         *n = n.saturating_add(weight);
     }
 
-    /// Writes the stacks, sorted, with their counts: `stack count` lines,
-    /// each made as it is written (none is held: a compile's lines run to
-    /// megabytes). Each frame of `frames` is tidied once. Returns how many
-    /// lines.
+    /// Writes the stacks, sorted as their text, with their counts: `stack
+    /// count` lines, each made as it is written (none is held: a compile's
+    /// lines run to megabytes). Each frame of `frames` is tidied once.
+    /// Returns how many lines.
     pub fn write(
         &self,
         o: &FoldOptions,
         frames: &[Named<'_>],
         out: &mut dyn std::io::Write,
     ) -> std::io::Result<usize> {
-        // Frames are compared by their text's id: distinct addresses often
+        // Frames are held as their texts' ids: distinct addresses often
         // tidy alike (`[cc1plus]`).
-        let (text_id, texts) = tidy_frames(o, frames);
-        let texts = texts.all();
+        let (tidied, mut texts) = tidy_frames(o, frames);
         let mut by_id: Vec<&[u32]> = vec![&[]; self.stacks.len()];
         for (ids, &id) in &self.stacks {
             by_id[id as usize] = ids;
         }
         // Each line: its thread (comm, and pid or tid where asked), then
-        // each frame's names, root first.
-        let mut lines: Vec<(String, Vec<u32>, u64)> = self
-            .counts
-            .iter()
-            .map(|((comm, pid, tid, stack), &n)| {
+        // each frame's texts, root first; all lines' texts in one buffer.
+        let mut heads: FxHashMap<(*const u8, u32, u32), u32> = FxHashMap::default();
+        let mut line_texts: Vec<u32> = Vec::new();
+        let mut lines: Vec<Line> = Vec::with_capacity(self.counts.len());
+        for ((comm, pid, tid, stack), &n) in &self.counts {
+            let head = *heads.entry((comm.as_ptr(), *pid, *tid)).or_insert_with(|| {
                 let mut head = comm.replace(' ', "_");
                 if o.tid {
                     head.push_str(&format!("-{pid}/{tid}"));
                 } else if o.pid {
                     head.push_str(&format!("-{pid}"));
                 }
-                let ids = by_id[*stack as usize].iter().rev();
-                let shown = ids.map(|&id| text_id[id as usize]);
-                (
-                    head,
-                    shown.filter(|&t| !texts[t as usize].is_empty()).collect(),
-                    n,
-                )
-            })
-            .collect();
-        lines.sort_unstable_by(|a, b| cmp_lines(&texts, a, b));
+                texts.id(head)
+            });
+            let start = line_texts.len();
+            line_texts.push(head);
+            for &f in by_id[*stack as usize].iter().rev() {
+                line_texts.extend_from_slice(tidied.of(f));
+            }
+            lines.push(Line {
+                texts: start as u32..line_texts.len() as u32,
+                n,
+            });
+        }
+        let texts = texts.all();
+        let keys = Keys::of(&texts, &line_texts, &lines);
+        lines.sort_unstable_by(|a, b| keys.cmp(a, b));
         let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
         let mut written = 0;
         let mut i = 0;
         while i < lines.len() {
             // Two keys may fold to one line (names that tidy alike).
-            let mut n = lines[i].2;
+            let mut n = lines[i].n;
             let mut j = i + 1;
-            while j < lines.len() && cmp_lines(&texts, &lines[j], &lines[i]).is_eq() {
-                n = n.saturating_add(lines[j].2);
+            while j < lines.len() && keys.cmp(&lines[j], &lines[i]).is_eq() {
+                n = n.saturating_add(lines[j].n);
                 j += 1;
             }
-            for p in pieces(&texts, &lines[i], 0) {
-                out.write_all(p)?;
+            let line = &line_texts[lines[i].range()];
+            for (k, &t) in line.iter().enumerate() {
+                if k > 0 {
+                    out.write_all(b";")?;
+                }
+                out.write_all(texts[t as usize].as_bytes())?;
             }
             writeln!(out, " {n}")?;
             written += 1;
@@ -174,67 +183,74 @@ impl Folded {
     }
 }
 
-/// A line: its thread (comm, and pid or tid where asked), its frames'
-/// texts (their ids), root first (those with names shown), its count.
-type Line = (String, Vec<u32>, u64);
-
-/// A line's text in pieces from its `skip`-th frame: its thread (from the
-/// first), then `;` and each frame's names.
-fn pieces<'a>(
-    texts: &'a [&'a str],
-    (head, ids, _): &'a Line,
-    skip: usize,
-) -> impl Iterator<Item = &'a [u8]> + 'a {
-    let head = (skip == 0).then_some(head.as_bytes());
-    head.into_iter().chain(
-        ids[skip.min(ids.len())..]
-            .iter()
-            .flat_map(|&id| [&b";"[..], texts[id as usize].as_bytes()]),
-    )
+/// A line of the output: where its texts are (in a buffer of all lines'),
+/// and its count.
+struct Line {
+    texts: std::ops::Range<u32>,
+    n: u64,
 }
 
-/// Two lines compared as their texts: frames they share from the root
-/// (the same text ids) are passed over without a look.
-fn cmp_lines(texts: &[&str], a: &Line, b: &Line) -> std::cmp::Ordering {
-    if a.0 != b.0 {
-        return cmp_pieces(pieces(texts, a, 0), pieces(texts, b, 0));
+impl Line {
+    fn range(&self) -> std::ops::Range<usize> {
+        self.texts.start as usize..self.texts.end as usize
     }
-    // The same thread: from the first frame they differ in, without it.
-    let same = a.1.iter().zip(&b.1).take_while(|(x, y)| x == y).count();
-    let head = usize::from(same == 0);
-    cmp_pieces(
-        pieces(texts, a, same).skip(head),
-        pieces(texts, b, same).skip(head),
-    )
 }
 
-/// Two texts in pieces compared as the texts they make.
-fn cmp_pieces<'a>(
-    mut a: impl Iterator<Item = &'a [u8]>,
-    mut b: impl Iterator<Item = &'a [u8]>,
-) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    let (mut x, mut y): (&[u8], &[u8]) = (&[], &[]);
-    loop {
-        while x.is_empty() {
-            match a.next() {
-                Some(p) => x = p,
-                None => break,
+/// What lines are sorted by: the texts they make (`head;f1;...;fn`, as
+/// inferno sorts them), compared as numbers. Where no text holds a `;`, a
+/// line's text splits into its texts at each `;`, so comparing two lines
+/// comes down to comparing their first texts that differ, each as it ends
+/// in the line: followed by `;`, or last. Each text gets a rank for either
+/// ending, and a line's key is its texts' ranks (in a buffer beside the
+/// lines' texts). Otherwise (a comm with a `;`) a line's key is its text.
+enum Keys {
+    Ranks(Vec<u32>),
+    Texts(Vec<String>),
+}
+
+impl Keys {
+    fn of(texts: &[&str], line_texts: &[u32], lines: &[Line]) -> Keys {
+        if texts.iter().any(|t| t.contains(';')) {
+            let mut keys = vec![String::new(); line_texts.len().max(1)];
+            for l in lines {
+                let parts: Vec<&str> = line_texts[l.range()]
+                    .iter()
+                    .map(|&t| texts[t as usize])
+                    .collect();
+                keys[l.texts.start as usize] = parts.join(";");
             }
+            return Keys::Texts(keys);
         }
-        while y.is_empty() {
-            match b.next() {
-                Some(p) => y = p,
-                None => break,
+        // Each text twice: followed by `;` and last (`(id, last)`).
+        let mut ends: Vec<(u32, bool)> = (0..texts.len() as u32)
+            .flat_map(|t| [(t, false), (t, true)])
+            .collect();
+        let text = |&(t, last): &(u32, bool)| {
+            let t = texts[t as usize].as_bytes().iter();
+            t.chain(if last { &b""[..] } else { &b";"[..] })
+        };
+        ends.sort_unstable_by(|a, b| text(a).cmp(text(b)));
+        let (mut on, mut last) = (vec![0; texts.len()], vec![0; texts.len()]);
+        let mut rank = 0;
+        for (i, e) in ends.iter().enumerate() {
+            if i > 0 && text(e).ne(text(&ends[i - 1])) {
+                rank += 1;
             }
+            let r = if e.1 { &mut last } else { &mut on };
+            r[e.0 as usize] = rank;
         }
-        let n = x.len().min(y.len());
-        if n == 0 {
-            return x.len().cmp(&y.len());
+        let mut keys: Vec<u32> = line_texts.iter().map(|&t| on[t as usize]).collect();
+        for l in lines.iter().filter(|l| !l.texts.is_empty()) {
+            let end = l.texts.end as usize - 1;
+            keys[end] = last[line_texts[end] as usize];
         }
-        match x[..n].cmp(&y[..n]) {
-            Ordering::Equal => (x, y) = (&x[n..], &y[n..]),
-            other => return other,
+        Keys::Ranks(keys)
+    }
+
+    fn cmp(&self, a: &Line, b: &Line) -> std::cmp::Ordering {
+        match self {
+            Keys::Ranks(k) => k[a.range()].cmp(&k[b.range()]),
+            Keys::Texts(k) => k[a.texts.start as usize].cmp(&k[b.texts.start as usize]),
         }
     }
 }
@@ -260,21 +276,38 @@ impl Texts {
     }
 }
 
-/// Each frame of `frames` (every one some sample holds), tidied: the id
-/// (in the texts returned) of its functions outermost first, joined by `;`
-/// (empty for the ones left out). A function's name, and
-/// an unknown function's module, is tidied once however many addresses in
-/// it the samples hold; frames that tidy alike share a text id.
-fn tidy_frames(o: &FoldOptions, frames: &[Named<'_>]) -> (Vec<u32>, Texts) {
+/// Each frame's texts (ids in [`Texts`]), outermost function first, those
+/// left out left out.
+struct Tidied {
+    /// Frame i's are `ids[starts[i]..starts[i + 1]]`.
+    starts: Vec<u32>,
+    ids: Vec<u32>,
+}
+
+impl Tidied {
+    fn of(&self, frame: u32) -> &[u32] {
+        let f = frame as usize;
+        &self.ids[self.starts[f] as usize..self.starts[f + 1] as usize]
+    }
+}
+
+/// Each frame of `frames` (every one some sample holds), tidied. A
+/// function's name, and an unknown function's module, is tidied once
+/// however many addresses in it the samples hold; frames that tidy alike
+/// share a text id.
+fn tidy_frames(o: &FoldOptions, frames: &[Named<'_>]) -> (Tidied, Texts) {
     let mut texts = Texts::default();
-    let empty = texts.id(String::new());
-    let mut ids: Vec<u32> = vec![empty; frames.len()];
+    let mut tidied = Tidied {
+        starts: Vec::with_capacity(frames.len() + 1),
+        ids: Vec::with_capacity(frames.len()),
+    };
     // By the name's (or module's) address: the symbol tables hand out one
-    // Arc a symbol, the maps one a module.
-    let mut by_name: FxHashMap<(*const u8, bool, bool), (u32, bool)> = FxHashMap::default();
-    for (i, f) in frames.iter().enumerate() {
-        // A function's text id, and whether it is left out.
-        let mut one = |texts: &mut Texts, func: Option<&Arc<str>>| {
+    // Arc a symbol, the maps one a module. The text's id, or None where it
+    // is left out.
+    let mut by_name: FxHashMap<(*const u8, bool, bool), Option<u32>> = FxHashMap::default();
+    for f in frames {
+        tidied.starts.push(tidied.ids.len() as u32);
+        let mut one = |func: Option<&Arc<str>>| {
             let key = match (func, &f.module) {
                 (Some(n), _) => (n.as_ptr(), f.kernel, true),
                 (None, Some(m)) => (m.as_ptr(), f.kernel, false),
@@ -289,34 +322,19 @@ fn tidy_frames(o: &FoldOptions, frames: &[Named<'_>]) -> (Vec<u32>, Texts) {
                 let t = tidy(&frame, o);
                 // A name that starts with `(` is left out, as the collapse
                 // tools leave it (perf's `(anonymous namespace)::f`).
-                let out = t.starts_with('(');
-                (texts.id(t), out)
+                (!t.starts_with('(')).then(|| texts.id(t))
             })
         };
-        ids[i] = match f.funcs.as_slice() {
-            [] => one(&mut texts, None).0,
-            [func] => match one(&mut texts, Some(func)) {
-                (_, true) => empty,
-                (t, false) => t,
-            },
-            funcs => {
-                // Innermost first: the root-first line wants the outermost
-                // first.
-                let parts: Vec<u32> = funcs
-                    .iter()
-                    .rev()
-                    .map(|n| one(&mut texts, Some(n)))
-                    .filter(|&(_, out)| !out)
-                    .map(|(t, _)| t)
-                    .collect();
-                let all = texts.all();
-                let joined: Vec<&str> = parts.iter().map(|&t| all[t as usize]).collect();
-                let joined = joined.join(";");
-                texts.id(joined)
-            }
-        };
+        if f.funcs.is_empty() {
+            tidied.ids.extend(one(None));
+        }
+        // Innermost first: the root-first line wants the outermost first.
+        for func in f.funcs.iter().rev() {
+            tidied.ids.extend(one(Some(func)));
+        }
     }
-    (ids, texts)
+    tidied.starts.push(tidied.ids.len() as u32);
+    (tidied, texts)
 }
 
 /// A function name as inferno-collapse-perf (and stackcollapse-perf.pl)
@@ -396,6 +414,51 @@ mod tests {
         );
         assert_eq!(tidied("net/http.(*Client).Do"), "net/http.(*Client).Do");
         assert_eq!(tidied("a;b"), "a:b");
+    }
+
+    /// Lines of `texts` ids, sorted by [`Keys`], as text.
+    fn sorted_by_keys(texts: &[&str], lines: &[&[u32]]) -> Vec<String> {
+        let mut line_texts = Vec::new();
+        let mut ls: Vec<Line> = Vec::new();
+        for l in lines {
+            let start = line_texts.len() as u32;
+            line_texts.extend_from_slice(l);
+            ls.push(Line {
+                texts: start..line_texts.len() as u32,
+                n: 1,
+            });
+        }
+        let keys = Keys::of(texts, &line_texts, &ls);
+        ls.sort_by(|a, b| keys.cmp(a, b));
+        let text = |l: &Line| {
+            let parts: Vec<&str> = line_texts[l.range()]
+                .iter()
+                .map(|&t| texts[t as usize])
+                .collect();
+            parts.join(";")
+        };
+        ls.iter().map(text).collect()
+    }
+
+    #[test]
+    fn lines_sort_as_their_text_does() {
+        // Texts that are prefixes of others, followed by bytes below and
+        // above `;` (0x3b): `-` is 0x2d, `_` 0x5f.
+        let texts = ["a", "a-b", "a_b", "ab", "", "b", "a;"];
+        let lines: Vec<Vec<u32>> = (0..200u32)
+            .map(|i| {
+                let n = 1 + (i * 7 % 4) as usize;
+                (0..n).map(|k| (i * 31 + k as u32 * 17) % 6).collect()
+            })
+            .collect();
+        let lines: Vec<&[u32]> = lines.iter().map(Vec::as_slice).collect();
+        for texts in [&texts[..6], &texts[..]] {
+            // The second set holds a `;`: lines are compared as text.
+            let got = sorted_by_keys(texts, &lines);
+            let mut want = got.clone();
+            want.sort();
+            assert_eq!(got, want);
+        }
     }
 
     #[test]

@@ -62,6 +62,10 @@ pub struct FrameTable<'a> {
     pub hits: Vec<u64>,
     /// The frames named so far, by id.
     pub named: Vec<Named<'a>>,
+    /// The user mappings frames were first found in since the last
+    /// [`FrameTable::take_new_maps`], and every one so far (by address).
+    new_maps: Vec<&'a Mapping>,
+    maps: rustc_hash::FxHashSet<usize>,
 }
 
 impl<'a> FrameTable<'a> {
@@ -94,6 +98,11 @@ impl<'a> FrameTable<'a> {
             let next = self.raw.len() as u32;
             let id = *self.index.entry(key).or_insert(next);
             if id == next {
+                if let Some(m) = map.filter(|_| !kernel) {
+                    if self.maps.insert(key.0) {
+                        self.new_maps.push(m);
+                    }
+                }
                 self.raw.push(Raw {
                     ip,
                     pid,
@@ -105,6 +114,12 @@ impl<'a> FrameTable<'a> {
             self.hits[id as usize] += 1;
             ids.push(id);
         }
+    }
+
+    /// The user mappings frames were first found in since the last call
+    /// (their symbols can be loaded beside the pass).
+    pub fn take_new_maps(&mut self) -> std::vec::Drain<'_, &'a Mapping> {
+        self.new_maps.drain(..)
     }
 
     /// Names the frames interned since the last call, as perf script

@@ -183,6 +183,9 @@ pub fn export(
             done.unwound += unwound.is_some() as u64;
             let chain = callchain(&s, user_ip, unwound);
             table.intern(&chain, pid, maps, &mut ids);
+            for m in table.take_new_maps() {
+                syms.load_beside(m);
+            }
             let comm = procs.comm(tid, time);
             done.samples += 1;
             match format {
@@ -267,7 +270,7 @@ fn callchain(
     s: &crate::format::sample::Sample,
     user_ip: bool,
     unwound: Option<Vec<u64>>,
-) -> Vec<u64> {
+) -> std::borrow::Cow<'_, [u64]> {
     if let Some(frames) = unwound {
         let kernel = s.callchain.iter().take_while(|&&ip| ip != CONTEXT_USER);
         kernel
@@ -281,9 +284,9 @@ fn callchain(
         } else {
             CONTEXT_KERNEL
         };
-        vec![marker, s.ip.unwrap_or(0)]
+        vec![marker, s.ip.unwrap_or(0)].into()
     } else {
-        s.callchain.clone()
+        (&s.callchain[..]).into()
     }
 }
 

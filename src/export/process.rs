@@ -7,6 +7,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
+
 use crate::format::side_band::SideBand;
 
 /// One mapping of a file into a process, and when it held.
@@ -57,8 +59,8 @@ pub struct Timeline {
     events: Vec<(u64, SideBand)>,
     /// Build ids by file name, from the header (HEADER_BUILD_ID).
     build_ids: HashMap<String, Arc<[u8]>>,
-    comms: HashMap<u32, Vec<(u64, Arc<str>)>>,
-    maps: HashMap<u32, Vec<Mapping>>,
+    comms: FxHashMap<u32, Vec<(u64, Arc<str>)>>,
+    maps: FxHashMap<u32, Vec<Mapping>>,
     /// The kernel's maps (the image and its modules), for every process.
     kernel: Vec<Mapping>,
 }

@@ -132,9 +132,35 @@ impl Elf {
 /// A mapped file as the maps name it: its path and recorded build id.
 type FileKey = (Arc<str>, Option<Arc<[u8]>>);
 
+/// A file's symbols: loaded, or being loaded on a thread of their own.
+enum Loaded {
+    Ready(Option<Elf>),
+    Loading(std::thread::JoinHandle<Option<Elf>>),
+}
+
+impl Loaded {
+    /// The symbols, waited for where they are being loaded.
+    fn get(&mut self) -> Option<&Elf> {
+        if let Loaded::Loading(_) = self {
+            if let Loaded::Loading(h) = std::mem::replace(self, Loaded::Ready(None)) {
+                // A load that panicked names nothing, as a file that is gone.
+                *self = Loaded::Ready(h.join().ok().flatten());
+            }
+        }
+        match self {
+            Loaded::Ready(elf) => elf.as_ref(),
+            Loaded::Loading(_) => None,
+        }
+    }
+}
+
+/// How many files are loaded on threads of their own at once at most
+/// (more are loaded where they are first asked for).
+const LOADING_AT_ONCE: usize = 4;
+
 /// Every symbol source of one export, loaded once each.
 pub struct Symbols {
-    files: HashMap<FileKey, Option<Elf>>,
+    files: HashMap<FileKey, Loaded>,
     /// This machine's kernel symbols, being read on their own thread
     /// until a kernel frame needs them.
     kernel: std::sync::OnceLock<Option<Table>>,
@@ -168,7 +194,8 @@ impl Symbols {
     /// (empty unless inline frames were asked for and DWARF has them).
     pub fn inlined(&mut self, m: &Mapping, addr: u64) -> Vec<Arc<str>> {
         let key = (m.path.clone(), m.build_id.clone());
-        let (Some(inline), Some(Some(elf))) = (self.inline.as_mut(), self.files.get(&key)) else {
+        let elf = self.files.get_mut(&key).and_then(Loaded::get);
+        let (Some(inline), Some(elf)) = (self.inline.as_mut(), elf) else {
             return Vec::new();
         };
         let Some(off) = addr
@@ -188,16 +215,44 @@ impl Symbols {
         dwarf.as_ref().map_or_else(Vec::new, |d| d.at(svma))
     }
 
+    /// Starts loading the symbols of the file `m` maps on a thread of its
+    /// own, while the export goes on reading samples (a compiler's run to
+    /// tens of thousands); the first frame named in it waits for them.
+    pub fn load_beside(&mut self, m: &Mapping) {
+        // Only files: anonymous memory has no symbols, JIT maps are
+        // read where they are asked for.
+        if !m.path.starts_with('/') {
+            return;
+        }
+        let loading = self
+            .files
+            .values()
+            .filter(|l| matches!(l, Loaded::Loading(h) if !h.is_finished()))
+            .count();
+        let key = (m.path.clone(), m.build_id.clone());
+        if loading >= LOADING_AT_ONCE || self.files.contains_key(&key) {
+            return;
+        }
+        let (m, kernel) = (m.clone(), self.this_kernel);
+        let load = move || {
+            let (image, debug) = image(&m, kernel)?;
+            Elf::load(Arc::new(image), &debug)
+        };
+        self.files
+            .insert(key, Loaded::Loading(std::thread::spawn(load)));
+    }
+
     /// The function at `addr`, which `m` maps (user space).
     pub fn user(&mut self, m: &Mapping, addr: u64) -> Option<Arc<str>> {
         let key = (m.path.clone(), m.build_id.clone());
         let kernel = self.this_kernel;
         let elf = self.files.entry(key).or_insert_with(|| {
-            let (image, debug) = image(m, kernel)?;
-            Elf::load(Arc::new(image), &debug)
+            let elf =
+                image(m, kernel).and_then(|(image, debug)| Elf::load(Arc::new(image), &debug));
+            Loaded::Ready(elf)
         });
         let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
-        elf.as_ref()?.at_offset(off)
+        elf.get()?.at_offset(off)
     }
 
     /// Notes the jitdumps the processes mapped (`jit-PID.dump`): their JIT
