@@ -86,6 +86,11 @@ impl Builder {
         self.entries.is_empty()
     }
 
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
     /// An ELF file's table: duplicates chosen between, then each symbol of
     /// size 0 runs to the next (perf's dso__load_sym order).
     pub fn table(self) -> Table {
