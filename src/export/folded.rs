@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::tidy::tidy_frames;
 use super::Named;
 
 /// The most one sample weighs.
@@ -25,14 +26,6 @@ pub struct FoldOptions {
     /// Each sample weighs 1, not its period (perf script prints the period
     /// and inferno-collapse-perf weighs by it).
     pub sample_counts: bool,
-}
-
-/// One frame as perf script prints it: its function (None: `[unknown]`)
-/// and its module (None: `[unknown]`).
-pub struct Frame<'a> {
-    pub func: Option<&'a str>,
-    pub module: Option<&'a str>,
-    pub kernel: bool,
 }
 
 /// A stack of one thread: (comm, pid, tid, stack id); pid and tid are 0
@@ -255,166 +248,9 @@ impl Keys {
     }
 }
 
-/// Distinct texts, each held once.
-#[derive(Default)]
-struct Texts {
-    ids: FxHashMap<Box<str>, u32>,
-}
-
-impl Texts {
-    fn id(&mut self, t: String) -> u32 {
-        let next = self.ids.len() as u32;
-        *self.ids.entry(t.into_boxed_str()).or_insert(next)
-    }
-
-    fn all(&self) -> Vec<&str> {
-        let mut v = vec![""; self.ids.len()];
-        for (t, &i) in &self.ids {
-            v[i as usize] = t;
-        }
-        v
-    }
-}
-
-/// Each frame's texts (ids in [`Texts`]), outermost function first, those
-/// left out left out.
-struct Tidied {
-    /// Frame i's are `ids[starts[i]..starts[i + 1]]`.
-    starts: Vec<u32>,
-    ids: Vec<u32>,
-}
-
-impl Tidied {
-    fn of(&self, frame: u32) -> &[u32] {
-        let f = frame as usize;
-        &self.ids[self.starts[f] as usize..self.starts[f + 1] as usize]
-    }
-}
-
-/// Each frame of `frames` (every one some sample holds), tidied. A
-/// function's name, and an unknown function's module, is tidied once
-/// however many addresses in it the samples hold; frames that tidy alike
-/// share a text id.
-fn tidy_frames(o: &FoldOptions, frames: &[Named<'_>]) -> (Tidied, Texts) {
-    let mut texts = Texts::default();
-    let mut tidied = Tidied {
-        starts: Vec::with_capacity(frames.len() + 1),
-        ids: Vec::with_capacity(frames.len()),
-    };
-    // By the name's (or module's) address: the symbol tables hand out one
-    // Arc a symbol, the maps one a module. The text's id, or None where it
-    // is left out.
-    let mut by_name: FxHashMap<(*const u8, bool, bool), Option<u32>> = FxHashMap::default();
-    for f in frames {
-        tidied.starts.push(tidied.ids.len() as u32);
-        let mut one = |func: Option<&Arc<str>>| {
-            let key = match (func, &f.module) {
-                (Some(n), _) => (n.as_ptr(), f.kernel, true),
-                (None, Some(m)) => (m.as_ptr(), f.kernel, false),
-                (None, None) => (std::ptr::null(), f.kernel, false),
-            };
-            *by_name.entry(key).or_insert_with(|| {
-                let frame = Frame {
-                    func: func.map(|n| &**n),
-                    module: f.module.as_deref(),
-                    kernel: f.kernel,
-                };
-                let t = tidy(&frame, o);
-                // A name that starts with `(` is left out, as the collapse
-                // tools leave it (perf's `(anonymous namespace)::f`).
-                (!t.starts_with('(')).then(|| texts.id(t))
-            })
-        };
-        if f.funcs.is_empty() {
-            tidied.ids.extend(one(None));
-        }
-        // Innermost first: the root-first line wants the outermost first.
-        for func in f.funcs.iter().rev() {
-            tidied.ids.extend(one(Some(func)));
-        }
-    }
-    tidied.starts.push(tidied.ids.len() as u32);
-    (tidied, texts)
-}
-
-/// A function name as inferno-collapse-perf (and stackcollapse-perf.pl)
-/// tidies perf script's by default: an unknown function is `[module]` (its
-/// file name) or `[unknown]`; `;` becomes `:`; the parameter list goes, cut
-/// at the first `(` outside `<>`, `{}` and `[]` that is neither a Go method's
-/// `.(` nor `(anonymous namespace)`.
-fn tidy(f: &Frame<'_>, o: &FoldOptions) -> String {
-    let mut func = match (f.func, f.module) {
-        (Some(name), _) => super::demangle::demangle(name).into_owned(),
-        (None, Some(m)) => format!("[{}]", m.rsplit('/').next().unwrap_or(m)),
-        (None, None) => "[unknown]".to_string(),
-    };
-    func = func.replace(';', ":").replace(['\n', '\r'], " ");
-    if f.func.is_some() {
-        func.truncate(without_parameters(&func));
-    }
-    if o.annotate_kernel && f.kernel && f.func.is_some() {
-        func.push_str("_[k]");
-    }
-    func
-}
-
-/// Where `func`'s parameter list starts (its length if it has none), as
-/// inferno's tidy_generic finds it.
-fn without_parameters(func: &str) -> usize {
-    let mut depth = 0i32;
-    let mut after_dot = None;
-    for (i, c) in func.char_indices() {
-        match c {
-            '<' | '{' | '[' => depth += 1,
-            '>' | '}' | ']' | ')' => depth -= 1,
-            '(' => {
-                if depth == 0
-                    && after_dot != Some(i)
-                    && !func[i..].starts_with("(anonymous namespace)")
-                {
-                    return i;
-                }
-                depth += 1;
-            }
-            '.' => after_dot = Some(i + 1),
-            _ => {}
-        }
-    }
-    func.len()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tidied(func: &str) -> String {
-        let f = Frame {
-            func: Some(func),
-            module: None,
-            kernel: false,
-        };
-        tidy(&f, &FoldOptions::default())
-    }
-
-    #[test]
-    fn parameters_go_and_templates_lambdas_and_namespaces_stay() {
-        // By inferno 0.12.8's rule (the interop tests compare with the tool).
-        assert_eq!(tidied("foo(int, char const*)"), "foo");
-        assert_eq!(
-            tidied("void sort_it<std::less<int> >(std::vector<int, std::allocator<int> >&)"),
-            "void sort_it<std::less<int> >"
-        );
-        assert_eq!(
-            tidied("(anonymous namespace)::work(int)"),
-            "(anonymous namespace)::work"
-        );
-        assert_eq!(
-            tidied("main::{lambda(int)#1}::operator()(int) const"),
-            "main::{lambda(int)#1}::operator"
-        );
-        assert_eq!(tidied("net/http.(*Client).Do"), "net/http.(*Client).Do");
-        assert_eq!(tidied("a;b"), "a:b");
-    }
 
     /// Lines of `texts` ids, sorted by [`Keys`], as text.
     fn sorted_by_keys(texts: &[&str], lines: &[&[u32]]) -> Vec<String> {
@@ -459,21 +295,5 @@ mod tests {
             want.sort();
             assert_eq!(got, want);
         }
-    }
-
-    #[test]
-    fn unknown_functions_are_named_after_their_module_in_brackets() {
-        let o = FoldOptions::default();
-        let f = |module| Frame {
-            func: None,
-            module,
-            kernel: false,
-        };
-        assert_eq!(tidy(&f(Some("/usr/lib/libc.so.6")), &o), "[libc.so.6]");
-        assert_eq!(
-            tidy(&f(Some("[kernel.kallsyms]")), &o),
-            "[[kernel.kallsyms]]"
-        );
-        assert_eq!(tidy(&f(None), &o), "[unknown]");
     }
 }

@@ -21,6 +21,7 @@ pub mod frames;
 pub mod inline;
 pub mod jit;
 pub mod jitdump;
+pub mod kallsyms;
 pub mod plt;
 pub mod pprof;
 pub mod process;
@@ -28,6 +29,7 @@ pub mod report;
 pub mod survey;
 pub mod symbols;
 pub mod table;
+pub mod tidy;
 pub mod unwind;
 pub mod view;
 
@@ -111,7 +113,7 @@ pub fn export(
 ) -> Result<Exported, FormatError> {
     // Read beside the first pass; left unread where the recording turns
     // out to be from another kernel.
-    let kallsyms = Some(symbols::Kallsyms::read());
+    let kallsyms = Some(kallsyms::Kallsyms::read());
     let Survey {
         procs,
         kernel_here,
