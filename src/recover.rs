@@ -329,7 +329,7 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
 /// machine's tracefs (perf needs it to read a tracepoint's samples), where
 /// every one of them is found there by its id.
 fn tracing_data_for(attrs: &[crate::format::AttrEntry]) -> Option<Vec<u8>> {
-    const TYPE_TRACEPOINT: u32 = 2;
+    use crate::format::attr::TYPE_TRACEPOINT;
     let ids: Vec<u64> = attrs
         .iter()
         .filter(|a| a.attr.type_() == TYPE_TRACEPOINT)

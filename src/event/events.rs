@@ -2,13 +2,7 @@
 
 use super::error::OptionError;
 use crate::format::attr::{flags, read_format as rf, sample_type as st, Attr};
-
-/// `PERF_TYPE_HARDWARE` / `PERF_TYPE_SOFTWARE`.
-pub const TYPE_HARDWARE: u32 = 0;
-pub const TYPE_SOFTWARE: u32 = 1;
-pub const TYPE_TRACEPOINT: u32 = 2;
-pub const TYPE_HW_CACHE: u32 = 3;
-pub const TYPE_RAW: u32 = 4;
+use crate::format::attr::{TYPE_HARDWARE, TYPE_HW_CACHE, TYPE_RAW, TYPE_SOFTWARE};
 
 /// Software event used when hardware counters are unavailable (as perf does).
 pub const SOFTWARE_FALLBACK: &str = "cpu-clock";

@@ -91,7 +91,7 @@ fn hint_for(err: &io::Error, ev: &EventSpec) -> String {
             " (this PMU cannot sample precisely: drop the :{} modifier)",
             "p".repeat(ev.precise as usize)
         ),
-        Some(libc::EINVAL) if ev.type_ > super::events::TYPE_RAW && ev.tracepoint.is_none() => {
+        Some(libc::EINVAL) if ev.type_ > crate::format::attr::TYPE_RAW && ev.tracepoint.is_none() => {
             " (this PMU's events may only count, not sample: try `perf stat -e` for it, or sample a software or tracepoint event)".into()
         }
         Some(libc::EINVAL) => {

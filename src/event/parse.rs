@@ -6,7 +6,8 @@
 
 use super::cache::cache_event;
 use super::error::OptionError;
-use super::events::{EventSpec, Group, Sampling, TYPE_HW_CACHE, TYPE_RAW, TYPE_TRACEPOINT};
+use super::events::{EventSpec, Group, Sampling};
+use crate::format::attr::{TYPE_HW_CACHE, TYPE_RAW, TYPE_TRACEPOINT};
 use super::pmu::Pmu;
 use super::tracefs;
 

@@ -9,6 +9,7 @@ use super::jit::{is_anon, map_path as jit_map_path};
 use super::process::Mapping;
 use super::symbols::Symbols;
 use super::view::View;
+use crate::format::record::KERNEL_MAPS;
 
 /// perf's callchain context markers (`PERF_CONTEXT_*`, as u64).
 pub const CONTEXT_HV: u64 = -32i64 as u64;
@@ -174,11 +175,11 @@ fn name_frame<'a>(
         Some(_) if jit => Some(jit_map_path(pid).to_string_lossy().into()),
         // The kernel's map is `[kernel.kallsyms]_text`; perf's module the
         // kernel itself.
-        Some(m) if kernel && m.path.starts_with("[kernel.kallsyms]") => {
-            Some("[kernel.kallsyms]".into())
+        Some(m) if kernel && m.path.starts_with(KERNEL_MAPS) => {
+            Some(KERNEL_MAPS.into())
         }
         Some(m) => Some(m.path.clone()),
-        None if kernel => Some("[kernel.kallsyms]".into()),
+        None if kernel => Some(KERNEL_MAPS.into()),
         None => None,
     };
     Named {

@@ -132,7 +132,7 @@ fn same_kernel_build(f: &crate::format::FeatureSet) -> bool {
         .build_id_table()
         .unwrap_or_default()
         .into_iter()
-        .find(|(_, _, _, name)| name == "[kernel.kallsyms]")
+        .find(|(_, _, _, name)| name == crate::format::record::KERNEL_MAPS)
         .map(|(_, _, id, _)| id);
     match (recorded, crate::synth::build_id::of_kernel()) {
         (Some(theirs), Some(ours)) => theirs == ours,

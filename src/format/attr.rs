@@ -4,6 +4,13 @@ use super::endian::{Cursor, Endian};
 use super::FormatError;
 
 /// The largest attr perf 6.1 accepts in file mode (`PERF_ATTR_SIZE_VER7`).
+/// `PERF_TYPE_*`: an attr's type.
+pub const TYPE_HARDWARE: u32 = 0;
+pub const TYPE_SOFTWARE: u32 = 1;
+pub const TYPE_TRACEPOINT: u32 = 2;
+pub const TYPE_HW_CACHE: u32 = 3;
+pub const TYPE_RAW: u32 = 4;
+
 pub const ATTR_SIZE_61: usize = 128;
 /// The smallest attr ever published (`PERF_ATTR_SIZE_VER0`).
 pub const ATTR_SIZE_VER0: usize = 64;

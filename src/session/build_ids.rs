@@ -13,12 +13,11 @@ use std::path::Path;
 
 use crate::format::record::misc;
 use crate::format::side_band::SideBand;
+use crate::format::record::KERNEL_MAPS;
 use crate::format::RecordType;
 use crate::push::scan::Hits;
 use crate::synth::build_id;
 
-/// The kernel image's DSO name in perf.
-pub const KERNEL: &str = "[kernel.kallsyms]";
 
 /// One mapped object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,8 +90,8 @@ impl Dsos {
             }) => {
                 if type_ == RecordType::MMAP && kernel {
                     // The kernel image (its modules are not looked up).
-                    if path.starts_with(KERNEL) {
-                        let d = self.dso(KERNEL, build_id::of_kernel(), true);
+                    if path.starts_with(KERNEL_MAPS) {
+                        let d = self.dso(KERNEL_MAPS, build_id::of_kernel(), true);
                         self.map(u32::MAX, start, len, d);
                     }
                 } else {

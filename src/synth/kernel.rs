@@ -2,7 +2,7 @@
 //! 10): without it perf cannot symbolize kernel frames.
 
 use super::{cstr8, record};
-use crate::format::record::{misc, RecordType};
+use crate::format::record::{misc, RecordType, KERNEL_MAPS};
 
 /// `(_text address, end of kernel text)` from a kallsyms listing, or `None`
 /// when the addresses are hidden (kptr_restrict) or missing.
@@ -42,7 +42,7 @@ pub fn kernel_mmap(text: u64, end: u64, trailer: usize) -> Vec<u8> {
     body.extend_from_slice(&text.to_le_bytes()); // start
     body.extend_from_slice(&(end - text).to_le_bytes()); // len
     body.extend_from_slice(&text.to_le_bytes()); // pgoff = _text, how perf undoes KASLR
-    cstr8(&mut body, b"[kernel.kallsyms]_text");
+    cstr8(&mut body, format!("{KERNEL_MAPS}_text").as_bytes());
     record(RecordType::MMAP.0, misc::KERNEL, &body, trailer)
 }
 
