@@ -41,7 +41,7 @@ pub enum ConvertError {
 
 /// What a conversion wrote.
 #[derive(Debug, Default)]
-pub struct Summary {
+pub struct Converted {
     pub records: u64,
     pub raw_bytes: u64,
     pub compressed_bytes: u64,
@@ -65,7 +65,7 @@ pub fn convert(
     output: &Path,
     spec: &CodecSpec,
     cut: bool,
-) -> Result<Summary, ConvertError> {
+) -> Result<Converted, ConvertError> {
     convert_reader(PerfReader::open(input)?, input, output, spec, cut)
 }
 
@@ -77,7 +77,7 @@ pub fn convert_reader(
     output: &Path,
     spec: &CodecSpec,
     cut: bool,
-) -> Result<Summary, ConvertError> {
+) -> Result<Converted, ConvertError> {
     if reader.endian != crate::format::endian::Endian::Little {
         return Err(FormatError::Unsupported(
             "converting a big-endian perf.data is not supported (perfz writes little endian)"
@@ -94,7 +94,7 @@ pub fn convert_reader(
     // (never through a symlink planted there), renamed in at the end.
     let mut tmp = None;
     let target = if to_stdout {
-        Target::Stdout
+        ConvertedTo::Stdout
     } else {
         let dir = output
             .parent()
@@ -110,7 +110,7 @@ pub fn convert_reader(
             })?;
         let f = t.as_file().try_clone().map_err(ConvertError::Write)?;
         tmp = Some(t.into_temp_path());
-        Target::File(BufWriter::with_capacity(1 << 20, f))
+        ConvertedTo::File(BufWriter::with_capacity(1 << 20, f))
     };
     let res = spec.visit(Run {
         reader,
@@ -147,21 +147,21 @@ pub fn would_clobber(input: &Path, output: &Path) -> bool {
     out.is_some_and(|o| o == input || (input.is_dir() && o.starts_with(&input)))
 }
 
-enum Target {
+enum ConvertedTo {
     File(BufWriter<File>),
     Stdout,
 }
 
 struct Run {
     reader: PerfReader,
-    target: Target,
+    target: ConvertedTo,
     pipe: bool,
     cut: bool,
 }
 
 impl CodecVisitor for Run {
-    type Output = Result<Summary, ConvertError>;
-    fn visit<C: Codec + Send + 'static>(self, codec: C) -> Result<Summary, ConvertError> {
+    type Output = Result<Converted, ConvertError>;
+    fn visit<C: Codec + Send + 'static>(self, codec: C) -> Result<Converted, ConvertError> {
         let mut c = Converter::<C>::new(codec);
         c.cut = self.cut.then_some(Cutter::Unknown);
         c.run(self.reader, self.target, self.pipe)
@@ -198,7 +198,7 @@ struct Converter<C: Codec> {
     cut: Option<Cutter>,
     edits: Vec<Edit>,
     cut_rec: Vec<u8>,
-    summary: Summary,
+    summary: Converted,
 }
 
 enum Cutter {
@@ -223,7 +223,7 @@ impl<C: Codec> Converter<C> {
             cut: None,
             edits: Vec::new(),
             cut_rec: Vec::new(),
-            summary: Summary::default(),
+            summary: Converted::default(),
         }
     }
 
@@ -245,26 +245,26 @@ impl<C: Codec> Converter<C> {
     fn open(
         &self,
         meta: &Meta,
-        target: &mut Option<Target>,
+        target: &mut Option<ConvertedTo>,
         pipe: bool,
     ) -> Result<Out, ConvertError> {
         let features = self.features(meta, pipe);
         Ok(match target.take().expect("opened once") {
-            Target::Stdout => {
+            ConvertedTo::Stdout => {
                 let w = BufWriter::with_capacity(1 << 20, std::io::stdout());
                 Out::Stdout(PipeWriter::new(w, &meta.attrs, &features)?)
             }
-            Target::File(w) if pipe => Out::Pipe(PipeWriter::new(w, &meta.attrs, &features)?),
-            Target::File(w) => Out::File(FileWriter::new(w, &meta.attrs)?),
+            ConvertedTo::File(w) if pipe => Out::Pipe(PipeWriter::new(w, &meta.attrs, &features)?),
+            ConvertedTo::File(w) => Out::File(FileWriter::new(w, &meta.attrs)?),
         })
     }
 
     fn run(
         mut self,
         mut reader: PerfReader,
-        target: Target,
+        target: ConvertedTo,
         pipe: bool,
-    ) -> Result<Summary, ConvertError> {
+    ) -> Result<Converted, ConvertError> {
         let mut target = Some(target);
         let mut out: Option<Out> = None;
         while let Some((rec, meta)) = reader.next_record()? {

@@ -10,7 +10,7 @@ use crate::event::ring::{default_pages, page_size};
 use crate::units::parse_size;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum Format {
+enum EvalFormat {
     Table,
     Csv,
     Json,
@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long = "min-time", value_name = "SECONDS", default_value = "1.0")]
     min_time: f64,
     #[arg(long, value_enum, default_value = "table")]
-    format: Format,
+    format: EvalFormat,
     /// Also draw ratio against compress speed, with the Pareto front, as SVG.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -118,10 +118,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", p.display()))?;
     }
     let out = match a.format {
-        Format::Table => eval::render_table(&e),
-        Format::Csv => eval::render_csv(&e),
-        Format::Markdown => eval::render_markdown(&e),
-        Format::Json => serde_json::to_string_pretty(&e)? + "\n",
+        EvalFormat::Table => eval::render_table(&e),
+        EvalFormat::Csv => eval::render_csv(&e),
+        EvalFormat::Markdown => eval::render_markdown(&e),
+        EvalFormat::Json => serde_json::to_string_pretty(&e)? + "\n",
     };
     super::write_stdout(&out)?;
     Ok(())

@@ -66,9 +66,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         inline: a.inline,
     };
     let format = match a.format {
-        Format::Folded => crate::export::Output::Folded,
-        Format::Svg => crate::export::Output::Svg,
-        Format::Pprof => crate::export::Output::Pprof,
+        Format::Folded => crate::export::ExportFormat::Folded,
+        Format::Svg => crate::export::ExportFormat::Svg,
+        Format::Pprof => crate::export::ExportFormat::Pprof,
     };
     let to_stdout = a.output.as_ref().is_none_or(|p| p.as_os_str() == "-");
     if matches!(a.format, Format::Pprof) && to_stdout && std::io::stdout().is_terminal() {

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use anyhow::Context;
 
-use crate::export::{ExportOptions, Output};
+use crate::export::{ExportFormat, ExportOptions};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -43,7 +43,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut folded = Vec::new();
     let done = crate::export::export(
         std::slice::from_ref(&a.input),
-        Output::Folded,
+        ExportFormat::Folded,
         &ExportOptions::default(),
         &mut folded,
     )

@@ -7,9 +7,9 @@
 use super::cache::cache_event;
 use super::error::OptionError;
 use super::events::{EventSpec, Group, Sampling};
-use crate::format::attr::{TYPE_HW_CACHE, TYPE_RAW, TYPE_TRACEPOINT};
 use super::pmu::Pmu;
 use super::tracefs;
+use crate::format::attr::{TYPE_HW_CACHE, TYPE_RAW, TYPE_TRACEPOINT};
 
 impl EventSpec {
     /// One event (no groups, no lists): see [`parse_events`].

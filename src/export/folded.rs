@@ -109,7 +109,7 @@ impl Folded {
         // each frame's texts, root first; all lines' texts in one buffer.
         let mut heads: FxHashMap<(*const u8, u32, u32), u32> = FxHashMap::default();
         let mut line_texts: Vec<u32> = Vec::new();
-        let mut lines: Vec<Line> = Vec::with_capacity(self.counts.len());
+        let mut lines: Vec<StackLine> = Vec::with_capacity(self.counts.len());
         for ((comm, pid, tid, stack), &n) in &self.counts {
             let head = *heads.entry((comm.as_ptr(), *pid, *tid)).or_insert_with(|| {
                 let mut head = comm.replace(' ', "_");
@@ -125,7 +125,7 @@ impl Folded {
             for &f in by_id[*stack as usize].iter().rev() {
                 line_texts.extend_from_slice(tidied.of(f));
             }
-            lines.push(Line {
+            lines.push(StackLine {
                 texts: start as u32..line_texts.len() as u32,
                 n,
             });
@@ -178,12 +178,12 @@ impl Folded {
 
 /// A line of the output: where its texts are (in a buffer of all lines'),
 /// and its count.
-struct Line {
+struct StackLine {
     texts: std::ops::Range<u32>,
     n: u64,
 }
 
-impl Line {
+impl StackLine {
     fn range(&self) -> std::ops::Range<usize> {
         self.texts.start as usize..self.texts.end as usize
     }
@@ -202,7 +202,7 @@ enum Keys {
 }
 
 impl Keys {
-    fn of(texts: &[&str], line_texts: &[u32], lines: &[Line]) -> Keys {
+    fn of(texts: &[&str], line_texts: &[u32], lines: &[StackLine]) -> Keys {
         if texts.iter().any(|t| t.contains(';')) {
             let mut keys = vec![String::new(); line_texts.len().max(1)];
             for l in lines {
@@ -240,7 +240,7 @@ impl Keys {
         Keys::Ranks(keys)
     }
 
-    fn cmp(&self, a: &Line, b: &Line) -> std::cmp::Ordering {
+    fn cmp(&self, a: &StackLine, b: &StackLine) -> std::cmp::Ordering {
         match self {
             Keys::Ranks(k) => k[a.range()].cmp(&k[b.range()]),
             Keys::Texts(k) => k[a.texts.start as usize].cmp(&k[b.texts.start as usize]),
@@ -255,18 +255,18 @@ mod tests {
     /// Lines of `texts` ids, sorted by [`Keys`], as text.
     fn sorted_by_keys(texts: &[&str], lines: &[&[u32]]) -> Vec<String> {
         let mut line_texts = Vec::new();
-        let mut ls: Vec<Line> = Vec::new();
+        let mut ls: Vec<StackLine> = Vec::new();
         for l in lines {
             let start = line_texts.len() as u32;
             line_texts.extend_from_slice(l);
-            ls.push(Line {
+            ls.push(StackLine {
                 texts: start..line_texts.len() as u32,
                 n: 1,
             });
         }
         let keys = Keys::of(texts, &line_texts, &ls);
         ls.sort_by(|a, b| keys.cmp(a, b));
-        let text = |l: &Line| {
+        let text = |l: &StackLine| {
             let parts: Vec<&str> = line_texts[l.range()]
                 .iter()
                 .map(|&t| texts[t as usize])

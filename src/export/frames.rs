@@ -175,9 +175,7 @@ fn name_frame<'a>(
         Some(_) if jit => Some(jit_map_path(pid).to_string_lossy().into()),
         // The kernel's map is `[kernel.kallsyms]_text`; perf's module the
         // kernel itself.
-        Some(m) if kernel && m.path.starts_with(KERNEL_MAPS) => {
-            Some(KERNEL_MAPS.into())
-        }
+        Some(m) if kernel && m.path.starts_with(KERNEL_MAPS) => Some(KERNEL_MAPS.into()),
         Some(m) => Some(m.path.clone()),
         None if kernel => Some(KERNEL_MAPS.into()),
         None => None,

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::table::{Builder, Sym, Table};
+use super::table::{Sym, Table, TableBuilder};
 
 /// Where a JIT writes process `pid`'s symbols, as perf looks for them.
 pub fn map_path(pid: u32) -> PathBuf {
@@ -24,7 +24,7 @@ pub(super) fn load(path: &std::path::Path) -> Option<Table> {
     let bytes = super::file::map(path)?;
     let text = String::from_utf8_lossy(&bytes);
     let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
-    let mut b = Builder::default();
+    let mut b = TableBuilder::default();
     for l in text.lines() {
         let mut it = l.splitn(3, ' ');
         let (Some(start), Some(size), Some(name)) = (

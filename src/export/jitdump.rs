@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::table::{Builder, Sym, Table};
+use super::table::{Sym, Table, TableBuilder};
 
 /// The header's magic, as the JIT wrote it (its own byte order).
 const MAGIC: u32 = 0x4A69_5444;
@@ -34,7 +34,7 @@ pub(super) fn load(path: &Path) -> Option<Table> {
 
 /// The code loads and moves of a jitdump's bytes. A record cut short ends
 /// the reading (a JIT still writing, or killed).
-pub(super) fn functions(bytes: &[u8]) -> Option<Builder> {
+pub(super) fn functions(bytes: &[u8]) -> Option<TableBuilder> {
     let magic = u32_at(bytes, 0, false)?;
     let swap = match magic {
         MAGIC => false,
@@ -42,7 +42,7 @@ pub(super) fn functions(bytes: &[u8]) -> Option<Builder> {
         _ => return None,
     };
     let header_size = u32_at(bytes, 8, swap)? as usize;
-    let mut b = Builder::default();
+    let mut b = TableBuilder::default();
     // Loads by code index, for the moves that name them.
     let mut loads: Vec<(u64, u64, String)> = Vec::new();
     let mut at = header_size.max(40);
@@ -84,7 +84,7 @@ pub(super) fn functions(bytes: &[u8]) -> Option<Builder> {
     Some(b)
 }
 
-fn push(b: &mut Builder, addr: u64, len: u64, name: &str) {
+fn push(b: &mut TableBuilder, addr: u64, len: u64, name: &str) {
     if len > 0 && !name.is_empty() {
         b.push(Sym {
             start: addr,
@@ -164,7 +164,7 @@ mod tests {
         assert_eq!(t.lookup(0x3000), None);
         // Cut anywhere: what was whole is read, nothing panics.
         for cut in 0..bytes.len() {
-            let _ = functions(&bytes[..cut]).map(Builder::table);
+            let _ = functions(&bytes[..cut]).map(TableBuilder::table);
         }
         assert!(functions(b"not a dump at all, no").is_none());
     }

@@ -2,7 +2,7 @@
 //! while the export reads the recording: functions only (t/T/w/W), as
 //! perf reads them.
 
-use super::table::{Builder, Sym, Table};
+use super::table::{Sym, Table, TableBuilder};
 
 /// /proc/kallsyms, read on a thread of its own (the kernel prints it for
 /// tens of milliseconds) while the export reads the recording.
@@ -25,7 +25,7 @@ impl Kallsyms {
 fn load_kallsyms() -> Option<Table> {
     use std::io::Read;
     let mut f = std::fs::File::open("/proc/kallsyms").ok()?;
-    let mut b = Builder::default();
+    let mut b = TableBuilder::default();
     // Whole lines of what was read; the rest waits for the next read.
     let (mut buf, mut have) = (vec![0u8; 1 << 16], 0);
     loop {
@@ -51,7 +51,7 @@ fn load_kallsyms() -> Option<Table> {
 
 /// The functions of whole lines of /proc/kallsyms (a line whose bytes are
 /// not UTF-8 is left out).
-fn push_kallsyms(b: &mut Builder, lines: &[u8]) {
+fn push_kallsyms(b: &mut TableBuilder, lines: &[u8]) {
     // Checked as one text: the kernel's names are ASCII.
     if let Ok(text) = std::str::from_utf8(lines) {
         text.split('\n')
@@ -125,7 +125,7 @@ mod tests {
         assert_eq!(f("0000000000000000 T hidden\n"), None);
         assert_eq!(f("garbage\n"), None);
         assert_eq!(f("1ffffffff81000000 T too_long\n"), None);
-        let mut b = super::Builder::default();
+        let mut b = super::TableBuilder::default();
         super::push_kallsyms(
             &mut b,
             b"ffffffff81000000 T a\nffffffff81000010 T \xff\nffffffff81000020 t c\n",

@@ -11,7 +11,7 @@
 //! pass 1: PerfReader ─ side band (by time) ─▶ Timeline (names per thread, maps per process)
 //! pass 2: PerfReader ─ SAMPLE ─▶ callchain (kernel / user contexts) at its time
 //!         (dwarf: kernel part + user frames unwound from regs and stack, [unwind])
-//!         ─▶ Symbols ─▶ Folded (folded lines, svg) | pprof::Builder (pprof)
+//!         ─▶ Symbols ─▶ Folded (folded lines, svg) | pprof::ProfileBuilder (pprof)
 //! ```
 
 pub mod demangle;
@@ -71,7 +71,7 @@ pub struct Exported {
 
 /// What `perfz export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Output {
+pub enum ExportFormat {
     /// stackcollapse-perf's lines.
     Folded,
     /// A flame graph (inferno's, as flamegraph.pl draws them).
@@ -107,7 +107,7 @@ fn event_name(a: &crate::format::AttrEntry, i: usize) -> String {
 /// each sample's frames as they were at its time.
 pub fn export(
     inputs: &[PathBuf],
-    format: Output,
+    format: ExportFormat,
     o: &ExportOptions,
     out: &mut dyn std::io::Write,
 ) -> Result<Exported, FormatError> {
@@ -147,7 +147,7 @@ pub fn export(
         }
     };
     let mut folded = Folded::default();
-    let mut profile = pprof::Builder::new();
+    let mut profile = pprof::ProfileBuilder::new();
     let mut table = FrameTable::default();
     let mut views = view::Views::new(&procs);
     let mut ids = Vec::new();
@@ -191,10 +191,10 @@ pub fn export(
             let comm = procs.comm(tid, time);
             done.samples += 1;
             match format {
-                Output::Folded | Output::Svg => {
+                ExportFormat::Folded | ExportFormat::Svg => {
                     folded.add(&o.fold, (&comm, pid, tid), &ids, s.period)
                 }
-                Output::Pprof => {
+                ExportFormat::Pprof => {
                     table.name_new(&mut syms);
                     profile.add(&table.named, &ids, (&comm, pid, tid), s.period.unwrap_or(1))
                 }
@@ -208,15 +208,15 @@ pub fn export(
         done.unknown_frames += (n == 0) as u64 * hits;
     }
     match format {
-        Output::Folded => {
+        ExportFormat::Folded => {
             done.stacks = folded.write(&o.fold, &table.named, out)?;
         }
-        Output::Svg => {
+        ExportFormat::Svg => {
             let lines = folded.lines(&o.fold, &table.named);
             done.stacks = lines.len();
             draw_svg(&lines, &format!("perfz: {}", inputs[0].display()), out)?;
         }
-        Output::Pprof => {
+        ExportFormat::Pprof => {
             let about = pprof::about(inputs, chosen, (first, last));
             let p = profile.finish(about);
             done.stacks = p.sample.len();
@@ -233,7 +233,7 @@ fn choose_event<'a>(
     events: &'a [(String, crate::format::Attr, u64)],
     first: Option<&str>,
     want: Option<&str>,
-    format: Output,
+    format: ExportFormat,
 ) -> Result<Option<&'a (String, crate::format::Attr, u64)>, FormatError> {
     let names = || {
         events
@@ -254,7 +254,7 @@ fn choose_event<'a>(
                 }
             ))),
         },
-        None if format == Output::Pprof && events.len() > 1 => {
+        None if format == ExportFormat::Pprof && events.len() > 1 => {
             Err(FormatError::Unsupported(format!(
                 "a pprof profile holds one event and the recording has samples of {}: \
                  choose one with -e NAME",

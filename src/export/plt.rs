@@ -1,13 +1,13 @@
 //! PLT entries as perf names them, `func@plt`.
 
-use super::table::{Builder, Sym};
+use super::table::{Sym, TableBuilder};
 
 /// `name@plt` for each entry of an x86-64 PLT, as perf synthesizes them
 /// (dso__synthesize_plt_symbols): the i-th relocation of `.rela.plt` names
 /// the function of the i-th entry, at `.plt.sec` + 16 i, or without
 /// `.plt.sec` at `.plt` + 16 (i + 1) (after the resolver's entry). Lazy or
 /// BIND_NOW alike: where the GOT is (`.got.plt` or `.got`) does not matter.
-pub(super) fn symbols(file: &object::File<'_>, out: &mut Builder) {
+pub(super) fn symbols(file: &object::File<'_>, out: &mut TableBuilder) {
     use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable};
     let (Some(rela), Some(plt)) = (
         file.section_by_name(".rela.plt"),

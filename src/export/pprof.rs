@@ -22,9 +22,9 @@ pub struct Profile {
     #[prost(message, repeated, tag = "1")]
     pub sample_type: Vec<ValueType>,
     #[prost(message, repeated, tag = "2")]
-    pub sample: Vec<Sample>,
+    pub sample: Vec<ProfileSample>,
     #[prost(message, repeated, tag = "3")]
-    pub mapping: Vec<Mapping>,
+    pub mapping: Vec<ProfileMapping>,
     #[prost(message, repeated, tag = "4")]
     pub location: Vec<Location>,
     #[prost(message, repeated, tag = "5")]
@@ -54,7 +54,7 @@ pub struct ValueType {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Sample {
+pub struct ProfileSample {
     #[prost(uint64, repeated, tag = "1")]
     pub location_id: Vec<u64>,
     #[prost(int64, repeated, tag = "2")]
@@ -74,7 +74,7 @@ pub struct Label {
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Mapping {
+pub struct ProfileMapping {
     #[prost(uint64, tag = "1")]
     pub id: u64,
     #[prost(uint64, tag = "2")]
@@ -102,11 +102,11 @@ pub struct Location {
     #[prost(uint64, tag = "3")]
     pub address: u64,
     #[prost(message, repeated, tag = "4")]
-    pub line: Vec<Line>,
+    pub line: Vec<ProfileLine>,
 }
 
 #[derive(Clone, PartialEq, prost::Message)]
-pub struct Line {
+pub struct ProfileLine {
     #[prost(uint64, tag = "1")]
     pub function_id: u64,
     #[prost(int64, tag = "2")]
@@ -141,11 +141,11 @@ type MapKey = (Arc<str>, Option<Arc<[u8]>>, u64, u64, u64);
 
 /// A profile being built, sample by sample.
 #[derive(Default)]
-pub struct Builder {
+pub struct ProfileBuilder {
     strings: HashMap<String, i64>,
     table: Vec<String>,
     mappings: HashMap<MapKey, u64>,
-    mapping: Vec<Mapping>,
+    mapping: Vec<ProfileMapping>,
     functions: HashMap<(Arc<str>, i64), u64>,
     function: Vec<Function>,
     /// Each frame's location id (0: none yet).
@@ -154,9 +154,9 @@ pub struct Builder {
     samples: HashMap<(Vec<u64>, i64, u32, u32), [i64; 2]>,
 }
 
-impl Builder {
-    pub fn new() -> Builder {
-        let mut b = Builder::default();
+impl ProfileBuilder {
+    pub fn new() -> ProfileBuilder {
+        let mut b = ProfileBuilder::default();
         b.string(""); // string_table[0] is "" (profile.proto)
         b
     }
@@ -182,7 +182,7 @@ impl Builder {
             Some(b) => self.string(&crate::synth::build_id::hex(b)),
             None => 0,
         };
-        self.mapping.push(Mapping {
+        self.mapping.push(ProfileMapping {
             id,
             memory_start: m.start,
             memory_limit: m.end,
@@ -234,7 +234,7 @@ impl Builder {
         let line = f
             .funcs
             .iter()
-            .map(|name| Line {
+            .map(|name| ProfileLine {
                 function_id: self.function_id(name, file),
                 line: 0,
             })
@@ -284,9 +284,9 @@ impl Builder {
         let comment = about.comments.iter().map(|c| self.string(c)).collect();
         let mut samples: Vec<_> = self.samples.into_iter().collect();
         samples.sort();
-        let sample: Vec<Sample> = samples
+        let sample: Vec<ProfileSample> = samples
             .into_iter()
-            .map(|((location_id, comm, pid, tid), v)| Sample {
+            .map(|((location_id, comm, pid, tid), v)| ProfileSample {
                 location_id,
                 value: v.to_vec(),
                 label: vec![
@@ -312,7 +312,7 @@ impl Builder {
         // samples are in (ids stay; only the order changes).
         let mut weight: HashMap<u64, i64> = HashMap::new();
         for x in &sample {
-            let x: &Sample = x;
+            let x: &ProfileSample = x;
             let leaf = x
                 .location_id
                 .first()

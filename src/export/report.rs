@@ -7,7 +7,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
+pub struct FunctionRow {
     pub comm: String,
     pub func: String,
     /// Samples whose stack holds the function.
@@ -18,7 +18,7 @@ pub struct Row {
 
 /// The table of `folded` lines (`comm;root;...;leaf count`), the rows with
 /// the most children first, and the samples in all.
-pub fn table(folded: &[String]) -> (Vec<Row>, u64) {
+pub fn table(folded: &[String]) -> (Vec<FunctionRow>, u64) {
     let mut rows: FxHashMap<(&str, &str), (u64, u64)> = FxHashMap::default();
     let mut total: u64 = 0;
     let mut seen = FxHashSet::default();
@@ -44,9 +44,9 @@ pub fn table(folded: &[String]) -> (Vec<Row>, u64) {
             *r = r.saturating_add(n);
         }
     }
-    let mut v: Vec<Row> = rows
+    let mut v: Vec<FunctionRow> = rows
         .into_iter()
-        .map(|((comm, func), (children, self_))| Row {
+        .map(|((comm, func), (children, self_))| FunctionRow {
             comm: comm.to_string(),
             func: func.to_string(),
             children,

@@ -14,7 +14,7 @@ use super::file::FileBytes;
 use super::inline::Inline;
 use super::kallsyms::Kallsyms;
 use super::process::Mapping;
-use super::table::{Builder, Sym, Table};
+use super::table::{Sym, Table, TableBuilder};
 use crate::synth::build_id;
 
 /// An ELF file's PT_LOAD segments: (file offset, file size, address).
@@ -44,7 +44,7 @@ pub struct Elf {
 
 /// The function symbols of an ELF image: its .symtab, or (`dynamic`) its
 /// .dynsym; None when it has none of that kind.
-fn functions(bytes: &Arc<FileBytes>, dynamic: bool) -> Option<Builder> {
+fn functions(bytes: &Arc<FileBytes>, dynamic: bool) -> Option<TableBuilder> {
     let file = &object::File::parse(&bytes[..]).ok()?;
     // Functions, and labels in executable sections (as perf's
     // elf_sym__is_label: assembly entry points such as _dl_start_user).
@@ -59,7 +59,7 @@ fn functions(bytes: &Arc<FileBytes>, dynamic: bool) -> Option<Builder> {
                 _ => sec.kind() == SectionKind::Text,
             })
     };
-    let mut b = Builder::default();
+    let mut b = TableBuilder::default();
     let mut take = |s: object::Symbol<'_, '_>| {
         let Ok(name) = s.name() else {
             return;
@@ -95,7 +95,7 @@ impl Elf {
     fn load(image: Arc<FileBytes>, debug: &[PathBuf]) -> Option<Elf> {
         let file = object::File::parse(&image[..]).ok()?;
         let segments = segments(&file);
-        fn with_plt(mut b: Builder, file: &object::File<'_>) -> Table {
+        fn with_plt(mut b: TableBuilder, file: &object::File<'_>) -> Table {
             super::plt::symbols(file, &mut b);
             b.table()
         }
@@ -134,23 +134,23 @@ impl Elf {
 type FileKey = (Arc<str>, Option<Arc<[u8]>>);
 
 /// A file's symbols: loaded, or being loaded on a thread of their own.
-enum Loaded {
+enum ElfLoad {
     Ready(Option<Elf>),
     Loading(std::thread::JoinHandle<Option<Elf>>),
 }
 
-impl Loaded {
+impl ElfLoad {
     /// The symbols, waited for where they are being loaded.
     fn get(&mut self) -> Option<&Elf> {
-        if let Loaded::Loading(_) = self {
-            if let Loaded::Loading(h) = std::mem::replace(self, Loaded::Ready(None)) {
+        if let ElfLoad::Loading(_) = self {
+            if let ElfLoad::Loading(h) = std::mem::replace(self, ElfLoad::Ready(None)) {
                 // A load that panicked names nothing, as a file that is gone.
-                *self = Loaded::Ready(h.join().ok().flatten());
+                *self = ElfLoad::Ready(h.join().ok().flatten());
             }
         }
         match self {
-            Loaded::Ready(elf) => elf.as_ref(),
-            Loaded::Loading(_) => None,
+            ElfLoad::Ready(elf) => elf.as_ref(),
+            ElfLoad::Loading(_) => None,
         }
     }
 }
@@ -161,7 +161,7 @@ const LOADING_AT_ONCE: usize = 4;
 
 /// Every symbol source of one export, loaded once each.
 pub struct Symbols {
-    files: HashMap<FileKey, Loaded>,
+    files: HashMap<FileKey, ElfLoad>,
     /// This machine's kernel symbols, being read on their own thread
     /// until a kernel frame needs them.
     kernel: std::sync::OnceLock<Option<Table>>,
@@ -195,7 +195,7 @@ impl Symbols {
     /// (empty unless inline frames were asked for and DWARF has them).
     pub fn inlined(&mut self, m: &Mapping, addr: u64) -> Vec<Arc<str>> {
         let key = (m.path.clone(), m.build_id.clone());
-        let elf = self.files.get_mut(&key).and_then(Loaded::get);
+        let elf = self.files.get_mut(&key).and_then(ElfLoad::get);
         let (Some(inline), Some(elf)) = (self.inline.as_mut(), elf) else {
             return Vec::new();
         };
@@ -228,7 +228,7 @@ impl Symbols {
         let loading = self
             .files
             .values()
-            .filter(|l| matches!(l, Loaded::Loading(h) if !h.is_finished()))
+            .filter(|l| matches!(l, ElfLoad::Loading(h) if !h.is_finished()))
             .count();
         let key = (m.path.clone(), m.build_id.clone());
         if loading >= LOADING_AT_ONCE || self.files.contains_key(&key) {
@@ -240,7 +240,7 @@ impl Symbols {
             Elf::load(Arc::new(image), &debug)
         };
         self.files
-            .insert(key, Loaded::Loading(std::thread::spawn(load)));
+            .insert(key, ElfLoad::Loading(std::thread::spawn(load)));
     }
 
     /// The function at `addr`, which `m` maps (user space).
@@ -250,7 +250,7 @@ impl Symbols {
         let elf = self.files.entry(key).or_insert_with(|| {
             let elf =
                 image(m, kernel).and_then(|(image, debug)| Elf::load(Arc::new(image), &debug));
-            Loaded::Ready(elf)
+            ElfLoad::Ready(elf)
         });
         let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
         elf.get()?.at_offset(off)

@@ -56,12 +56,12 @@ impl Names {
 
 /// Symbols as they are read, before duplicates are chosen between.
 #[derive(Default)]
-pub(super) struct Builder {
+pub(super) struct TableBuilder {
     entries: Vec<Entry>,
     names: Names,
 }
 
-impl Builder {
+impl TableBuilder {
     pub fn push(&mut self, s: Sym<'_>) {
         // Names of 512 MiB, or past 4 GiB in all, are left out (no symbol
         // table has them).
@@ -105,7 +105,7 @@ impl Builder {
     }
 
     fn build(self, ends_first: bool) -> Table {
-        let Builder {
+        let TableBuilder {
             mut entries,
             mut names,
         } = self;
@@ -203,7 +203,7 @@ mod tests {
 
     #[test]
     fn perfs_choice_among_symbols_at_one_address_and_sizeless_ones_run_on() {
-        let mut b = Builder::default();
+        let mut b = TableBuilder::default();
         b.push(sym(0x100, 0, "__alias", true, false));
         b.push(sym(0x100, 0x10, "_alias", false, true));
         b.push(sym(0x100, 0x10, "alias_long", false, true));

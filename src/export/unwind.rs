@@ -55,7 +55,7 @@ impl Deref for Bytes {
 
 /// A section: its address in the file's own terms (SVMA) and its bytes.
 #[derive(Clone)]
-struct Section {
+struct UnwindSection {
     svma: Range<u64>,
     data: Option<Bytes>,
 }
@@ -64,14 +64,14 @@ struct Section {
 struct Image {
     /// PT_LOAD segments: (file offset, file size, address).
     segments: Vec<(u64, u64, u64)>,
-    text: Option<Section>,
-    eh_frame: Option<Section>,
-    eh_frame_hdr: Option<Section>,
+    text: Option<UnwindSection>,
+    eh_frame: Option<UnwindSection>,
+    eh_frame_hdr: Option<UnwindSection>,
     got: Option<Range<u64>>,
     debug_frame: Option<Bytes>,
 }
 
-fn section(file: &object::File<'_>, bytes: &Arc<FileBytes>, name: &str) -> Option<Section> {
+fn section(file: &object::File<'_>, bytes: &Arc<FileBytes>, name: &str) -> Option<UnwindSection> {
     let s = file.section_by_name(name)?;
     let svma = s.address()..s.address().checked_add(s.size())?;
     let data = s.file_range().and_then(|(off, size)| {
@@ -79,7 +79,7 @@ fn section(file: &object::File<'_>, bytes: &Arc<FileBytes>, name: &str) -> Optio
         let end = start.checked_add(usize::try_from(size).ok()?)?;
         (end <= bytes.len()).then(|| Bytes(bytes.clone(), start..end))
     });
-    Some(Section { svma, data })
+    Some(UnwindSection { svma, data })
 }
 
 impl Image {

@@ -51,14 +51,14 @@ pub struct Compressor<C: Codec> {
     /// The most raw bytes any one record decodes to.
     pub max_record_raw: usize,
     /// Output-driven codecs: the record being cut (see `cutter.rs`).
-    pub(super) window: super::cutter::Window,
+    pub(super) window: super::cutter::RecordWindow,
 }
 
 impl<C: Codec> Compressor<C> {
     pub fn new(codec: C) -> Self {
         let max_in = codec.max_input(MAX_RECORD_PAYLOAD);
         assert!(max_in > 0, "a codec that cannot fit one byte into a record");
-        let window = super::cutter::Window::new::<C>(&codec);
+        let window = super::cutter::RecordWindow::new::<C>(&codec);
         Compressor {
             window,
             codec,

@@ -43,7 +43,7 @@ const HELD_MAX: usize = 2 * P;
 pub const RECORD_RAW_LIMIT: usize = DECLARED_MMAP_LEN as usize - HELD_MAX;
 
 /// The record being cut and the block being filled.
-pub struct Window {
+pub struct RecordWindow {
     /// Header, then the payload so far (empty for unit codecs).
     buf: Box<[u8]>,
     fill: usize,
@@ -62,14 +62,14 @@ pub struct Window {
     pub(super) end_frame_due: bool,
 }
 
-impl Window {
-    pub fn new<C: Codec>(codec: &C) -> Window {
+impl RecordWindow {
+    pub fn new<C: Codec>(codec: &C) -> RecordWindow {
         let len = if C::OUTPUT_DRIVEN { RECORD_MAX } else { 0 };
-        Window::with_buf(codec, vec![0u8; len].into_boxed_slice())
+        RecordWindow::with_buf(codec, vec![0u8; len].into_boxed_slice())
     }
 
-    fn with_buf<C: Codec>(codec: &C, buf: Box<[u8]>) -> Window {
-        Window {
+    fn with_buf<C: Codec>(codec: &C, buf: Box<[u8]>) -> RecordWindow {
+        RecordWindow {
             buf,
             fill: 0,
             has_end: false,
@@ -85,7 +85,7 @@ impl Window {
     /// A new stream (nothing held); the buffer and `hold` stay.
     pub fn reset<C: Codec>(&mut self, codec: &C) {
         let hold = self.hold;
-        *self = Window::with_buf(codec, std::mem::take(&mut self.buf));
+        *self = RecordWindow::with_buf(codec, std::mem::take(&mut self.buf));
         self.hold = hold;
     }
 }

@@ -208,17 +208,17 @@ pub struct BadRecord {
 /// Walks a little-endian record stream held in memory (ring data, the
 /// payloads kept by eval): each item is one whole record, header included.
 /// Stops after the first error.
-pub struct Records<'a> {
+pub struct RecordIter<'a> {
     bytes: &'a [u8],
     at: usize,
 }
 
 /// The records of `bytes`, in order.
-pub fn records(bytes: &[u8]) -> Records<'_> {
-    Records { bytes, at: 0 }
+pub fn records(bytes: &[u8]) -> RecordIter<'_> {
+    RecordIter { bytes, at: 0 }
 }
 
-impl<'a> Iterator for Records<'a> {
+impl<'a> Iterator for RecordIter<'a> {
     type Item = Result<(RecordHeader, &'a [u8]), BadRecord>;
 
     fn next(&mut self) -> Option<Self::Item> {

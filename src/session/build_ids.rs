@@ -12,12 +12,11 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::format::record::misc;
-use crate::format::side_band::SideBand;
 use crate::format::record::KERNEL_MAPS;
+use crate::format::side_band::SideBand;
 use crate::format::RecordType;
 use crate::push::scan::Hits;
 use crate::synth::build_id;
-
 
 /// One mapped object.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -50,7 +50,7 @@ impl FromStr for ControlSpec {
 
 /// A command read from the channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Command {
+pub enum ControlCommand {
     Enable,
     Disable,
     Stop,
@@ -137,7 +137,7 @@ impl Channel {
     /// over MAX_LINE bytes, whose rest is dropped. `ack` lines — perf's own
     /// answer, read back when the control and ack channels are one — are
     /// ignored, as perf ignores them.
-    pub fn read(&mut self, notes: &mut Vec<String>) -> Vec<Command> {
+    pub fn read(&mut self, notes: &mut Vec<String>) -> Vec<ControlCommand> {
         let mut buf = [0u8; 4096];
         let mut out = Vec::new();
         let mut taken = 0;
@@ -181,15 +181,15 @@ impl Channel {
         out
     }
 
-    fn command(&mut self, line: &[u8], notes: &mut Vec<String>) -> Option<Command> {
+    fn command(&mut self, line: &[u8], notes: &mut Vec<String>) -> Option<ControlCommand> {
         let cmd = String::from_utf8_lossy(line);
         Some(match cmd.trim() {
             "" | "ack" => return None,
-            "enable" => Command::Enable,
-            "disable" => Command::Disable,
-            "stop" => Command::Stop,
-            "ping" => Command::Ping,
-            "snapshot" => Command::Snapshot,
+            "enable" => ControlCommand::Enable,
+            "disable" => ControlCommand::Disable,
+            "stop" => ControlCommand::Stop,
+            "ping" => ControlCommand::Ping,
+            "snapshot" => ControlCommand::Snapshot,
             other => {
                 self.unknown += 1;
                 if self.unknown <= MAX_REPORTED {
@@ -254,9 +254,12 @@ mod tests {
         let mut w = std::fs::OpenOptions::new().write(true).open(&ctl).unwrap();
         w.write_all(b"enable\ndisa").unwrap();
         let mut unknown = Vec::new();
-        assert_eq!(ch.read(&mut unknown), vec![Command::Enable]);
+        assert_eq!(ch.read(&mut unknown), vec![ControlCommand::Enable]);
         w.write_all(b"ble\nbogus\nack\nstop\n").unwrap();
-        assert_eq!(ch.read(&mut unknown), vec![Command::Disable, Command::Stop]);
+        assert_eq!(
+            ch.read(&mut unknown),
+            vec![ControlCommand::Disable, ControlCommand::Stop]
+        );
         assert_eq!(unknown.len(), 1);
         assert!(unknown[0].contains("\"bogus\""), "{unknown:?}");
         ch.ack();

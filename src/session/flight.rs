@@ -12,12 +12,12 @@ use super::drain::Drain;
 use super::error::RecordError;
 use super::glue::Writer;
 use super::options::SwitchOutput;
-use super::output::{self, Output};
+use super::output::{self, Destination};
 use super::recording::Recording;
 use super::rotation;
 use super::run;
 use super::summary::Summary;
-use super::window::Window;
+use super::window::FlightWindow;
 use crate::format::writer::{FileWriter, RecordSink};
 
 /// Writes one snapshot; returns its path. It is written under a hidden
@@ -27,7 +27,7 @@ use crate::format::writer::{FileWriter, RecordSink};
 fn snapshot(
     rec: &Recording<'_>,
     drain: &mut (dyn Drain + Send),
-    w: &mut Window,
+    w: &mut FlightWindow,
     notes: &mut Vec<String>,
 ) -> std::io::Result<PathBuf> {
     let o = rec.o;
@@ -65,8 +65,8 @@ pub fn record(
     let (mut drain, glue_notes) = rec.drain_unit(Writer::Memory(cap), true, true)?;
     notes.extend(glue_notes);
     let side_band = rec.side_band(&mut notes);
-    let mut w = Window::new(&side_band);
-    let mut out = Output::Memory {
+    let mut w = FlightWindow::new(&side_band);
+    let mut out = Destination::Memory {
         path: o.output.clone(),
     };
     let child = rec.start(&mut out)?;

@@ -50,14 +50,14 @@ pub type Built = (Box<dyn Drain + Send>, Vec<String>);
 
 /// What a drain unit is built with besides its codec and sink.
 #[derive(Clone)]
-struct Unit {
+struct UnitConfig {
     copy_meter: bool,
     stack_tail: Option<StackTail>,
     rounds: bool,
     hits: bool,
 }
 
-impl Unit {
+impl UnitConfig {
     fn build<C: Codec + Send + 'static, S: Lifecycle + Send + 'static>(
         self,
         codec: C,
@@ -95,7 +95,7 @@ impl Async {
     /// `--aio-backend` allows.
     fn unit<C: Codec + Send + 'static, W: OffsetFile + Send + 'static>(
         &self,
-        u: Unit,
+        u: UnitConfig,
         codec: C,
         file: W,
         n: usize,
@@ -134,7 +134,7 @@ impl CodecVisitor for Glue {
     type Output = Result<Built, RecordError>;
 
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> Self::Output {
-        let u = Unit {
+        let u = UnitConfig {
             copy_meter: self.copy_meter,
             stack_tail: self.stack_tail,
             rounds: self.rounds,

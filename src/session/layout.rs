@@ -90,7 +90,7 @@ impl fmt::Display for ThreadSpec {
 /// One drain thread: the rings it owns (indices into the session's rings)
 /// and the CPUs it is pinned to (empty: not pinned).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Group {
+pub struct DrainGroup {
     pub rings: Vec<usize>,
     pub affinity: Vec<u32>,
 }
@@ -155,7 +155,7 @@ pub fn layout(
     ring_cpus: &[u32],
     online: usize,
     topo: &dyn Topology,
-) -> Result<Vec<Group>, String> {
+) -> Result<Vec<DrainGroup>, String> {
     if ring_cpus.is_empty() {
         return Ok(Vec::new());
     }
@@ -169,7 +169,7 @@ pub fn layout(
         };
         return Ok(even_split(ring_cpus.len(), k)
             .into_iter()
-            .map(|rings| Group {
+            .map(|rings| DrainGroup {
                 rings,
                 affinity: Vec::new(),
             })
@@ -182,14 +182,14 @@ pub fn layout(
         }
         groups
             .into_iter()
-            .map(|(affinity, rings)| Group { rings, affinity })
+            .map(|(affinity, rings)| DrainGroup { rings, affinity })
             .collect()
     };
     Ok(match spec {
         ThreadSpec::Cpu => ring_cpus
             .iter()
             .enumerate()
-            .map(|(i, &cpu)| Group {
+            .map(|(i, &cpu)| DrainGroup {
                 rings: vec![i],
                 affinity: vec![cpu],
             })
@@ -201,7 +201,7 @@ pub fn layout(
             .into_iter()
             .map(|rings| {
                 let affinity = rings.iter().map(|&i| ring_cpus[i]).collect();
-                Group { rings, affinity }
+                DrainGroup { rings, affinity }
             })
             .collect(),
         ThreadSpec::Masks(masks) => {
@@ -215,7 +215,7 @@ pub fn layout(
                     taken[i] = true;
                 }
                 if !rings.is_empty() {
-                    out.push(Group {
+                    out.push(DrainGroup {
                         rings,
                         affinity: affinity.clone(),
                     });
@@ -249,7 +249,7 @@ mod tests {
         }
     }
 
-    fn rings_of(groups: &[Group]) -> Vec<Vec<usize>> {
+    fn rings_of(groups: &[DrainGroup]) -> Vec<Vec<usize>> {
         groups.iter().map(|g| g.rings.clone()).collect()
     }
 

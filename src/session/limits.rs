@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use super::control::{Channel, Command};
+use super::control::{Channel, ControlCommand};
 use super::run::Next;
 use crate::event::open::EventSet;
 
@@ -97,14 +97,14 @@ impl Switching {
         let mut said = Vec::new();
         for c in ch.read(&mut said) {
             let r = match c {
-                Command::Enable => set.enable_sampling(),
-                Command::Disable => set.disable_sampling(),
-                Command::Stop => {
+                ControlCommand::Enable => set.enable_sampling(),
+                ControlCommand::Disable => set.disable_sampling(),
+                ControlCommand::Stop => {
                     self.stopped = true;
                     Ok(())
                 }
-                Command::Ping => Ok(()),
-                Command::Snapshot => {
+                ControlCommand::Ping => Ok(()),
+                ControlCommand::Snapshot => {
                     self.snapshot = true;
                     Ok(())
                 }

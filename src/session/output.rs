@@ -4,7 +4,7 @@
 //! `-` is pipe mode on stdout. A path is file mode: the recording is first
 //! written to a hidden temporary file beside the path (mode 0600); only when
 //! the recording has really started (the workload exec'd, the events are
-//! enabled) does [`Output::commit`] move an existing file to `FILE.old` and
+//! enabled) does [`Destination::commit`] move an existing file to `FILE.old` and
 //! rename the new one into place, as perf's rotation does. Before that, any
 //! failure just drops the temporary file.
 //!
@@ -12,7 +12,7 @@
 //! replaced `FILE.old` is held open, not freed, while the recording runs
 //! (freeing a large file's blocks takes the filesystem milliseconds to
 //! seconds, and a 512 KiB ring holds under a millisecond of a dwarf
-//! stream). Its blocks go back when the [`Output`] is dropped, after the
+//! stream). Its blocks go back when the [`Destination`] is dropped, after the
 //! recording.
 
 use std::fs::File;
@@ -24,7 +24,7 @@ use tempfile::{TempDir, TempPath};
 
 use super::error::Kept;
 
-pub enum Output {
+pub enum Destination {
     /// Pipe mode on stdout.
     Pipe,
     /// File mode; `pending` holds the temporary file until the commit.
@@ -252,21 +252,21 @@ fn temp_beside<T>(
         .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))
 }
 
-impl Output {
+impl Destination {
     /// Opens the output: stdout (a duplicate of fd 1, unbuffered, so records
     /// go out without a copy into a buffer of ours) or a new temporary file
     /// beside `path`.
-    pub fn open(path: &Path) -> io::Result<(Output, File)> {
+    pub fn open(path: &Path) -> io::Result<(Destination, File)> {
         if is_stdout(path) {
             let fd: OwnedFd = io::stdout().as_fd().try_clone_to_owned()?;
-            return Ok((Output::Pipe, File::from(fd)));
+            return Ok((Destination::Pipe, File::from(fd)));
         }
         check(path)?;
         // tempfile creates with O_EXCL and mode 0600 at an unpredictable name.
         let tmp = temp_beside(path, |b, dir| b.tempfile_in(dir))?;
         let (file, pending) = tmp.into_parts();
         Ok((
-            Output::File {
+            Destination::File {
                 path: path.to_path_buf(),
                 pending: Some(pending),
                 displaced: Displaced::default(),
@@ -277,7 +277,7 @@ impl Output {
 
     /// Opens a `--threads` output: a new temporary directory (mode 0700)
     /// beside `path`, where the caller creates `data` and `data.N`.
-    pub fn open_dir(path: &Path) -> io::Result<Output> {
+    pub fn open_dir(path: &Path) -> io::Result<Destination> {
         if is_stdout(path) {
             return Err(io::Error::other(
                 "--threads writes a directory of files and cannot write a pipe: give -o DIR",
@@ -285,7 +285,7 @@ impl Output {
         }
         check(path)?;
         let tmp = temp_beside(path, |b, dir| b.tempdir_in(dir))?;
-        Ok(Output::Dir {
+        Ok(Destination::Dir {
             path: path.to_path_buf(),
             pending: Some(tmp),
             displaced: Displaced::default(),
@@ -293,15 +293,15 @@ impl Output {
     }
 
     pub fn is_pipe(&self) -> bool {
-        matches!(self, Output::Pipe)
+        matches!(self, Destination::Pipe)
     }
 
     /// The recording has started: move an existing file to `FILE.old` and put
     /// the new one in its place. Idempotent.
     pub fn commit(&mut self) -> io::Result<()> {
         match self {
-            Output::Pipe | Output::Memory { .. } => Ok(()),
-            Output::File {
+            Destination::Pipe | Destination::Memory { .. } => Ok(()),
+            Destination::File {
                 path,
                 pending,
                 displaced,
@@ -312,7 +312,7 @@ impl Output {
                 move_aside(path, displaced)?;
                 tmp.persist(&*path).map_err(|e| e.error)
             }
-            Output::Dir {
+            Destination::Dir {
                 path,
                 pending,
                 displaced,
@@ -333,24 +333,24 @@ impl Output {
     /// commit).
     pub fn current_path(&self) -> Option<&Path> {
         match self {
-            Output::Pipe | Output::Memory { .. } => None,
-            Output::File {
+            Destination::Pipe | Destination::Memory { .. } => None,
+            Destination::File {
                 pending: Some(t), ..
             } => Some(t),
-            Output::Dir {
+            Destination::Dir {
                 pending: Some(t), ..
             } => Some(t.path()),
-            Output::File { path, .. } | Output::Dir { path, .. } => Some(path),
+            Destination::File { path, .. } | Destination::Dir { path, .. } => Some(path),
         }
     }
 
     /// What the user asked for, for messages.
     pub fn display(&self) -> String {
         match self {
-            Output::Pipe => "-".into(),
-            Output::File { path, .. } | Output::Dir { path, .. } | Output::Memory { path } => {
-                path.display().to_string()
-            }
+            Destination::Pipe => "-".into(),
+            Destination::File { path, .. }
+            | Destination::Dir { path, .. }
+            | Destination::Memory { path } => path.display().to_string(),
         }
     }
 

@@ -15,10 +15,10 @@ use super::error::RecordError;
 use super::glue::{Built, Glue, Writer};
 use super::limits::{Limits, Switching};
 use super::options::RecordOptions;
-use super::output::Output;
+use super::output::Destination;
 use super::run::LoopOptions;
 use super::setup::Prepared;
-use super::side_band::SideBand;
+use super::side_band::SynthSideBand;
 use super::status::StatusLine;
 use super::summary::Summary;
 use super::supervisor::{Ended, SessionControl};
@@ -135,7 +135,7 @@ impl<'o> Recording<'o> {
     }
 
     fn side_band_of(&self, target: &Target, notes: &mut Vec<String>) -> Vec<u8> {
-        SideBand {
+        SynthSideBand {
             target,
             call_graph: self.o.call_graph,
             tgids: &self.prepared.tgids,
@@ -164,7 +164,10 @@ impl<'o> Recording<'o> {
     /// Starts the recording: enables the events (a forked workload enables
     /// its own, on exec), starts the workload or timing command, and only
     /// then lets the output replace an existing one.
-    pub fn start(&mut self, out: &mut Output) -> Result<Option<std::process::Child>, RecordError> {
+    pub fn start(
+        &mut self,
+        out: &mut Destination,
+    ) -> Result<Option<std::process::Child>, RecordError> {
         let o = self.o;
         if !matches!(o.target, Target::Workload(_)) {
             let set = &self.prepared.set;

@@ -7,7 +7,7 @@ use super::error::format_io;
 use super::error::Kept;
 use super::error::RecordError;
 use super::glue::Writer;
-use super::output::{self, Output};
+use super::output::{self, Destination};
 use super::recording::{io_err_context, side_band_hits, Recording, Unit};
 use super::rotation::Rotation;
 use super::run;
@@ -29,7 +29,7 @@ pub fn record(mut rec: Recording<'_>, mut notes: Vec<String>) -> Result<Summary,
     let o = rec.o;
     // From here the output exists, under a temporary name until the
     // recording has started.
-    let (mut out, file) = Output::open(&o.output).map_err(RecordError::Output)?;
+    let (mut out, file) = Destination::open(&o.output).map_err(RecordError::Output)?;
     let attrs = &rec.prepared.set.attrs;
     let writer = if out.is_pipe() {
         let mut f = rec.features.clone();
@@ -183,7 +183,7 @@ fn switch_to(
 /// LOST_SAMPLES, the features and the header.
 fn finish(
     rec: &Recording<'_>,
-    out: &Output,
+    out: &Destination,
     mut drain: Unit,
     mut ended: Ended,
     mut notes: Vec<String>,

@@ -8,7 +8,7 @@ use crate::format::writer::empty_record;
 use crate::synth;
 
 /// What to describe.
-pub struct SideBand<'a> {
+pub struct SynthSideBand<'a> {
     pub target: &'a Target,
     pub call_graph: CallGraph,
     /// The processes recorded (`-p`, or the workload's pid).
@@ -17,7 +17,7 @@ pub struct SideBand<'a> {
     pub trailer: usize,
 }
 
-impl SideBand<'_> {
+impl SynthSideBand<'_> {
     /// The records, ending with FINISHED_INIT; `notes` gets what could not be
     /// synthesized.
     pub fn build(&self, notes: &mut Vec<String>) -> Vec<u8> {

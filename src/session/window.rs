@@ -7,7 +7,7 @@ use super::recording::{side_band_hits, Recording};
 use crate::push::scan::Hits;
 
 /// The flight recorder across the recording.
-pub struct Window {
+pub struct FlightWindow {
     /// Every MMAP/MMAP2/FORK/COMM record seen, and the sample pages.
     pub hits: Hits,
     pub written: Vec<String>,
@@ -16,9 +16,9 @@ pub struct Window {
     pub side_band_bytes: u64,
 }
 
-impl Window {
-    pub fn new(side_band: &[u8]) -> Window {
-        Window {
+impl FlightWindow {
+    pub fn new(side_band: &[u8]) -> FlightWindow {
+        FlightWindow {
             hits: side_band_hits(side_band),
             written: Vec::new(),
             bytes: 0,

@@ -14,7 +14,7 @@ use super::{CompressedInfo, Endian, FormatError, RecordHeader, RecordStream, Rec
 const DEPTH: usize = 4;
 
 /// One outer record, its decoded records, or the stream's end.
-enum Item {
+enum ReadItem {
     Record {
         header: RecordHeader,
         offset: u64,
@@ -29,7 +29,7 @@ enum Item {
 
 /// The receiving end of a stream read on its own thread.
 pub(super) struct Ahead {
-    rx: Receiver<Item>,
+    rx: Receiver<ReadItem>,
     ended: bool,
 }
 
@@ -66,14 +66,14 @@ impl RecordStream {
 
     /// The thread's loop: each outer record and its whole decoded records,
     /// then the end (or the error that ended it).
-    fn run(mut self, codec: Option<CompressedInfo>, tx: SyncSender<Item>) {
+    fn run(mut self, codec: Option<CompressedInfo>, tx: SyncSender<ReadItem>) {
         loop {
             let item = match self.next_outer(codec.as_ref()) {
                 Ok(true) => {
                     let whole = whole_records(&self.inner, self.endian);
                     let tail = self.inner.split_off(whole);
                     let header = self.cur.2;
-                    Item::Record {
+                    ReadItem::Record {
                         header,
                         offset: self.outer_offset,
                         outer: std::mem::take(&mut self.outer),
@@ -82,10 +82,10 @@ impl RecordStream {
                             .then(|| std::mem::take(&mut self.tracing_data)),
                     }
                 }
-                Ok(false) => Item::End(self.cut_off),
-                Err(e) => Item::Failed(e),
+                Ok(false) => ReadItem::End(self.cut_off),
+                Err(e) => ReadItem::Failed(e),
             };
-            let last = !matches!(item, Item::Record { .. });
+            let last = !matches!(item, ReadItem::Record { .. });
             if tx.send(item).is_err() || last {
                 return;
             }
@@ -102,12 +102,12 @@ impl RecordStream {
             return self.finish();
         }
         let item = ahead.rx.recv().unwrap_or_else(|_| {
-            Item::Failed(FormatError::Unsupported(
+            ReadItem::Failed(FormatError::Unsupported(
                 "the thread reading the recording ended before it did".into(),
             ))
         });
         match item {
-            Item::Record {
+            ReadItem::Record {
                 header,
                 offset,
                 outer,
@@ -127,13 +127,13 @@ impl RecordStream {
                 self.cur = (false, 0, header);
                 Ok(true)
             }
-            Item::End(cut_off) => {
+            ReadItem::End(cut_off) => {
                 ahead.ended = true;
                 self.finish()?;
                 self.cut_off += cut_off;
                 Ok(false)
             }
-            Item::Failed(e) => {
+            ReadItem::Failed(e) => {
                 ahead.ended = true;
                 Err(e)
             }

@@ -9,10 +9,10 @@ use std::thread::JoinHandle;
 
 use super::{Backend, Done};
 
-type Job = (Box<[u8]>, usize, u64);
+type WriteJob = (Box<[u8]>, usize, u64);
 
 pub struct ThreadBackend {
-    jobs: Option<Sender<Job>>,
+    jobs: Option<Sender<WriteJob>>,
     done: Receiver<Done>,
     in_flight: usize,
     /// Buffers whose job could not be sent, given back as failed writes.
@@ -23,7 +23,7 @@ pub struct ThreadBackend {
 impl ThreadBackend {
     pub fn new(file: &File) -> io::Result<Self> {
         let file = file.try_clone()?;
-        let (jobs, rx) = channel::<Job>();
+        let (jobs, rx) = channel::<WriteJob>();
         let (tx, done) = channel::<Done>();
         let thread = std::thread::Builder::new()
             .name("perfz-writer".into())

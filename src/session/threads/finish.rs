@@ -12,7 +12,7 @@ use crate::push::Copies;
 use crate::session::drain::DrainReport;
 use crate::session::error::RecordError;
 use crate::session::error::{format_io, Kept};
-use crate::session::layout::Group;
+use crate::session::layout::DrainGroup;
 use crate::session::output::cut_back;
 use crate::session::recording::Recording;
 use crate::session::run::Drained;
@@ -41,7 +41,7 @@ struct Tally {
     kept_all: Option<Kept>,
 }
 
-fn tally(ring_cpus: &[u32], ends: &[(Group, PathBuf, ThreadEnd)]) -> Tally {
+fn tally(ring_cpus: &[u32], ends: &[(DrainGroup, PathBuf, ThreadEnd)]) -> Tally {
     let mut failure: Option<io::Error> = None;
     let mut kept_all = Some(Kept::Everything(0));
     let mut threads = Vec::new();
@@ -127,7 +127,7 @@ pub fn finish(
     rec: &Recording<'_>,
     dest: Dest,
     ring_cpus: &[u32],
-    ends: Vec<(Group, PathBuf, ThreadEnd)>,
+    ends: Vec<(DrainGroup, PathBuf, ThreadEnd)>,
     mut ended: crate::session::supervisor::Ended,
     mut notes: Vec<String>,
 ) -> Result<Summary, RecordError> {

@@ -29,13 +29,13 @@ use std::thread::JoinHandle;
 use super::error::io_err;
 use super::error::RecordError;
 use super::glue::Writer;
-use super::layout::{layout, Group, SysTopology, ThreadSpec};
+use super::layout::{layout, DrainGroup, SysTopology, ThreadSpec};
 use super::options::SwitchOutput;
-use super::output::{create_in, Output};
+use super::output::{create_in, Destination};
 use super::recording::Recording;
 use super::run::{Drained, Next};
 use super::summary::Summary;
-use super::window::Window;
+use super::window::FlightWindow;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::data_stream::DataStreamWriter;
@@ -47,7 +47,7 @@ mod job;
 mod outputs;
 
 /// The rings' groups, one per drain thread, from `--threads`.
-fn groups(spec: &ThreadSpec, ring_cpus: &[u32]) -> Result<Vec<Group>, RecordError> {
+fn groups(spec: &ThreadSpec, ring_cpus: &[u32]) -> Result<Vec<DrainGroup>, RecordError> {
     let online_cpus = cpus::online().unwrap_or_default();
     if let ThreadSpec::Masks(masks) = spec {
         for (cpus_of, affinity) in masks {
@@ -78,7 +78,7 @@ pub fn record(
     let groups = groups(spec, &ring_cpus)?;
     let n = groups.len();
     let mut dest = match o.flight_recorder {
-        Some(_) => Dest::Memory(Window::new(&rec.side_band(&mut notes))),
+        Some(_) => Dest::Memory(FlightWindow::new(&rec.side_band(&mut notes))),
         None => Dest::Dir(Box::new(Dir::create(&rec, &mut notes)?)),
     };
     let mut slots: Vec<Option<(u32, Ring)>> = std::mem::take(&mut rec.prepared.set.rings)
@@ -140,7 +140,7 @@ pub fn record(
         max_streams: o.max_size.map(|m| m.saturating_sub(side_band_bytes(&dest))),
     });
 
-    let mut memory = Output::Memory {
+    let mut memory = Destination::Memory {
         path: o.output.clone(),
     };
     let child = rec.start(match &mut dest {
@@ -153,7 +153,7 @@ pub fn record(
         Dest::Memory(_) => PathBuf::new(),
     };
     let (tx, replies) = mpsc::channel();
-    let mut handles: Vec<(Group, PathBuf, JoinHandle<ThreadEnd>)> = Vec::new();
+    let mut handles: Vec<(DrainGroup, PathBuf, JoinHandle<ThreadEnd>)> = Vec::new();
     for (i, (mut job, g)) in jobs.into_iter().zip(groups).enumerate() {
         job.path = final_dir.join(&job.path);
         let path = job.path.clone();

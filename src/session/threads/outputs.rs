@@ -16,15 +16,15 @@ use crate::push::scan::Hits;
 use crate::session::drain::DrainReport;
 use crate::session::error::format_io;
 use crate::session::error::RecordError;
-use crate::session::output::{create_in, dir_of, Output};
+use crate::session::output::{create_in, dir_of, Destination};
 use crate::session::recording::{io_err_context, side_band_hits, Recording};
 use crate::session::rotation::{stamped, Rotation};
-use crate::session::window::Window;
+use crate::session::window::FlightWindow;
 
 /// Where the threads' compressed bytes go.
 pub enum Dest {
     Dir(Box<Dir>),
-    Memory(Window),
+    Memory(FlightWindow),
 }
 
 /// HEADER_COMPRESSED for `data`, from every thread's stream: the same codec
@@ -57,7 +57,7 @@ pub fn dir_features(features: &FeatureSet, compressed: Option<CompressedInfo>) -
 
 /// A directory output being written.
 pub struct Dir {
-    pub out: Output,
+    pub out: Destination,
     /// The current directory's `data`.
     pub main: FileWriter<File>,
     /// Bytes of its side band.
@@ -73,7 +73,7 @@ impl Dir {
     /// the side band, whole from here: a crash leaves a directory perf opens.
     pub fn create(rec: &Recording<'_>, notes: &mut Vec<String>) -> Result<Dir, RecordError> {
         let o = rec.o;
-        let out = Output::open_dir(&o.output).map_err(RecordError::Output)?;
+        let out = Destination::open_dir(&o.output).map_err(RecordError::Output)?;
         let dir = out.current_path().expect("a directory");
         let mut main = FileWriter::new(
             create_in(dir, "data").map_err(RecordError::Output)?,
@@ -207,7 +207,7 @@ fn begin(rec: &Recording<'_>, main: &mut FileWriter<File>, sb: &[u8]) -> io::Res
 }
 
 /// What the flight recorder does with a `--threads` recording's memory.
-impl Window {
+impl FlightWindow {
     /// SIGUSR2 or `snapshot`: every thread hands over what it retains.
     pub fn snapshot(
         &mut self,
