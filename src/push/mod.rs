@@ -6,7 +6,7 @@
 
 pub mod aio;
 pub mod lifecycle;
-pub mod memory;
+pub mod memory_sink;
 pub mod meter;
 mod pusher;
 pub mod sample_layout;
@@ -17,7 +17,7 @@ pub mod stack_use;
 
 pub use aio::{AsyncSink, Backend, OffsetFile, ThreadBackend, UringBackend};
 pub use lifecycle::Lifecycle;
-pub use memory::MemorySink;
+pub use memory_sink::MemorySink;
 pub use meter::{Copies, CopyMeter, Meter, NoMeter};
 pub use pusher::{PushStats, Pusher};
 pub use sink::{SerialSink, Sink};

@@ -8,16 +8,16 @@
 
 use std::path::PathBuf;
 
+use super::destination::{self, Destination};
 use super::drain::Drain;
 use super::error::RecordError;
+use super::flight_window::FlightWindow;
 use super::glue::Writer;
 use super::options::SwitchOutput;
-use super::output::{self, Destination};
 use super::recording::Recording;
 use super::rotation;
 use super::run;
 use super::summary::Summary;
-use super::window::FlightWindow;
 use crate::format::writer::{FileWriter, RecordSink};
 
 /// Writes one snapshot; returns its path. It is written under a hidden
@@ -36,7 +36,7 @@ fn snapshot(
     }
     let tmp = tempfile::Builder::new()
         .prefix(".perfz-snapshot-")
-        .tempfile_in(output::dir_of(&o.output))?;
+        .tempfile_in(destination::dir_of(&o.output))?;
     let mut fw = FileWriter::new(tmp.as_file().try_clone()?, &rec.prepared.set.attrs)
         .map_err(std::io::Error::other)?;
     fw.write_records(&rec.later_side_band(&w.hits.maps, notes))?;

@@ -11,27 +11,27 @@
 mod build_ids;
 mod control;
 mod cpu_wait;
+mod destination;
 mod drain;
 mod error;
 mod flight;
+mod flight_window;
 mod glue;
 mod layout;
 mod limits;
-mod memory;
+mod memory_asks;
 mod options;
-mod output;
 mod recording;
 mod rotation;
 mod run;
 mod serial;
 mod setup;
-mod side_band;
 pub mod signals;
 mod status;
 mod summary;
 mod supervisor;
+mod synth_side_band;
 mod threads;
-mod window;
 
 use std::time::Instant;
 

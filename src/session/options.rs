@@ -206,8 +206,8 @@ impl RecordOptions {
             return usage("the sampling frequency/period must be at least 1 (-F/-c)");
         }
         self.codec.check_built()?;
-        super::output::check(&self.output).map_err(RecordError::Output)?;
-        let stdout = super::output::is_stdout(&self.output);
+        super::destination::check(&self.output).map_err(RecordError::Output)?;
+        let stdout = super::destination::is_stdout(&self.output);
         if self.flight_recorder.is_some()
             && (stdout || self.switch_output.is_some() || self.max_size.is_some())
         {
@@ -218,7 +218,7 @@ impl RecordOptions {
         if self.flight_recorder.is_some_and(|c| c < 16 << 10) {
             return usage("--flight-recorder needs at least 16K of memory");
         }
-        super::memory::check(&super::memory::Asks {
+        super::memory_asks::check(&super::memory_asks::Asks {
             flight_recorder: self.flight_recorder,
             pages: self.pages,
             aio: self.aio,

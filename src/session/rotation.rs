@@ -6,7 +6,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::output::Displaced;
+use super::destination::Displaced;
 
 pub struct Rotation {
     path: PathBuf,

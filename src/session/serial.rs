@@ -2,12 +2,12 @@
 //! one output (a file or a pipe), switched to a new file on
 //! `--switch-output`.
 
+use super::destination::{self, Destination};
 use super::drain::Drain;
 use super::error::format_io;
 use super::error::Kept;
 use super::error::RecordError;
 use super::glue::Writer;
-use super::output::{self, Destination};
 use super::recording::{io_err_context, side_band_hits, Recording, Unit};
 use super::rotation::Rotation;
 use super::run;
@@ -124,12 +124,12 @@ fn switch_output(
     let kept = drain.checkpoint_end();
     let tmp = tempfile::Builder::new()
         .prefix(".perfz-next-")
-        .tempfile_in(output::dir_of(&o.output))
+        .tempfile_in(destination::dir_of(&o.output))
         .map_err(RecordError::Output)?;
     let failed = |err: std::io::Error| RecordError::WriteFailed {
         path: o.output.display().to_string(),
         err,
-        kept: output::cut_back(&o.output, kept),
+        kept: destination::cut_back(&o.output, kept),
     };
     let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
     let sb = switch_to(rec, drain, next, maps, notes).map_err(failed)?;

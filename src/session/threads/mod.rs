@@ -26,16 +26,16 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
+use super::destination::{create_in, Destination};
 use super::error::io_err;
 use super::error::RecordError;
+use super::flight_window::FlightWindow;
 use super::glue::Writer;
 use super::layout::{layout, DrainGroup, SysTopology, ThreadSpec};
 use super::options::SwitchOutput;
-use super::output::{create_in, Destination};
 use super::recording::Recording;
 use super::run::{Drained, Next};
 use super::summary::Summary;
-use super::window::FlightWindow;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::data_stream::DataStreamWriter;

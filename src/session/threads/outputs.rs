@@ -13,13 +13,13 @@ use super::job::{Pool, Request};
 use crate::format::writer::{FileWriter, RecordSink};
 use crate::format::{feat, CompressedInfo, FeatureSet};
 use crate::push::scan::Hits;
+use crate::session::destination::{create_in, dir_of, Destination};
 use crate::session::drain::DrainReport;
 use crate::session::error::format_io;
 use crate::session::error::RecordError;
-use crate::session::output::{create_in, dir_of, Destination};
+use crate::session::flight_window::FlightWindow;
 use crate::session::recording::{io_err_context, side_band_hits, Recording};
 use crate::session::rotation::{stamped, Rotation};
-use crate::session::window::FlightWindow;
 
 /// Where the threads' compressed bytes go.
 pub enum Dest {

@@ -377,5 +377,5 @@ pub fn cut_back(path: &Path, end: Option<u64>) -> Option<Kept> {
 }
 
 #[cfg(test)]
-#[path = "output_tests.rs"]
+#[path = "destination_tests.rs"]
 mod tests;
