@@ -16,5 +16,6 @@ pub mod push;
 pub mod recover;
 pub mod replay;
 pub mod session;
+pub mod stats;
 pub mod synth;
 pub mod units;

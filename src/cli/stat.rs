@@ -4,7 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::format::{stats, PerfReader};
+use crate::format::PerfReader;
+use crate::stats;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

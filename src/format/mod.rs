@@ -16,7 +16,6 @@ pub mod reader;
 pub mod record;
 pub mod sample;
 pub mod side_band;
-pub mod stats;
 mod stream;
 pub mod tracing_data;
 pub mod writer;

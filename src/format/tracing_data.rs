@@ -1,4 +1,4 @@
-//! Reading HEADER_TRACING_DATA (laid out as [`crate::synth::tracing`]
+//! Reading HEADER_TRACING_DATA (laid out as synth/tracing.rs
 //! writes it, as perf 6.1's trace-event-info.c): where it ends, and which
 //! systems' formats it holds. Every step is bounds- and overflow-checked:
 //! the blob comes from files of unknown origin.

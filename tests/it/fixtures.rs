@@ -6,7 +6,8 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use common::*;
-use perfz::format::{stats, PerfReader};
+use perfz::format::PerfReader;
+use perfz::stats;
 
 /// `NAME -> count` from the "Aggregated stats" part of a `--stats` dump.
 fn expected_counts(name: &str) -> Option<BTreeMap<String, u64>> {

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::feature::feat;
-use super::reader::{Mode, PerfReader};
-use super::record::RecordType;
-use super::FormatError;
+use crate::format::feature::feat;
+use crate::format::reader::{Mode, PerfReader};
+use crate::format::record::RecordType;
+use crate::format::FormatError;
 
 #[derive(Debug, Serialize)]
 pub struct EventInfo {
@@ -108,9 +108,9 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
                     let a = &meta.attrs[i];
                     *samples.entry(i).or_default() += 1;
                     sample_bytes += rec.bytes.len() as u64;
-                    if a.attr.sample_type() & super::attr::sample_type::STACK_USER != 0 {
+                    if a.attr.sample_type() & crate::format::attr::sample_type::STACK_USER != 0 {
                         if let Ok(s) =
-                            super::sample::Sample::parse(body, &a.attr, meta.endian, rec.offset)
+                            crate::format::sample::Sample::parse(body, &a.attr, meta.endian, rec.offset)
                         {
                             if s.user_stack_size > 0 {
                                 stack_use.add(
@@ -137,7 +137,7 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         compressed_bytes: comp_bytes,
         decompressed_bytes: decomp_bytes,
     });
-    let file_size = super::size_on_disk(&r.path);
+    let file_size = crate::format::size_on_disk(&r.path);
     Ok(Stats {
         path: r.path.display().to_string(),
         mode: r.mode,
