@@ -18,10 +18,10 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use perfz::codecs::{Codec, CodecSpec, CodecVisitor, Input, MAX_RECORD_PAYLOAD};
-use perfz::format::compress::Compressor;
 use perfz::format::writer::FileWriter;
 use perfz::format::Attr;
 use perfz::format::AttrEntry;
+use perfz::push::compressor::Compressor;
 use perfz::push::{
     AsyncSink, Copies, CopyMeter, Meter, NoMeter, Pusher, SerialSink, Sink, UringBackend,
 };

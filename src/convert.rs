@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use perfz_codecs::{Codec, CodecId, CodecSpec, CodecVisitor, Input};
 
-use crate::format::compress::Compressor;
 use crate::format::writer::{FileWriter, PipeWriter, RecordSink};
 use crate::format::AttrEntry;
 use crate::format::{feat, FeatureSet, FormatError, Meta, Mode, PerfReader, RecordType};
+use crate::push::compressor::Compressor;
 use crate::push::stack_tail::{for_each_piece, Edit, StackTail};
 
 /// Raw bytes collected before one push through the codec.
@@ -408,11 +408,11 @@ impl<C: Codec> Converter<C> {
         match &mut self.comp {
             None => sink.write_records(&self.run)?,
             Some(c) => {
-                let before = c.out_bytes;
+                let before = c.tally.out_bytes;
                 c.push(Input::one(&self.run), |rec| {
                     sink.write_records(rec).map_err(FormatError::from)
                 })?;
-                self.summary.compressed_bytes += c.out_bytes - before;
+                self.summary.compressed_bytes += c.tally.out_bytes - before;
             }
         }
         self.run.clear();

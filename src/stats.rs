@@ -109,9 +109,12 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
                     *samples.entry(i).or_default() += 1;
                     sample_bytes += rec.bytes.len() as u64;
                     if a.attr.sample_type() & crate::format::attr::sample_type::STACK_USER != 0 {
-                        if let Ok(s) =
-                            crate::format::sample::Sample::parse(body, &a.attr, meta.endian, rec.offset)
-                        {
+                        if let Ok(s) = crate::format::sample::Sample::parse(
+                            body,
+                            &a.attr,
+                            meta.endian,
+                            rec.offset,
+                        ) {
                             if s.user_stack_size > 0 {
                                 stack_use.add(
                                     s.user_stack_len.min(s.user_stack_size),

@@ -8,15 +8,21 @@ use crate::{CodecId, Decoder, Error, NoneDecoder};
 
 /// A decoder for any codec id this build knows.
 pub enum AnyDecoder {
+    /// Id 0 (`PERF_COMP_NONE`): payloads are the records themselves.
     None(NoneDecoder),
+    /// Id 1 (`PERF_COMP_ZSTD`): one zstd stream for the whole file.
     #[cfg(feature = "zstd")]
     Zstd(crate::ZstdDecoder),
+    /// [`CodecId::LZ4`]: one lz4 frame stream cut into records by output.
     #[cfg(feature = "lz4")]
     Lz4(crate::Lz4Decoder),
+    /// [`CodecId::LZ4_LINKED_UNITS`]: older files, linked 64 KiB blocks in units.
     #[cfg(feature = "lz4")]
     Lz4Linked(crate::Lz4LinkedUnitsDecoder),
+    /// [`CodecId::LZ4_UNITS_V1`]: older files, independent block units.
     #[cfg(feature = "lz4")]
     Lz4Units(crate::Lz4UnitsDecoder),
+    /// [`CodecId::SNAPPY`]: snappy raw units.
     #[cfg(feature = "snappy")]
     Snappy(crate::SnappyDecoder),
 }

@@ -9,19 +9,37 @@ use crate::CodecId;
 pub enum Error {
     /// The caller's buffer was smaller than [`Codec::bound`](crate::Codec::bound).
     #[error("output buffer too small: {have} bytes for a unit that may need {need}")]
-    DstTooSmall { need: usize, have: usize },
+    DstTooSmall {
+        /// Bytes the codec may write for the input (its bound).
+        need: usize,
+        /// Bytes the caller's buffer has.
+        have: usize,
+    },
 
     /// A payload decodes to more than the caller allowed.
     #[error("compressed data expands beyond the {limit}-byte limit for one record (corrupt file, or a declared mmap_len that is too small)")]
-    OutputLimit { limit: usize },
+    OutputLimit {
+        /// The most bytes the caller let one payload decode to.
+        limit: usize,
+    },
 
     /// The compressed bytes are not valid for this codec.
     #[error("corrupt {codec} data: {what}")]
-    Corrupt { codec: &'static str, what: String },
+    Corrupt {
+        /// The codec's name (`zstd`, `lz4`, ...).
+        codec: &'static str,
+        /// What is wrong with the bytes, for the message.
+        what: String,
+    },
 
     /// The compressed bytes end in the middle of a unit.
     #[error("truncated {codec} data: {what}")]
-    Truncated { codec: &'static str, what: String },
+    Truncated {
+        /// The codec's name (`zstd`, `lz4`, ...).
+        codec: &'static str,
+        /// What was cut short and how much is left, for the message.
+        what: String,
+    },
 
     /// libzstd reported an error while compressing.
     #[error("zstd compression failed: {0}")]
@@ -44,7 +62,12 @@ pub enum Error {
         "invalid codec spec {spec:?}: {what}\n  valid forms: {}",
         crate::knobs::grammar()
     )]
-    Spec { spec: String, what: String },
+    Spec {
+        /// The spec as the user gave it.
+        spec: String,
+        /// What is wrong with it.
+        what: String,
+    },
 }
 
 impl From<Error> for std::io::Error {

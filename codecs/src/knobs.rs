@@ -18,8 +18,11 @@ pub const ZSTD_MAX_LEVEL: i32 = 22;
 /// A numeric knob: its name in a spec, what it takes, and a note for an
 /// out-of-range value.
 pub struct Knob {
+    /// The option's name in a spec (`wlog` in `wlog=23`).
     pub name: &'static str,
+    /// The values the spec accepts, inclusive.
     pub range: RangeInclusive<u32>,
+    /// Appended to the out-of-range error (empty, or ` (why)` with a leading space).
     pub note: &'static str,
 }
 

@@ -12,6 +12,7 @@ use crate::{Codec, CodecId, Decoder, Error, Input};
 pub struct NoneCodec;
 
 impl NoneCodec {
+    /// The pass-through codec; it holds no state.
     pub fn new() -> Self {
         NoneCodec
     }

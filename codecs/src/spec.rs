@@ -101,9 +101,13 @@ impl ZstdParams {
 /// A parsed `--codec` value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CodecSpec {
+    /// `none`: raw records, no COMPRESSED records.
     None,
+    /// `zstd[:LEVEL][,OPTION...]`: what perf's `-z` writes and perf reads.
     Zstd(ZstdParams),
+    /// `lz4`: an lz4 frame stream ([`CodecId::LZ4`](crate::CodecId::LZ4)); perfz only.
     Lz4,
+    /// `snappy`: snappy raw units; perfz only.
     Snappy,
 }
 
@@ -122,11 +126,14 @@ impl Default for CodecSpec {
 /// Called by [`CodecSpec::visit`] with the concrete codec: the generic function
 /// that every codec gets its own monomorphized copy of.
 pub trait CodecVisitor {
+    /// What `visit` returns; [`CodecSpec::visit`] hands it back in `Ok`.
     type Output;
+    /// Runs with the codec the spec names, built and warmed up.
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> Self::Output;
 }
 
 impl CodecSpec {
+    /// The codec's row in the codec table, parameters dropped.
     pub fn kind(&self) -> CodecKind {
         match self {
             CodecSpec::None => CodecKind::None,

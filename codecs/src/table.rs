@@ -10,15 +10,20 @@ use crate::CodecId;
 /// [`CODECS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CodecKind {
+    /// `none`: pass-through, id 0.
     None = 0,
+    /// `zstd`: id 1, the one codec perf reads.
     Zstd = 1,
+    /// `lz4`: perfz's lz4 frame stream.
     Lz4 = 2,
+    /// `snappy`: perfz's snappy units.
     Snappy = 3,
 }
 
 /// One codec's facts.
 #[derive(Debug)]
 pub struct CodecInfo {
+    /// The codec this row describes (its index in [`CODECS`]).
     pub kind: CodecKind,
     /// The name in specs (`--codec NAME`).
     pub name: &'static str,
@@ -78,14 +83,17 @@ impl CodecKind {
         CodecKind::Snappy,
     ];
 
+    /// The codec's row in [`CODECS`].
     pub fn info(self) -> &'static CodecInfo {
         &CODECS[self as usize]
     }
 
+    /// The name in specs (`--codec NAME`), e.g. `zstd`.
     pub fn name(self) -> &'static str {
         self.info().name
     }
 
+    /// The id written into HEADER_COMPRESSED.type.
     pub fn id(self) -> CodecId {
         self.info().id
     }
@@ -109,10 +117,12 @@ impl CodecKind {
         }
     }
 
+    /// The codec called `name` in specs, built or not.
     pub fn by_name(name: &str) -> Option<CodecKind> {
         CODECS.iter().find(|c| c.name == name).map(|c| c.kind)
     }
 
+    /// The codec written with `id` (only the current lz4 id, not the older ones).
     pub fn by_id(id: CodecId) -> Option<CodecKind> {
         CODECS.iter().find(|c| c.id == id).map(|c| c.kind)
     }

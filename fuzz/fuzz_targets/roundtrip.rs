@@ -8,7 +8,7 @@ use std::io::Cursor;
 use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use perfz::codecs::{Codec, CodecSpec, CodecVisitor, Input};
-use perfz::format::compress::Compressor;
+use perfz::push::compressor::Compressor;
 use perfz::format::writer::{empty_record, FileWriter, RecordSink};
 use perfz::format::{Attr, AttrEntry, FeatureSet, PerfReader, RecordType};
 

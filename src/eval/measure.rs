@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use perfz_codecs::{AnyDecoder, Codec, CodecSpec, CodecVisitor, Decoder, Input};
 
 use super::{EvalError, Row};
-use crate::format::compress::RECORD_MAX;
 use crate::format::record::{records, RecordHeader};
 use crate::format::AttrEntry;
+use crate::push::records::RECORD_MAX;
 use crate::push::stack_tail::Edit;
 use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher, Sink, StackTail};
 use crate::replay::pushes;

@@ -2,9 +2,7 @@
 //! (`docs/perf-data-format.md`), with transparent decompression.
 
 pub mod attr;
-pub mod compress;
 pub mod compressed2;
-pub mod cutter;
 pub mod data_stream;
 pub mod endian;
 mod error;

@@ -22,7 +22,7 @@ fn cannot_switch() -> FormatError {
 /// without one keeps the default, which says so.
 pub trait Lifecycle: Sink + Sized {
     /// Whether the codec may hold pushed bytes between pushes (see
-    /// `format::compress`). The flight recorder's segments are each whole
+    /// `push::compressor`). The flight recorder's segments are each whole
     /// when retained (a snapshot takes them as they are), so it never holds.
     const HOLDS: bool = true;
     /// After a failed write: finalize with what was fully written, where the

@@ -17,7 +17,7 @@ use perfz_codecs::Input;
 
 use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
-use crate::format::compress::RECORD_MAX;
+use crate::push::records::RECORD_MAX;
 
 pub struct MemorySink {
     cap: u64,

@@ -5,10 +5,13 @@
 //! monomorphized. Nothing in this module may use `dyn` (tests/it/no_dyn.rs).
 
 pub mod aio;
+pub mod compressor;
+pub mod cutter;
 pub mod lifecycle;
 pub mod memory_sink;
 pub mod meter;
 mod pusher;
+pub mod records;
 pub mod sample_layout;
 pub mod scan;
 pub mod sink;

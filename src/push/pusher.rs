@@ -8,10 +8,11 @@ use perfz_codecs::{Codec, CodecId, Input};
 use super::meter::{Meter, NoMeter};
 use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
-use crate::format::compress::{Compressor, Records};
 use crate::format::record::RecordType;
 use crate::format::writer::empty_record;
 use crate::format::CompressedInfo;
+use crate::push::compressor::Compressor;
+use crate::push::records::Records;
 
 /// Counters of one push path.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
@@ -117,7 +118,7 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
     }
 
     /// Pushes end without a flush (zstd streaming; see
-    /// `format::compress`): full blocks, the codec's own speed and ratio.
+    /// `push::compressor`): full blocks, the codec's own speed and ratio.
     /// The caller then flushes now and then and before whatever must find
     /// the bytes in the file.
     pub fn set_hold(&mut self, hold: bool) {
@@ -193,12 +194,12 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
 
     /// Bytes of COMPRESSED records written (headers included).
     pub fn compressed_bytes(&self) -> u64 {
-        self.comp.out_bytes
+        self.comp.tally.out_bytes
     }
 
     /// COMPRESSED records written.
     pub fn compressed_records(&self) -> u64 {
-        self.comp.records
+        self.comp.tally.records
     }
 
     /// Bytes the codec's state holds.

@@ -5,8 +5,8 @@ use std::io;
 use perfz_codecs::Input;
 
 use super::stack_tail::{for_each_piece, Edit};
-use crate::format::compress::RECORD_MAX;
 use crate::format::writer::RecordSink;
+use crate::push::records::RECORD_MAX;
 
 /// The write side of the push path.
 pub trait Sink {

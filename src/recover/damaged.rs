@@ -6,8 +6,8 @@ use std::path::Path;
 use perfz_codecs::AnyDecoder;
 
 use super::guess;
-use crate::format::compress::declared_mmap_len;
 use crate::format::{CompressedInfo, FormatError, PerfReader};
+use crate::push::records::declared_mmap_len;
 
 /// A file-mode recording opened as it may be after a crash or a cut: its
 /// records read to the end of the file, whatever the header says.

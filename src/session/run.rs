@@ -100,7 +100,7 @@ pub trait Control {
 }
 
 /// The longest pushed bytes stay held in the codec (see
-/// `format::compress`) before the loop flushes them into the output: what a
+/// `push::compressor`) before the loop flushes them into the output: what a
 /// reader of a live output (`-o -`) waits at most beyond the drain, and
 /// what a recorder killed outright (SIGKILL) loses at most. One flush per
 /// 100 ms costs one short block, where one per push cost one per wake-up.

@@ -8,9 +8,9 @@ use std::io::Cursor;
 
 use perfz::codecs::{Codec, CodecSpec, CodecVisitor, Input};
 use perfz::format::attr::sample_type as st;
-use perfz::format::compress::Compressor;
 use perfz::format::writer::{empty_record, FileWriter, RecordSink};
 use perfz::format::{Attr, AttrEntry, FeatureSet, PerfReader, RecordType};
+use perfz::push::compressor::Compressor;
 use perfz::push::{AsyncSink, Backend, Pusher, SerialSink, Sink, ThreadBackend, UringBackend};
 use proptest::prelude::*;
 

@@ -12,6 +12,7 @@ use crate::{Decoder, Error};
 pub struct Lz4UnitsDecoder;
 
 impl Lz4UnitsDecoder {
+    /// A decoder; it holds no state.
     pub fn new() -> Self {
         Lz4UnitsDecoder
     }
@@ -53,6 +54,7 @@ pub struct Lz4LinkedUnitsDecoder {
 }
 
 impl Lz4LinkedUnitsDecoder {
+    /// A decoder at the start of the stream (no frame read yet).
     pub fn new() -> Self {
         Lz4LinkedUnitsDecoder {
             dec: FrameDecoder::new(Feed::default()),
@@ -124,6 +126,7 @@ pub struct Lz4Decoder {
 }
 
 impl Lz4Decoder {
+    /// A decoder at the start of the stream, between frames.
     pub fn new() -> Self {
         Lz4Decoder {
             dec: FrameDecoder::new(Feed::default()),

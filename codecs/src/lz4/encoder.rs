@@ -47,6 +47,7 @@ fn frame_info() -> FrameInfo {
 }
 
 impl Lz4Codec {
+    /// An encoder with every buffer allocated (after a warm-up frame), no frame open.
     pub fn new() -> Self {
         let out = Vec::with_capacity(lz4_flex::block::get_maximum_output_size(BLOCK) + 64);
         let mut enc = FrameEncoder::with_frame_info(frame_info(), out);

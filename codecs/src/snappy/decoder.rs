@@ -10,6 +10,7 @@ pub struct SnappyDecoder {
 }
 
 impl SnappyDecoder {
+    /// A decoder; units need nothing from the ones before them.
     pub fn new() -> Self {
         SnappyDecoder {
             dec: RawDecoder::new(),

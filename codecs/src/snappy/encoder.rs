@@ -9,6 +9,8 @@ pub struct SnappyCodec {
 }
 
 impl SnappyCodec {
+    /// An encoder whose hash table is already allocated (by compressing one
+    /// 64 KiB block), so that `compress` never allocates.
     pub fn new() -> Self {
         let mut enc = Encoder::new();
         // snap allocates its large hash table lazily, on the first block of

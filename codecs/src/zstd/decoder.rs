@@ -19,6 +19,7 @@ pub struct ZstdDecoder {
 }
 
 impl ZstdDecoder {
+    /// A decoder that accepts windows up to 2^27 bytes, as perf's reader does.
     pub fn new() -> Result<Self, Error> {
         Self::with_window_log_max(MAX_WINDOW_LOG)
     }

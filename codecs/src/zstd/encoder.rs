@@ -22,6 +22,8 @@ pub struct ZstdCodec {
 }
 
 impl ZstdCodec {
+    /// A `ZSTD_CCtx` with `params` set and its workspace allocated (by one
+    /// warm-up call), so that pushes never allocate.
     pub fn new(params: &ZstdParams) -> Result<Self, Error> {
         // zstd's own block size (128 KiB): the record cutter ends blocks
         // with flushes where a record needs one (perfz src/format/cutter.rs).

@@ -20,6 +20,8 @@ pub struct ZstdOneShotCodec {
 }
 
 impl ZstdOneShotCodec {
+    /// A `ZSTD_CCtx` with `params` set, its workspace sized for the largest
+    /// unit, so that pushes never allocate.
     pub fn new(params: &ZstdParams) -> Result<Self, Error> {
         let mut cctx = super::context(params)?;
         // Size the workspace for the largest unit now, so pushes never allocate.

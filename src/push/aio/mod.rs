@@ -21,11 +21,11 @@ pub use uring::UringBackend;
 
 use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
-use crate::format::compress::RECORD_MAX;
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::output::Output;
 use crate::format::writer::FileWriter;
 use crate::format::{FeatureSet, FormatError};
+use crate::push::records::RECORD_MAX;
 
 /// Most buffers in flight, like perf's `--aio` (1..=4).
 pub const MAX_BUFFERS: usize = 4;

@@ -1,0 +1,258 @@
+//! The record cutter of output-driven codecs (zstd streaming): the codec's
+//! output fills a record window the compressor keeps, and records are cut
+//! wherever it is full — by output, as perf does (format notes 5.7b).
+//!
+//! perf 6.1's rules: every record holds a block end (a record that decodes
+//! to nothing is fatal), no record holds two frame ends, none decodes to
+//! more than `mmap_len`. The cutter keeps them while letting zstd make
+//! blocks as large as a record allows, without capping its block size:
+//!
+//! - Block ends are the cutter's: it flushes the codec once a block has
+//!   taken its *allowance*, the most input whose output (`Codec::bound`)
+//!   still ends in this window when the window holds no block end yet, or
+//!   in the next one when it does. So a window filled up holds a block end,
+//!   and the next one holds the end of the block it continues. (zstd's own
+//!   block ends, 128 KiB apart, only add ends.)
+//! - Pushes need not end with a flush ([`Compressor::set_hold`]): the window
+//!   and zstd's input stay open across pushes, so blocks stay long and a
+//!   push costs nothing at its end. Whoever holds flushes
+//!   ([`Compressor::flush_into`]) before anything that must follow the held
+//!   bytes in the file, and now and then.
+//! - A record takes at most [`RECORD_RAW_LIMIT`] raw bytes: with what was
+//!   held when it began it decodes within [`DECLARED_MMAP_LEN`].
+//! - lz4, which only perfz reads, needs neither rule
+//!   (`Codec::BLOCK_ENDS_PER_RECORD`): its records end where they are full,
+//!   its blocks where its encoder ends them (1 MiB) or a flush does.
+//! - A frame ends only at the last flush of a push (flight-recorder
+//!   segments), and the record is sealed right after it.
+
+use perfz_codecs::{Codec, Input, MAX_RECORD_PAYLOAD};
+
+use super::records::{Records, Tally, DECLARED_MMAP_LEN, RECORD_MAX};
+use crate::format::record::{RecordHeader, RecordType};
+
+const P: usize = MAX_RECORD_PAYLOAD;
+
+/// Input a block may have taken when a record begins: at most its allowance
+/// (under two windows).
+const HELD_MAX: usize = 2 * P;
+
+/// Raw bytes a record takes before it is flushed and sealed: with the
+/// [`HELD_MAX`] bytes a block may have taken before it began, it decodes to
+/// at most [`DECLARED_MMAP_LEN`], the room perf's reader makes per record.
+pub const RECORD_RAW_LIMIT: usize = DECLARED_MMAP_LEN as usize - HELD_MAX;
+
+/// The record being cut and the block being filled.
+pub struct RecordWindow {
+    /// Header, then the payload so far (empty for unit codecs).
+    buf: Box<[u8]>,
+    fill: usize,
+    /// The window holds a block end.
+    has_end: bool,
+    /// Input the current block has taken, and may take before it is flushed.
+    block_in: usize,
+    allow: usize,
+    /// Raw bytes taken since this record began, and what the block had
+    /// taken then: together they bound what the record decodes to.
+    fed: usize,
+    held_before: usize,
+    /// Pushes end without a flush.
+    hold: bool,
+    /// The push's last flush ends the frame.
+    end_frame_due: bool,
+}
+
+impl RecordWindow {
+    pub fn new<C: Codec>(codec: &C) -> RecordWindow {
+        let len = if C::OUTPUT_DRIVEN { RECORD_MAX } else { 0 };
+        RecordWindow::with_buf(codec, vec![0u8; len].into_boxed_slice())
+    }
+
+    fn with_buf<C: Codec>(codec: &C, buf: Box<[u8]>) -> RecordWindow {
+        RecordWindow {
+            buf,
+            fill: 0,
+            has_end: false,
+            block_in: 0,
+            allow: codec.max_input(P),
+            fed: 0,
+            held_before: 0,
+            hold: false,
+            end_frame_due: false,
+        }
+    }
+
+    /// A new stream (nothing held); the buffer and `hold` stay.
+    pub fn reset<C: Codec>(&mut self, codec: &C) {
+        let hold = self.hold;
+        *self = RecordWindow::with_buf(codec, std::mem::take(&mut self.buf));
+        self.hold = hold;
+    }
+}
+
+impl RecordWindow {
+    /// Whether pushes end without a flush.
+    pub fn set_hold(&mut self, hold: bool) {
+        self.hold = hold;
+    }
+
+    /// The push's last flush ends the frame.
+    pub fn end_frame_due(&mut self) {
+        self.end_frame_due = true;
+    }
+
+    /// True when pushed bytes are not in a written record yet.
+    pub fn holds(&self) -> bool {
+        self.block_in > 0 || self.fill > 0
+    }
+
+    /// Feeds one piece of a push to the codec; full records go to `out`.
+    pub fn feed<C: Codec, R: Records>(
+        &mut self,
+        codec: &mut C,
+        tally: &mut Tally,
+        piece: &[u8],
+        out: &mut R,
+    ) -> Result<(), R::Error> {
+        let mut rest = piece;
+        while !rest.is_empty() {
+            let w = &*self;
+            // A codec only perfz reads needs neither (see
+            // `Codec::BLOCK_ENDS_PER_RECORD`): records end where full.
+            let room = if !C::BLOCK_ENDS_PER_RECORD {
+                usize::MAX
+            } else if w.fed >= RECORD_RAW_LIMIT {
+                self.flush_into(codec, tally, out)?;
+                continue;
+            } else {
+                (w.allow - w.block_in).min(RECORD_RAW_LIMIT - w.fed)
+            };
+            if room == 0 {
+                self.end_block(codec, tally, out)?;
+                continue;
+            }
+            let now = &rest[..rest.len().min(room)];
+            let w = &mut *self;
+            let step = codec.stream(
+                Input::one(now),
+                &mut w.buf[RecordHeader::SIZE + w.fill..],
+                false,
+            )?;
+            w.fill += step.produced;
+            w.block_in += step.consumed;
+            w.fed += step.consumed;
+            tally.raw_bytes += step.consumed as u64;
+            out.took(step.consumed);
+            rest = &rest[step.consumed..];
+            if self.fill == P {
+                self.seal::<C, R>(tally, out)?;
+            } else if step.consumed == 0 && step.produced == 0 {
+                return Err(perfz_codecs::Error::NoProgress.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends a push: with hold, nothing (the record stays open); else, or
+    /// where the frame must end, a flush and the record sealed.
+    pub fn end<C: Codec, R: Records>(
+        &mut self,
+        codec: &mut C,
+        tally: &mut Tally,
+        out: &mut R,
+    ) -> Result<(), R::Error> {
+        if self.hold && !self.end_frame_due {
+            return Ok(());
+        }
+        self.flush_into(codec, tally, out)
+    }
+
+    /// Flushes what the codec holds and seals the record: everything pushed
+    /// is then in records given to `out`.
+    pub fn flush_into<C: Codec, R: Records>(
+        &mut self,
+        codec: &mut C,
+        tally: &mut Tally,
+        out: &mut R,
+    ) -> Result<(), R::Error> {
+        // The frame ends with a block that has input (after a push it has):
+        // an empty last block alone in a record would decode to nothing.
+        let end_frame = self.end_frame_due && self.block_in > 0;
+        if end_frame {
+            self.end_frame_due = false;
+            codec.end_frame_at_flush();
+        }
+        if self.block_in > 0 {
+            self.end_block(codec, tally, out)?;
+        }
+        if self.fill > 0 {
+            self.seal::<C, R>(tally, out)?;
+        }
+        // A fresh window with nothing held: its first block must end in it.
+        let w = &mut *self;
+        w.fed = 0;
+        w.held_before = 0;
+        w.allow = codec.max_input(P);
+        Ok(())
+    }
+
+    /// Flushes the current block: its end lands in this window or, when
+    /// this one fills, in the next (the allowance saw to it).
+    fn end_block<C: Codec, R: Records>(
+        &mut self,
+        codec: &mut C,
+        tally: &mut Tally,
+        out: &mut R,
+    ) -> Result<(), R::Error> {
+        loop {
+            let w = &mut *self;
+            let step = codec.stream(
+                Input::one(&[]),
+                &mut w.buf[RecordHeader::SIZE + w.fill..],
+                true,
+            )?;
+            w.fill += step.produced;
+            if self.fill == P {
+                self.seal::<C, R>(tally, out)?;
+            }
+            if step.done {
+                break;
+            }
+            if step.produced == 0 {
+                return Err(perfz_codecs::Error::NoProgress.into());
+            }
+        }
+        let w = &mut *self;
+        // Everything is out: the last byte written ends a block.
+        w.has_end = w.fill > 0;
+        w.block_in = 0;
+        // The next block may end in the next window only if this one holds
+        // an end; it starts at `fill`.
+        let room = if w.has_end { 2 * P } else { P } - w.fill;
+        w.allow = codec.max_input(room).max(1);
+        Ok(())
+    }
+
+    /// Makes the window one COMPRESSED record and hands it to `out`.
+    fn seal<C: Codec, R: Records>(
+        &mut self,
+        tally: &mut Tally,
+        out: &mut R,
+    ) -> Result<(), R::Error> {
+        let w = &mut *self;
+        let size = RecordHeader::SIZE + w.fill; // fill ≤ MAX_RECORD_PAYLOAD
+        let h = RecordHeader {
+            type_: RecordType::COMPRESSED,
+            misc: 0,
+            size: size as u16,
+        };
+        w.buf[..RecordHeader::SIZE].copy_from_slice(&h.to_le());
+        tally.record(size, w.fed + w.held_before);
+        out.emit(&w.buf[..size])?;
+        w.fill = 0;
+        w.has_end = false;
+        w.fed = 0;
+        w.held_before = w.block_in.min(C::MAX_HELD);
+        Ok(())
+    }
+}
