@@ -18,6 +18,7 @@ pub struct DataStreamWriter {
 }
 
 impl DataStreamWriter {
+    /// A writer that starts at offset 0 of `f` (a new, empty `data.N`).
     pub fn new(f: File) -> Self {
         DataStreamWriter {
             f,
@@ -26,6 +27,7 @@ impl DataStreamWriter {
         }
     }
 
+    /// The file, for the async sink's writes at offsets.
     pub fn get_ref(&self) -> &File {
         &self.f
     }
@@ -50,6 +52,7 @@ impl DataStreamWriter {
         Ok(Some(0))
     }
 
+    /// Where the stream stood at the last checkpoint (`None` before the first).
     pub fn checkpoint_end(&self) -> Option<u64> {
         self.checkpoint_end
     }

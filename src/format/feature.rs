@@ -11,31 +11,57 @@ use super::FormatError;
 
 /// Feature bit numbers (perf 6.1 `HEADER_*`).
 pub mod feat {
+    /// `HEADER_TRACING_DATA`: tracefs event formats, for tracepoint events.
     pub const TRACING_DATA: u32 = 1;
+    /// `HEADER_BUILD_ID`: build ids of the binaries samples hit.
     pub const BUILD_ID: u32 = 2;
+    /// `HEADER_HOSTNAME`: the recording machine's host name.
     pub const HOSTNAME: u32 = 3;
+    /// `HEADER_OSRELEASE`: the kernel release (`uname -r`).
     pub const OSRELEASE: u32 = 4;
+    /// `HEADER_VERSION`: the version of the tool that recorded.
     pub const VERSION: u32 = 5;
+    /// `HEADER_ARCH`: the machine architecture (`uname -m`).
     pub const ARCH: u32 = 6;
+    /// `HEADER_NRCPUS`: cpus available and online.
     pub const NRCPUS: u32 = 7;
+    /// `HEADER_CPUDESC`: the cpu model name.
     pub const CPUDESC: u32 = 8;
+    /// `HEADER_CPUID`: the cpu's vendor, family, model and stepping.
     pub const CPUID: u32 = 9;
+    /// `HEADER_TOTAL_MEM`: MemTotal, in kB.
     pub const TOTAL_MEM: u32 = 10;
+    /// `HEADER_CMDLINE`: the recording command line.
     pub const CMDLINE: u32 = 11;
+    /// `HEADER_EVENT_DESC`: each event's attr, name and ids.
     pub const EVENT_DESC: u32 = 12;
+    /// `HEADER_CPU_TOPOLOGY`: core and socket sibling lists.
     pub const CPU_TOPOLOGY: u32 = 13;
+    /// `HEADER_NUMA_TOPOLOGY`: NUMA nodes, their memory and cpus.
     pub const NUMA_TOPOLOGY: u32 = 14;
+    /// `HEADER_BRANCH_STACK`: present (empty) when samples carry branch stacks.
     pub const BRANCH_STACK: u32 = 15;
+    /// `HEADER_PMU_MAPPINGS`: PMU type numbers and names.
     pub const PMU_MAPPINGS: u32 = 16;
+    /// `HEADER_GROUP_DESC`: event groups (leader and member count).
     pub const GROUP_DESC: u32 = 17;
+    /// `HEADER_AUXTRACE`: the index of AUX area trace data.
     pub const AUXTRACE: u32 = 18;
+    /// `HEADER_STAT`: present in files written by `perf stat record`.
     pub const STAT: u32 = 19;
+    /// `HEADER_CACHE`: the cpu caches (level, size, line size, sharing).
     pub const CACHE: u32 = 20;
+    /// `HEADER_SAMPLE_TIME`: the first and last sample times.
     pub const SAMPLE_TIME: u32 = 21;
+    /// `HEADER_CLOCKID`: the resolution (ns) of the clock `attr.clockid` names.
     pub const CLOCKID: u32 = 23;
+    /// `HEADER_DIR_FORMAT`: the file is the `data` of a `--threads` directory.
     pub const DIR_FORMAT: u32 = 24;
+    /// `HEADER_COMPRESSED`: the codec of COMPRESSED records ([`CompressedInfo`]).
     pub const COMPRESSED: u32 = 27;
+    /// `HEADER_CLOCK_DATA`: one moment in both the event clock and wall-clock time.
     pub const CLOCK_DATA: u32 = 29;
+    /// `HEADER_HYBRID_TOPOLOGY`: the cpus of each core PMU on hybrid machines.
     pub const HYBRID_TOPOLOGY: u32 = 30;
     /// Not a feature: the end marker of pipe-mode feature records.
     pub const LAST_FEATURE: u32 = 32;
@@ -55,6 +81,7 @@ pub mod feat {
         ) && bit < LAST_FEATURE
     }
 
+    /// The `HEADER_*` name of a feature bit, without the prefix (`UNKNOWN` past 31).
     pub fn name(bit: u32) -> &'static str {
         const NAMES: [&str; 32] = [
             "RESERVED",
@@ -97,18 +124,26 @@ pub mod feat {
 /// `HEADER_COMPRESSED`: `u32 version, type, level, ratio, mmap_len`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct CompressedInfo {
+    /// Version of the section's layout (perfz writes 0).
     pub version: u32,
+    /// The codec ([`CodecId`]): 1 is zstd, as in perf; perfz's own ids are far above.
     pub codec: u32,
+    /// The codec's level (0 for codecs without one).
     pub level: u32,
+    /// Ring bytes per compressed byte, rounded (0 when not known).
     pub ratio: u32,
+    /// The most bytes one COMPRESSED record decodes to: readers size their
+    /// decompression buffer from it.
     pub mmap_len: u32,
 }
 
 impl CompressedInfo {
+    /// `codec` as a [`CodecId`].
     pub fn codec_id(&self) -> CodecId {
         CodecId(self.codec)
     }
 
+    /// The section's 20 bytes as perf writes them (five u32, little endian).
     pub fn to_le(self) -> Vec<u8> {
         [
             self.version,
@@ -127,7 +162,9 @@ impl CompressedInfo {
 /// order (little endian for everything perfz writes).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FeatureSet {
+    /// Payload of each feature present, keyed by `HEADER_*` bit.
     pub sections: BTreeMap<u32, Vec<u8>>,
+    /// Byte order of the payloads (`None`: little endian, as perfz writes).
     pub endian: Option<Endian>,
 }
 
@@ -136,29 +173,35 @@ impl FeatureSet {
         self.endian.unwrap_or(Endian::Little)
     }
 
+    /// The raw payload of feature `bit`, if present.
     pub fn get(&self, bit: u32) -> Option<&[u8]> {
         self.sections.get(&bit).map(Vec::as_slice)
     }
 
+    /// Stores `payload` (in the set's byte order) as feature `bit`, replacing any.
     pub fn set(&mut self, bit: u32, payload: Vec<u8>) {
         self.sections.insert(bit, payload);
     }
 
+    /// Drops feature `bit`, if present.
     pub fn remove(&mut self, bit: u32) {
         self.sections.remove(&bit);
     }
 
+    /// Feature `bit` read as one header string (HOSTNAME, OSRELEASE, ARCH, ...).
     pub fn string(&self, bit: u32) -> Option<String> {
         let mut c = Cursor::new(self.get(bit)?, self.e(), 0);
         read_string(&mut c).ok()
     }
 
+    /// Stores `s` as feature `bit`, as a header string padded as perf pads it.
     pub fn set_string(&mut self, bit: u32, s: &str) {
         let mut out = Vec::new();
         write_string(&mut out, s);
         self.set(bit, out);
     }
 
+    /// The parsed `HEADER_COMPRESSED`; `Ok(None)` if the file has none.
     pub fn compressed(&self) -> Result<Option<CompressedInfo>, FormatError> {
         let Some(b) = self.get(feat::COMPRESSED) else {
             return Ok(None);
@@ -177,6 +220,7 @@ impl FeatureSet {
         }))
     }
 
+    /// Stores `info` as `HEADER_COMPRESSED`.
     pub fn set_compressed(&mut self, info: CompressedInfo) {
         self.set(feat::COMPRESSED, info.to_le());
     }
@@ -194,6 +238,7 @@ impl FeatureSet {
             .ok()
     }
 
+    /// `HEADER_CMDLINE`'s arguments, in order.
     pub fn cmdline(&self) -> Option<Vec<String>> {
         let mut c = Cursor::new(self.get(feat::CMDLINE)?, self.e(), 0);
         let n = c.u32("").ok()?;

@@ -12,10 +12,15 @@ pub const PIPE_HEADER_SIZE: u64 = 16;
 
 /// Byte offsets of the fields of `struct perf_file_header`.
 pub mod field {
+    /// `magic`: `PERFILE2`.
     pub const MAGIC: u64 = 0;
+    /// `size`: the header's own size (104, or 72 in old files).
     pub const SIZE: u64 = 8;
+    /// `attr_size`: bytes per entry of the attrs section (attr + ids section).
     pub const ATTR_SIZE: u64 = 16;
+    /// `attrs`: the attrs section (offset, size).
     pub const ATTRS: u64 = 24;
+    /// `data`: the data section (offset, size); the records.
     pub const DATA: u64 = 40;
     /// `data.size`, the second half of the data section.
     pub const DATA_SIZE: u64 = 48;
@@ -60,11 +65,14 @@ pub(crate) fn read_up_to(r: &mut impl std::io::Read, buf: &mut [u8]) -> std::io:
 /// `{offset, size}` of a part of the file.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Section {
+    /// File offset of the first byte.
     pub offset: u64,
+    /// Length in bytes.
     pub size: u64,
 }
 
 impl Section {
+    /// The offset just past the section (`None` if it overflows a u64).
     pub fn end(&self) -> Option<u64> {
         self.offset.checked_add(self.size)
     }
@@ -76,6 +84,7 @@ impl Section {
         })
     }
 
+    /// The 16 bytes perf writes for it: offset then size, little endian.
     pub fn to_le(self) -> [u8; 16] {
         let mut b = [0u8; 16];
         b[..8].copy_from_slice(&self.offset.to_le_bytes());
@@ -98,14 +107,18 @@ pub fn detect_endian(magic: [u8; 8]) -> Result<Endian, FormatError> {
 /// `struct perf_file_header`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct FileHeader {
+    /// Bytes per entry of the attrs section: the attr plus a 16-byte ids section.
     pub attr_size: u64,
+    /// Where the attr entries are.
     pub attrs: Section,
+    /// Where the records are.
     pub data: Section,
     /// 256 feature bits.
     pub features: [u64; 4],
 }
 
 impl FileHeader {
+    /// Parses the 104 (or old 72) header bytes at the start of `buf`.
     pub fn parse(buf: &[u8], endian: Endian) -> Result<Self, FormatError> {
         let mut c = Cursor::new(buf, endian, 0);
         c.skip(8, "magic")?;
@@ -134,6 +147,7 @@ impl FileHeader {
         })
     }
 
+    /// Whether feature bit `bit` (`HEADER_*`) is set; false past 256.
     pub fn has_feature(&self, bit: u32) -> bool {
         bit < 256 && self.features[(bit / 64) as usize] & (1 << (bit % 64)) != 0
     }
@@ -143,6 +157,7 @@ impl FileHeader {
         (0..256).filter(|&b| self.has_feature(b))
     }
 
+    /// The header as perf writes it (104 bytes, little endian, magic included).
     pub fn to_le(&self) -> [u8; FILE_HEADER_SIZE as usize] {
         let mut b = [0u8; FILE_HEADER_SIZE as usize];
         let mut put = |at: u64, bytes: &[u8]| {

@@ -13,23 +13,33 @@ use super::record::Record;
 use super::sample::Sample;
 use super::FormatError;
 
+/// How the perf.data is laid out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
+    /// File mode: a 104-byte header, then attrs, records and feature sections.
     File,
+    /// Pipe mode: a 16-byte header, then records only (attrs and features as
+    /// HEADER_ATTR and HEADER_FEATURE records).
     Pipe,
+    /// perf's `--threads` directory: a file-mode `data` plus bare `data.N` streams.
     Directory,
 }
 
 /// What is known about an open file: header, attrs, features. In pipe mode it
 /// fills in as the HEADER_ATTR / HEADER_FEATURE records pass.
 pub struct Meta {
+    /// The path opened (the directory, for `--threads` output).
     pub path: PathBuf,
+    /// File, pipe or directory layout.
     pub mode: Mode,
+    /// Byte order of the file, from its magic.
     pub endian: Endian,
     /// File-mode header (also for the `data` file of a directory).
     pub header: Option<FileHeader>,
+    /// Every event's attr and ids, in file order.
     pub attrs: Vec<AttrEntry>,
+    /// The feature sections read so far.
     pub features: FeatureSet,
     pub(super) ids: HashMap<u64, usize>,
     pub(super) compressed: Option<CompressedInfo>,

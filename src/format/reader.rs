@@ -37,6 +37,7 @@ enum DataEnd {
 
 /// An open perf.data and the position in its record stream.
 pub struct PerfReader {
+    /// Header, attrs and features of the file.
     pub meta: Meta,
     stream: RecordStream,
     /// `data.N` files of a directory, still to read.

@@ -8,10 +8,13 @@ use super::endian::Endian;
 /// image) and its module in perf script's output.
 pub const KERNEL_MAPS: &str = "[kernel.kallsyms]";
 
+/// `perf_event_header.misc` bits (`PERF_RECORD_MISC_*`).
 pub mod misc {
     /// The CPU mode field: one of the values below it.
     pub const CPUMODE_MASK: u16 = 7;
+    /// `PERF_RECORD_MISC_KERNEL`: the sample hit kernel code.
     pub const KERNEL: u16 = 1;
+    /// `PERF_RECORD_MISC_USER`: the sample hit user code.
     pub const USER: u16 = 2;
     /// MMAP/MMAP2 of a data (not executable) mapping.
     pub const MMAP_DATA: u16 = 1 << 13;
@@ -27,35 +30,64 @@ pub mod misc {
 pub struct RecordType(pub u32);
 
 impl RecordType {
+    /// `PERF_RECORD_MMAP`: a new executable mapping (address, length, offset, path).
     pub const MMAP: Self = Self(1);
+    /// `PERF_RECORD_LOST`: records the kernel dropped because the ring was full.
     pub const LOST: Self = Self(2);
+    /// `PERF_RECORD_COMM`: a task's new name (exec or prctl).
     pub const COMM: Self = Self(3);
+    /// `PERF_RECORD_EXIT`: a task exited.
     pub const EXIT: Self = Self(4);
+    /// `PERF_RECORD_THROTTLE`: the kernel throttled sampling (too many interrupts).
     pub const THROTTLE: Self = Self(5);
+    /// `PERF_RECORD_UNTHROTTLE`: sampling resumed after a throttle.
     pub const UNTHROTTLE: Self = Self(6);
+    /// `PERF_RECORD_FORK`: a new task (process or thread).
     pub const FORK: Self = Self(7);
+    /// `PERF_RECORD_READ`: counter values of an inherited event at a child's exit.
     pub const READ: Self = Self(8);
+    /// `PERF_RECORD_SAMPLE`: one sample, laid out as its attr's sample_type says.
     pub const SAMPLE: Self = Self(9);
+    /// `PERF_RECORD_MMAP2`: MMAP plus device, inode (or build id) and protection.
     pub const MMAP2: Self = Self(10);
+    /// `PERF_RECORD_LOST_SAMPLES`: samples the PMU dropped before the ring.
     pub const LOST_SAMPLES: Self = Self(13);
+    /// `PERF_RECORD_SWITCH`: a context switch in or out of the traced task.
     pub const SWITCH: Self = Self(14);
+    /// `PERF_RECORD_SWITCH_CPU_WIDE`: a context switch on a cpu, with the
+    /// other task's pid and tid.
     pub const SWITCH_CPU_WIDE: Self = Self(15);
     /// First of perf's own ("user") record types, which never carry a trailer.
     pub const USER_START: Self = Self(64);
+    /// `PERF_RECORD_HEADER_ATTR`: pipe mode's attr and its ids.
     pub const HEADER_ATTR: Self = Self(64);
     /// Pipe mode's tracing data: a 16-byte record (`u32 size`, pad) followed
     /// by `size` bytes that are not part of it.
     pub const HEADER_TRACING_DATA: Self = Self(66);
+    /// `PERF_RECORD_HEADER_BUILD_ID`: pipe mode's build id of one binary.
     pub const HEADER_BUILD_ID: Self = Self(67);
+    /// `PERF_RECORD_FINISHED_ROUND`: every record before it may be sorted by
+    /// time against those after it.
     pub const FINISHED_ROUND: Self = Self(68);
+    /// `PERF_RECORD_ID_INDEX`: the cpu and thread of each event id.
     pub const ID_INDEX: Self = Self(69);
+    /// `PERF_RECORD_THREAD_MAP`: the threads the events were opened on.
     pub const THREAD_MAP: Self = Self(73);
+    /// `PERF_RECORD_CPU_MAP`: the cpus the events were opened on.
     pub const CPU_MAP: Self = Self(74);
+    /// `PERF_RECORD_EVENT_UPDATE`: an event's name, unit, scale or cpus.
     pub const EVENT_UPDATE: Self = Self(78);
+    /// `PERF_RECORD_TIME_CONV`: how to convert TSC values to event times.
     pub const TIME_CONV: Self = Self(79);
+    /// `PERF_RECORD_HEADER_FEATURE`: pipe mode's feature section (u64 bit, then
+    /// its payload).
     pub const HEADER_FEATURE: Self = Self(80);
+    /// `PERF_RECORD_COMPRESSED`: codec bytes that decode to more records.
     pub const COMPRESSED: Self = Self(81);
+    /// `PERF_RECORD_FINISHED_INIT`: the end of the synthesized side band.
     pub const FINISHED_INIT: Self = Self(82);
+    /// `PERF_RECORD_COMPRESSED2` (perf 6.16+): COMPRESSED with a u64 `data_size`
+    /// and padding to 8 bytes.
     pub const COMPRESSED2: Self = Self(83);
 
     /// True for records produced by the kernel (types below 64).
@@ -63,6 +95,7 @@ impl RecordType {
         self.0 < Self::USER_START.0
     }
 
+    /// True for COMPRESSED and COMPRESSED2: records whose body decodes to records.
     pub fn is_compressed(self) -> bool {
         self == Self::COMPRESSED || self == Self::COMPRESSED2
     }
@@ -136,14 +169,19 @@ impl std::fmt::Display for RecordType {
 /// `struct perf_event_header`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecordHeader {
+    /// What the record is (`PERF_RECORD_*`).
     pub type_: RecordType,
+    /// Flag bits whose meaning depends on the type (see the [`misc`] module).
     pub misc: u16,
+    /// Bytes of the whole record, header included.
     pub size: u16,
 }
 
 impl RecordHeader {
+    /// Bytes of the header itself.
     pub const SIZE: usize = 8;
 
+    /// Reads a header stored in byte order `e`.
     pub fn parse(b: &[u8; 8], e: Endian) -> Self {
         RecordHeader {
             type_: RecordType(e.u32([b[0], b[1], b[2], b[3]])),
@@ -157,6 +195,7 @@ impl RecordHeader {
         Self::parse(&b, Endian::Little)
     }
 
+    /// The 8 bytes of the header, little endian.
     pub fn to_le(self) -> [u8; 8] {
         let mut b = [0u8; 8];
         b[..4].copy_from_slice(&self.type_.0.to_le_bytes());
@@ -170,6 +209,7 @@ impl RecordHeader {
 /// it came from.
 #[derive(Clone, Copy, Debug)]
 pub struct Record<'a> {
+    /// The record's header, decoded from the file's byte order.
     pub header: RecordHeader,
     /// The whole record, header included, in the file's byte order.
     pub bytes: &'a [u8],
@@ -182,6 +222,7 @@ pub struct Record<'a> {
 }
 
 impl<'a> Record<'a> {
+    /// The bytes after the 8-byte header.
     pub fn body(&self) -> &'a [u8] {
         &self.bytes[RecordHeader::SIZE..]
     }
@@ -201,7 +242,9 @@ impl<'a> Record<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("at byte {offset} of the record stream: {what}")]
 pub struct BadRecord {
+    /// Where the bad record starts, in bytes from the stream's start.
     pub offset: usize,
+    /// What is wrong with it.
     pub what: &'static str,
 }
 

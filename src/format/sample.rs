@@ -8,16 +8,27 @@ use super::FormatError;
 /// The fields of a SAMPLE; absent ones are `None`/empty.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Sample {
+    /// The event fd's kernel id (IDENTIFIER or ID), which names the attr.
     pub id: Option<u64>,
+    /// Instruction pointer where the sample was taken (IP).
     pub ip: Option<u64>,
+    /// Process id (TID).
     pub pid: Option<u32>,
+    /// Thread id (TID).
     pub tid: Option<u32>,
+    /// Timestamp in ns of the event's clock (TIME).
     pub time: Option<u64>,
+    /// Data address of the access or fault (ADDR).
     pub addr: Option<u64>,
+    /// Id of the event the sample was counted on (STREAM_ID).
     pub stream_id: Option<u64>,
+    /// The cpu the sample was taken on (CPU).
     pub cpu: Option<u32>,
+    /// Events the sample stands for (PERIOD).
     pub period: Option<u64>,
+    /// The CALLCHAIN as the kernel wrote it, `PERF_CONTEXT_*` markers included.
     pub callchain: Vec<u64>,
+    /// Bytes of RAW data (a tracepoint's fields), 0 without RAW.
     pub raw_len: usize,
     /// Bytes of user stack the kernel wrote (`dyn_size`).
     pub user_stack_len: u64,
@@ -204,10 +215,15 @@ pub fn id_offset(sample_type: u64) -> Option<usize> {
 /// the end as perf does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SampleId {
+    /// Process id (TID).
     pub pid: Option<u32>,
+    /// Thread id (TID).
     pub tid: Option<u32>,
+    /// Timestamp in ns of the event's clock (TIME).
     pub time: Option<u64>,
+    /// The event fd's kernel id (ID or IDENTIFIER), which names the attr.
     pub id: Option<u64>,
+    /// The cpu the record was written on (CPU).
     pub cpu: Option<u32>,
 }
 
@@ -247,6 +263,8 @@ pub fn id_trailer_offset(sample_type: u64, field: u64) -> Option<usize> {
 }
 
 impl SampleId {
+    /// Reads the trailer at the end of `body` (the record without its header),
+    /// laid out as `sample_type` says; `None` if the body is shorter than the trailer.
     pub fn parse(body: &[u8], sample_type: u64, e: Endian) -> Option<SampleId> {
         let size = id_trailer_size(sample_type);
         let trailer = body.get(body.len().checked_sub(size)?..)?;

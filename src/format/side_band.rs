@@ -10,28 +10,46 @@ pub enum SideBand {
     /// A mapping of `path` at `[start, start + len)`, file offset `pgoff`;
     /// `kernel`: a kernel map (the kernel image or a module).
     Map {
+        /// Process the mapping belongs to (`u32::MAX`, pid -1, for kernel maps).
         pid: u32,
+        /// Virtual address of the mapping's first byte.
         start: u64,
+        /// Length of the mapping in bytes.
         len: u64,
+        /// File offset mapped at `start`, in bytes.
         pgoff: u64,
+        /// The mapped file (or `[vdso]`, `[kernel.kallsyms]_text`, a module name).
         path: String,
+        /// The build id an MMAP2 with `MMAP_BUILD_ID` carries (at most 20 bytes).
         build_id: Option<Vec<u8>>,
+        /// The record's cpumode is kernel: a kernel image or module map.
         kernel: bool,
     },
     /// A thread's name; `exec`: set by an exec (its maps were replaced).
     Comm {
+        /// Process id.
         pid: u32,
+        /// Thread id of the renamed thread.
         tid: u32,
+        /// The new name (at most 15 bytes, as the kernel keeps it).
         comm: String,
+        /// Set by an exec (`PERF_RECORD_MISC_COMM_EXEC`): the maps were replaced.
         exec: bool,
     },
+    /// A new thread or process (FORK).
     Fork {
+        /// Process id of the new thread.
         pid: u32,
+        /// Process id of the parent.
         ppid: u32,
+        /// Thread id of the new thread.
         tid: u32,
     },
+    /// A thread exited (EXIT).
     Exit {
+        /// Process id of the thread.
         pid: u32,
+        /// Thread id of the thread that exited.
         tid: u32,
     },
 }

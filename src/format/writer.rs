@@ -349,6 +349,7 @@ impl<W: Write> PipeWriter<W> {
         self.write_records(&rec)
     }
 
+    /// Flushes what is buffered and hands back the stream.
     pub fn finish(mut self) -> std::io::Result<W> {
         self.w.flush()?;
         Ok(self.w)

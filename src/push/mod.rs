@@ -7,6 +7,7 @@
 pub mod aio;
 pub mod compressor;
 pub mod cutter;
+pub mod drain;
 pub mod lifecycle;
 pub mod memory_sink;
 pub mod meter;

@@ -9,7 +9,6 @@
 use std::path::PathBuf;
 
 use super::destination::{self, Destination};
-use super::drain::Drain;
 use super::error::RecordError;
 use super::flight_window::FlightWindow;
 use super::glue::Writer;
@@ -19,6 +18,7 @@ use super::rotation;
 use super::run;
 use super::summary::Summary;
 use crate::format::writer::{FileWriter, RecordSink};
+use crate::push::drain::Drain;
 
 /// Writes one snapshot; returns its path. It is written under a hidden
 /// temporary name beside the output, finished and synced, and only then

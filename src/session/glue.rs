@@ -7,11 +7,11 @@ use std::io;
 
 use perfz_codecs::{Codec, CodecVisitor};
 
-use super::drain::{Drain, PushDrain};
 use super::error::RecordError;
 use super::options::AioBackend;
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::{FileWriter, PipeWriter};
+use crate::push::drain::{Drain, PushDrain};
 use crate::push::Lifecycle;
 use crate::push::{
     AsyncSink, CopyMeter, MemorySink, NoMeter, OffsetFile, SerialSink, StackTail, ThreadBackend,

@@ -12,7 +12,6 @@ mod build_ids;
 mod control;
 mod cpu_wait;
 mod destination;
-mod drain;
 mod error;
 mod flight;
 mod flight_window;
@@ -35,8 +34,8 @@ mod threads;
 
 use std::time::Instant;
 
+pub use crate::push::drain::DrainReport;
 pub use control::ControlSpec;
-pub use drain::DrainReport;
 pub use error::{Kept, RecordError};
 pub use layout::ThreadSpec;
 pub use options::{AioBackend, BuildIdOptions, RecordOptions, SwitchOutput, DEFAULT_FREQUENCY};

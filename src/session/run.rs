@@ -10,9 +10,9 @@ use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
 use super::cpu_wait::{CpuWait, CpuWaitStats};
-use super::drain::Drain;
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
+use crate::push::drain::Drain;
 use crate::push::scan::RecordCounts;
 
 /// What the loop was told.

@@ -3,7 +3,6 @@
 //! `--switch-output`.
 
 use super::destination::{self, Destination};
-use super::drain::Drain;
 use super::error::format_io;
 use super::error::Kept;
 use super::error::RecordError;
@@ -14,6 +13,7 @@ use super::run;
 use super::summary::Summary;
 use super::supervisor::Ended;
 use crate::format::writer::{FileWriter, PipeWriter};
+use crate::push::drain::Drain;
 use crate::push::scan::Hits;
 
 /// Build ids and side bands across outputs: the maps of the output being

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::drain::DrainReport;
+use crate::push::drain::DrainReport;
 
 pub struct StatusLine {
     bar: ProgressBar,

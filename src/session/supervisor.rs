@@ -9,12 +9,12 @@ use std::process::{Child, ExitStatus};
 use std::time::Instant;
 
 use super::control::Channel;
-use super::drain::Drain;
 use super::limits::{Limits, Switching};
 use super::run::{Control, Drained, Next};
 use super::signals;
 use super::status::StatusLine;
 use crate::event::open::EventSet;
+use crate::push::drain::Drain;
 use crate::push::scan::RecordCounts;
 
 /// How a serial session's loop ended.

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
+use crate::push::drain::{Drain, DrainReport};
 use crate::push::scan::{Hits, RecordCounts};
 use crate::session::destination::cut_back;
-use crate::session::drain::{Drain, DrainReport};
 use crate::session::error::{format_io, Kept, RecordError};
 use crate::session::run::{self, Control, Drained, LoopOptions, Next};
 
