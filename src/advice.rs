@@ -20,6 +20,7 @@ pub struct Advice {
     pub dwarf_size: u64,
     /// The most stack any sample used, and what 99 % of them used at most.
     pub stack_used_max: u64,
+    /// Stack bytes that 99 % of the samples used at most.
     pub stack_used_p99: u64,
     /// A dwarf size that holds every stack seen (a multiple of 1 KiB),
     /// where it is smaller than the one recorded with.
@@ -31,18 +32,23 @@ pub struct Advice {
     /// Pages per ring that would have held the worst overflow twice over
     /// (at the recorded dwarf size, and at the suggested one).
     pub suggested_pages: Option<usize>,
+    /// Pages per ring that would have held the worst overflow twice
+    /// over at the suggested dwarf size.
     pub suggested_pages_with_dwarf: Option<usize>,
     /// How long one ring held this stream at its mean rate, and how late
     /// the drain came at worst: the fullest fill seen past the half-full
     /// mark where the kernel wakes the drain, in time at that rate (ms;
     /// None where the rate or the ring is unknown).
     pub ring_holds_ms: Option<f64>,
+    /// How late the drain came at worst, in ms (see `ring_holds_ms`).
     pub drain_late_ms: Option<f64>,
     /// The longest the drain had waited, runnable, for its CPU before a
     /// loss (ms; None where no loss was timed), and how many of the losses
     /// it timed came after a wait long enough to overflow a ring.
     pub drain_cpu_wait_ms: Option<f64>,
+    /// Losses whose drain wait was timed.
     pub losses_timed: usize,
+    /// Of those, the losses after a wait long enough to overflow a ring.
     pub losses_after_a_wait: usize,
     /// The advice as sentences.
     pub text: String,

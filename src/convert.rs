@@ -27,14 +27,24 @@ const PRE_INIT_LIMIT: usize = 16 << 20;
 /// Why a conversion failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ConvertError {
+    /// Reading the input, or writing the output as perf.data, failed.
     #[error(transparent)]
     Format(#[from] FormatError),
+    /// The codec could not be built or failed.
     #[error(transparent)]
     Codec(#[from] perfz_codecs::Error),
+    /// The output path is the input (or inside its `--threads` directory).
     #[error("the output would overwrite the input {} (or a file in it); choose another -o", .0.display())]
     SameFile(PathBuf),
+    /// The output's temporary file could not be created beside it.
     #[error("cannot create {}: {err}", .path.display())]
-    Create { path: PathBuf, err: std::io::Error },
+    Create {
+        /// The output path asked for.
+        path: PathBuf,
+        /// The error creating the temporary file in its directory.
+        err: std::io::Error,
+    },
+    /// Writing the output failed.
     #[error("writing the output: {0}")]
     Write(#[from] std::io::Error),
 }
@@ -42,9 +52,13 @@ pub enum ConvertError {
 /// What a conversion wrote.
 #[derive(Debug, Default)]
 pub struct Converted {
+    /// Records read from the input, those inside COMPRESSED records included.
     pub records: u64,
+    /// Bytes of ring records given to the codec (written plain for `decompress`).
     pub raw_bytes: u64,
+    /// Bytes of COMPRESSED records written, headers included.
     pub compressed_bytes: u64,
+    /// Bytes of records in the output's data section.
     pub output_bytes: u64,
     /// Unwritten dwarf stack bytes left out (`recompress` cuts, as record).
     pub stack_bytes_cut: u64,

@@ -1,3 +1,5 @@
+//! The `perfz` command; the library's [`perfz::cli`] parses the arguments and runs it.
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

@@ -25,6 +25,7 @@ pub use damaged::{open_damaged, Damaged};
 pub struct Recovered {
     /// Bytes of records kept (from `data.offset`).
     pub data_bytes: u64,
+    /// Records kept, those inside COMPRESSED records included.
     pub records: u64,
     /// Samples the recovered file holds, read back whole.
     pub samples: u64,

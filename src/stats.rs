@@ -10,22 +10,35 @@ use crate::format::reader::{Mode, PerfReader};
 use crate::format::record::RecordType;
 use crate::format::FormatError;
 
+/// One event of the file: its attr's identity and how many samples it took.
 #[derive(Debug, Serialize)]
 pub struct EventInfo {
+    /// The event's name, from EVENT_DESC (or HEADER_EVENT_UPDATE), if known.
     pub name: Option<String>,
+    /// `perf_event_attr.type` (`PERF_TYPE_*`).
     pub type_: u32,
+    /// `perf_event_attr.config`.
     pub config: u64,
+    /// `perf_event_attr.sample_type` (`PERF_SAMPLE_*` bits).
     pub sample_type: u64,
+    /// How many ids (event fds, one per cpu or thread) the attr lists.
     pub ids: usize,
+    /// SAMPLE records of the event in the file.
     pub samples: u64,
 }
 
+/// What `HEADER_COMPRESSED` declares and what the COMPRESSED records hold.
 #[derive(Debug, Serialize)]
 pub struct Compression {
+    /// The codec's name (`zstd`, `lz4`, ...; `unknown` for an id perfz does not know).
     pub codec: String,
+    /// `HEADER_COMPRESSED.type`: the codec's id.
     pub codec_id: u32,
+    /// `HEADER_COMPRESSED.level`.
     pub level: u32,
+    /// `HEADER_COMPRESSED.ratio`, as the writer declared it (0: none).
     pub declared_ratio: u32,
+    /// `HEADER_COMPRESSED.mmap_len`: the most one record may decode to, in bytes.
     pub mmap_len: u32,
     /// Bytes of COMPRESSED records, headers included (perf's "compressed").
     pub compressed_bytes: u64,
@@ -33,28 +46,48 @@ pub struct Compression {
     pub decompressed_bytes: u64,
 }
 
+/// Everything `perfz stat` reports about one recording.
 #[derive(Debug, Serialize)]
 pub struct Stats {
+    /// The file (or `--threads` directory) read.
     pub path: String,
+    /// File, pipe or directory layout.
     pub mode: Mode,
+    /// Bytes on disk (of all files, for a directory).
     pub file_size: u64,
+    /// Bytes of the records as stored (COMPRESSED ones whole, not decoded).
     pub data_size: u64,
+    /// HEADER_HOSTNAME.
     pub hostname: Option<String>,
+    /// HEADER_OSRELEASE: the recording machine's kernel release.
     pub os_release: Option<String>,
+    /// HEADER_VERSION: the version of the tool that recorded.
     pub perf_version: Option<String>,
+    /// HEADER_ARCH (`x86_64`, ...).
     pub arch: Option<String>,
+    /// HEADER_NRCPUS: cpus online.
     pub nr_cpus_online: Option<u32>,
+    /// HEADER_NRCPUS: cpus available.
     pub nr_cpus_available: Option<u32>,
+    /// HEADER_CPUDESC: the cpu model name.
     pub cpu_desc: Option<String>,
+    /// HEADER_CPUID: vendor, family, model and stepping.
     pub cpuid: Option<String>,
+    /// HEADER_TOTAL_MEM: MemTotal, in kB.
     pub total_mem_kb: Option<u64>,
+    /// HEADER_CMDLINE: the recording command line.
     pub cmdline: Option<Vec<String>>,
+    /// The names of the feature sections present, in bit order.
     pub features: Vec<&'static str>,
+    /// Entries in HEADER_BUILD_ID.
     pub build_ids: usize,
+    /// Every event (attr) of the file, in file order.
     pub events: Vec<EventInfo>,
+    /// HEADER_COMPRESSED and the COMPRESSED records' sizes, if compressed.
     pub compression: Option<Compression>,
     /// Records per type name, outer and decoded alike (as `perf report --stats`).
     pub counts: BTreeMap<u32, (String, u64)>,
+    /// Records of every type, outer and decoded alike.
     pub total_records: u64,
     /// Sum of LOST records' `lost` fields.
     pub lost_events: u64,

@@ -7,8 +7,10 @@ use std::time::Duration;
 /// A size or a duration that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UnitError {
+    /// A size that does not parse (the text given).
     #[error("bad size {0:?}: use a number with an optional K, M or G suffix")]
     Size(String),
+    /// A duration that does not parse (the text given).
     #[error("bad duration {0:?}: use a number with s, m, h or d (30s, 5m, 1h, 1d)")]
     Duration(String),
 }

@@ -25,10 +25,12 @@ use clap::{Parser, Subcommand};
     args_override_self = true
 )]
 pub struct Cli {
+    /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// The subcommands of `perfz`; [`main`] runs each through its module.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Record events into a compressed perf.data that perf report reads.

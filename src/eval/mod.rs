@@ -47,6 +47,7 @@ pub fn parse_spec_list(s: &str) -> Result<Vec<CodecSpec>, perfz_codecs::Error> {
 /// One codec's results.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
+    /// The codec spec measured, in canonical form (`zstd:3`).
     pub spec: String,
     /// The codec's parameters in effect (zstd: level and knobs).
     pub params: String,
@@ -59,14 +60,18 @@ pub struct Row {
     /// Bytes given to the codec (the ring bytes less the unwritten stack
     /// bytes the cut leaves out).
     pub codec_bytes: u64,
+    /// Bytes written: COMPRESSED records, headers included.
     pub compressed_bytes: u64,
     /// COMPRESSED records written (0 for `none`): each adds an 8-byte header.
     pub records: u64,
     /// Compression through the push path, MB/s (10^6 bytes) of the bytes
     /// given to the codec.
     pub compress_mbs_best: f64,
+    /// Median compression speed over the runs, MB/s of bytes given to the codec.
     pub compress_mbs_median: f64,
+    /// Best decompression speed, MB/s of bytes decoded.
     pub decompress_mbs_best: f64,
+    /// Median decompression speed, MB/s of bytes decoded.
     pub decompress_mbs_median: f64,
     /// Bytes our code memcpy'd per raw byte on this path (serial sink).
     pub copies_per_byte: f64,
@@ -78,34 +83,47 @@ pub struct Row {
     /// The raw trace rate one core can sustain with this codec (MB/s): the
     /// best speed of the push path in ring bytes.
     pub keeps_up_mbs: f64,
+    /// Timed compression runs (at least 3, more until `--min-time` passed).
     pub runs: usize,
+    /// No other row is at least as good on both ratio and compression speed.
     pub pareto: bool,
 }
 
 /// The whole evaluation.
 #[derive(Clone, Debug, Serialize)]
 pub struct Evaluation {
+    /// The recording evaluated.
     pub input: String,
+    /// Bytes its rings held: the stream replayed through each codec.
     pub raw_bytes: u64,
     /// Bytes given to the codecs: the ring bytes less the unwritten dwarf
     /// stack bytes the cut leaves out (equal to raw_bytes without a cut).
     pub codec_bytes: u64,
+    /// Bytes per push replayed (`--push-size`, at least `--mmap-flush`).
     pub push_bytes: usize,
     /// The recording's own trace rate (raw ring bytes per second of samples),
     /// when the file has timestamps.
     pub trace_mbs: Option<f64>,
+    /// One row per codec spec, in the order given.
     pub rows: Vec<Row>,
+    /// The codec to use and why, when one keeps up with the trace rate.
     pub recommendation: Option<String>,
 }
 
+/// What `perfz eval` measures and how.
 pub struct Options {
+    /// The codecs to compare (`--codecs`).
     pub specs: Vec<CodecSpec>,
+    /// Bytes per push, as one ring drain would take them (`--push-size`).
     pub push_size: usize,
+    /// perf's `--mmap-flush`: the smallest push, in bytes.
     pub mmap_flush: usize,
+    /// Keep timing each codec at least this long (and for 3 runs at least).
     pub min_time: Duration,
     /// Where the recording's samples leave unwritten stack bytes (left out,
     /// as in `perfz record`), with the attrs the round trip's oracle reads.
     pub stack_tail: Option<crate::push::StackTail>,
+    /// The recording's attrs: how its samples are laid out.
     pub attrs: Vec<crate::format::AttrEntry>,
 }
 
@@ -123,6 +141,7 @@ pub struct Loaded {
     pub stack_tail: Option<crate::push::StackTail>,
     /// Why its dwarf stacks cannot be cut, where they cannot.
     pub stack_note: Option<String>,
+    /// Its attrs, as read to the end (pipe-mode attrs are records too).
     pub attrs: Vec<crate::format::AttrEntry>,
 }
 
@@ -189,17 +208,29 @@ pub fn evaluate(
     })
 }
 
+/// Why an evaluation stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
+    /// A codec's output did not decode back to its input.
     #[error("{spec}: the round trip failed: {err}")]
     Verify {
+        /// The codec spec.
         spec: String,
+        /// What went wrong: a bad record, a decoding error or different bytes.
         err: measure::VerifyError,
     },
+    /// Writing through the push path failed.
     #[error("{spec}: the push path failed: {err}")]
-    Push { spec: String, err: std::io::Error },
+    Push {
+        /// The codec spec.
+        spec: String,
+        /// The error of the push path.
+        err: std::io::Error,
+    },
+    /// A codec could not be built (e.g. left out of this build) or failed.
     #[error(transparent)]
     Codec(#[from] perfz_codecs::Error),
+    /// The recording holds no ring data.
     #[error("the recording holds no ring data to evaluate")]
     Empty,
 }

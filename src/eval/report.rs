@@ -100,6 +100,7 @@ pub fn render_table(e: &Evaluation) -> String {
     s + &footer(e)
 }
 
+/// The table as a Markdown table, with the footer notes.
 pub fn render_markdown(e: &Evaluation) -> String {
     let mut s = format!("| {} |\n|{}\n", HEAD.join(" | "), "---|".repeat(HEAD.len()));
     for r in &e.rows {
@@ -108,6 +109,7 @@ pub fn render_markdown(e: &Evaluation) -> String {
     s + "\n" + &footer(e)
 }
 
+/// The rows as CSV, one line per codec after a header line.
 pub fn render_csv(e: &Evaluation) -> String {
     let mut s = String::from(
         "codec,ratio,ring_ratio,codec_bytes,compressed_bytes,compress_mbs_best,compress_mbs_median,ring_mbs_best,decompress_mbs_best,decompress_mbs_median,copies_per_byte,codec_state_bytes,keeps_up_mbs,pareto\n",

@@ -55,7 +55,7 @@ pub enum OptionError {
         /// The pages it came to.
         pages: u64,
     },
-    /// A CPU list (`-C`) with a part that is not `N` or `N-M`.
+    /// A CPU list (`-C`, or one read from sysfs) with a part that is not `N` or `N-M`.
     #[error("bad CPU list {list:?}: {part:?} is not N or N-M")]
     CpuList {
         /// The list as written.

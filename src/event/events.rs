@@ -45,6 +45,7 @@ pub fn name_of(type_: u32, config: u64) -> Option<&'static str> {
 pub struct Group {
     /// Unique per group in one session.
     pub id: u32,
+    /// The group's first event, which the others are opened under.
     pub leader: bool,
     /// `:S`: only the leader samples, reading every member's count.
     pub sample_read: bool,
@@ -56,13 +57,22 @@ pub struct Group {
 pub struct EventSpec {
     /// The name as the user wrote it (EVENT_DESC).
     pub name: String,
+    /// `perf_event_attr.type` (`PERF_TYPE_*`, or a dynamic PMU's type).
     pub type_: u32,
+    /// `perf_event_attr.config`: which event of the type.
     pub config: u64,
+    /// `perf_event_attr.config1` (PMU format terms that live there).
     pub config1: u64,
+    /// `perf_event_attr.config2` (PMU format terms that live there).
     pub config2: u64,
+    /// `exclude_user`: user mode is not counted (`:k` or `:h`, unless `:u` too).
     pub exclude_user: bool,
+    /// `exclude_kernel`: kernel mode is not counted (`:u` or `:h`, unless `:k` too; or
+    /// set when perf_event_paranoid forbids kernel profiling).
     pub exclude_kernel: bool,
+    /// `exclude_hv`: the hypervisor is not counted (`:u` or `:k`, unless `:h` too).
     pub exclude_hv: bool,
+    /// `exclude_host`: the host is not counted (`:G`, unless `:H` too).
     pub exclude_host: bool,
     /// perf's default: 1 (`:G` clears it).
     pub exclude_guest: bool,
@@ -80,6 +90,7 @@ pub struct EventSpec {
     pub tracepoint: Option<super::tracefs::Tracepoint>,
     /// `--filter`: the ftrace filter set on a tracepoint.
     pub filter: Option<String>,
+    /// The `{a,b}` group the event is in, if any.
     pub group: Option<Group>,
 }
 
@@ -139,14 +150,18 @@ impl EventSpec {
 /// `-F HZ` or `-c PERIOD`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sampling {
+    /// About this many samples per second (`attr.sample_freq` with `freq` set).
     Frequency(u64),
+    /// One sample every this many events (`attr.sample_period`).
     Period(u64),
 }
 
 /// `-g` / `--call-graph`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallGraph {
+    /// No callchains.
     None,
+    /// `fp`: the kernel walks frame pointers (PERF_SAMPLE_CALLCHAIN).
     FramePointer,
     /// User registers and this many bytes of user stack per sample.
     Dwarf(u32),
@@ -155,6 +170,8 @@ pub enum CallGraph {
 }
 
 impl CallGraph {
+    /// Parses a `--call-graph` value: `fp`, `dwarf[,SIZE]` or `lbr` (checking that
+    /// this machine can do it).
     pub fn parse(s: &str) -> Result<Self, OptionError> {
         let (mode, size) = s.split_once(',').map_or((s, None), |(m, z)| (m, Some(z)));
         match (mode, size) {
@@ -185,7 +202,9 @@ impl CallGraph {
 /// What every event of a session shares.
 #[derive(Clone, Copy, Debug)]
 pub struct AttrOptions {
+    /// How often every event samples (`-F` or `-c`), unless the event says.
     pub sampling: Sampling,
+    /// Which callchains samples carry (`-g` / `--call-graph`).
     pub call_graph: CallGraph,
     /// Several events: samples carry their id.
     pub with_id: bool,
@@ -195,6 +214,7 @@ pub struct AttrOptions {
     pub inherit: bool,
     /// Start disabled and enable on exec (forked workload).
     pub enable_on_exec: bool,
+    /// `--switch-events`: ask for context switch records (`context_switch`).
     pub switch_events: bool,
     /// Ask for MMAP2 records carrying build ids.
     pub build_id: bool,

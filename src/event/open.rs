@@ -9,36 +9,55 @@ use super::ring::Ring;
 use super::sys;
 use crate::format::{Attr, AttrEntry};
 
+/// Why the session's events could not be opened or mapped.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
+    /// perf_event_open(2) failed for one event.
     #[error("cannot open event {event} on cpu {cpu}{}: {err}{hint}", .pid.map(|p| format!(" for pid {p}")).unwrap_or_default())]
     Open {
+        /// The event's name as given to `-e`.
         event: String,
+        /// The cpu asked for (-1: any cpu, per thread).
         cpu: i32,
+        /// The task asked for (`None`: every task on the cpu).
         pid: Option<i32>,
+        /// The kernel's error.
         err: io::Error,
+        /// What to do about it, with a leading space (may be empty).
         hint: String,
     },
+    /// A ring buffer could not be mapped, even at the smallest size.
     #[error("cannot map a ring buffer for cpu {cpu}: {err} (tried down to {pages} pages; raise `ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb)")]
     Map {
+        /// The cpu (or -1) of the ring.
         cpu: i32,
+        /// The last size tried, in data pages.
         pages: usize,
+        /// The kernel's error.
         err: io::Error,
     },
+    /// The kernel refused a tracepoint's `--filter`.
     #[error("the kernel refused the filter {filter:?} on {event}: {err} (the fields a filter may name are in the event's format file under /sys/kernel/tracing/events/)")]
     Filter {
+        /// The tracepoint's name as given to `-e`.
         event: String,
+        /// The filter expression.
         filter: String,
+        /// The kernel's error.
         err: io::Error,
     },
+    /// An ioctl on an event fd failed (`PERF_EVENT_IOC_ID`, `SET_OUTPUT`).
     #[error("{0}")]
     Io(#[from] io::Error),
 }
 
 /// One event fd and where its records go.
 pub struct EventFd {
+    /// The fd perf_event_open(2) returned.
     pub fd: OwnedFd,
+    /// Index in [`EventSet::attrs`] of the event it was opened for.
     pub attr_index: usize,
+    /// The kernel's id for the fd (`PERF_EVENT_IOC_ID`), as samples carry it.
     pub id: u64,
     /// The index in [`EventSet::rings`] of the ring its records go to.
     pub ring: usize,
@@ -51,7 +70,10 @@ pub enum Tracking {
     First,
     /// An added `dummy` event, so the sampling events can be switched on
     /// and off; with `sampling_waits` they start disabled (`-D`).
-    Dummy { sampling_waits: bool },
+    Dummy {
+        /// The sampling events start disabled, to be enabled later (`-D`, `--control`).
+        sampling_waits: bool,
+    },
 }
 
 /// The CPU key of a per-thread ring (`--per-thread`: one ring per task, on
@@ -60,11 +82,13 @@ pub const ANY_CPU: u32 = u32::MAX;
 
 /// All open events of a session with their rings.
 pub struct EventSet {
+    /// Every event's attr, with the ids of its fds, in `-e` order (a tracking dummy last).
     pub attrs: Vec<AttrEntry>,
     /// The last attr is a `dummy` that only tracks (mmap, comm, task): the
     /// sampling events can then be enabled and disabled (`-D`, `--control`)
     /// without losing the record of what was mapped meanwhile.
     pub tracking_dummy: bool,
+    /// Every fd opened, in opening order.
     pub fds: Vec<EventFd>,
     /// One per CPU, in CPU order, with the CPU number; or, per thread, one
     /// per task in the order given, with [`ANY_CPU`].
@@ -284,10 +308,12 @@ impl EventSet {
         })
     }
 
+    /// Enables every fd (`PERF_EVENT_IOC_ENABLE`).
     pub fn enable(&self) -> io::Result<()> {
         self.fds.iter().try_for_each(|f| sys::enable(&f.fd))
     }
 
+    /// Disables every fd (`PERF_EVENT_IOC_DISABLE`).
     pub fn disable(&self) -> io::Result<()> {
         self.fds.iter().try_for_each(|f| sys::disable(&f.fd))
     }

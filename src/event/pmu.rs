@@ -54,8 +54,11 @@ impl Field {
 /// One PMU.
 #[derive(Clone, Debug, Default)]
 pub struct Pmu {
+    /// The PMU's directory name in sysfs (`cpu`, `msr`, `cpu_core`).
     pub name: String,
+    /// Its `type` file: the `perf_event_attr.type` that selects it.
     pub type_: u32,
+    /// Its `format/` terms: name -> the config bits the term sets.
     pub formats: BTreeMap<String, Field>,
     /// Event aliases: name -> terms (`event=0x00`).
     pub events: BTreeMap<String, String>,
@@ -68,6 +71,7 @@ fn read(p: PathBuf) -> Option<String> {
 }
 
 impl Pmu {
+    /// Reads PMU `name` from /sys/bus/event_source/devices; `None` if absent.
     pub fn load(name: &str) -> Option<Pmu> {
         if name.contains('/') || name.starts_with('.') {
             return None;

@@ -99,6 +99,7 @@ pub fn split(tail: u64, head: u64, data_size: usize) -> (usize, usize, usize) {
     (start, first_len, len - first_len)
 }
 
+/// One mapped ring buffer, read from `data_tail` to `data_head` (see the module).
 pub struct Ring {
     map: MmapRaw,
     data_size: u64,
@@ -161,6 +162,7 @@ impl Ring {
         self.ctl(DATA_TAIL)
     }
 
+    /// Bytes of the data area (pages × page size, a power of two).
     pub fn data_size(&self) -> usize {
         self.data_size as usize
     }

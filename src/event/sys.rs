@@ -59,11 +59,13 @@ pub fn id(fd: &OwnedFd) -> io::Result<u64> {
     Ok(id)
 }
 
+/// Starts the event counting (`PERF_EVENT_IOC_ENABLE`).
 pub fn enable(fd: &OwnedFd) -> io::Result<()> {
     // SAFETY: a perf event fd we own; the argument is unused (0 = this event).
     check(unsafe { sys::ioctls::ENABLE(fd.as_raw_fd(), 0) })
 }
 
+/// Stops the event counting (`PERF_EVENT_IOC_DISABLE`).
 pub fn disable(fd: &OwnedFd) -> io::Result<()> {
     // SAFETY: as for enable.
     check(unsafe { sys::ioctls::DISABLE(fd.as_raw_fd(), 0) })

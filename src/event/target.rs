@@ -7,6 +7,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::thread::JoinHandle;
 
+/// What a session records.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     /// `-- cmd args...`
@@ -80,6 +81,7 @@ fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 /// its pid with `enable_on_exec` before it runs a single instruction of the
 /// command (perf's scheme).
 pub struct Workload {
+    /// The forked process's pid (it waits before its exec until told to go).
     pub pid: i32,
     go: std::fs::File,
     spawn: JoinHandle<io::Result<Child>>,

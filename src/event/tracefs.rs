@@ -7,8 +7,11 @@ use std::path::{Path, PathBuf};
 /// One tracepoint: `sys:name` and its id (the attr's config).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tracepoint {
+    /// The subsystem (`sched` of `sched:sched_switch`).
     pub sys: String,
+    /// The event's name within it.
     pub name: String,
+    /// Its tracefs `id` file: the attr's config for `PERF_TYPE_TRACEPOINT`.
     pub id: u64,
 }
 

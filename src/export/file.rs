@@ -10,7 +10,9 @@ use std::path::Path;
 
 /// A file's bytes: mapped, or owned (the vDSO, a fuzz input).
 pub enum FileBytes {
+    /// A regular file mapped read-only.
     Mapped(memmap2::Mmap),
+    /// Bytes held in memory.
     Owned(Vec<u8>),
 }
 

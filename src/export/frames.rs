@@ -13,7 +13,9 @@ use crate::format::record::KERNEL_MAPS;
 
 /// perf's callchain context markers (`PERF_CONTEXT_*`, as u64).
 pub const CONTEXT_HV: u64 = -32i64 as u64;
+/// `PERF_CONTEXT_KERNEL`: the frames after it are kernel addresses.
 pub const CONTEXT_KERNEL: u64 = -128i64 as u64;
+/// `PERF_CONTEXT_USER`: the frames after it are user addresses.
 pub const CONTEXT_USER: u64 = -512i64 as u64;
 /// Everything from here up is a marker, not an address.
 pub const CONTEXT_MAX: u64 = -4095i64 as u64;
@@ -21,10 +23,15 @@ pub const CONTEXT_MAX: u64 = -4095i64 as u64;
 /// One frame, named: its address, the functions there (innermost first;
 /// empty: unknown), its mapping, and its module as perf prints it.
 pub struct Named<'a> {
+    /// The frame's address, as the callchain (or the unwinder) gives it.
     pub ip: u64,
+    /// The functions at `ip`, innermost (inlined) first; empty if unknown.
     pub funcs: Vec<Arc<str>>,
+    /// The mapping `ip` falls in, if any.
     pub map: Option<&'a Mapping>,
+    /// The module perf prints (the mapped path, `[kernel.kallsyms]`, a JIT's map).
     pub module: Option<Arc<str>>,
+    /// A kernel address (after `PERF_CONTEXT_KERNEL`).
     pub kernel: bool,
 }
 

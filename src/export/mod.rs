@@ -50,10 +50,13 @@ pub use folded::FoldOptions;
 /// What an export read.
 #[derive(Debug, Default, serde::Serialize)]
 pub struct Exported {
+    /// Samples exported.
     pub samples: u64,
+    /// Distinct stacks written (folded lines, or pprof samples).
     pub stacks: usize,
     /// Frames without a function name.
     pub unknown_frames: u64,
+    /// Frames over all samples, each inlined function counted as a frame of its own.
     pub frames: u64,
     /// Whether kernel frames were named (the recording is from this kernel).
     pub kernel_symbols: bool,
@@ -83,6 +86,7 @@ pub enum ExportFormat {
 /// How to export.
 #[derive(Debug, Clone, Default)]
 pub struct ExportOptions {
+    /// How stacks are folded into lines (folded and svg output).
     pub fold: FoldOptions,
     /// Only the samples of this event (its name as perf prints it).
     pub event: Option<String>,

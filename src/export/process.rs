@@ -14,10 +14,15 @@ use crate::format::side_band::SideBand;
 /// One mapping of a file into a process, and when it held.
 #[derive(Debug, Clone)]
 pub struct Mapping {
+    /// First address mapped.
     pub start: u64,
+    /// Address just past the mapping.
     pub end: u64,
+    /// File offset mapped at `start`, in bytes.
     pub pgoff: u64,
+    /// The mapped file, as the MMAP record names it.
     pub path: Arc<str>,
+    /// The file's build id, from MMAP2 or HEADER_BUILD_ID, if known.
     pub build_id: Option<Arc<[u8]>>,
     /// When it was made (the side band's time).
     pub from: u64,
@@ -54,6 +59,8 @@ impl Mapping {
     }
 }
 
+/// Every thread's names and every process's (and the kernel's) maps through
+/// the recording, from its side-band records.
 #[derive(Default)]
 pub struct Timeline {
     events: Vec<(u64, SideBand)>,

@@ -8,7 +8,9 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FunctionRow {
+    /// The thread name the samples were taken in.
     pub comm: String,
+    /// The function, as the folded stacks name it.
     pub func: String,
     /// Samples whose stack holds the function.
     pub children: u64,

@@ -13,9 +13,12 @@ use crate::format::{FormatError, PerfReader, RecordType};
 
 /// What the first pass found.
 pub struct Survey {
+    /// The side band of every input, as processes through time.
     pub procs: Timeline,
     /// The recordings are from the running kernel.
     pub kernel_here: bool,
+    /// The recording's architecture (HEADER_ARCH of the first input
+    /// that has one).
     pub arch: Option<String>,
     /// Events with samples, in the order first seen: (name, attr, samples).
     pub events: Vec<(String, crate::format::Attr, u64)>,

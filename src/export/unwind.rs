@@ -153,9 +153,13 @@ pub struct Unwind {
 
 /// One sample's user state: registers (in `mask` order) and stack copy.
 pub struct UserState<'a> {
+    /// The sample's body from its first REGS_USER value on (u64 each, in `mask` order).
     pub regs: &'a [u8],
+    /// `sample_regs_user`: which registers `regs` holds, in bit order.
     pub mask: u64,
+    /// The user stack copy: the STACK_USER bytes the kernel filled (`dyn_size`).
     pub stack: &'a [u8],
+    /// Byte order of `regs` (that of the file).
     pub endian: Endian,
 }
 
@@ -185,6 +189,8 @@ impl<'a> UserState<'a> {
 }
 
 impl Unwind {
+    /// An unwinder with nothing loaded yet; `this_kernel`: the recording is from
+    /// the running kernel (so its vDSO may be read from memory).
     pub fn new(this_kernel: bool) -> Unwind {
         Unwind {
             this_kernel,

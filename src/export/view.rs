@@ -79,6 +79,7 @@ pub struct Views<'a> {
 }
 
 impl<'a> Views<'a> {
+    /// The views of `procs`, none built yet.
     pub fn new(procs: &'a Timeline) -> Views<'a> {
         Views {
             procs,

@@ -3,8 +3,7 @@
 use super::endian::{Cursor, Endian};
 use super::FormatError;
 
-/// The largest attr perf 6.1 accepts in file mode (`PERF_ATTR_SIZE_VER7`).
-/// `PERF_TYPE_*`: an attr's type.
+/// `PERF_TYPE_HARDWARE`: an attr's type for generalized hardware events.
 pub const TYPE_HARDWARE: u32 = 0;
 /// `PERF_TYPE_SOFTWARE`: kernel software counters (cpu-clock, page-faults, ...).
 pub const TYPE_SOFTWARE: u32 = 1;
@@ -42,7 +41,8 @@ pub mod sample_type {
     pub const CPU: u64 = 1 << 7;
     /// `PERF_SAMPLE_PERIOD`: the period the sample stands for.
     pub const PERIOD: u64 = 1 << 8;
-    /// `PERF_SAMPLE_STREAM_ID`: the id of the group leader's (or inherited) event.
+    /// `PERF_SAMPLE_STREAM_ID`: the id of the very event that sampled (an inherited
+    /// child's own, where ID gives its parent's).
     pub const STREAM_ID: u64 = 1 << 9;
     /// `PERF_SAMPLE_RAW`: a u32 size, then raw data (a tracepoint's fields).
     pub const RAW: u64 = 1 << 10;

@@ -3,7 +3,6 @@
 
 use super::endian::Endian;
 
-/// `perf_event_header.misc` bits (include/uapi/linux/perf_event.h).
 /// The name perf gives the kernel's maps (`[kernel.kallsyms]_text` for its
 /// image) and its module in perf script's output.
 pub const KERNEL_MAPS: &str = "[kernel.kallsyms]";

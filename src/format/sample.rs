@@ -20,7 +20,7 @@ pub struct Sample {
     pub time: Option<u64>,
     /// Data address of the access or fault (ADDR).
     pub addr: Option<u64>,
-    /// Id of the event the sample was counted on (STREAM_ID).
+    /// Id of the very event that sampled, an inherited child's own (STREAM_ID).
     pub stream_id: Option<u64>,
     /// The cpu the sample was taken on (CPU).
     pub cpu: Option<u32>,

@@ -13,7 +13,9 @@ use crate::format::{FormatError, PerfReader};
 pub struct Repaired {
     /// COMPRESSED records of the earlier files run through the decoder.
     pub primed_records: u64,
+    /// Records read from the broken file, those inside COMPRESSED records included.
     pub records: u64,
+    /// The file rewritten (in place: the broken file's path).
     pub output: String,
 }
 

@@ -12,6 +12,7 @@ use crate::push::records::declared_mmap_len;
 /// A file-mode recording opened as it may be after a crash or a cut: its
 /// records read to the end of the file, whatever the header says.
 pub struct Damaged {
+    /// A reader that goes on to the end of the file, whatever the header says.
     pub reader: PerfReader,
     /// The codec found by decoding the data (HEADER_COMPRESSED missing or
     /// naming none).

@@ -204,32 +204,36 @@ pub fn layout(
                 DrainGroup { rings, affinity }
             })
             .collect(),
-        ThreadSpec::Masks(masks) => {
-            let mut taken = vec![false; ring_cpus.len()];
-            let mut out = Vec::new();
-            for (cpus, affinity) in masks {
-                let rings: Vec<usize> = (0..ring_cpus.len())
-                    .filter(|&i| !taken[i] && cpus.contains(&ring_cpus[i]))
-                    .collect();
-                for &i in &rings {
-                    taken[i] = true;
-                }
-                if !rings.is_empty() {
-                    out.push(DrainGroup {
-                        rings,
-                        affinity: affinity.clone(),
-                    });
-                }
-            }
-            if let Some(i) = taken.iter().position(|t| !t) {
-                return Err(format!(
-                    "CPU {} is recorded but in no --threads mask: add it to one (or record fewer CPUs with -C)",
-                    ring_cpus[i]
-                ));
-            }
-            out
-        }
+        ThreadSpec::Masks(masks) => by_masks(masks, ring_cpus)?,
     })
+}
+
+/// `--threads` masks: each mask's group takes the rings of its CPUs not
+/// taken by an earlier mask; every ring must be taken.
+fn by_masks(masks: &[(Vec<u32>, Vec<u32>)], ring_cpus: &[u32]) -> Result<Vec<DrainGroup>, String> {
+    let mut taken = vec![false; ring_cpus.len()];
+    let mut out = Vec::new();
+    for (cpus, affinity) in masks {
+        let rings: Vec<usize> = (0..ring_cpus.len())
+            .filter(|&i| !taken[i] && cpus.contains(&ring_cpus[i]))
+            .collect();
+        for &i in &rings {
+            taken[i] = true;
+        }
+        if !rings.is_empty() {
+            out.push(DrainGroup {
+                rings,
+                affinity: affinity.clone(),
+            });
+        }
+    }
+    if let Some(i) = taken.iter().position(|t| !t) {
+        return Err(format!(
+            "CPU {} is recorded but in no --threads mask: add it to one (or record fewer CPUs with -C)",
+            ring_cpus[i]
+        ));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -136,11 +136,7 @@ pub fn drain_loop(
     let mut pfds: Vec<libc::pollfd> = event_fds
         .iter()
         .chain(ctl.wake_fd().as_ref())
-        .map(|&fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        })
+        .map(|&fd| pollin(fd))
         .collect();
     let n_events = event_fds.len();
     // A first checkpoint right after the side band: from here on, a crash
@@ -174,25 +170,9 @@ pub fn drain_loop(
         if final_pass {
             break;
         }
-        if !drain.holds() {
-            held_since = None;
-        } else if held_since.get_or_insert_with(Instant::now).elapsed() >= HOLD_MAX {
-            if let Err(err) = drain.flush() {
-                d.write_error = Some(err);
-                break;
-            }
-            held_since = None;
-        }
-        if o.checkpoint.is_some_and(|every| last_cp.elapsed() >= every) {
-            // Everything that waits goes into the file before it is made whole.
-            let r = drain
-                .pass(rings, o.min_bytes, &mut d.counts)
-                .and_then(|_| checkpoint(drain, o.features, &mut d.checkpoints));
-            if let Err(err) = r {
-                d.write_error = Some(err);
-                break;
-            }
-            last_cp = Instant::now();
+        if let Err(err) = upkeep(drain, rings, o, &mut d, &mut held_since, &mut last_cp) {
+            d.write_error = Some(err);
+            break;
         }
         match ctl.stop(drain, &d.counts) {
             Next::Go => {}
@@ -211,36 +191,87 @@ pub fn drain_loop(
         }
         if !moved {
             cpu_wait.sleeping(Instant::now());
-            // SAFETY: pfds is a valid array of pollfd for its length.
-            let n = unsafe {
-                libc::poll(
-                    pfds.as_mut_ptr(),
-                    pfds.len() as libc::nfds_t,
-                    ctl.timeout_ms(),
-                )
-            };
-            threshold = if n == 0 {
-                o.min_bytes
-            } else {
-                o.min_bytes.max(o.min_push)
-            };
-            if n > 0 {
-                d.wakeups += 1;
-                // A hung-up fd (its task is gone) stays readable forever:
-                // drop it from the set, and stop when none is left.
-                for p in pfds[..n_events]
-                    .iter_mut()
-                    .filter(|p| p.revents & (libc::POLLHUP | libc::POLLERR) != 0)
-                {
-                    p.fd = -1;
-                }
-                if n_events > 0 && pfds[..n_events].iter().all(|p| p.fd < 0) {
-                    ctl.hung_up();
-                    final_pass = true;
-                }
-            }
+            let (next, all_hung_up) = sleep(&mut pfds, n_events, ctl, o, &mut d);
+            threshold = next;
+            final_pass |= all_hung_up;
         }
     }
     d.cpu_wait = cpu_wait.stats;
     d
+}
+
+/// The loop's own writes between passes: what the codec held flushed once
+/// it has waited [`HOLD_MAX`], a checkpoint when one is due (after a pass:
+/// everything that waits goes into the file before it is made whole).
+fn upkeep(
+    drain: &mut dyn Drain,
+    rings: &mut [(u32, Ring)],
+    o: &LoopOptions<'_>,
+    d: &mut Drained,
+    held_since: &mut Option<Instant>,
+    last_cp: &mut Instant,
+) -> io::Result<()> {
+    if !drain.holds() {
+        *held_since = None;
+    } else if held_since.get_or_insert_with(Instant::now).elapsed() >= HOLD_MAX {
+        drain.flush()?;
+        *held_since = None;
+    }
+    if o.checkpoint.is_some_and(|every| last_cp.elapsed() >= every) {
+        drain.pass(rings, o.min_bytes, &mut d.counts)?;
+        checkpoint(drain, o.features, &mut d.checkpoints)?;
+        *last_cp = Instant::now();
+    }
+    Ok(())
+}
+
+/// Sleeps in poll until a ring crosses its watermark, a task hangs up or
+/// the control's timeout passes. Returns the next pass's threshold (after
+/// a timeout, whatever waits) and whether every event fd has hung up.
+fn sleep(
+    pfds: &mut [libc::pollfd],
+    n_events: usize,
+    ctl: &mut dyn Control,
+    o: &LoopOptions<'_>,
+    d: &mut Drained,
+) -> (u64, bool) {
+    // SAFETY: pfds is a valid array of pollfd for its length.
+    let n = unsafe {
+        libc::poll(
+            pfds.as_mut_ptr(),
+            pfds.len() as libc::nfds_t,
+            ctl.timeout_ms(),
+        )
+    };
+    let threshold = if n == 0 {
+        o.min_bytes
+    } else {
+        o.min_bytes.max(o.min_push)
+    };
+    if n <= 0 {
+        return (threshold, false);
+    }
+    d.wakeups += 1;
+    // A hung-up fd (its task is gone) stays readable forever: drop it from
+    // the set, and stop when none is left.
+    for p in pfds[..n_events]
+        .iter_mut()
+        .filter(|p| p.revents & (libc::POLLHUP | libc::POLLERR) != 0)
+    {
+        p.fd = -1;
+    }
+    let all = n_events > 0 && pfds[..n_events].iter().all(|p| p.fd < 0);
+    if all {
+        ctl.hung_up();
+    }
+    (threshold, all)
+}
+
+/// `fd` polled for reading.
+fn pollin(fd: RawFd) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
 }

@@ -84,6 +84,8 @@ fn fork_held(argv: &[String], data_on_stdout: bool) -> Result<Workload, RecordEr
     Workload::prepare(&path, argv, data_on_stdout).map_err(start_err)
 }
 
+/// Resolves the target, forks the command held before exec, checks the
+/// options that need the target, and opens the events.
 pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     let online = cpus::online().map_err(io_err("cannot read the online CPUs"))?;
     let mut workload = None;
@@ -95,24 +97,7 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
             (online, vec![pid], vec![pid])
         }
         Target::Pids(list) => {
-            let mut tids = Vec::new();
-            let mut alive = Vec::new();
-            for &p in list {
-                match threads_of(p) {
-                    Ok(t) => {
-                        tids.extend(t);
-                        alive.push(p);
-                    }
-                    // Of many processes (-u), one may exit before we look.
-                    Err(e) if list.len() > 1 && e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(io_err(format!("cannot attach to pid {p}"))(e)),
-                }
-            }
-            if alive.is_empty() {
-                return Err(RecordError::Usage(
-                    "none of the processes is running any more".into(),
-                ));
-            }
+            let (tids, alive) = tasks_of(list)?;
             (online, tids, alive)
         }
         Target::Tids(list) => {
@@ -143,47 +128,14 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
             super::destination::is_stdout(&o.output),
         )?);
     }
-    let system_wide = o.target.is_system_wide();
+    check_enabling(o)?;
     let tracking_dummy = o.delay_ms.is_some() || o.control.is_some();
-    if o.delay_ms.is_some_and(|d| d < -1) {
-        return Err(RecordError::Usage(
-            "-D/--delay takes milliseconds, or -1 to start disabled until --control enables".into(),
-        ));
-    }
-    if o.delay_ms == Some(-1) && o.control.is_none() {
-        return Err(RecordError::Usage(
-            "-D -1 starts with the events disabled: give --control=fifo:CTL so they can be enabled"
-                .into(),
-        ));
-    }
-    if o.per_thread && system_wide {
-        return Err(RecordError::Usage(
-            "--per-thread maps one ring per task: use it with a command, -p or -t, not with -a or -C".into(),
-        ));
-    }
     let rings = if o.per_thread { pids.len() } else { cpus.len() };
     let (pages, sized) = ring_pages(o, rings);
-    let attr_opts = AttrOptions {
-        sampling: o.sampling,
-        call_graph: o.call_graph,
-        with_id: o.events.len() + tracking_dummy as usize > 1,
-        // Tracepoints sample their CPU (perf's default for them); every
-        // event then does, so all records carry the same sample_id trailer.
-        with_cpu: system_wide || o.events.iter().any(|e| e.tracepoint.is_some()),
-        // The kernel maps no ring of an inherited per-task event, so
-        // --per-thread records the named tasks only (as perf does); -t
-        // names threads, not their children (perf's -t has no inherit).
-        inherit: o.inherit && !system_wide && !o.per_thread && !matches!(o.target, Target::Tids(_)),
-        enable_on_exec: matches!(o.target, Target::Workload(_)),
-        switch_events: o.switch_events,
-        build_id: true,
-        sampling_explicit: o.sampling_explicit,
-        clockid: o.clockid,
-    };
     // A refusal drops `workload`, which lets the held child exit unrun.
     let set = EventSet::open(
         &o.events,
-        &attr_opts,
+        &attr_options(o),
         &cpus,
         &pids,
         pages,
@@ -205,6 +157,73 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         workload,
         tgids,
     })
+}
+
+/// The threads of the processes `list` names, and those processes that
+/// are still running (of many, `-u`, one may exit before it is looked at).
+fn tasks_of(list: &[i32]) -> Result<(Vec<i32>, Vec<i32>), RecordError> {
+    let mut tids = Vec::new();
+    let mut alive = Vec::new();
+    for &p in list {
+        match threads_of(p) {
+            Ok(t) => {
+                tids.extend(t);
+                alive.push(p);
+            }
+            Err(e) if list.len() > 1 && e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err(format!("cannot attach to pid {p}"))(e)),
+        }
+    }
+    if alive.is_empty() {
+        return Err(RecordError::Usage(
+            "none of the processes is running any more".into(),
+        ));
+    }
+    Ok((tids, alive))
+}
+
+/// `-D`, `--control` and `--per-thread` as the target allows them.
+fn check_enabling(o: &RecordOptions) -> Result<(), RecordError> {
+    if o.delay_ms.is_some_and(|d| d < -1) {
+        return Err(RecordError::Usage(
+            "-D/--delay takes milliseconds, or -1 to start disabled until --control enables".into(),
+        ));
+    }
+    if o.delay_ms == Some(-1) && o.control.is_none() {
+        return Err(RecordError::Usage(
+            "-D -1 starts with the events disabled: give --control=fifo:CTL so they can be enabled"
+                .into(),
+        ));
+    }
+    if o.per_thread && o.target.is_system_wide() {
+        return Err(RecordError::Usage(
+            "--per-thread maps one ring per task: use it with a command, -p or -t, not with -a or -C".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// How each event's attr is built, from the options.
+fn attr_options(o: &RecordOptions) -> AttrOptions {
+    let system_wide = o.target.is_system_wide();
+    let tracking_dummy = o.delay_ms.is_some() || o.control.is_some();
+    AttrOptions {
+        sampling: o.sampling,
+        call_graph: o.call_graph,
+        with_id: o.events.len() + tracking_dummy as usize > 1,
+        // Tracepoints sample their CPU (perf's default for them); every
+        // event then does, so all records carry the same sample_id trailer.
+        with_cpu: system_wide || o.events.iter().any(|e| e.tracepoint.is_some()),
+        // The kernel maps no ring of an inherited per-task event, so
+        // --per-thread records the named tasks only (as perf does); -t
+        // names threads, not their children (perf's -t has no inherit).
+        inherit: o.inherit && !system_wide && !o.per_thread && !matches!(o.target, Target::Tids(_)),
+        enable_on_exec: matches!(o.target, Target::Workload(_)),
+        switch_events: o.switch_events,
+        build_id: true,
+        sampling_explicit: o.sampling_explicit,
+        clockid: o.clockid,
+    }
 }
 
 /// Locked ring memory perfz gives itself when it sizes the rings: 1/64 of

@@ -94,48 +94,11 @@ impl Summary {
             s += &format!("[ perfz record: {} writes ]\n", self.sink);
         }
         if let Some(c) = &self.copies {
-            let codec_copy = if self.codec_copies_input {
-                format!(
-                    "; the codec ({}) copies its input into its window and its output out of its staging buffer: +{} B by libzstd",
-                    self.codec,
-                    c.codec_in_bytes + self.compressed_bytes
-                )
-            } else if c.codec_in_bytes > 0 {
-                format!(
-                    "; the codec ({}) reads the ring directly: its output is the only copy",
-                    self.codec
-                )
-            } else {
-                String::new()
-            };
-            s += &format!(
-                "[ perfz record: {} writes; ring {} B, copied by perfz {} B ({:.2} copies/byte: {}){codec_copy}; codec in {} B, written {} B; codec state {} B ]\n",
-                self.sink,
-                c.ring_bytes,
-                c.memcpy_bytes,
-                c.copies_per_byte(),
-                copy_who(&self.sink, c.codec_in_bytes > 0),
-                c.codec_in_bytes,
-                c.written_bytes,
-                self.codec_state_bytes
-            );
+            s += &self.copies_line(c);
         }
         // -v: one line per drain thread.
         for t in self.threads.iter().filter(|_| self.copies.is_some()) {
-            s += &format!(
-                "[ perfz record: {} ({} rings{}{}): {} samples, ring {:.3} MB -> {:.3} MB, {} wakeups, {:.3} s CPU, fullest ring {:.0} %{} ]\n",
-                t.file,
-                t.rings,
-                if t.cpus.is_empty() { String::new() } else { format!(" of CPU {}", crate::event::cpus::format_list(&t.cpus)) },
-                if t.affinity.is_empty() { String::new() } else { format!(", on CPU {}", crate::event::cpus::format_list(&t.affinity)) },
-                t.samples,
-                mb(t.ring_bytes),
-                mb(t.bytes_written),
-                t.wakeups,
-                t.cpu_seconds,
-                t.max_ring_fill * 100.0,
-                t.error.as_ref().map(|e| format!(", failed: {e}")).unwrap_or_default(),
-            );
+            s += &thread_line(t);
         }
         if self.stack_samples_uncut > 0 {
             s += &format!(
@@ -161,6 +124,56 @@ impl Summary {
         }
         s
     }
+}
+
+impl Summary {
+    /// The `-v` line of who copied what.
+    fn copies_line(&self, c: &crate::push::Copies) -> String {
+        let codec_copy = if self.codec_copies_input {
+            format!(
+                "; the codec ({}) copies its input into its window and its output out of its staging buffer: +{} B by libzstd",
+                self.codec,
+                c.codec_in_bytes + self.compressed_bytes
+            )
+        } else if c.codec_in_bytes > 0 {
+            format!(
+                "; the codec ({}) reads the ring directly: its output is the only copy",
+                self.codec
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "[ perfz record: {} writes; ring {} B, copied by perfz {} B ({:.2} copies/byte: {}){codec_copy}; codec in {} B, written {} B; codec state {} B ]\n",
+            self.sink,
+            c.ring_bytes,
+            c.memcpy_bytes,
+            c.copies_per_byte(),
+            copy_who(&self.sink, c.codec_in_bytes > 0),
+            c.codec_in_bytes,
+            c.written_bytes,
+            self.codec_state_bytes
+        )
+    }
+}
+
+/// The `-v` line of one drain thread.
+fn thread_line(t: &ThreadSummary) -> String {
+    let mb = |b: u64| b as f64 / 1e6;
+    format!(
+        "[ perfz record: {} ({} rings{}{}): {} samples, ring {:.3} MB -> {:.3} MB, {} wakeups, {:.3} s CPU, fullest ring {:.0} %{} ]\n",
+        t.file,
+        t.rings,
+        if t.cpus.is_empty() { String::new() } else { format!(" of CPU {}", crate::event::cpus::format_list(&t.cpus)) },
+        if t.affinity.is_empty() { String::new() } else { format!(", on CPU {}", crate::event::cpus::format_list(&t.affinity)) },
+        t.samples,
+        mb(t.ring_bytes),
+        mb(t.bytes_written),
+        t.wakeups,
+        t.cpu_seconds,
+        t.max_ring_fill * 100.0,
+        t.error.as_ref().map(|e| format!(", failed: {e}")).unwrap_or_default(),
+    )
 }
 
 /// Who copies ring bytes on this path, for the `-v` line.

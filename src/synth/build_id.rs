@@ -174,6 +174,7 @@ pub fn of_kernel() -> Option<Vec<u8>> {
     from_notes(&b, cfg!(target_endian = "big"))
 }
 
+/// The build id in lowercase hex, as perf prints it and names its cache.
 pub fn hex(id: &[u8]) -> String {
     id.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -24,6 +24,8 @@ fn ppid_of(pid: i32) -> i32 {
         .unwrap_or(0)
 }
 
+/// A COMM record naming thread `tid` of `pid` (the name cut to 15 bytes),
+/// with a zeroed sample_id trailer of `trailer` bytes.
 pub fn comm_record(pid: i32, tid: i32, comm: &str, trailer: usize) -> Vec<u8> {
     let mut body = Vec::new();
     body.extend_from_slice(&(pid as u32).to_le_bytes());
@@ -32,6 +34,8 @@ pub fn comm_record(pid: i32, tid: i32, comm: &str, trailer: usize) -> Vec<u8> {
     record(RecordType::COMM.0, 0, &body, trailer)
 }
 
+/// A FORK record of thread `tid` of `pid`, forked from `ptid` of `ppid`
+/// (time 0), with a zeroed sample_id trailer of `trailer` bytes.
 pub fn fork_record(pid: i32, ppid: i32, tid: i32, ptid: i32, trailer: usize) -> Vec<u8> {
     let mut body = Vec::new();
     for v in [pid, ppid, tid, ptid] {

@@ -5,14 +5,17 @@ use std::io;
 use std::path::PathBuf;
 
 use super::job::ThreadEnd;
-use super::outputs::{combined_compressed, dir_features, Dest};
+use super::outputs::{combined_compressed, dir_features, Dest, Dir};
 use crate::format::writer::RecordSink;
+use crate::format::FeatureSet;
 use crate::format::FormatError;
 use crate::push::drain::DrainReport;
+use crate::push::scan::Hits;
 use crate::push::Copies;
 use crate::session::destination::cut_back;
 use crate::session::error::RecordError;
 use crate::session::error::{format_io, Kept};
+use crate::session::flight_window::FlightWindow;
 use crate::session::layout::DrainGroup;
 use crate::session::recording::Recording;
 use crate::session::run::Drained;
@@ -133,7 +136,7 @@ pub fn finish(
 ) -> Result<Summary, RecordError> {
     let (lost_recs, lost_samples) = rec.lost_samples();
     let reports: Vec<DrainReport> = ends.iter().map(|(_, _, e)| e.report.clone()).collect();
-    let t = tally(ring_cpus, &ends);
+    let mut t = tally(ring_cpus, &ends);
     let mut hits = match &dest {
         Dest::Dir(d) => d.file_hits.clone(),
         Dest::Memory(w) => w.hits.clone(),
@@ -144,74 +147,22 @@ pub fn finish(
         }
     }
     let (output, outputs, side_band_bytes, bytes_written) = match dest {
-        Dest::Memory(mut w) => {
+        Dest::Memory(w) => {
             // The end writes what the threads hold, like a last snapshot.
-            w.hits = hits;
             let parts: Vec<(usize, Vec<u8>)> = ends
                 .iter()
                 .enumerate()
                 .map(|(i, (_, _, e))| (i, e.retained.clone().unwrap_or_default()))
                 .collect();
-            let last = w
-                .write(rec, &parts, &reports, &mut notes)
-                .map_err(|err| w.failed(rec, err))?;
-            (
-                last.display().to_string(),
-                std::mem::take(&mut w.written),
-                w.side_band_bytes,
-                w.bytes,
-            )
+            last_snapshot(rec, w, hits, &parts, &reports, &mut notes)?
         }
         Dest::Dir(d) => {
-            let mut d = *d;
             let mut dir_f = dir_features(&rec.features, combined_compressed(&reports));
             rec.add_build_ids(&mut dir_f, &hits, &mut notes);
-            let main_kept = d.main.checkpoint_end();
-            let side_band_bytes = d.side_band_bytes;
-            let out = &d.out;
-            let main_done = d
-                .main
-                .write_records(&lost_recs)
-                .map_err(FormatError::Io)
-                .and_then(|()| d.main.finish(&dir_f))
-                .and_then(|f| f.sync_all().map_err(FormatError::Io));
-            if let Err(e) = main_done {
-                // data keeps its checkpoint from the start: the directory
-                // opens, with every data.N (the size said is the directory's).
-                let data = out.current_path().map(|d| d.join("data"));
-                let kept = data.and_then(|p| cut_back(&p, main_kept)).map(|k| match k {
-                    Kept::Everything(_) => Kept::Everything(out.size()),
-                    Kept::Checkpoint(_) => Kept::Checkpoint(out.size()),
-                });
-                return Err(RecordError::WriteFailed {
-                    path: out.display(),
-                    err: format_io(e),
-                    kept,
-                });
-            }
-            if let Some(err) = t.failure {
-                let size = out.size();
-                return Err(RecordError::WriteFailed {
-                    path: out.display(),
-                    err,
-                    kept: t.kept_all.map(|k| match k {
-                        Kept::Everything(_) => Kept::Everything(size),
-                        Kept::Checkpoint(_) => Kept::Checkpoint(size),
-                    }),
-                });
-            }
-            let mut outputs = Vec::new();
-            if let Some(r) = d.rotation.as_mut() {
-                // The last output is sealed like the others.
-                r.seal_last(&mut notes);
-                outputs = std::mem::take(&mut r.written);
-            }
-            (
-                outputs.last().cloned().unwrap_or_else(|| out.display()),
-                outputs,
-                side_band_bytes,
-                side_band_bytes + t.report.bytes_written,
-            )
+            let written = finish_dir(*d, &dir_f, &lost_recs, &mut t, &mut notes)?;
+            let (output, outputs, side_band_bytes) = written;
+            let bytes = side_band_bytes + t.report.bytes_written;
+            (output, outputs, side_band_bytes, bytes)
         }
     };
     let sink = format!("{} ({} threads)", t.report.sink, ends.len());
@@ -227,6 +178,84 @@ pub fn finish(
         threads: t.threads,
         ..rec.summary(t.report, &mut ended, notes)
     })
+}
+
+/// What an end wrote: the output (the last one), every output, the side
+/// band's bytes and all bytes.
+type Written = (String, Vec<String>, u64, u64);
+
+/// The flight recorder's end: what the threads hold written like a last
+/// snapshot.
+fn last_snapshot(
+    rec: &Recording<'_>,
+    mut w: FlightWindow,
+    hits: Hits,
+    parts: &[(usize, Vec<u8>)],
+    reports: &[DrainReport],
+    notes: &mut Vec<String>,
+) -> Result<Written, RecordError> {
+    w.hits = hits;
+    let last = w
+        .write(rec, parts, reports, notes)
+        .map_err(|err| w.failed(rec, err))?;
+    Ok((
+        last.display().to_string(),
+        std::mem::take(&mut w.written),
+        w.side_band_bytes,
+        w.bytes,
+    ))
+}
+
+/// The directory's end: LOST_SAMPLES and the features `dir_f` into `data`,
+/// synced; a thread's write error said with what was kept; the last output
+/// sealed like the others. Returns the output, every output and the side
+/// band's bytes.
+fn finish_dir(
+    mut d: Dir,
+    dir_f: &FeatureSet,
+    lost_recs: &[u8],
+    t: &mut Tally,
+    notes: &mut Vec<String>,
+) -> Result<(String, Vec<String>, u64), RecordError> {
+    let main_kept = d.main.checkpoint_end();
+    let side_band_bytes = d.side_band_bytes;
+    let out = &d.out;
+    let main_done = d
+        .main
+        .write_records(lost_recs)
+        .map_err(FormatError::Io)
+        .and_then(|()| d.main.finish(dir_f))
+        .and_then(|f| f.sync_all().map_err(FormatError::Io));
+    // Sizes said are the directory's.
+    let whole = |k: Kept| match k {
+        Kept::Everything(_) => Kept::Everything(out.size()),
+        Kept::Checkpoint(_) => Kept::Checkpoint(out.size()),
+    };
+    if let Err(e) = main_done {
+        // data keeps its checkpoint from the start: the directory opens,
+        // with every data.N.
+        let data = out.current_path().map(|d| d.join("data"));
+        return Err(RecordError::WriteFailed {
+            path: out.display(),
+            err: format_io(e),
+            kept: data.and_then(|p| cut_back(&p, main_kept)).map(whole),
+        });
+    }
+    if let Some(err) = t.failure.take() {
+        return Err(RecordError::WriteFailed {
+            path: out.display(),
+            err,
+            kept: t.kept_all.map(whole),
+        });
+    }
+    let mut outputs = Vec::new();
+    if let Some(r) = d.rotation.as_mut() {
+        // The last output is sealed like the others.
+        r.seal_last(notes);
+        outputs = std::mem::take(&mut r.written);
+    }
+    let output = outputs.last().cloned().unwrap_or_else(|| d.out.display());
+    Ok((output, outputs, side_band_bytes))
 }
 
 /// Two threads' reports as one: sums, the fullest ring, the first's sink.

@@ -262,34 +262,7 @@ impl Job {
         let _ = pin(&self.affinity);
         let features = FeatureSet::default();
         let mailbox = &shared.mailboxes[index];
-        let mut drained = Drained::default();
-        loop {
-            let d = run::drain_loop(
-                self.drain.as_mut(),
-                &mut self.rings,
-                &self.fds,
-                &mut ThreadControl(shared.clone(), index),
-                &LoopOptions {
-                    min_bytes: self.min_bytes,
-                    min_push: self.min_push,
-                    checkpoint: self.checkpoint,
-                    features: &features,
-                },
-            );
-            drained.add(d);
-            if !drained.switch || drained.write_error.is_some() {
-                break;
-            }
-            drained.switch = false;
-            if let Some(r) = mailbox.take() {
-                let reply = self.answer(r, index);
-                let failed = reply.error.is_some();
-                let _ = replies.send(reply);
-                if failed {
-                    break;
-                }
-            }
-        }
+        let mut drained = self.drain_all(&shared, index, &replies, &features);
         // What the codec holds goes out before the report is taken: the
         // directory's HEADER_COMPRESSED (mmap_len, sizes) is made from it and
         // must count the last record.
@@ -367,4 +340,47 @@ impl Job {
 
 fn file_len(p: &std::path::Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
+}
+
+impl Job {
+    /// Drains until the end or a write error, answering the main thread's
+    /// requests (switch, snapshot) between loops.
+    fn drain_all(
+        &mut self,
+        shared: &Arc<Shared>,
+        index: usize,
+        replies: &Sender<Reply>,
+        features: &FeatureSet,
+    ) -> Drained {
+        let mailbox = &shared.mailboxes[index];
+        let mut drained = Drained::default();
+        loop {
+            let d = run::drain_loop(
+                self.drain.as_mut(),
+                &mut self.rings,
+                &self.fds,
+                &mut ThreadControl(shared.clone(), index),
+                &LoopOptions {
+                    min_bytes: self.min_bytes,
+                    min_push: self.min_push,
+                    checkpoint: self.checkpoint,
+                    features,
+                },
+            );
+            drained.add(d);
+            if !drained.switch || drained.write_error.is_some() {
+                break;
+            }
+            drained.switch = false;
+            if let Some(r) = mailbox.take() {
+                let reply = self.answer(r, index);
+                let failed = reply.error.is_some();
+                let _ = replies.send(reply);
+                if failed {
+                    break;
+                }
+            }
+        }
+        drained
+    }
 }

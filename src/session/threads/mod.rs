@@ -81,6 +81,73 @@ pub fn record(
         Some(_) => Dest::Memory(FlightWindow::new(&rec.side_band(&mut notes))),
         None => Dest::Dir(Box::new(Dir::create(&rec, &mut notes)?)),
     };
+    let jobs = jobs(&mut rec, &groups, &dest, &mut notes)?;
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        mailboxes: (0..n)
+            .map(|_| Mailbox::new())
+            .collect::<io::Result<_>>()
+            .map_err(io_err("creating an eventfd"))?,
+        ended: AtomicUsize::new(0),
+        ended_fd: eventfd().map_err(io_err("creating an eventfd"))?,
+        bytes: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        max_streams: o.max_size.map(|m| m.saturating_sub(dest.side_band_bytes())),
+    });
+    let mut memory = Destination::Memory {
+        path: o.output.clone(),
+    };
+    let child = rec.start(match &mut dest {
+        Dest::Dir(d) => &mut d.out,
+        Dest::Memory(_) => &mut memory,
+    })?;
+    // Committed: the files now live under the final name.
+    let final_dir = match &dest {
+        Dest::Dir(d) => d.path().to_path_buf(),
+        Dest::Memory(_) => PathBuf::new(),
+    };
+    let (handles, pool) = spawn(jobs, groups, &final_dir, &shared, o.realtime)?;
+
+    // Wait for a stop signal, the workload's end, a limit, or every drain
+    // thread's end (their tasks all gone); switch or snapshot on the way.
+    let channel = rec.channel.take();
+    let mut ctl = rec.control(channel, child, false);
+    if matches!(dest, Dest::Memory(_)) {
+        // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
+        ctl.limits.switch = Some(SwitchOutput::Signal);
+    }
+    let failed = wait(&rec, &mut ctl, &mut dest, &pool, &mut notes).err();
+    // Disable first, then tell the threads: their final pass sees all.
+    let _ = rec.prepared.set.disable();
+    shared.stop.store(true, Ordering::Release);
+    for m in &shared.mailboxes {
+        m.wake();
+    }
+    let ends = join(handles)?;
+    let ended = ctl.end(Drained::default());
+    let summary = finish::finish(&rec, dest, &ring_cpus, ends, ended, notes);
+    match (failed, summary) {
+        (None, s) => s,
+        // A switch failed (a full disk): the current output was finished
+        // like a last one, and the error says so.
+        (Some(RecordError::Io { what, err }), Ok(s)) => Err(RecordError::WriteFailed {
+            path: s.output.clone(),
+            err: io::Error::new(err.kind(), format!("{what}: {err}")),
+            kept: Some(crate::session::Kept::Everything(s.bytes_written)),
+        }),
+        (Some(e), _) => Err(e),
+    }
+}
+
+/// One job a group: its drain unit over `data.i` (or its share of the
+/// flight recorder's memory), its rings and their fds.
+fn jobs(
+    rec: &mut Recording<'_>,
+    groups: &[DrainGroup],
+    dest: &Dest,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Job>, RecordError> {
+    let o = rec.o;
+    let n = groups.len();
     let mut slots: Vec<Option<(u32, Ring)>> = std::mem::take(&mut rec.prepared.set.rings)
         .into_iter()
         .map(Some)
@@ -88,7 +155,7 @@ pub fn record(
     let mut jobs = Vec::with_capacity(n);
     for (i, g) in groups.iter().enumerate() {
         let name = format!("data.{i}");
-        let writer = match (&dest, o.flight_recorder) {
+        let writer = match (dest, o.flight_recorder) {
             (Dest::Dir(d), _) => Writer::Stream(DataStreamWriter::new(
                 create_in(d.path(), &name).map_err(RecordError::Output)?,
             )),
@@ -124,41 +191,26 @@ pub fn record(
             checkpoint: lo.checkpoint,
         });
     }
-    let side_band_bytes = |dest: &Dest| match dest {
-        Dest::Dir(d) => d.side_band_bytes,
-        Dest::Memory(w) => w.side_band_bytes,
-    };
-    let shared = Arc::new(Shared {
-        stop: AtomicBool::new(false),
-        mailboxes: (0..n)
-            .map(|_| Mailbox::new())
-            .collect::<io::Result<_>>()
-            .map_err(io_err("creating an eventfd"))?,
-        ended: AtomicUsize::new(0),
-        ended_fd: eventfd().map_err(io_err("creating an eventfd"))?,
-        bytes: (0..n).map(|_| AtomicU64::new(0)).collect(),
-        max_streams: o.max_size.map(|m| m.saturating_sub(side_band_bytes(&dest))),
-    });
+    Ok(jobs)
+}
 
-    let mut memory = Destination::Memory {
-        path: o.output.clone(),
-    };
-    let child = rec.start(match &mut dest {
-        Dest::Dir(d) => &mut d.out,
-        Dest::Memory(_) => &mut memory,
-    })?;
-    // Committed: the files now live under the final name.
-    let final_dir = match &dest {
-        Dest::Dir(d) => d.path().to_path_buf(),
-        Dest::Memory(_) => PathBuf::new(),
-    };
+/// A drain thread and the group and file it drains.
+type Handle = (DrainGroup, PathBuf, JoinHandle<ThreadEnd>);
+
+/// Starts a drain thread per job, its files under `final_dir`.
+fn spawn(
+    jobs: Vec<Job>,
+    groups: Vec<DrainGroup>,
+    final_dir: &std::path::Path,
+    shared: &Arc<Shared>,
+    realtime: Option<i32>,
+) -> Result<(Vec<Handle>, Pool), RecordError> {
     let (tx, replies) = mpsc::channel();
-    let mut handles: Vec<(DrainGroup, PathBuf, JoinHandle<ThreadEnd>)> = Vec::new();
+    let mut handles: Vec<Handle> = Vec::new();
     for (i, (mut job, g)) in jobs.into_iter().zip(groups).enumerate() {
         job.path = final_dir.join(&job.path);
         let path = job.path.clone();
         let (sh, tx) = (shared.clone(), tx.clone());
-        let realtime = o.realtime;
         let h = std::thread::Builder::new()
             .name(format!("perfz-drain-{i}"))
             .spawn(move || {
@@ -179,30 +231,29 @@ pub fn record(
         shared: shared.clone(),
         replies,
     };
+    Ok((handles, pool))
+}
 
-    // Wait for a stop signal, the workload's end, a limit, or every drain
-    // thread's end (their tasks all gone); switch or snapshot on the way.
-    let channel = rec.channel.take();
-    let mut ctl = rec.control(channel, child, false);
-    if matches!(dest, Dest::Memory(_)) {
-        // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
-        ctl.limits.switch = Some(SwitchOutput::Signal);
-    }
-    let mut failed = None;
-    while shared.ended.load(Ordering::Acquire) < n {
+/// The main thread's wait: until a stop, a limit, or every drain thread's
+/// end, switching or snapshotting on the way. A switch that fails ends it.
+fn wait(
+    rec: &Recording<'_>,
+    ctl: &mut super::supervisor::SessionControl<'_>,
+    dest: &mut Dest,
+    pool: &Pool,
+    notes: &mut Vec<String>,
+) -> Result<(), RecordError> {
+    let shared = &pool.shared;
+    while shared.ended.load(Ordering::Acquire) < pool.threads() {
         clear(&shared.ended_fd);
         let streams: u64 = shared.bytes.iter().map(|b| b.load(Ordering::Relaxed)).sum();
-        match ctl.next(side_band_bytes(&dest) + streams) {
+        match ctl.next(dest.side_band_bytes() + streams) {
             Next::Stop => break,
             Next::Switch => {
-                let r = match &mut dest {
-                    Dest::Dir(d) => d.switch(&rec, &pool, &mut notes),
-                    Dest::Memory(w) => w.snapshot(&rec, &pool, &mut notes).map(|_| ()),
+                match dest {
+                    Dest::Dir(d) => d.switch(rec, pool, notes)?,
+                    Dest::Memory(w) => w.snapshot(rec, pool, notes).map(|_| ())?,
                 };
-                if let Err(e) = r {
-                    failed = Some(e);
-                    break;
-                }
                 continue;
             }
             Next::Go => {}
@@ -224,13 +275,12 @@ pub fn record(
             )
         };
     }
-    // Disable first, then tell the threads: their final pass sees all.
-    let _ = rec.prepared.set.disable();
-    shared.stop.store(true, Ordering::Release);
-    for m in &shared.mailboxes {
-        m.wake();
-    }
-    let mut ends = Vec::with_capacity(n);
+    Ok(())
+}
+
+/// Waits for every drain thread's end.
+fn join(handles: Vec<Handle>) -> Result<Vec<(DrainGroup, PathBuf, ThreadEnd)>, RecordError> {
+    let mut ends = Vec::with_capacity(handles.len());
     for (g, path, h) in handles {
         let end = h.join().map_err(|_| RecordError::Io {
             what: format!("the drain thread of {}", path.display()),
@@ -238,17 +288,5 @@ pub fn record(
         })?;
         ends.push((g, path, end));
     }
-    let ended = ctl.end(Drained::default());
-    let summary = finish::finish(&rec, dest, &ring_cpus, ends, ended, notes);
-    match (failed, summary) {
-        (None, s) => s,
-        // A switch failed (a full disk): the current output was finished
-        // like a last one, and the error says so.
-        (Some(RecordError::Io { what, err }), Ok(s)) => Err(RecordError::WriteFailed {
-            path: s.output.clone(),
-            err: io::Error::new(err.kind(), format!("{what}: {err}")),
-            kept: Some(crate::session::Kept::Everything(s.bytes_written)),
-        }),
-        (Some(e), _) => Err(e),
-    }
+    Ok(ends)
 }

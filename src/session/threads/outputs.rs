@@ -27,6 +27,16 @@ pub enum Dest {
     Memory(FlightWindow),
 }
 
+impl Dest {
+    /// Bytes of the side band written (`--max-size` counts them).
+    pub fn side_band_bytes(&self) -> u64 {
+        match self {
+            Dest::Dir(d) => d.side_band_bytes,
+            Dest::Memory(w) => w.side_band_bytes,
+        }
+    }
+}
+
 /// HEADER_COMPRESSED for `data`, from every thread's stream: the same codec
 /// and level, the largest mmap_len, the ratio over all of them.
 pub fn combined_compressed(reports: &[DrainReport]) -> Option<CompressedInfo> {
@@ -142,24 +152,7 @@ impl Dir {
             return Ok(());
         }
         let mut hits = std::mem::take(&mut self.file_hits);
-        let mut seen = Hits::default();
-        let mut reports = Vec::new();
-        for r in answers {
-            if let Some(e) = r.error {
-                return Err(RecordError::Io {
-                    what: format!("--switch-output: finishing data.{} failed", r.index),
-                    err: e,
-                });
-            }
-            if let Some(h) = r.hits {
-                seen.merge(Hits {
-                    maps: h.maps.clone(),
-                    ..Default::default()
-                });
-                hits.merge(h);
-            }
-            reports.push(r.report);
-        }
+        let (seen, reports) = gather(answers, &mut hits)?;
         if !seen.maps.is_empty() {
             new_main
                 .write_records(&seen.maps)
@@ -195,6 +188,34 @@ impl Dir {
         let _ = next.keep();
         Ok(())
     }
+}
+
+/// The threads' answers to a switch: their hits merged into `hits`, the
+/// map records they saw in the ended output, and their reports; the first
+/// thread that failed to finish its data.N fails the switch.
+fn gather(
+    answers: Vec<super::job::Reply>,
+    hits: &mut Hits,
+) -> Result<(Hits, Vec<DrainReport>), RecordError> {
+    let mut seen = Hits::default();
+    let mut reports = Vec::new();
+    for r in answers {
+        if let Some(e) = r.error {
+            return Err(RecordError::Io {
+                what: format!("--switch-output: finishing data.{} failed", r.index),
+                err: e,
+            });
+        }
+        if let Some(h) = r.hits {
+            seen.merge(Hits {
+                maps: h.maps.clone(),
+                ..Default::default()
+            });
+            hits.merge(h);
+        }
+        reports.push(r.report);
+    }
+    Ok((seen, reports))
 }
 
 /// Writes the side band `sb` into a directory's `data` and makes it whole.
