@@ -3,6 +3,8 @@
 //! The data flow shows in the module tree: `event` (kernel side) → `push`
 //! (ring → codec → sink) → `format` (perf.data). See docs/ARCHITECTURE.md.
 
+#![warn(missing_docs)]
+
 pub mod advice;
 pub mod cli;
 pub mod convert;

@@ -42,6 +42,7 @@
 //! assert_eq!(written, 11);
 //! ```
 
+#![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
 
 mod decoder;

@@ -125,6 +125,110 @@ fn hint_for(err: &io::Error, ev: &EventSpec) -> String {
     }
 }
 
+/// Each event's attr, probed once on the first ring's task and CPU to fall
+/// back early: a hardware event the PMU refuses becomes its software
+/// fallback, kernel sampling not permitted becomes `:u`, a kernel without
+/// build-id MMAP2 records without. `tracking`: the index of the event that
+/// tracks the side band (the dummy, or the first), and, with a dummy,
+/// whether the sampling events wait to be enabled. Each fallback flips one
+/// setting, so this ends; an attr still refused is opened (and reported
+/// with its context) later.
+fn probe(
+    specs: &mut [EventSpec],
+    mut opts: AttrOptions,
+    (tracker, waits): (usize, Option<bool>),
+    at: (i32, i32),
+    notes: &mut Vec<String>,
+) -> Vec<Attr> {
+    let mut attrs: Vec<Attr> = Vec::new();
+    for (i, ev) in specs.iter_mut().enumerate() {
+        // Each fallback flips one setting, so this ends.
+        let attr = loop {
+            let mut o = opts;
+            if let Some(sampling_waits) = waits {
+                // Sampling events wait to be enabled; the dummy starts
+                // with the workload (or at once).
+                o.enable_on_exec = opts.enable_on_exec && (i == tracker || !sampling_waits);
+            }
+            let attr = build_attr(ev, &o, i == tracker);
+            let e = match sys::open(&attr, at.0, at.1, -1) {
+                Ok(_) => break attr,
+                Err(e) => e,
+            };
+            let errno = e.raw_os_error();
+            if ev.is_hardware()
+                && matches!(errno, Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV))
+            {
+                let fb = ev.software_fallback();
+                notes.push(format!(
+                    "hardware counters are not available here ({} refused: {e}); recording the software event {} instead",
+                    ev.name, fb.name
+                ));
+                *ev = fb;
+            } else if !ev.exclude_kernel && matches!(errno, Some(libc::EACCES | libc::EPERM)) {
+                let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+                    .unwrap_or_default();
+                notes.push(format!(
+                    "kernel profiling is not permitted here (perf_event_paranoid = {}); recording user space only, as {}:u",
+                    paranoid.trim(),
+                    ev.name
+                ));
+                ev.exclude_kernel = true;
+                ev.name = format!("{}:u", ev.name);
+            } else if i == tracker && opts.build_id && errno == Some(libc::EINVAL) {
+                // Kernels before 5.12 know no build-id MMAP2.
+                opts.build_id = false;
+                notes.push(
+                    "this kernel cannot put build ids into MMAP2 records; recording without".into(),
+                );
+            } else {
+                break attr; // reported with context below
+            }
+        };
+        attrs.push(attr);
+    }
+    attrs
+}
+
+/// The attr index of each group member's leader.
+fn group_leaders(specs: &[EventSpec]) -> Vec<Option<usize>> {
+    specs
+        .iter()
+        .map(|e| {
+            let g = e.group.filter(|g| !g.leader)?;
+            specs
+                .iter()
+                .position(|l| l.group.is_some_and(|lg| lg.id == g.id && lg.leader))
+        })
+        .collect()
+}
+
+/// Maps `fd`'s ring of `pages` pages, halved down to [`MIN_PAGES`] while
+/// locked memory refuses it.
+fn map_ring(fd: &OwnedFd, pages: &mut usize, cpu: i32) -> Result<Ring, OpenError> {
+    loop {
+        match Ring::map(fd, *pages) {
+            Ok(r) => return Ok(r),
+            Err(e)
+                if *pages > MIN_PAGES
+                    && matches!(
+                        e.raw_os_error(),
+                        Some(libc::EPERM | libc::ENOMEM | libc::EAGAIN)
+                    ) =>
+            {
+                *pages /= 2;
+            }
+            Err(err) => {
+                return Err(OpenError::Map {
+                    cpu,
+                    pages: *pages,
+                    err,
+                })
+            }
+        }
+    }
+}
+
 impl EventSet {
     /// Opens `events` for `pids` (-1 = any) on `cpus`: one ring per CPU
     /// that every task's events on that CPU write into; or, `per_thread`, one
@@ -160,56 +264,14 @@ impl EventSet {
             specs.push(EventSpec::parse("dummy").expect("known"));
         }
         let tracker = if tracking_dummy { specs.len() - 1 } else { 0 };
-        let mut attrs: Vec<Attr> = Vec::new();
-        let mut opts = *opts;
-        // Probe each event once on the first CPU, to fall back early.
-        for (i, ev) in specs.iter_mut().enumerate() {
-            // Each fallback flips one setting, so this ends.
-            let attr = loop {
-                let mut o = opts;
-                if tracking_dummy {
-                    // Sampling events wait to be enabled; the dummy starts
-                    // with the workload (or at once).
-                    o.enable_on_exec = opts.enable_on_exec && (i == tracker || !sampling_waits);
-                }
-                let attr = build_attr(ev, &o, i == tracker);
-                let e = match sys::open(&attr, probe_pid, probe_cpu, -1) {
-                    Ok(_) => break attr,
-                    Err(e) => e,
-                };
-                let errno = e.raw_os_error();
-                if ev.is_hardware()
-                    && matches!(errno, Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV))
-                {
-                    let fb = ev.software_fallback();
-                    notes.push(format!(
-                        "hardware counters are not available here ({} refused: {e}); recording the software event {} instead",
-                        ev.name, fb.name
-                    ));
-                    *ev = fb;
-                } else if !ev.exclude_kernel && matches!(errno, Some(libc::EACCES | libc::EPERM)) {
-                    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-                        .unwrap_or_default();
-                    notes.push(format!(
-                        "kernel profiling is not permitted here (perf_event_paranoid = {}); recording user space only, as {}:u",
-                        paranoid.trim(),
-                        ev.name
-                    ));
-                    ev.exclude_kernel = true;
-                    ev.name = format!("{}:u", ev.name);
-                } else if i == tracker && opts.build_id && errno == Some(libc::EINVAL) {
-                    // Kernels before 5.12 know no build-id MMAP2.
-                    opts.build_id = false;
-                    notes.push(
-                        "this kernel cannot put build ids into MMAP2 records; recording without"
-                            .into(),
-                    );
-                } else {
-                    break attr; // reported with context below
-                }
-            };
-            attrs.push(attr);
-        }
+        let waits = tracking_dummy.then_some(sampling_waits);
+        let attrs = probe(
+            &mut specs,
+            *opts,
+            (tracker, waits),
+            (probe_pid, probe_cpu),
+            &mut notes,
+        );
         let mut entries: Vec<AttrEntry> = attrs
             .iter()
             .zip(&specs)
@@ -223,16 +285,7 @@ impl EventSet {
         let mut rings = Vec::new();
         let requested = pages;
         let mut pages = pages;
-        // The attr index of each group member's leader.
-        let group_leader: Vec<Option<usize>> = specs
-            .iter()
-            .map(|e| {
-                let g = e.group.filter(|g| !g.leader)?;
-                specs
-                    .iter()
-                    .position(|l| l.group.is_some_and(|lg| lg.id == g.id && lg.leader))
-            })
-            .collect();
+        let group_leader = group_leaders(&specs);
         for (key, tasks) in &rings_of {
             let mut leader: Option<usize> = None;
             // (attr index, pid, cpu) -> index in fds, for group leaders.
@@ -263,22 +316,7 @@ impl EventSet {
                     opened.insert((ai, pid, cpu), fds.len());
                     match leader {
                         None => {
-                            let ring = loop {
-                                match Ring::map(&fd, pages) {
-                                    Ok(r) => break r,
-                                    Err(e)
-                                        if pages > MIN_PAGES
-                                            && matches!(
-                                                e.raw_os_error(),
-                                                Some(libc::EPERM | libc::ENOMEM | libc::EAGAIN)
-                                            ) =>
-                                    {
-                                        pages /= 2;
-                                    }
-                                    Err(err) => return Err(OpenError::Map { cpu, pages, err }),
-                                }
-                            };
-                            rings.push((*key, ring));
+                            rings.push((*key, map_ring(&fd, &mut pages, cpu)?));
                             leader = Some(fds.len());
                         }
                         Some(l) => sys::set_output(&fd, &fds[l].fd)?,

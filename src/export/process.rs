@@ -53,6 +53,7 @@ impl Mapping {
         self.until
     }
 
+    /// Ends it at `until` (tests build timelines by hand).
     #[cfg(test)]
     pub fn set_until(&mut self, until: u64) {
         self.until = until;

@@ -13,6 +13,7 @@ pub mod output;
 pub mod reader;
 pub mod record;
 pub mod sample;
+mod sections;
 pub mod side_band;
 mod stream;
 pub mod tracing_data;

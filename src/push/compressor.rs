@@ -31,6 +31,7 @@ pub struct Compressor<C: Codec> {
 }
 
 impl<C: Codec> Compressor<C> {
+    /// A compressor over `codec`, nothing written yet.
     pub fn new(codec: C) -> Self {
         let max_in = codec.max_input(MAX_RECORD_PAYLOAD);
         assert!(max_in > 0, "a codec that cannot fit one byte into a record");
@@ -67,6 +68,7 @@ impl<C: Codec> Compressor<C> {
         self.codec.restart()
     }
 
+    /// The codec underneath.
     pub fn codec(&self) -> &C {
         &self.codec
     }

@@ -63,6 +63,8 @@ pub struct RecordWindow {
 }
 
 impl RecordWindow {
+    /// An empty window for `codec`: a record-sized buffer for output-driven codecs,
+    /// none for unit codecs.
     pub fn new<C: Codec>(codec: &C) -> RecordWindow {
         let len = if C::OUTPUT_DRIVEN { RECORD_MAX } else { 0 };
         RecordWindow::with_buf(codec, vec![0u8; len].into_boxed_slice())

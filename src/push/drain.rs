@@ -44,6 +44,7 @@ pub struct DrainReport {
     /// size, and how many pushes found a ring at least 7/8 full (how close
     /// the drain came to losing records).
     pub max_fill: f64,
+    /// Pushes that found their ring at least 7/8 full.
     pub near_full_pushes: u64,
     /// How much of their stack dumps the samples used (dwarf, when cut).
     pub stack_use: crate::push::stack_use::StackUse,
@@ -83,7 +84,10 @@ pub trait Drain {
     fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool>;
     /// A checkpoint with `features` plus HEADER_COMPRESSED as it stands.
     fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
+    /// Where the last checkpoint left the output (`None` before the first):
+    /// what a failed write rolls back to.
     fn checkpoint_end(&self) -> Option<u64>;
+    /// The numbers kept so far, for the summary and the header.
     fn report(&self) -> DrainReport;
     /// Writes the features and the final header.
     fn finish(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError>;
@@ -127,6 +131,8 @@ pub struct PushDrain<C: Codec, S: Lifecycle, M: Meter> {
 }
 
 impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
+    /// A unit pushing through `codec` into `sink`. `stack_tail`: cut unwritten dwarf
+    /// stack bytes; `rounds`: end passes with FINISHED_ROUND; `hits`: gather for build ids.
     pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>, rounds: bool, hits: bool) -> Self {
         let mut pusher = Pusher::new(codec, sink);
         pusher.set_hold(S::HOLDS);

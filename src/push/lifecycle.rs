@@ -57,6 +57,8 @@ pub trait Lifecycle: Sink + Sized {
     fn segment_due(&self) -> bool {
         false
     }
+    /// Flight recorder: closes the open segment (after the push that ended
+    /// its frame) and drops the oldest beyond the size.
     fn close_segment(&mut self) {}
     /// Flight recorder: the retained records, oldest first.
     fn snapshot(&self) -> Option<Vec<u8>> {

@@ -19,6 +19,8 @@ use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
 use crate::push::records::RECORD_MAX;
 
+/// Keeps pushed records in memory segments, dropping the oldest once the
+/// closed ones hold more than `cap` bytes.
 pub struct MemorySink {
     cap: u64,
     segment_target: usize,
@@ -29,12 +31,14 @@ pub struct MemorySink {
     buf: Box<[u8]>,
     /// Segments and bytes dropped to stay within `cap`.
     pub dropped_segments: u64,
+    /// Bytes in the dropped segments.
     pub dropped_bytes: u64,
     /// Bytes ever pushed in.
     written: u64,
 }
 
 impl MemorySink {
+    /// Retains about `cap` bytes, in segments of `cap`/16 (at least 16 KiB).
     pub fn new(cap: u64) -> Self {
         let segment_target = ((cap / 16) as usize).clamp(16 << 10, cap.max(16 << 10) as usize);
         MemorySink {

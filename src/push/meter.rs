@@ -26,13 +26,18 @@ impl Copies {
     }
 }
 
+/// Counts the bytes a push path moves; each call is a no-op by default.
 pub trait Meter: Default {
+    /// `n` bytes read out of a ring buffer.
     #[inline(always)]
     fn ring(&mut self, _n: usize) {}
+    /// `n` bytes our code memcpy'd.
     #[inline(always)]
     fn copied(&mut self, _n: usize) {}
+    /// `n` bytes fed to the codec.
     #[inline(always)]
     fn codec_in(&mut self, _n: usize) {}
+    /// `n` bytes of records handed to the output.
     #[inline(always)]
     fn written(&mut self, _n: usize) {}
     /// The counts, if this meter keeps any.

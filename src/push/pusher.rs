@@ -23,17 +23,21 @@ pub struct PushStats {
     pub ring_bytes: u64,
 }
 
+/// Pushes ring regions through codec `C` into sink `S`, metered by `M`.
 pub struct Pusher<C: Codec, S: Sink, M: Meter = NoMeter> {
     comp: Compressor<C>,
     sink: S,
     /// The kept bytes of an edited region, for codecs that cut by input
     /// (grows to the largest region once, then never allocates).
     staging: Vec<u8>,
+    /// The copy meter (counts nothing with [`NoMeter`]).
     pub meter: M,
+    /// Pushes and ring bytes so far.
     pub stats: PushStats,
 }
 
 impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
+    /// A pusher compressing with `codec` into `sink`, nothing pushed yet.
     pub fn new(codec: C, sink: S) -> Self {
         Pusher {
             comp: Compressor::new(codec),
@@ -169,6 +173,7 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
         self.sink.end_push()
     }
 
+    /// The sink underneath.
     pub fn sink(&self) -> &S {
         &self.sink
     }
@@ -183,6 +188,7 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
         self.comp.restart().map_err(io::Error::other)
     }
 
+    /// The sink underneath, for its lifecycle (checkpoints, segments, switches).
     pub fn sink_mut(&mut self) -> &mut S {
         &mut self.sink
     }
@@ -207,6 +213,7 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
         self.comp.codec().state_size()
     }
 
+    /// The sink, to finish or salvage; flush first, or what the codec holds is lost.
     pub fn into_sink(self) -> S {
         self.sink
     }

@@ -32,6 +32,7 @@ pub const RECORD_MAX: usize = RecordHeader::SIZE + MAX_RECORD_PAYLOAD;
 /// buffer (the codec's output is the only copy); conversions use the
 /// compressor's.
 pub trait Records {
+    /// What a failed `buf` or `commit` returns; a codec error converts into it.
     type Error: From<perfz_codecs::Error>;
     /// The buffer of the record being built ([`RECORD_MAX`] bytes at
     /// least; the same one until [`commit`](Records::commit)).

@@ -73,8 +73,11 @@ pub struct StackAt {
 /// Why an event's samples cannot be cut.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Uncut {
+    /// `sample_type` (the value) has bits whose fields perfz cannot lay out.
     #[error("its samples carry fields perfz does not know (sample_type {0:#x})")]
     UnknownFields(u64),
+    /// The events' sample layouts differ and samples carry no id at one place
+    /// (neither PERF_SAMPLE_IDENTIFIER nor PERF_SAMPLE_ID at a common offset).
     #[error(
         "its events lay out their samples differently and the samples do not say \
          which event they belong to (no PERF_SAMPLE_IDENTIFIER, no PERF_SAMPLE_ID at one place)"

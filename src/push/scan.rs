@@ -7,9 +7,12 @@ use perfz_codecs::Input;
 use crate::format::record::misc;
 use crate::format::record::{RecordHeader, RecordType};
 
+/// What a drain counted in the ring regions it pushed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct RecordCounts {
+    /// Records of every type.
     pub records: u64,
+    /// SAMPLE records.
     pub samples: u64,
     /// LOST records seen.
     pub lost_records: u64,

@@ -21,6 +21,8 @@ pub trait Sink {
     /// [`RECORD_MAX`] bytes): the codec writes straight into it, then
     /// [`commit`](Sink::commit) takes its first `n` bytes.
     fn record_buf(&mut self) -> io::Result<&mut [u8]>;
+    /// Writes (or queues) the first `n` bytes of [`record_buf`](Sink::record_buf),
+    /// a finished record.
     fn commit(&mut self, n: usize) -> io::Result<()>;
     /// A whole record built elsewhere (the zstd cutter's window); returns
     /// the bytes it memcpy'd to take it (0 when written from where it is).
@@ -54,6 +56,7 @@ const WRITEV_BATCH: usize = 64;
 /// The serial sink: writes synchronously, one write per record; raw ring bytes
 /// go out with one `writev` of the ring's own slices — no copy by our code.
 pub struct SerialSink<W: RecordSink> {
+    /// The output records are written to.
     pub out: W,
     buf: Box<[u8]>,
     /// Data sizes after the last writes (record boundaries): where a
@@ -71,6 +74,7 @@ pub struct RecentEnds {
 impl RecentEnds {
     const N: usize = 16;
 
+    /// Notes `end`, forgetting the oldest once N are kept.
     pub fn push(&mut self, end: u64) {
         self.ends[self.next % Self::N] = end;
         self.next += 1;
@@ -83,6 +87,7 @@ impl RecentEnds {
 }
 
 impl<W: RecordSink> SerialSink<W> {
+    /// A sink writing to `out`, no ends noted yet.
     pub fn new(out: W) -> Self {
         SerialSink {
             out,
@@ -97,6 +102,7 @@ impl<W: RecordSink> SerialSink<W> {
         self.ends.push(end);
     }
 
+    /// The output, to finish.
     pub fn into_inner(self) -> W {
         self.out
     }

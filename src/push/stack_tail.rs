@@ -211,9 +211,19 @@ struct Cut {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Edit {
     /// The 8 bytes at `at` read as `with`.
-    Replace { at: usize, with: [u8; 8] },
+    Replace {
+        /// Offset of the word in the region (a record header or a stack `size`).
+        at: usize,
+        /// The word written instead, little-endian.
+        with: [u8; 8],
+    },
     /// The `len` bytes at `at` are left out.
-    Skip { at: usize, len: usize },
+    Skip {
+        /// Offset in the region of the first byte left out.
+        at: usize,
+        /// Bytes left out (a sample's unwritten stack bytes).
+        len: usize,
+    },
 }
 
 /// Calls `f` with the bytes of `region` as `edits` (in order of offset,

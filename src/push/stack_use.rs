@@ -43,6 +43,7 @@ impl StackUse {
         self.buckets[((used / STEP) as usize).min(BUCKETS - 1)] += 1;
     }
 
+    /// Adds the samples counted in `o` (a region's, or another drain's).
     pub fn merge(&mut self, o: &StackUse) {
         self.samples += o.samples;
         self.max = self.max.max(o.max);

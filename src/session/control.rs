@@ -15,8 +15,20 @@ use std::str::FromStr;
 /// Where commands come from and acks go.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ControlSpec {
-    Fifo { ctl: PathBuf, ack: Option<PathBuf> },
-    Fd { ctl: RawFd, ack: Option<RawFd> },
+    /// `fifo:CTL[,ACK]`: named FIFOs, opened read-write and non-blocking.
+    Fifo {
+        /// The FIFO commands are read from.
+        ctl: PathBuf,
+        /// The FIFO acks are written to, if any.
+        ack: Option<PathBuf>,
+    },
+    /// `fd:CTL[,ACK]`: descriptors inherited from the caller (duplicated).
+    Fd {
+        /// The descriptor commands are read from.
+        ctl: RawFd,
+        /// The descriptor acks are written to, if any.
+        ack: Option<RawFd>,
+    },
 }
 
 impl FromStr for ControlSpec {

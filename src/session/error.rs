@@ -14,12 +14,16 @@ pub enum Kept {
     Checkpoint(u64),
 }
 
+/// Why a recording failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
+    /// The events could not be opened, filtered or mapped (see [`OpenError`]).
     #[error(transparent)]
     Open(#[from] OpenError),
+    /// A perf.data format or I/O error (see [`FormatError`]).
     #[error(transparent)]
     Format(#[from] FormatError),
+    /// The codec could not be set up or failed.
     #[error(transparent)]
     Codec(#[from] perfz_codecs::Error),
     /// The options contradict each other or name something that is not there.
@@ -30,11 +34,21 @@ pub enum RecordError {
     Output(io::Error),
     /// The workload (or timing command) could not be started.
     #[error("cannot run {cmd}: {err}")]
-    Start { cmd: String, err: io::Error },
+    Start {
+        /// `argv[0]` of the workload or timing command.
+        cmd: String,
+        /// Why it could not be started.
+        err: io::Error,
+    },
     /// A system call outside the output failed (reading /proc, enabling
     /// events, waiting for the workload, starting the writer thread).
     #[error("{what}: {err}")]
-    Io { what: String, err: io::Error },
+    Io {
+        /// What failed, for the message ("cannot enable the events").
+        what: String,
+        /// The call's error.
+        err: io::Error,
+    },
     /// Writing the output failed mid-recording; `kept` says what is left.
     #[error("writing {path} failed: {err}; {}", match .kept {
         Some(Kept::Everything(n)) => format!("the file was finalized with every record written before the failure ({n} bytes) and opens in perf report"),
@@ -42,8 +56,11 @@ pub enum RecordError {
         None => "nothing could be kept".to_string(),
     })]
     WriteFailed {
+        /// The output being written.
         path: String,
+        /// The write's error.
         err: io::Error,
+        /// What is left of the output; `None` where nothing could be kept.
         kept: Option<Kept>,
     },
 }

@@ -14,10 +14,15 @@ use crate::event::open::ANY_CPU;
 /// How rings are grouped into drain threads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ThreadSpec {
+    /// `cpu`: one thread per ring, run on the ring's CPU (the default).
     Cpu,
+    /// `core`: one thread per core, for the rings of its SMT siblings.
     Core,
+    /// `package`: one thread per package (socket), for the rings of its CPUs.
     Package,
+    /// `numa`: one thread per NUMA node, for the rings of its CPUs.
     Numa,
+    /// `N` (1..=4096): N threads, the rings split into N contiguous, even groups.
     Count(usize),
     /// (CPUs whose rings the thread drains, CPUs it may run on).
     Masks(Vec<(Vec<u32>, Vec<u32>)>),

@@ -15,12 +15,17 @@ use crate::units;
 /// Everything `perfz record` was asked to do.
 #[derive(Clone, Debug)]
 pub struct RecordOptions {
+    /// `-e`: the events to sample, as perf spells them.
     pub events: Vec<EventSpec>,
+    /// `-F HZ` or `-c N`: how often the events sample.
     pub sampling: Sampling,
     /// -F or -c was given (it replaces tracepoints' default period 1).
     pub sampling_explicit: bool,
+    /// `-g` / `--call-graph`: what call chains the samples carry.
     pub call_graph: CallGraph,
+    /// What is recorded: a workload, `-p`, `-t`, or CPUs (`-a`, `-C`).
     pub target: Target,
+    /// `-o`: the perf.data file (a directory with `--threads`); `-` = pipe mode to stdout.
     pub output: PathBuf,
     /// Data pages per ring; `None` = perf's default (dwarf streams: sized
     /// for the stream, see setup).
@@ -29,10 +34,13 @@ pub struct RecordOptions {
     pub realtime: Option<i32>,
     /// Don't drain a ring holding fewer bytes than this (except at the end).
     pub mmap_flush: usize,
+    /// `--codec` / `-z`: how records are compressed (`none`: raw records).
     pub codec: perfz_codecs::CodecSpec,
+    /// `--switch-events`: record context switches (PERF_RECORD_SWITCH).
     pub switch_events: bool,
     /// `-k`: the clock samples are timed by.
     pub clockid: Option<i32>,
+    /// Follow child processes and threads (off with `--no-inherit`).
     pub inherit: bool,
     /// With -a / -C / -p / -t: a command that only times the recording (it
     /// runs after the events are enabled; the recording ends when it exits).
@@ -41,6 +49,7 @@ pub struct RecordOptions {
     pub argv: Vec<String>,
     /// `--aio[=N]`: N async buffers; `None` = serial writes.
     pub aio: Option<usize>,
+    /// `--aio-backend`: how the async writes are done.
     pub aio_backend: AioBackend,
     /// Count bytes moved on the push path (`-v`, `--stats-json`).
     pub copy_meter: bool,
@@ -138,7 +147,9 @@ impl Default for BuildIdOptions {
 pub enum AioBackend {
     /// io_uring, or the pwrite thread where io_uring is unavailable.
     Auto,
+    /// io_uring only; the recording fails where it is unavailable.
     Uring,
+    /// A writer thread doing `pwrite`.
     Thread,
 }
 

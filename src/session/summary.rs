@@ -2,11 +2,16 @@
 
 use serde::Serialize;
 
+/// What a recording did: the numbers of perf's closing lines, and perfz's own.
 #[derive(Debug, Serialize)]
 pub struct Summary {
+    /// The output path as given (`-` for a pipe).
     pub output: String,
+    /// The codec spec in `--codec` syntax, level included (`zstd:3`).
     pub codec: String,
+    /// Times poll woke the drain with an fd ready (perf's "Woken up N times").
     pub wakeups: u64,
+    /// SAMPLE records read out of the rings.
     pub samples: u64,
     /// Records read out of the rings.
     pub records: u64,
@@ -22,17 +27,25 @@ pub struct Summary {
     pub bytes_written: u64,
     /// Bytes of COMPRESSED records (0 with codec none).
     pub compressed_bytes: u64,
+    /// Data pages per ring.
     pub pages: usize,
+    /// Ring buffers drained.
     pub rings: usize,
+    /// Wall-clock seconds from the session's start to the summary.
     pub seconds: f64,
+    /// The signal that stopped the recording (SIGINT, SIGTERM, SIGHUP), if one did.
     pub stop_signal: Option<i32>,
+    /// The workload's (or timing command's) exit code; `None` where none exited with
+    /// one (no workload, killed by a signal, still running when the recording ended).
     pub workload_exit: Option<i32>,
     /// How the data was written: serial, or async and by which backend.
     pub sink: String,
     /// Checkpoints taken (the file was perf-readable after each), their bytes
     /// (skip records in the data section) and the time they took.
     pub checkpoints: u64,
+    /// Bytes the checkpoints wrote, all of them together.
     pub checkpoint_bytes: u64,
+    /// Seconds the checkpoints took, all of them together.
     pub checkpoint_seconds: f64,
     /// Bytes moved on the push path, when the copy meter was on.
     pub copies: Option<crate::push::Copies>,
@@ -49,6 +62,7 @@ pub struct Summary {
     /// The fullest any ring was when the drain came to it (0..1), and how
     /// many pushes found a ring at least 7/8 full.
     pub max_ring_fill: f64,
+    /// Pushes that found their ring at least 7/8 full.
     pub near_full_pushes: u64,
     /// How much of their stack dumps the samples used (dwarf, cut).
     pub stack_use: crate::push::stack_use::StackUse,
@@ -60,6 +74,7 @@ pub struct Summary {
     pub threads: Vec<ThreadSummary>,
     /// `--switch-output`: every output written, oldest first.
     pub outputs: Vec<String>,
+    /// Things the user should hear, printed as `perfz: note:` lines before the summary.
     pub notes: Vec<String>,
 }
 

@@ -33,8 +33,11 @@ pub const MAX_BUFFERS: usize = 4;
 /// A write the backend is done with: its buffer back, where it was written
 /// and whether all of it landed.
 pub struct Done {
+    /// The buffer submitted, now free to fill again.
     pub buf: Box<[u8]>,
+    /// File offset the write was submitted at.
     pub offset: u64,
+    /// `Ok` when every byte submitted landed; the write's error otherwise.
     pub result: io::Result<()>,
 }
 
@@ -57,6 +60,7 @@ pub trait Backend {
 /// What the async sink needs of the file it writes at offsets: a perf.data
 /// (whose header and features follow the data) or a `data.N` stream.
 pub trait OffsetFile: Output {
+    /// The open file the backend writes to.
     fn file(&self) -> &File;
     /// Where the next data byte goes.
     fn next_offset(&self) -> u64;
@@ -235,6 +239,7 @@ impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
         Ok(used)
     }
 
+    /// Where the last checkpoint left the file (`None` before the first).
     pub fn checkpoint_end(&self) -> Option<u64> {
         self.out.checkpoint_end()
     }
@@ -244,6 +249,7 @@ impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
         &self.out
     }
 
+    /// The backend's short name (`io_uring`, `pwrite thread`), for messages.
     pub fn backend_name(&self) -> &'static str {
         self.backend.name()
     }

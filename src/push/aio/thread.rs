@@ -11,6 +11,7 @@ use super::{Backend, Done};
 
 type WriteJob = (Box<[u8]>, usize, u64);
 
+/// Writes on one `perfz-writer` thread with `pwrite`, in submission order.
 pub struct ThreadBackend {
     jobs: Option<Sender<WriteJob>>,
     done: Receiver<Done>,
@@ -21,6 +22,7 @@ pub struct ThreadBackend {
 }
 
 impl ThreadBackend {
+    /// Starts the writer thread on a clone of `file`'s descriptor.
     pub fn new(file: &File) -> io::Result<Self> {
         let file = file.try_clone()?;
         let (jobs, rx) = channel::<WriteJob>();

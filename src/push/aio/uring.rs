@@ -37,6 +37,8 @@ struct Slot {
     done: usize,
 }
 
+/// Writes through io_uring, one `IORING_OP_WRITE` per buffer; after a [`STALL`],
+/// with `pwrite` for good.
 pub struct UringBackend {
     ring: IoUring,
     fd: i32,
