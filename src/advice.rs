@@ -115,7 +115,7 @@ pub fn advise(
         let fits = ring.saturating_sub(DWARF_SAMPLE_OVERHEAD) / 1024 * 1024;
         a.suggested_pages = Some(pages);
         let mut s = format!(
-            "a ring of {} cannot hold one sample of {} (its {} stack dump and the rest):              -m {pages} ({} per ring) holds 16 of them",
+            "a ring of {} cannot hold one sample of {} (its {} stack dump and the rest): -m {pages} ({} per ring) holds 16 of them",
             kib(ring),
             kib(reserved),
             kib(dump),
@@ -128,6 +128,31 @@ pub fn advise(
         a.text = s;
         return a;
     }
+    let smaller = stack_fit(used, per_sample, &mut a, &mut said);
+    if largest_loss > 0 && per_sample > 0 {
+        said.push(overflow(
+            largest_loss,
+            per_sample,
+            ring_bytes,
+            smaller,
+            &mut a,
+        ));
+    }
+    if let Some(t) = timing.filter(|t| t.rate > 0.0 && t.ring_bytes > 0) {
+        drain_timing(&t, largest_loss, &mut a, &mut said);
+    }
+    a.text = said.join("; ");
+    a
+}
+
+/// What the stacks used of their dumps says: a dwarf size that holds every
+/// stack seen where it is smaller (returned), or that the dumps were full.
+fn stack_fit(
+    used: &StackUse,
+    per_sample: u64,
+    a: &mut Advice,
+    said: &mut Vec<String>,
+) -> Option<u64> {
     let mut smaller = None;
     if used.samples > 0 {
         // A KiB of headroom over the deepest stack seen.
@@ -151,75 +176,87 @@ pub fn advise(
             ));
         }
     }
-    if largest_loss > 0 && per_sample > 0 {
-        // What the kernel wanted to write while the ring was full, beside
-        // what the ring held then; twice that, for the next burst.
-        let burst = largest_loss.saturating_mul(per_sample);
-        match ring_bytes {
-            Some(ring) => {
-                let need = ring.saturating_add(burst).saturating_mul(2);
-                let pages = pages_for(need);
-                a.suggested_pages = Some(pages);
-                let mut s = format!(
-                    "the worst overflow lost {largest_loss} samples at once: -m {pages} ({} per ring) holds it",
-                    mib(pages)
-                );
-                if let Some(fit) = smaller {
-                    let scaled = (need as f64 * (fit + DWARF_SAMPLE_OVERHEAD) as f64
-                        / per_sample as f64) as u64;
-                    let p = pages_for(scaled);
-                    a.suggested_pages_with_dwarf = Some(p);
-                    s += &format!(", or -m {p} with dwarf,{fit}");
-                }
-                said.push(s);
+    smaller
+}
+
+/// What the worst overflow says: the pages per ring that would have held
+/// it twice over (and with the smaller dwarf size `smaller`), where the
+/// ring's size is known.
+fn overflow(
+    largest_loss: u64,
+    per_sample: u64,
+    ring_bytes: Option<u64>,
+    smaller: Option<u64>,
+    a: &mut Advice,
+) -> String {
+    // What the kernel wanted to write while the ring was full, beside
+    // what the ring held then; twice that, for the next burst.
+    let burst = largest_loss.saturating_mul(per_sample);
+    match ring_bytes {
+        Some(ring) => {
+            let need = ring.saturating_add(burst).saturating_mul(2);
+            let pages = pages_for(need);
+            a.suggested_pages = Some(pages);
+            let mut s = format!(
+                "the worst overflow lost {largest_loss} samples at once: -m {pages} ({} per ring) holds it",
+                mib(pages)
+            );
+            if let Some(fit) = smaller {
+                let scaled =
+                    (need as f64 * (fit + DWARF_SAMPLE_OVERHEAD) as f64 / per_sample as f64) as u64;
+                let p = pages_for(scaled);
+                a.suggested_pages_with_dwarf = Some(p);
+                s += &format!(", or -m {p} with dwarf,{fit}");
             }
-            None => said.push(format!(
-                "the worst overflow lost {largest_loss} samples at once ({} of ring at this \
-                 sample size): a ring must hold that much more than it held then",
-                kib(burst)
-            )),
+            s
         }
+        None => format!(
+            "the worst overflow lost {largest_loss} samples at once ({} of ring at this \
+             sample size): a ring must hold that much more than it held then",
+            kib(burst)
+        ),
     }
-    if let Some(t) = timing.filter(|t| t.rate > 0.0 && t.ring_bytes > 0) {
-        let holds = t.ring_bytes as f64 / t.rate * 1000.0;
-        let late = (t.max_fill - 0.5).max(0.0) * holds;
-        a.ring_holds_ms = Some(holds);
-        a.drain_late_ms = Some(late);
-        if largest_loss > 0 {
-            said.push(format!(
-                "a ring held {holds:.1} ms of this stream at its mean rate: the kernel wakes the \
-                 drain at half full, so a drain away more than {:.1} ms loses samples (the fullest \
-                 ring seen when drained: {:.0} %)",
-                holds / 2.0,
-                t.max_fill * 100.0
-            ));
-            let timed = t.cpu_waits_ms;
-            let waited = timed.iter().filter(|&&w| w >= holds / 2.0).count();
-            let max = timed.iter().copied().reduce(f64::max);
-            a.drain_cpu_wait_ms = max;
-            a.losses_timed = timed.len();
-            a.losses_after_a_wait = waited;
-            said.push(match max {
-                // Woken in time, but another task kept the CPU (a kernel
-                // thread that does not yield, a busier task).
-                Some(w) if waited > 0 => format!(
-                    "before {waited} of the {} losses it timed, the drain had waited more than \
-                     {:.1} ms for its CPU (up to {w:.1} ms) while another task held it: -r PRIO \
-                     lets the drain take its CPU",
-                    timed.len(),
-                    holds / 2.0
-                ),
-                Some(w) => format!(
-                    "the drain did not wait for its CPU before the {} losses it timed (at most \
-                     {w:.2} ms): it was woken late or busy, so a bigger ring is the lever, not -r",
-                    timed.len()
-                ),
-                None => "-r PRIO runs the drain first".to_string(),
-            });
-        }
+}
+
+/// What the rings' timing says: how long a ring held the stream, how late
+/// the drain came, and whether it had waited for its CPU before the losses.
+fn drain_timing(t: &RingTiming<'_>, largest_loss: u64, a: &mut Advice, said: &mut Vec<String>) {
+    let holds = t.ring_bytes as f64 / t.rate * 1000.0;
+    let late = (t.max_fill - 0.5).max(0.0) * holds;
+    a.ring_holds_ms = Some(holds);
+    a.drain_late_ms = Some(late);
+    if largest_loss > 0 {
+        said.push(format!(
+            "a ring held {holds:.1} ms of this stream at its mean rate: the kernel wakes the \
+             drain at half full, so a drain away more than {:.1} ms loses samples (the fullest \
+             ring seen when drained: {:.0} %)",
+            holds / 2.0,
+            t.max_fill * 100.0
+        ));
+        let timed = t.cpu_waits_ms;
+        let waited = timed.iter().filter(|&&w| w >= holds / 2.0).count();
+        let max = timed.iter().copied().reduce(f64::max);
+        a.drain_cpu_wait_ms = max;
+        a.losses_timed = timed.len();
+        a.losses_after_a_wait = waited;
+        said.push(match max {
+            // Woken in time, but another task kept the CPU (a kernel
+            // thread that does not yield, a busier task).
+            Some(w) if waited > 0 => format!(
+                "before {waited} of the {} losses it timed, the drain had waited more than \
+                 {:.1} ms for its CPU (up to {w:.1} ms) while another task held it: -r PRIO \
+                 lets the drain take its CPU",
+                timed.len(),
+                holds / 2.0
+            ),
+            Some(w) => format!(
+                "the drain did not wait for its CPU before the {} losses it timed (at most \
+                 {w:.2} ms): it was woken late or busy, so a bigger ring is the lever, not -r",
+                timed.len()
+            ),
+            None => "-r PRIO runs the drain first".to_string(),
+        });
     }
-    a.text = said.join("; ");
-    a
 }
 
 fn mib(pages: usize) -> String {

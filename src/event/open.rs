@@ -128,18 +128,23 @@ fn hint_for(err: &io::Error, ev: &EventSpec) -> String {
 /// Each event's attr, probed once on the first ring's task and CPU to fall
 /// back early: a hardware event the PMU refuses becomes its software
 /// fallback, kernel sampling not permitted becomes `:u`, a kernel without
-/// build-id MMAP2 records without. `tracking`: the index of the event that
-/// tracks the side band (the dummy, or the first), and, with a dummy,
-/// whether the sampling events wait to be enabled. Each fallback flips one
+/// build-id MMAP2 records without. `waits`: where a tracking dummy is
+/// added (it tracks the side band, else the first event does), whether the
+/// sampling events wait to be enabled. Each fallback flips one
 /// setting, so this ends; an attr still refused is opened (and reported
 /// with its context) later.
 fn probe(
-    specs: &mut [EventSpec],
+    events: &[EventSpec],
     mut opts: AttrOptions,
-    (tracker, waits): (usize, Option<bool>),
+    waits: Option<bool>,
     at: (i32, i32),
     notes: &mut Vec<String>,
-) -> Vec<Attr> {
+) -> (Vec<EventSpec>, Vec<Attr>) {
+    let mut specs: Vec<EventSpec> = events.to_vec();
+    if waits.is_some() {
+        specs.push(EventSpec::parse("dummy").expect("known"));
+    }
+    let tracker = if waits.is_some() { specs.len() - 1 } else { 0 };
     let mut attrs: Vec<Attr> = Vec::new();
     for (i, ev) in specs.iter_mut().enumerate() {
         // Each fallback flips one setting, so this ends.
@@ -187,7 +192,43 @@ fn probe(
         };
         attrs.push(attr);
     }
-    attrs
+    (specs, attrs)
+}
+
+/// Each ring: its CPU key, and the (pid, cpu) pairs writing into it.
+fn ring_tasks(cpus: &[u32], pids: &[i32], per_thread: bool) -> Vec<(u32, Vec<(i32, i32)>)> {
+    if per_thread {
+        pids.iter().map(|&p| (ANY_CPU, vec![(p, -1)])).collect()
+    } else {
+        cpus.iter()
+            .map(|&c| (c, pids.iter().map(|&p| (p, c as i32)).collect()))
+            .collect()
+    }
+}
+
+/// Opens `attr` of event `spec` for task `pid` on `cpu` (in the group of
+/// `group_fd`, or -1) and sets the event's filter.
+fn open_fd(
+    attr: &Attr,
+    spec: &EventSpec,
+    (pid, cpu): (i32, i32),
+    group_fd: std::os::fd::RawFd,
+) -> Result<OwnedFd, OpenError> {
+    let fd = sys::open(attr, pid, cpu, group_fd).map_err(|err| OpenError::Open {
+        event: spec.name.clone(),
+        cpu,
+        pid: (pid >= 0).then_some(pid),
+        hint: hint_for(&err, spec),
+        err,
+    })?;
+    if let Some(f) = &spec.filter {
+        sys::set_filter(&fd, f).map_err(|err| OpenError::Filter {
+            event: spec.name.clone(),
+            filter: f.clone(),
+            err,
+        })?;
+    }
+    Ok(fd)
 }
 
 /// The attr index of each group member's leader.
@@ -249,37 +290,15 @@ impl EventSet {
             Tracking::First => (false, false),
             Tracking::Dummy { sampling_waits } => (true, sampling_waits),
         };
-        // Each ring: its CPU key, and the (pid, cpu) pairs writing into it.
-        let rings_of: Vec<(u32, Vec<(i32, i32)>)> = if per_thread {
-            pids.iter().map(|&p| (ANY_CPU, vec![(p, -1)])).collect()
-        } else {
-            cpus.iter()
-                .map(|&c| (c, pids.iter().map(|&p| (p, c as i32)).collect()))
-                .collect()
-        };
-        let (probe_pid, probe_cpu) = rings_of[0].1[0];
+        let rings_of = ring_tasks(cpus, pids, per_thread);
         let mut notes = Vec::new();
-        let mut specs: Vec<EventSpec> = events.to_vec();
-        if tracking_dummy {
-            specs.push(EventSpec::parse("dummy").expect("known"));
-        }
-        let tracker = if tracking_dummy { specs.len() - 1 } else { 0 };
         let waits = tracking_dummy.then_some(sampling_waits);
-        let attrs = probe(
-            &mut specs,
-            *opts,
-            (tracker, waits),
-            (probe_pid, probe_cpu),
-            &mut notes,
-        );
+        let (specs, attrs) = probe(events, *opts, waits, rings_of[0].1[0], &mut notes);
+        // Each attr's ids are gathered as its fds open.
         let mut entries: Vec<AttrEntry> = attrs
             .iter()
             .zip(&specs)
-            .map(|(a, s)| AttrEntry {
-                attr: a.clone(),
-                ids: Vec::new(),
-                name: Some(s.name.clone()),
-            })
+            .map(|(a, s)| AttrEntry::new(a.clone(), Some(s.name.clone())))
             .collect();
         let mut fds: Vec<EventFd> = Vec::new();
         let mut rings = Vec::new();
@@ -296,21 +315,7 @@ impl EventSet {
                     let group_fd = group_leader[ai]
                         .and_then(|l| opened.get(&(l, pid, cpu)))
                         .map_or(-1, |&i| fds[i].fd.as_raw_fd());
-                    let fd =
-                        sys::open(attr, pid, cpu, group_fd).map_err(|err| OpenError::Open {
-                            event: specs[ai].name.clone(),
-                            cpu,
-                            pid: (pid >= 0).then_some(pid),
-                            hint: hint_for(&err, &specs[ai]),
-                            err,
-                        })?;
-                    if let Some(f) = &specs[ai].filter {
-                        sys::set_filter(&fd, f).map_err(|err| OpenError::Filter {
-                            event: specs[ai].name.clone(),
-                            filter: f.clone(),
-                            err,
-                        })?;
-                    }
+                    let fd = open_fd(attr, &specs[ai], (pid, cpu), group_fd)?;
                     let id = sys::id(&fd)?;
                     entries[ai].ids.push(id);
                     opened.insert((ai, pid, cpu), fds.len());

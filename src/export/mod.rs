@@ -118,58 +118,26 @@ pub fn export(
     // Read beside the first pass; left unread where the recording turns
     // out to be from another kernel.
     let kallsyms = Some(kallsyms::Kallsyms::read());
-    let Survey {
-        procs,
-        kernel_here,
-        arch,
-        events,
-        first_event,
-        cut_short,
-    } = survey::survey(inputs)?;
-    let chosen = choose_event(&events, first_event.as_deref(), o.event.as_deref(), format)?;
+    let survey = survey::survey(inputs)?;
+    let Survey { procs, events, .. } = &survey;
+    let kernel_here = survey.kernel_here;
+    let first = survey.first_event.as_deref();
+    let chosen = choose_event(events, first, o.event.as_deref(), format)?;
     let mut syms = Symbols::new(kernel_here.then_some(kallsyms).flatten(), o.inline);
     syms.note_jitdumps(procs.jitdumps());
-    let mut done = Exported {
-        kernel_symbols: kernel_here,
-        event: chosen.map(|e| e.0.clone()),
-        cut_short,
-        other_events: events
-            .iter()
-            .filter(|e| chosen.is_some_and(|c| c.0 != e.0))
-            .map(|e| format!("{} ({} samples)", e.0, e.2))
-            .collect(),
-        ..Default::default()
-    };
-    // framehop unwinds x86-64 and aarch64; perfz reads x86-64's registers.
-    let mut unwind = match arch.as_deref() {
-        None | Some("x86_64") => Some(Unwind::new(kernel_here)),
-        Some(other) => {
-            done.not_unwound = Some(format!(
-                "the recording is from {other}: dwarf stacks are unwound for x86_64 only"
-            ));
-            None
-        }
-    };
+    let (mut done, mut unwind) = begin(&survey, chosen);
     let mut folded = Folded::default();
     let mut profile = pprof::ProfileBuilder::new();
     let mut table = FrameTable::default();
-    let mut views = view::Views::new(&procs);
+    let mut views = view::Views::new(procs);
     let mut ids = Vec::new();
     let (mut first, mut last) = (u64::MAX, 0u64);
     for input in inputs {
         let (mut r, cut) = open_input(input)?;
         while let Some((rec, meta)) = next(&mut r, cut)? {
-            if rec.header.type_ != RecordType::SAMPLE {
-                continue;
-            }
-            let Some(i) = meta.attr_index_of_sample(&rec) else {
+            let Some(attr) = wanted(&rec, meta, chosen) else {
                 continue;
             };
-            let entry = &meta.attrs[i];
-            if chosen.is_some_and(|e| e.0 != event_name(entry, i)) {
-                continue;
-            }
-            let attr = &entry.attr;
             let s =
                 crate::format::sample::Sample::parse(rec.body(), attr, meta.endian, rec.offset)?;
             let (pid, tid) = (s.pid.unwrap_or(0), s.tid.unwrap_or(0));
@@ -178,20 +146,17 @@ pub fn export(
                 first = first.min(t);
                 last = last.max(t);
             }
-            let user_ip = rec.header.misc & misc::CPUMODE_MASK == misc::USER;
-            let user = UserState::of(&s, rec.body(), attr.sample_regs_user(), meta.endian);
             let maps = views.at(pid, time);
+            let user = UserState::of(&s, rec.body(), attr.sample_regs_user(), meta.endian);
             let unwound = match (&mut unwind, user) {
                 (Some(u), Some(state)) => Some(u.frames(maps.0, pid, &state)),
                 _ => None,
             };
             let unwound = unwound.filter(|f| !f.is_empty());
             done.unwound += unwound.is_some() as u64;
-            let chain = callchain(&s, user_ip, unwound);
-            table.intern(&chain, pid, maps, &mut ids);
-            for m in table.take_new_maps() {
-                syms.load_beside(m);
-            }
+            let user_ip = rec.header.misc & misc::CPUMODE_MASK == misc::USER;
+            table.intern(&callchain(&s, user_ip, unwound), pid, maps, &mut ids);
+            table.take_new_maps().for_each(|m| syms.load_beside(m));
             let comm = procs.comm(tid, time);
             done.samples += 1;
             match format {
@@ -211,23 +176,108 @@ pub fn export(
         done.frames += n.max(1) * hits;
         done.unknown_frames += (n == 0) as u64 * hits;
     }
-    match format {
-        ExportFormat::Folded => {
-            done.stacks = folded.write(&o.fold, &table.named, out)?;
-        }
-        ExportFormat::Svg => {
-            let lines = folded.lines(&o.fold, &table.named);
-            done.stacks = lines.len();
-            draw_svg(&lines, &format!("perfz: {}", inputs[0].display()), out)?;
-        }
-        ExportFormat::Pprof => {
-            let about = pprof::about(inputs, chosen, (first, last));
-            let p = profile.finish(about);
-            done.stacks = p.sample.len();
-            pprof::write(&p, out)?;
+    let about = || pprof::about(inputs, chosen, (first, last));
+    let title = format!("perfz: {}", inputs[0].display());
+    done.stacks = write_output(
+        format,
+        (&folded, profile, about),
+        &table.named,
+        &o.fold,
+        &title,
+        out,
+    )?;
+    Ok(done)
+}
+
+/// The attr of `rec` where it is a sample of the event exported (`chosen`,
+/// or any where none is).
+fn wanted<'m>(
+    rec: &crate::format::Record<'_>,
+    meta: &'m crate::format::Meta,
+    chosen: Option<&(String, crate::format::Attr, u64)>,
+) -> Option<&'m crate::format::Attr> {
+    if rec.header.type_ != RecordType::SAMPLE {
+        return None;
+    }
+    let i = meta.attr_index_of_sample(rec)?;
+    let entry = &meta.attrs[i];
+    if chosen.is_some_and(|e| e.0 != event_name(entry, i)) {
+        return None;
+    }
+    Some(&entry.attr)
+}
+
+/// What the export says of itself before its pass (the event, the inputs
+/// cut short, the other events), and the dwarf unwinder for the recording.
+fn begin(
+    survey: &Survey,
+    chosen: Option<&(String, crate::format::Attr, u64)>,
+) -> (Exported, Option<Unwind>) {
+    let mut done = Exported {
+        kernel_symbols: survey.kernel_here,
+        event: chosen.map(|e| e.0.clone()),
+        cut_short: survey.cut_short.clone(),
+        other_events: other_events(&survey.events, chosen),
+        ..Default::default()
+    };
+    let unwind = unwinder(survey.arch.as_deref(), survey.kernel_here, &mut done);
+    (done, unwind)
+}
+
+/// The events not exported, with their samples, for the note that says so.
+fn other_events(
+    events: &[(String, crate::format::Attr, u64)],
+    chosen: Option<&(String, crate::format::Attr, u64)>,
+) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| chosen.is_some_and(|c| c.0 != e.0))
+        .map(|e| format!("{} ({} samples)", e.0, e.2))
+        .collect()
+}
+
+/// The dwarf unwinder for a recording of `arch`: framehop unwinds x86-64
+/// and aarch64, perfz reads x86-64's registers; another's is said in `done`.
+fn unwinder(arch: Option<&str>, kernel_here: bool, done: &mut Exported) -> Option<Unwind> {
+    match arch {
+        None | Some("x86_64") => Some(Unwind::new(kernel_here)),
+        Some(other) => {
+            done.not_unwound = Some(format!(
+                "the recording is from {other}: dwarf stacks are unwound for x86_64 only"
+            ));
+            None
         }
     }
-    Ok(done)
+}
+
+/// Writes what the samples were gathered into as `format`: the folded
+/// lines, their flame graph titled `title`, or the profile with what it
+/// says of itself (`about`). Returns how many stacks it holds.
+fn write_output(
+    format: ExportFormat,
+    (folded, profile, about): (
+        &Folded,
+        pprof::ProfileBuilder,
+        impl FnOnce() -> pprof::About,
+    ),
+    named: &[Named<'_>],
+    fold: &FoldOptions,
+    title: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<usize, FormatError> {
+    Ok(match format {
+        ExportFormat::Folded => folded.write(fold, named, out)?,
+        ExportFormat::Svg => {
+            let lines = folded.lines(fold, named);
+            draw_svg(&lines, title, out)?;
+            lines.len()
+        }
+        ExportFormat::Pprof => {
+            let p = profile.finish(about());
+            pprof::write(&p, out)?;
+            p.sample.len()
+        }
+    })
 }
 
 /// The event to export: `want` (-e), else the earliest sample's (`first`),

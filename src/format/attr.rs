@@ -300,3 +300,14 @@ pub struct AttrEntry {
     /// The event's name, from EVENT_DESC (or HEADER_EVENT_UPDATE), if known.
     pub name: Option<String>,
 }
+
+impl AttrEntry {
+    /// `attr`, named `name`, with no ids yet.
+    pub fn new(attr: Attr, name: Option<String>) -> AttrEntry {
+        AttrEntry {
+            attr,
+            ids: Vec::new(),
+            name,
+        }
+    }
+}
