@@ -104,65 +104,107 @@ pub struct Stats {
     pub cut_off: usize,
 }
 
-/// Reads the whole file and gathers its [`Stats`].
-pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
-    let mut counts: BTreeMap<u32, (String, u64)> = BTreeMap::new();
-    let (mut total, mut lost, mut lost_samples, mut data_size) = (0u64, 0u64, 0u64, 0u64);
-    let (mut comp_bytes, mut decomp_bytes) = (0u64, 0u64);
-    let mut samples: BTreeMap<usize, u64> = BTreeMap::new();
-    let mut stack_use = crate::push::stack_use::StackUse::default();
-    let (mut largest_loss, mut sample_bytes) = (0u64, 0u64);
-    let e = r.endian;
-    while let Some((rec, meta)) = r.next_record()? {
+/// What one walk over a file's records counts.
+#[derive(Default)]
+struct Walk {
+    counts: BTreeMap<u32, (String, u64)>,
+    total: u64,
+    lost: u64,
+    lost_samples: u64,
+    largest_loss: u64,
+    data_size: u64,
+    comp_bytes: u64,
+    decomp_bytes: u64,
+    /// Samples per attr index, and their bytes.
+    samples: BTreeMap<usize, u64>,
+    sample_bytes: u64,
+    stack_use: crate::push::stack_use::StackUse,
+}
+
+impl Walk {
+    /// Counts one record.
+    fn add(&mut self, rec: &crate::format::Record<'_>, meta: &crate::format::Meta) {
         let t = rec.header.type_;
-        total += 1;
+        self.total += 1;
         if !rec.nested {
-            data_size += rec.bytes.len() as u64;
+            self.data_size += rec.bytes.len() as u64;
         } else {
-            decomp_bytes += rec.bytes.len() as u64;
+            self.decomp_bytes += rec.bytes.len() as u64;
         }
         if t.is_compressed() {
-            comp_bytes += rec.bytes.len() as u64;
+            self.comp_bytes += rec.bytes.len() as u64;
         }
-        counts.entry(t.0).or_insert_with(|| (t.to_string(), 0)).1 += 1;
+        self.counts
+            .entry(t.0)
+            .or_insert_with(|| (t.to_string(), 0))
+            .1 += 1;
         let body = rec.body();
         let u64_at = |o: usize| {
             body.get(o..o + 8)
-                .map_or(0, |b| e.u64(b.try_into().unwrap()))
+                .map_or(0, |b| meta.endian.u64(b.try_into().unwrap()))
         };
         match t {
             RecordType::LOST => {
-                lost += u64_at(8);
-                largest_loss = largest_loss.max(u64_at(8));
+                self.lost += u64_at(8);
+                self.largest_loss = self.largest_loss.max(u64_at(8));
             }
-            RecordType::LOST_SAMPLES => lost_samples += u64_at(0),
+            RecordType::LOST_SAMPLES => self.lost_samples += u64_at(0),
             RecordType::SAMPLE => {
-                if let Some(i) = meta.attr_index_of_sample(&rec) {
-                    let a = &meta.attrs[i];
-                    *samples.entry(i).or_default() += 1;
-                    sample_bytes += rec.bytes.len() as u64;
-                    if a.attr.sample_type() & crate::format::attr::sample_type::STACK_USER != 0 {
-                        if let Ok(s) = crate::format::sample::Sample::parse(
-                            body,
-                            &a.attr,
-                            meta.endian,
-                            rec.offset,
-                        ) {
-                            if s.user_stack_size > 0 {
-                                stack_use.add(
-                                    s.user_stack_len.min(s.user_stack_size),
-                                    // A cut dump's size is what was kept:
-                                    // the asked size is in the attr.
-                                    u64::from(a.attr.sample_stack_user()).max(s.user_stack_size),
-                                );
-                            }
-                        }
-                    }
+                if let Some(i) = meta.attr_index_of_sample(rec) {
+                    *self.samples.entry(i).or_default() += 1;
+                    self.sample_bytes += rec.bytes.len() as u64;
+                    self.stack_used(rec, meta, &meta.attrs[i]);
                 }
             }
             _ => {}
         }
     }
+
+    /// How much of its stack dump a dwarf sample used.
+    fn stack_used(
+        &mut self,
+        rec: &crate::format::Record<'_>,
+        meta: &crate::format::Meta,
+        a: &crate::format::AttrEntry,
+    ) {
+        if a.attr.sample_type() & crate::format::attr::sample_type::STACK_USER == 0 {
+            return;
+        }
+        let Ok(s) =
+            crate::format::sample::Sample::parse(rec.body(), &a.attr, meta.endian, rec.offset)
+        else {
+            return;
+        };
+        if s.user_stack_size > 0 {
+            self.stack_use.add(
+                s.user_stack_len.min(s.user_stack_size),
+                // A cut dump's size is what was kept: the asked size is in
+                // the attr.
+                u64::from(a.attr.sample_stack_user()).max(s.user_stack_size),
+            );
+        }
+    }
+}
+
+/// Reads the whole file and gathers its [`Stats`].
+pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
+    let mut w = Walk::default();
+    while let Some((rec, meta)) = r.next_record()? {
+        w.add(&rec, meta);
+    }
+    let Walk {
+        counts,
+        total,
+        lost,
+        lost_samples,
+        largest_loss,
+        data_size,
+        comp_bytes,
+        decomp_bytes,
+        samples,
+        sample_bytes,
+        stack_use,
+    } = w;
     let f = &r.features;
     let compression = f.compressed()?.map(|c| Compression {
         codec: c.codec_id().name().unwrap_or("unknown").to_string(),
@@ -225,10 +267,9 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
 }
 
 impl Stats {
-    /// The text `perfz stat` prints.
-    pub fn render(&self) -> String {
+    /// The lines about the file, the machine and the recording command.
+    fn about_the_file(&self, s: &mut String) {
         use std::fmt::Write;
-        let mut s = String::new();
         let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
         let _ = writeln!(
             s,
@@ -259,6 +300,13 @@ impl Stats {
                 self.cut_off
             );
         }
+    }
+
+    /// The text `perfz stat` prints.
+    pub fn render(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        self.about_the_file(&mut s);
         for ev in &self.events {
             let _ = writeln!(
                 s,

@@ -93,6 +93,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut buf = Vec::new();
     let done = crate::export::export(&inputs, format, &o, &mut buf)
         .with_context(|| format!("reading {}", a.inputs[0].display()))?;
+    write_out(output.map(|p| p.as_path()), &buf)?;
+    eprintln!("{}", said(&done));
+    Ok(())
+}
+
+/// Writes the export to `output` (None: standard output).
+fn write_out(output: Option<&std::path::Path>, buf: &[u8]) -> anyhow::Result<()> {
     match output {
         // A device or FIFO (/dev/null, a pipe) is written as it is: renaming
         // a file over it would replace it.
@@ -100,7 +107,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(p)
-                .and_then(|mut f| f.write_all(&buf))
+                .and_then(|mut f| f.write_all(buf))
                 .with_context(|| format!("writing {}", p.display()))?;
         }
         Some(p) => {
@@ -110,16 +117,21 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             let mut tmp = tempfile::Builder::new()
                 .prefix(".perfz-export-")
                 .tempfile_in(dir.unwrap_or(std::path::Path::new(".")))?;
-            tmp.write_all(&buf)?;
+            tmp.write_all(buf)?;
             tmp.persist(p)
                 .with_context(|| format!("writing {}", p.display()))?;
         }
         None => std::io::stdout()
             .lock()
-            .write_all(&buf)
+            .write_all(buf)
             .and_then(|()| std::io::stdout().lock().flush())
             .context("writing standard output")?,
     }
+    Ok(())
+}
+
+/// The line perfz export says on stderr: what it read and wrote.
+fn said(done: &crate::export::Exported) -> String {
     let mut notes = Vec::new();
     if let Some(e) = &done.event {
         notes.push(format!("event {e}"));
@@ -147,15 +159,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
                 .into(),
         );
     }
-    eprintln!(
+    format!(
         "perfz export: {} samples, {} distinct stacks; {} of {} frames without a name{}",
         done.samples,
         done.stacks,
         done.unknown_frames,
         done.frames,
         notes.iter().map(|n| format!("; {n}")).collect::<String>()
-    );
-    Ok(())
+    )
 }
 
 /// At most one -e: a second would otherwise silently replace the first.

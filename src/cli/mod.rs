@@ -6,6 +6,7 @@ mod convert;
 mod eval;
 mod export;
 mod record;
+mod record_events;
 mod recover;
 mod report;
 mod stat;

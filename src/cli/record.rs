@@ -8,9 +8,9 @@ use perfz_codecs::knobs::ZSTD_DEFAULT_LEVEL;
 use perfz_codecs::{CodecSpec, ZstdParams};
 
 use super::convert::parse_spec;
+use super::record_events::{events_with_filters, frequency, max_sample_rate};
 use crate::event::cpus::parse_list;
-use crate::event::events::{CallGraph, EventSpec, Sampling};
-use crate::event::parse::parse_events;
+use crate::event::events::{CallGraph, Sampling};
 use crate::event::ring::parse_mmap_pages;
 use crate::event::target::Target;
 use crate::session::{record, RecordOptions, DEFAULT_FREQUENCY};
@@ -203,43 +203,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         (None, true) => CallGraph::FramePointer,
         (None, false) => CallGraph::None,
     };
-    let targets = [
-        !a.pid.is_empty(),
-        !a.tid.is_empty(),
-        a.all_cpus || a.cpu.is_some(),
-        a.uid.is_some(),
-    ];
-    let n_targets = targets.iter().filter(|&&t| t).count();
-    anyhow::ensure!(
-        n_targets <= 1,
-        "record one target: a command, or one of -p PID, -t TID, -u USER, -a, -C LIST (optionally with a command that times it)"
-    );
-    if let Some(first) = a.command.first() {
-        // clap takes everything from the first word it does not know as the
-        // command; a word like an option there is one perfz does not have
-        // (after `--` it is a command's name, as perf takes it).
-        let after_dashes = std::env::args().any(|w| w == "--");
-        anyhow::ensure!(
-            !first.starts_with('-') || first == "-" || after_dashes,
-            "unknown option {first:?} (perfz record --help lists them); a command whose name starts with '-' goes after --"
-        );
-    }
-    let (target, timing_command) = match (n_targets, a.command.is_empty()) {
-        (0, false) => (Target::Workload(a.command.clone()), Vec::new()),
-        // No target and no command: every CPU until Ctrl-C, as perf.
-        (0, true) => (Target::Cpus(crate::event::cpus::online()?), Vec::new()),
-        _ => (explicit_target(&a)?, a.command.clone()),
-    };
-    let codec = match (a.codec, a.z, a.compression_level) {
-        (Some(c), ..) => c,
-        (None, _, Some(l)) => {
-            let s = format!("zstd:{l}");
-            s.parse()
-                .map_err(|e: perfz_codecs::Error| anyhow::anyhow!("--compression-level {l}: {e}"))?
-        }
-        (None, true, None) => CodecSpec::Zstd(ZstdParams::level(ZSTD_DEFAULT_LEVEL)),
-        (None, false, None) => CodecSpec::default(),
-    };
+    let (target, timing_command) = target_of(&a)?;
+    let codec = codec_of(&a)?;
     let pages = a.mmap_pages.as_deref().map(parse_mmap_pages).transpose()?;
     let mmap_flush = parse_size(&a.mmap_flush)? as usize;
     let opts = RecordOptions {
@@ -297,109 +262,52 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Parses every -e (perf's grammar) and gives each --filter to the
-/// tracepoints of the -e before it on the command line, as perf does.
-fn events_with_filters(
-    lists: &[String],
-    filters: &[String],
-    argv: &[String],
-) -> anyhow::Result<Vec<EventSpec>> {
-    let lists: Vec<String> = if lists.is_empty() {
-        vec!["cpu-clock".into()]
-    } else {
-        lists.to_vec()
-    };
-    let mut next_group = 0;
-    let mut parsed: Vec<Vec<EventSpec>> = lists
-        .iter()
-        .map(|l| parse_events(l, &mut next_group))
-        .collect::<Result<_, _>>()?;
-    // The order of -e and --filter on the command line.
-    let mut order = Vec::new();
-    let mut it = argv.iter().skip(1).peekable();
-    while let Some(arg) = it.next() {
-        if arg == "--" {
-            break;
-        }
-        let is_e = arg == "-e" || arg == "--event";
-        let is_f = arg == "--filter";
-        if is_e || is_f {
-            it.next();
-            order.push(is_e);
-        } else if arg.starts_with("--event=")
-            || (arg.starts_with("-e") && arg.len() > 2 && !arg.starts_with("--"))
-        {
-            order.push(true);
-        } else if arg.starts_with("--filter=") {
-            order.push(false);
-        }
-    }
-    let (mut e_seen, mut f_seen) = (0usize, 0usize);
-    for is_e in order {
-        if is_e {
-            e_seen += 1;
-            continue;
-        }
-        let f = filters
-            .get(f_seen)
-            .context("--filter: more filters than parsed")?;
-        f_seen += 1;
-        let list = e_seen
-            .checked_sub(1)
-            .and_then(|i| parsed.get_mut(i))
-            .with_context(|| {
-                format!("--filter {f:?} must follow the -e of the tracepoints it filters")
-            })?;
-        let mut any = false;
-        for e in list.iter_mut().filter(|e| e.tracepoint.is_some()) {
-            e.filter = Some(f.clone());
-            any = true;
-        }
+/// What to record (a command, -p, -t, -u, -a or -C; no target and no
+/// command: every CPU, as perf), and the command that times an explicit
+/// target.
+fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<String>)> {
+    let targets = [
+        !a.pid.is_empty(),
+        !a.tid.is_empty(),
+        a.all_cpus || a.cpu.is_some(),
+        a.uid.is_some(),
+    ];
+    let n_targets = targets.iter().filter(|&&t| t).count();
+    anyhow::ensure!(
+        n_targets <= 1,
+        "record one target: a command, or one of -p PID, -t TID, -u USER, -a, -C LIST (optionally with a command that times it)"
+    );
+    if let Some(first) = a.command.first() {
+        // clap takes everything from the first word it does not know as the
+        // command; a word like an option there is one perfz does not have
+        // (after `--` it is a command's name, as perf takes it).
+        let after_dashes = std::env::args().any(|w| w == "--");
         anyhow::ensure!(
-            any,
-            "--filter {f:?}: the -e before it names no tracepoint (filters apply to tracepoints such as sched:sched_switch)"
+            !first.starts_with('-') || first == "-" || after_dashes,
+            "unknown option {first:?} (perfz record --help lists them); a command whose name starts with '-' goes after --"
         );
     }
-    anyhow::ensure!(
-        f_seen == filters.len(),
-        "--filter must follow the -e of the tracepoints it filters"
-    );
-    Ok(parsed.into_iter().flatten().collect())
+    Ok(match (n_targets, a.command.is_empty()) {
+        (0, false) => (Target::Workload(a.command.clone()), Vec::new()),
+        // No target and no command: every CPU until Ctrl-C, as perf.
+        (0, true) => (Target::Cpus(crate::event::cpus::online()?), Vec::new()),
+        _ => (explicit_target(a)?, a.command.clone()),
+    })
 }
 
-/// The kernel's perf_event_max_sample_rate.
-fn max_sample_rate() -> Option<u64> {
-    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
-/// `-F`: a number or `max`; above the kernel's limit it is lowered to it
-/// with a note, as perf does.
-fn frequency(f: &str, notes: &mut Vec<String>) -> anyhow::Result<u64> {
-    let max = max_sample_rate();
-    if f == "max" {
-        let m = max.context("-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate")?;
-        notes.push(format!(
-            "-F max: sampling at {m} Hz (perf_event_max_sample_rate)"
-        ));
-        return Ok(m);
-    }
-    let hz: u64 = f
-        .parse()
-        .map_err(|_| anyhow::anyhow!("-F {f:?}: give a frequency in Hz or `max`"))?;
-    match max {
-        Some(m) if hz > m => {
-            notes.push(format!(
-                "maximum frequency rate ({m} Hz) exceeded, throttling from {hz} Hz to {m} Hz \
-                 (raise /proc/sys/kernel/perf_event_max_sample_rate to sample faster)"
-            ));
-            Ok(m)
+/// The codec: --codec, else -z or --compression-level (zstd), else the
+/// default.
+fn codec_of(a: &Args) -> anyhow::Result<CodecSpec> {
+    Ok(match (a.codec, a.z, a.compression_level) {
+        (Some(c), ..) => c,
+        (None, _, Some(l)) => {
+            let s = format!("zstd:{l}");
+            s.parse()
+                .map_err(|e: perfz_codecs::Error| anyhow::anyhow!("--compression-level {l}: {e}"))?
         }
-        _ => Ok(hz),
-    }
+        (None, true, None) => CodecSpec::Zstd(ZstdParams::level(ZSTD_DEFAULT_LEVEL)),
+        (None, false, None) => CodecSpec::default(),
+    })
 }
 
 /// `-u USER`: a name or a number.

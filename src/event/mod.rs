@@ -1,6 +1,7 @@
 //! The kernel side: events (attrs and perf_event_open), the CPUs and threads
 //! they watch, and the mmap ring buffers their records land in.
 
+pub mod attr_build;
 mod cache;
 pub mod clock;
 pub mod cpus;

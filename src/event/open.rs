@@ -4,7 +4,8 @@
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use super::events::{build_attr, AttrOptions, EventSpec};
+use super::attr_build::{build_attr, AttrOptions};
+use super::events::EventSpec;
 use super::ring::Ring;
 use super::sys;
 use crate::format::{Attr, AttrEntry};

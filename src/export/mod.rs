@@ -24,6 +24,7 @@ pub mod jitdump;
 pub mod kallsyms;
 pub mod plt;
 pub mod pprof;
+pub mod pprof_proto;
 pub mod process;
 pub mod report;
 pub mod survey;

@@ -191,7 +191,8 @@ pub fn tempdir(name: &str) -> PathBuf {
 /// Fails the test with the fix unless this machine lets us open perf events
 /// (a software event on CPU 0 for ourselves).
 pub fn require_recording() {
-    use perfz::event::events::{build_attr, AttrOptions, CallGraph, EventSpec, Sampling};
+    use perfz::event::attr_build::{build_attr, AttrOptions};
+    use perfz::event::events::{CallGraph, EventSpec, Sampling};
     let ev = EventSpec::parse("cpu-clock").unwrap();
     let o = AttrOptions {
         sampling: Sampling::Frequency(100),

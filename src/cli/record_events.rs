@@ -1,0 +1,112 @@
+//! What `perfz record`'s -e, --filter and -F ask for, parsed as perf parses
+//! them.
+
+use anyhow::Context;
+
+use crate::event::events::EventSpec;
+use crate::event::parse::parse_events;
+
+/// Parses every -e (perf's grammar) and gives each --filter to the
+/// tracepoints of the -e before it on the command line, as perf does.
+pub(super) fn events_with_filters(
+    lists: &[String],
+    filters: &[String],
+    argv: &[String],
+) -> anyhow::Result<Vec<EventSpec>> {
+    let lists: Vec<String> = if lists.is_empty() {
+        vec!["cpu-clock".into()]
+    } else {
+        lists.to_vec()
+    };
+    let mut next_group = 0;
+    let mut parsed: Vec<Vec<EventSpec>> = lists
+        .iter()
+        .map(|l| parse_events(l, &mut next_group))
+        .collect::<Result<_, _>>()?;
+    // The order of -e and --filter on the command line.
+    let mut order = Vec::new();
+    let mut it = argv.iter().skip(1).peekable();
+    while let Some(arg) = it.next() {
+        if arg == "--" {
+            break;
+        }
+        let is_e = arg == "-e" || arg == "--event";
+        let is_f = arg == "--filter";
+        if is_e || is_f {
+            it.next();
+            order.push(is_e);
+        } else if arg.starts_with("--event=")
+            || (arg.starts_with("-e") && arg.len() > 2 && !arg.starts_with("--"))
+        {
+            order.push(true);
+        } else if arg.starts_with("--filter=") {
+            order.push(false);
+        }
+    }
+    let (mut e_seen, mut f_seen) = (0usize, 0usize);
+    for is_e in order {
+        if is_e {
+            e_seen += 1;
+            continue;
+        }
+        let f = filters
+            .get(f_seen)
+            .context("--filter: more filters than parsed")?;
+        f_seen += 1;
+        let list = e_seen
+            .checked_sub(1)
+            .and_then(|i| parsed.get_mut(i))
+            .with_context(|| {
+                format!("--filter {f:?} must follow the -e of the tracepoints it filters")
+            })?;
+        let mut any = false;
+        for e in list.iter_mut().filter(|e| e.tracepoint.is_some()) {
+            e.filter = Some(f.clone());
+            any = true;
+        }
+        anyhow::ensure!(
+            any,
+            "--filter {f:?}: the -e before it names no tracepoint (filters apply to tracepoints such as sched:sched_switch)"
+        );
+    }
+    anyhow::ensure!(
+        f_seen == filters.len(),
+        "--filter must follow the -e of the tracepoints it filters"
+    );
+    Ok(parsed.into_iter().flatten().collect())
+}
+
+/// The kernel's perf_event_max_sample_rate.
+pub(super) fn max_sample_rate() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `-F`: a number or `max`; above the kernel's limit it is lowered to it
+/// with a note, as perf does.
+pub(super) fn frequency(f: &str, notes: &mut Vec<String>) -> anyhow::Result<u64> {
+    let max = max_sample_rate();
+    if f == "max" {
+        let m = max.context("-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate")?;
+        notes.push(format!(
+            "-F max: sampling at {m} Hz (perf_event_max_sample_rate)"
+        ));
+        return Ok(m);
+    }
+    let hz: u64 = f
+        .parse()
+        .map_err(|_| anyhow::anyhow!("-F {f:?}: give a frequency in Hz or `max`"))?;
+    match max {
+        Some(m) if hz > m => {
+            notes.push(format!(
+                "maximum frequency rate ({m} Hz) exceeded, throttling from {hz} Hz to {m} Hz \
+                 (raise /proc/sys/kernel/perf_event_max_sample_rate to sample faster)"
+            ));
+            Ok(m)
+        }
+        _ => Ok(hz),
+    }
+}

@@ -1,0 +1,201 @@
+//! The attr perfz opens for an event: built as perf 6.1 builds it, from the
+//! event's spec and what every event of the session shares.
+
+use super::events::{user_regs_mask, CallGraph, EventSpec, Sampling};
+use crate::format::attr::{flags, read_format as rf, sample_type as st, Attr};
+
+/// What every event of a session shares.
+#[derive(Clone, Copy, Debug)]
+pub struct AttrOptions {
+    /// How often every event samples (`-F` or `-c`), unless the event says.
+    pub sampling: Sampling,
+    /// Which callchains samples carry (`-g` / `--call-graph`).
+    pub call_graph: CallGraph,
+    /// Several events: samples carry their id.
+    pub with_id: bool,
+    /// Per-CPU recording of everything (-a / -C): samples carry the CPU.
+    pub with_cpu: bool,
+    /// Follow children (workload and -p).
+    pub inherit: bool,
+    /// Start disabled and enable on exec (forked workload).
+    pub enable_on_exec: bool,
+    /// `--switch-events`: ask for context switch records (`context_switch`).
+    pub switch_events: bool,
+    /// Ask for MMAP2 records carrying build ids.
+    pub build_id: bool,
+    /// -F or -c was given: it replaces per-kind defaults (tracepoints'
+    /// period 1), not per-event terms.
+    pub sampling_explicit: bool,
+    /// `-k`: the clock samples are timed by (the kernel's perf clock if
+    /// none).
+    pub clockid: Option<i32>,
+}
+
+/// branch_sample_type of `--call-graph lbr`, as perf 6.1 sets it: user
+/// call stack, without cycles and flags, with hw_idx.
+pub const LBR_BRANCH_SAMPLE_TYPE: u64 = 1 | (1 << 11) | (1 << 14) | (1 << 15) | (1 << 17);
+
+/// Builds the 128-byte attr perf 6.1 would build. `tracking` marks the event
+/// that carries mmap/comm/task records (the first one).
+pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
+    let mut a = Attr::new();
+    a.set_u32(0, ev.type_);
+    a.set_u64(8, ev.config);
+    a.set_u64(56, ev.config1);
+    a.set_u64(64, ev.config2);
+    let mut sample_type = st::IP | st::TID | st::TIME;
+    let member = ev.group.is_some_and(|g| !g.leader);
+    let sample_read = ev.group.is_some_and(|g| g.sample_read);
+    let mut fl = flags::SAMPLE_ID_ALL | modifier_flags(ev, member);
+    let sampling = match ev.sampling {
+        Some(s) if !ev.sampling_is_default || !o.sampling_explicit => s,
+        _ => o.sampling,
+    };
+    match sampling {
+        // In a leader-sampling group the members do not sample.
+        _ if member && sample_read => sample_type |= st::PERIOD,
+        Sampling::Frequency(hz) => {
+            a.set_u64(16, hz);
+            fl |= flags::FREQ;
+            sample_type |= st::PERIOD;
+        }
+        Sampling::Period(p) => a.set_u64(16, p),
+    }
+    if ev.tracepoint.is_some() {
+        // perf's tracepoint defaults: the raw payload, its CPU and period.
+        sample_type |= st::RAW | st::CPU | st::PERIOD;
+    }
+    if sample_read {
+        sample_type |= st::READ;
+    }
+    let (cg_sample_type, cg_flags) = set_call_graph(&mut a, o.call_graph);
+    sample_type |= cg_sample_type;
+    fl |= cg_flags;
+    if o.with_id {
+        sample_type |= st::ID;
+    }
+    if o.with_cpu {
+        sample_type |= st::CPU;
+    }
+    a.set_u64(24, sample_type);
+    a.set_u64(
+        32,
+        rf::ID | rf::LOST | if sample_read { rf::GROUP } else { 0 },
+    );
+    // perf 6.1 turns inherit off for leader sampling (kernels before 6.12
+    // refuse inherit with PERF_SAMPLE_READ).
+    if o.inherit && !sample_read {
+        fl |= flags::INHERIT;
+    }
+    if o.enable_on_exec && !member {
+        fl |= flags::ENABLE_ON_EXEC;
+    }
+    if tracking {
+        fl |= tracking_flags(o);
+    }
+    if let Some(c) = o.clockid {
+        fl |= flags::USE_CLOCKID;
+        a.set_u32(92, c as u32);
+    }
+    a.set_u64(40, fl);
+    a
+}
+
+/// The attr flags of an event's modifiers (`:u`, `:k`, `:p`, ...); group
+/// members start with their leader, so only a leader starts disabled.
+fn modifier_flags(ev: &EventSpec, member: bool) -> u64 {
+    let mut fl = 0;
+    if !member {
+        fl |= flags::DISABLED;
+    }
+    if ev.exclude_guest {
+        fl |= flags::EXCLUDE_GUEST;
+    }
+    if ev.exclude_host {
+        fl |= 1 << 19;
+    }
+    if ev.exclude_hv {
+        fl |= 1 << 6;
+    }
+    if ev.pinned {
+        fl |= 1 << 2;
+    }
+    if ev.exclude_user {
+        fl |= 1 << 4;
+    }
+    if ev.exclude_kernel {
+        fl |= 1 << 5;
+    }
+    fl | (ev.precise.min(3) as u64) << 15
+}
+
+/// The flags of the event that tracks the side band: maps, names, tasks
+/// (and context switches, build ids, where asked).
+fn tracking_flags(o: &AttrOptions) -> u64 {
+    let mut fl = flags::MMAP
+        | flags::COMM
+        | flags::TASK
+        | flags::MMAP2
+        | flags::COMM_EXEC
+        | flags::KSYMBOL
+        | flags::BPF_EVENT;
+    if o.switch_events {
+        fl |= flags::CONTEXT_SWITCH;
+    }
+    if o.build_id {
+        fl |= flags::BUILD_ID;
+    }
+    fl
+}
+
+/// Sets the attr's fields for call graph `cg`; returns the sample_type
+/// bits and the flags it needs.
+fn set_call_graph(a: &mut Attr, cg: CallGraph) -> (u64, u64) {
+    match cg {
+        CallGraph::None => (0, 0),
+        CallGraph::FramePointer => (st::CALLCHAIN, 0),
+        CallGraph::Dwarf(size) => {
+            // Checked when --call-graph was parsed.
+            a.set_u64(80, user_regs_mask().unwrap_or(0));
+            a.set_u32(88, size);
+            // Unwinding reads .eh_frame_hdr, which sits in a non-executable
+            // mapping: perf asks for data mmaps in dwarf mode, and so do we.
+            (
+                st::CALLCHAIN | st::REGS_USER | st::STACK_USER,
+                flags::EXCLUDE_CALLCHAIN_USER | flags::MMAP_DATA,
+            )
+        }
+        CallGraph::Lbr => {
+            a.set_u64(72, LBR_BRANCH_SAMPLE_TYPE);
+            (st::CALLCHAIN | st::BRANCH_STACK, 0)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn perfs_default_attr_for_cpu_clock_with_g() {
+        // perf record -e cpu-clock -F 999 -g -- cmd  (format notes 2.3)
+        let ev = EventSpec::parse("cpu-clock").unwrap();
+        let o = AttrOptions {
+            sampling: Sampling::Frequency(999),
+            call_graph: CallGraph::FramePointer,
+            with_id: false,
+            with_cpu: false,
+            inherit: true,
+            enable_on_exec: true,
+            switch_events: false,
+            build_id: false,
+            sampling_explicit: true,
+            clockid: None,
+        };
+        let a = build_attr(&ev, &o, true);
+        assert_eq!(a.sample_type(), 0x127);
+        assert_eq!(a.read_format(), 0x14);
+        assert_eq!(a.flags(), 0x61943703);
+        assert_eq!(a.raw.len(), 128);
+    }
+}
