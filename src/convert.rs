@@ -304,29 +304,8 @@ impl<C: Codec> Converter<C> {
             } else {
                 rec.bytes
             };
-            if rec.from_ring(self.seen_init) {
-                self.run.extend_from_slice(bytes);
-                if self.run.len() >= PUSH_SIZE {
-                    self.flush_run(sink)?;
-                }
-            } else if !self.seen_init {
-                if t == RecordType::FINISHED_INIT {
-                    self.seen_init = true;
-                    self.flush_pre_init(sink, false)?;
-                    self.write_plain(sink, bytes)?;
-                } else {
-                    self.pre_init_bytes += bytes.len();
-                    self.pre_init.push((bytes.to_vec(), t.is_kernel()));
-                    if self.pre_init_bytes > PRE_INIT_LIMIT {
-                        // No FINISHED_INIT in sight: an older file; treat its
-                        // kernel records as ring data from here on.
-                        self.seen_init = true;
-                        self.flush_pre_init(sink, true)?;
-                    }
-                }
-            } else {
-                self.write_plain(sink, bytes)?;
-            }
+            let from_ring = rec.from_ring(self.seen_init);
+            self.route(sink, t, bytes, from_ring)?;
             self.cut_rec = cut_buf;
         }
         if out.is_none() {
@@ -353,6 +332,42 @@ impl<C: Codec> Converter<C> {
             }
         }
         Ok(self.summary)
+    }
+
+    /// Sends one record of type `t` on its way: ring records (`from_ring`)
+    /// to the codec's run, records before FINISHED_INIT held back, the rest
+    /// written plain.
+    fn route(
+        &mut self,
+        sink: &mut dyn RecordSink,
+        t: RecordType,
+        bytes: &[u8],
+        from_ring: bool,
+    ) -> Result<(), ConvertError> {
+        if from_ring {
+            self.run.extend_from_slice(bytes);
+            if self.run.len() >= PUSH_SIZE {
+                self.flush_run(sink)?;
+            }
+        } else if !self.seen_init {
+            if t == RecordType::FINISHED_INIT {
+                self.seen_init = true;
+                self.flush_pre_init(sink, false)?;
+                self.write_plain(sink, bytes)?;
+            } else {
+                self.pre_init_bytes += bytes.len();
+                self.pre_init.push((bytes.to_vec(), t.is_kernel()));
+                if self.pre_init_bytes > PRE_INIT_LIMIT {
+                    // No FINISHED_INIT in sight: an older file; treat its
+                    // kernel records as ring data from here on.
+                    self.seen_init = true;
+                    self.flush_pre_init(sink, true)?;
+                }
+            }
+        } else {
+            self.write_plain(sink, bytes)?;
+        }
+        Ok(())
     }
 
     /// Writes the sample `rec` cut to its written stack into `out`; false

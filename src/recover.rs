@@ -8,9 +8,9 @@ use std::fs::OpenOptions;
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 
-use crate::format::header::Section;
+use crate::format::header::{FileHeader, Section};
 use crate::format::writer::feature_block;
-use crate::format::{feat, FormatError, PerfReader, RecordHeader, RecordType};
+use crate::format::{feat, FeatureSet, FormatError, Meta, PerfReader, RecordHeader, RecordType};
 
 mod compressed2;
 mod continuation;
@@ -240,9 +240,54 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
         samples,
         stopped,
     } = scan;
+    let (features, rebuilt) = recovered_features(r, guessed.is_some() || widened);
+    drop(reader);
+
+    // A header that already describes records inside the file (a finished
+    // or checkpointed recording): perf reads that section — past a damaged
+    // record too — so keeping less than it would lose samples perf reads.
+    let file_len = std::fs::metadata(path)?.len();
+    let claimed = data_offset.saturating_add(header.data.size);
+    if header.data.size > 0 && claimed <= file_len && good_end < claimed {
+        return Err(FormatError::Unsupported(format!(
+            "the records stop making sense at byte {good_end} ({}), but the header already \
+             describes records up to byte {claimed}, which perf reads: recovering would keep \
+             less; the file is left untouched",
+            stopped.as_deref().unwrap_or("no reason given")
+        )));
+    }
+
+    // The records end where the header says: what follows is the file's
+    // own feature section (rewritten below), nothing dropped.
+    let whole = header.data.size > 0 && good_end == claimed;
+
+    // Rewrite: features right after the kept records, then the header.
+    rewrite_tail(path, &features, &header, good_end)?;
+    Ok(Recovered {
+        data_bytes: good_end - data_offset,
+        records,
+        samples,
+        dropped_bytes: if whole {
+            0
+        } else {
+            file_len.saturating_sub(good_end)
+        },
+        stopped_because: if whole { None } else { stopped },
+        guessed_codec: guessed,
+        samples_before: 0,
+        rebuilt,
+        cut_off: 0,
+        rewritten_compressed2: 0,
+    })
+}
+
+/// The features of the recovered file: the input's, with its codec where it
+/// was guessed or widened (`set_codec`), and those lost with the end of the
+/// file rebuilt where they can be; with what was rebuilt.
+fn recovered_features(r: &Meta, set_codec: bool) -> (FeatureSet, Vec<String>) {
     let mut features = r.features.clone();
     features.remove(0);
-    if guessed.is_some() || widened {
+    if set_codec {
         if let Some(c) = r.compressed() {
             features.set_compressed(c);
         }
@@ -273,29 +318,20 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
             rebuilt.push("HEADER_TRACING_DATA (from this kernel's tracefs)".to_string());
         }
     }
-    drop(reader);
+    (features, rebuilt)
+}
 
-    // A header that already describes records inside the file (a finished
-    // or checkpointed recording): perf reads that section — past a damaged
-    // record too — so keeping less than it would lose samples perf reads.
-    let file_len = std::fs::metadata(path)?.len();
-    let claimed = data_offset.saturating_add(header.data.size);
-    if header.data.size > 0 && claimed <= file_len && good_end < claimed {
-        return Err(FormatError::Unsupported(format!(
-            "the records stop making sense at byte {good_end} ({}), but the header already \
-             describes records up to byte {claimed}, which perf reads: recovering would keep \
-             less; the file is left untouched",
-            stopped.as_deref().unwrap_or("no reason given")
-        )));
-    }
-
-    // The records end where the header says: what follows is the file's
-    // own feature section (rewritten below), nothing dropped.
-    let whole = header.data.size > 0 && good_end == claimed;
-
-    // Rewrite: features right after the kept records, then the header.
+/// Writes `features` right after the records kept (up to `good_end`), cuts
+/// the file there, then rewrites `header` to describe both, and syncs.
+fn rewrite_tail(
+    path: &Path,
+    features: &FeatureSet,
+    header: &FileHeader,
+    good_end: u64,
+) -> Result<(), FormatError> {
+    let data_offset = header.data.offset;
     let mut f = OpenOptions::new().read(true).write(true).open(path)?;
-    let (block, bitmap) = feature_block(&features, good_end);
+    let (block, bitmap) = feature_block(features, good_end);
     f.seek(SeekFrom::Start(good_end))?;
     f.write_all(&block)?;
     f.set_len(good_end + block.len() as u64)?;
@@ -308,22 +344,7 @@ fn recover_in_place(path: &Path) -> Result<Recovered, FormatError> {
     f.seek(SeekFrom::Start(0))?;
     f.write_all(&h.to_le())?;
     f.sync_all()?;
-    Ok(Recovered {
-        data_bytes: good_end - data_offset,
-        records,
-        samples,
-        dropped_bytes: if whole {
-            0
-        } else {
-            file_len.saturating_sub(good_end)
-        },
-        stopped_because: if whole { None } else { stopped },
-        guessed_codec: guessed,
-        samples_before: 0,
-        rebuilt,
-        cut_off: 0,
-        rewritten_compressed2: 0,
-    })
+    Ok(())
 }
 
 /// HEADER_TRACING_DATA for the tracepoint events among `attrs`, from this

@@ -222,62 +222,78 @@ impl CodecSpec {
         }
         let mut p = ZstdParams::default();
         if let Some(l) = level {
-            let v: i32 = l
-                .parse()
-                .map_err(|_| bad(format!("zstd level {l:?} is not an integer")))?;
-            if !(ZSTD_MIN_LEVEL..=ZSTD_MAX_LEVEL).contains(&v) {
-                return Err(bad(format!(
-                    "zstd level {v} is out of range {ZSTD_MIN_LEVEL}..={ZSTD_MAX_LEVEL}"
-                )));
-            }
-            p.level = if v == 0 { LIBZSTD_DEFAULT_LEVEL } else { v };
+            p.level = parse_zstd_level(l, &bad)?;
         }
         for opt in items {
-            let knob = opt.split_once('=').and_then(|(name, v)| {
-                let i = KNOBS.iter().position(|k| k.name == name)?;
-                Some((i, v))
-            });
-            match (opt.split_once('='), knob) {
-                (_, Some((i, v))) => {
-                    let k = &KNOBS[i];
-                    let n: u32 = v
-                        .parse()
-                        .map_err(|_| bad(format!("{} {v:?} is not an integer", k.name)))?;
-                    if !k.range.contains(&n) {
-                        return Err(bad(format!(
-                            "{} {n} is out of range {}..={}{}",
-                            k.name,
-                            k.range.start(),
-                            k.range.end(),
-                            k.note
-                        )));
-                    }
-                    p.knobs[i] = Some(n);
-                }
-                (None, _) if opt == "long" => p.long = true,
-                (None, _) if opt == "oneshot" => p.oneshot = true,
-                (Some(("strategy", v)), _) => {
-                    let i = ZSTD_STRATEGIES
-                        .iter()
-                        .position(|s| *s == v)
-                        .ok_or_else(|| {
-                            bad(format!(
-                                "unknown strategy {v:?} (known: {})",
-                                ZSTD_STRATEGIES.join(", ")
-                            ))
-                        })?;
-                    p.strategy = Some(i as u32 + 1);
-                }
-                _ => {
-                    return Err(bad(format!(
-                        "unknown zstd option {opt:?} (known: {})",
-                        crate::knobs::options()
-                    )))
-                }
-            }
+            apply_zstd_option(&mut p, opt, &bad)?;
         }
         Ok(CodecSpec::Zstd(p))
     }
+}
+
+/// A `zstd:LEVEL` level, checked against zstd's range; 0 is zstd's default.
+fn parse_zstd_level(l: &str, bad: &impl Fn(String) -> Error) -> Result<i32, Error> {
+    let v: i32 = l
+        .parse()
+        .map_err(|_| bad(format!("zstd level {l:?} is not an integer")))?;
+    if !(ZSTD_MIN_LEVEL..=ZSTD_MAX_LEVEL).contains(&v) {
+        return Err(bad(format!(
+            "zstd level {v} is out of range {ZSTD_MIN_LEVEL}..={ZSTD_MAX_LEVEL}"
+        )));
+    }
+    Ok(if v == 0 { LIBZSTD_DEFAULT_LEVEL } else { v })
+}
+
+/// Sets one zstd `,OPTION` of a spec in `p`: a numeric knob, `long`,
+/// `oneshot` or `strategy=`.
+fn apply_zstd_option(
+    p: &mut ZstdParams,
+    opt: &str,
+    bad: &impl Fn(String) -> Error,
+) -> Result<(), Error> {
+    let knob = opt.split_once('=').and_then(|(name, v)| {
+        let i = KNOBS.iter().position(|k| k.name == name)?;
+        Some((i, v))
+    });
+    match (opt.split_once('='), knob) {
+        (_, Some((i, v))) => {
+            let k = &KNOBS[i];
+            let n: u32 = v
+                .parse()
+                .map_err(|_| bad(format!("{} {v:?} is not an integer", k.name)))?;
+            if !k.range.contains(&n) {
+                return Err(bad(format!(
+                    "{} {n} is out of range {}..={}{}",
+                    k.name,
+                    k.range.start(),
+                    k.range.end(),
+                    k.note
+                )));
+            }
+            p.knobs[i] = Some(n);
+        }
+        (None, _) if opt == "long" => p.long = true,
+        (None, _) if opt == "oneshot" => p.oneshot = true,
+        (Some(("strategy", v)), _) => {
+            let i = ZSTD_STRATEGIES
+                .iter()
+                .position(|s| *s == v)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "unknown strategy {v:?} (known: {})",
+                        ZSTD_STRATEGIES.join(", ")
+                    ))
+                })?;
+            p.strategy = Some(i as u32 + 1);
+        }
+        _ => {
+            return Err(bad(format!(
+                "unknown zstd option {opt:?} (known: {})",
+                crate::knobs::options()
+            )))
+        }
+    }
+    Ok(())
 }
 
 impl FromStr for CodecSpec {

@@ -227,6 +227,103 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// Decodes the verified run's records (`kept`) and checks they are the
+/// stream as it must come back; the buffer they were decoded into is kept
+/// for the timed decodes.
+fn verify_run(
+    spec: &CodecSpec,
+    stream: &[u8],
+    cut: Option<(&StackTail, &[AttrEntry])>,
+    block_ends: bool,
+    kept: &[u8],
+) -> Result<Vec<u8>, EvalError> {
+    // What must come back: the stream, with unwritten stack bytes left
+    // out — computed by the reader's sample parser (eval::oracle), not by
+    // the cutter the push path ran.
+    let edited;
+    let want: &[u8] = match cut {
+        Some((_, attrs)) => {
+            edited = super::oracle::cut_stream(stream, attrs);
+            &edited
+        }
+        None => stream,
+    };
+    let mut back = Vec::with_capacity(stream.len());
+    let verify = |err| EvalError::Verify {
+        spec: spec.to_string(),
+        err,
+    };
+    decode(spec, block_ends, kept, &mut back).map_err(verify)?;
+    if back != want {
+        let at = back
+            .iter()
+            .zip(want)
+            .position(|(a, b)| a != b)
+            .unwrap_or(back.len().min(want.len()));
+        return Err(verify(VerifyError::Differs {
+            got: back.len(),
+            want: want.len(),
+            at,
+        }));
+    }
+    Ok(back)
+}
+
+/// Compress speeds (MB/s of `mb` megabytes given to the codec) of timed
+/// runs, until `min_time` has passed and at least three were made.
+fn time_compress(
+    spec: &CodecSpec,
+    stream: &[u8],
+    push: usize,
+    stack_tail: Option<&StackTail>,
+    min_time: Duration,
+    mb: f64,
+) -> Result<Vec<f64>, EvalError> {
+    let io_err = |e: io::Error| EvalError::Push {
+        spec: spec.to_string(),
+        err: e,
+    };
+    let mut c_speeds = Vec::new();
+    let start = Instant::now();
+    while c_speeds.len() < 3 || start.elapsed() < min_time {
+        let r = spec
+            .visit(OneRun {
+                stream,
+                push,
+                keep: false,
+                stack_tail,
+            })?
+            .map_err(io_err)?;
+        c_speeds.push(mb / r.secs.max(1e-9));
+    }
+    Ok(c_speeds)
+}
+
+/// Decompress speeds (MB/s of `mb` megabytes decoded) of the kept records
+/// decoded into `back`, until half of `min_time` has passed and at least
+/// three were made.
+fn time_decompress(
+    spec: &CodecSpec,
+    block_ends: bool,
+    kept: &[u8],
+    back: &mut Vec<u8>,
+    min_time: Duration,
+    mb: f64,
+) -> Result<Vec<f64>, EvalError> {
+    let verify = |err| EvalError::Verify {
+        spec: spec.to_string(),
+        err,
+    };
+    let mut d_speeds = Vec::new();
+    let start = Instant::now();
+    while d_speeds.len() < 3 || start.elapsed() < min_time / 2 {
+        let t = Instant::now();
+        decode(spec, block_ends, kept, back).map_err(verify)?;
+        d_speeds.push(mb / t.elapsed().as_secs_f64().max(1e-9));
+    }
+    Ok(d_speeds)
+}
+
 /// Runs `spec` over the stream: one verified run (also the warm-up), then timed
 /// runs until `min_time` has passed and at least three were made.
 pub fn measure(
@@ -253,58 +350,12 @@ pub fn measure(
         })?
         .map_err(io_err)?;
     let kept = first.kept.expect("kept");
-    // What must come back: the stream, with unwritten stack bytes left
-    // out — computed by the reader's sample parser (eval::oracle), not by
-    // the cutter the push path ran.
-    let edited;
-    let want: &[u8] = match cut {
-        Some((_, attrs)) => {
-            edited = super::oracle::cut_stream(stream, attrs);
-            &edited
-        }
-        None => stream,
-    };
-    let mut back = Vec::with_capacity(stream.len());
-    let verify = |err| EvalError::Verify {
-        spec: spec.to_string(),
-        err,
-    };
-    decode(spec, first.block_ends, &kept, &mut back).map_err(verify)?;
-    if back != want {
-        let at = back
-            .iter()
-            .zip(want)
-            .position(|(a, b)| a != b)
-            .unwrap_or(back.len().min(want.len()));
-        return Err(verify(VerifyError::Differs {
-            got: back.len(),
-            want: want.len(),
-            at,
-        }));
-    }
+    let mut back = verify_run(spec, stream, cut, first.block_ends, &kept)?;
     // Speeds per byte given to the codec; the ring figures follow from them.
     let mb = first.codec_bytes as f64 / 1e6;
     let ring_per_codec = stream.len() as f64 / first.codec_bytes.max(1) as f64;
-    let mut c_speeds = Vec::new();
-    let start = Instant::now();
-    while c_speeds.len() < 3 || start.elapsed() < min_time {
-        let r = spec
-            .visit(OneRun {
-                stream,
-                push,
-                keep: false,
-                stack_tail,
-            })?
-            .map_err(io_err)?;
-        c_speeds.push(mb / r.secs.max(1e-9));
-    }
-    let mut d_speeds = Vec::new();
-    let start = Instant::now();
-    while d_speeds.len() < 3 || start.elapsed() < min_time / 2 {
-        let t = Instant::now();
-        decode(spec, first.block_ends, &kept, &mut back).map_err(verify)?;
-        d_speeds.push(mb / t.elapsed().as_secs_f64().max(1e-9));
-    }
+    let c_speeds = time_compress(spec, stream, push, stack_tail, min_time, mb)?;
+    let d_speeds = time_decompress(spec, first.block_ends, &kept, &mut back, min_time, mb)?;
     let best_c = c_speeds.iter().copied().fold(0.0, f64::max);
     let best_d = d_speeds.iter().copied().fold(0.0, f64::max);
     let copies = first.copies.unwrap_or_default();

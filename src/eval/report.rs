@@ -144,23 +144,64 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The SVG plot's frame: its size and margin, the data ranges its axes span,
+/// and the mapping from data to pixel coordinates.
+#[derive(Clone, Copy)]
+struct Plot {
+    w: f64,
+    h: f64,
+    m: f64,
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+}
+
+impl Plot {
+    /// The frame for points at `xs` (log10 of MB/s) and `ys` (ratios): x spans
+    /// whole decades, y runs from 0 to a tenth above the best ratio (or 1).
+    fn new(xs: &[f64], ys: &[f64]) -> Plot {
+        let (w, h, m) = (800.0, 500.0, 70.0);
+        let (x0, x1) = (
+            xs.iter().copied().fold(f64::MAX, f64::min).floor(),
+            xs.iter().copied().fold(f64::MIN, f64::max).ceil(),
+        );
+        let (y0, y1) = (0.0, ys.iter().copied().fold(1.0, f64::max) * 1.1);
+        Plot {
+            w,
+            h,
+            m,
+            x0,
+            x1,
+            y0,
+            y1,
+        }
+    }
+
+    /// The pixel x of data x.
+    fn px(&self, x: f64) -> f64 {
+        let Plot { w, m, x0, x1, .. } = *self;
+        m + (x - x0) / (x1 - x0).max(1e-9) * (w - 2.0 * m)
+    }
+
+    /// The pixel y of data y.
+    fn py(&self, y: f64) -> f64 {
+        let Plot { h, m, y0, y1, .. } = *self;
+        h - m - (y - y0) / (y1 - y0).max(1e-9) * (h - 2.0 * m)
+    }
+}
+
 /// Ratio (y) against compress speed (x, log scale), one point per codec, the
 /// Pareto front as a line. Plain SVG: no font or plotting library needed.
 pub fn render_svg(e: &Evaluation) -> String {
-    let (w, h, m) = (800.0, 500.0, 70.0);
     let xs: Vec<f64> = e
         .rows
         .iter()
         .map(|r| r.compress_mbs_best.max(1.0).log10())
         .collect();
     let ys: Vec<f64> = e.rows.iter().map(|r| r.ratio).collect();
-    let (x0, x1) = (
-        xs.iter().copied().fold(f64::MAX, f64::min).floor(),
-        xs.iter().copied().fold(f64::MIN, f64::max).ceil(),
-    );
-    let (y0, y1) = (0.0, ys.iter().copied().fold(1.0, f64::max) * 1.1);
-    let px = |x: f64| m + (x - x0) / (x1 - x0).max(1e-9) * (w - 2.0 * m);
-    let py = |y: f64| h - m - (y - y0) / (y1 - y0).max(1e-9) * (h - 2.0 * m);
+    let p = Plot::new(&xs, &ys);
+    let Plot { w, h, .. } = p;
     let mut s = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n"
     );
@@ -173,6 +214,24 @@ pub fn render_svg(e: &Evaluation) -> String {
         s,
         "<rect x=\"0\" y=\"0\" width=\"{w}\" height=\"{h}\" fill=\"white\"/>"
     );
+    svg_axes(&mut s, &p);
+    svg_pareto_front(&mut s, e, &xs, &ys, &p);
+    svg_points(&mut s, e, &xs, &ys, &p);
+    s + "</svg>\n"
+}
+
+/// Writes the plot's axes: their lines, the decade ticks of the speed axis,
+/// five ticks of the ratio axis, and both axis titles.
+fn svg_axes(s: &mut String, p: &Plot) {
+    let Plot {
+        w,
+        h,
+        m,
+        x0,
+        x1,
+        y0,
+        y1,
+    } = *p;
     let _ = writeln!(
         s,
         "<line x1=\"{m}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>",
@@ -190,7 +249,7 @@ pub fn render_svg(e: &Evaluation) -> String {
         let _ = writeln!(
             s,
             "<text x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
-            px(d),
+            p.px(d),
             h - m + 18.0,
             10f64.powf(d)
         );
@@ -209,15 +268,20 @@ pub fn render_svg(e: &Evaluation) -> String {
             s,
             "<text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{y:.1}</text>",
             m - 6.0,
-            py(y) + 4.0
+            p.py(y) + 4.0
         );
     }
+}
+
+/// Writes the Pareto front as a dashed line through its codecs' points, left
+/// to right; nothing where the front has fewer than two.
+fn svg_pareto_front(s: &mut String, e: &Evaluation, xs: &[f64], ys: &[f64], p: &Plot) {
     let mut front: Vec<(f64, f64)> = e
         .rows
         .iter()
-        .zip(xs.iter().zip(&ys))
+        .zip(xs.iter().zip(ys))
         .filter(|(r, _)| r.pareto)
-        .map(|(_, (&x, &y))| (px(x), py(y)))
+        .map(|(_, (&x, &y))| (p.px(x), p.py(y)))
         .collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0));
     if front.len() > 1 {
@@ -227,14 +291,18 @@ pub fn render_svg(e: &Evaluation) -> String {
             .collect();
         let _ = writeln!(s, "<polyline class=\"pareto\" points=\"{}\" fill=\"none\" stroke=\"#d62728\" stroke-dasharray=\"4 3\"/>", pts.join(" "));
     }
-    for (r, (&x, &y)) in e.rows.iter().zip(xs.iter().zip(&ys)) {
+}
+
+/// Writes one labelled point per codec, Pareto-optimal ones in red.
+fn svg_points(s: &mut String, e: &Evaluation, xs: &[f64], ys: &[f64], p: &Plot) {
+    for (r, (&x, &y)) in e.rows.iter().zip(xs.iter().zip(ys)) {
         let color = if r.pareto { "#d62728" } else { "#1f77b4" };
         let _ = writeln!(
             s,
             "<circle class=\"codec\" data-codec=\"{}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"{color}\"><title>{}: ratio {:.3}, {:.0} MB/s</title></circle>",
             esc(&r.spec),
-            px(x),
-            py(y),
+            p.px(x),
+            p.py(y),
             esc(&r.spec),
             r.ratio,
             r.compress_mbs_best
@@ -242,10 +310,9 @@ pub fn render_svg(e: &Evaluation) -> String {
         let _ = writeln!(
             s,
             "<text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-            px(x) + 7.0,
-            py(y) - 7.0,
+            p.px(x) + 7.0,
+            p.py(y) - 7.0,
             esc(&r.spec)
         );
     }
-    s + "</svg>\n"
 }

@@ -57,35 +57,7 @@ impl Sample {
         let t = attr.sample_type();
         let mut c = Cursor::new(body, e, offset + 8);
         let mut s = Sample::default();
-        if t & st::IDENTIFIER != 0 {
-            s.id = Some(c.u64("sample id")?);
-        }
-        if t & st::IP != 0 {
-            s.ip = Some(c.u64("sample ip")?);
-        }
-        if t & st::TID != 0 {
-            s.pid = Some(c.u32("sample pid")?);
-            s.tid = Some(c.u32("sample tid")?);
-        }
-        if t & st::TIME != 0 {
-            s.time = Some(c.u64("sample time")?);
-        }
-        if t & st::ADDR != 0 {
-            s.addr = Some(c.u64("sample addr")?);
-        }
-        if t & st::ID != 0 {
-            s.id = Some(c.u64("sample id")?);
-        }
-        if t & st::STREAM_ID != 0 {
-            s.stream_id = Some(c.u64("sample stream_id")?);
-        }
-        if t & st::CPU != 0 {
-            s.cpu = Some(c.u32("sample cpu")?);
-            c.skip(4, "sample cpu reserved")?;
-        }
-        if t & st::PERIOD != 0 {
-            s.period = Some(c.u64("sample period")?);
-        }
+        parse_head(&mut c, t, &mut s)?;
         if t & st::READ != 0 {
             skip_read(&mut c, attr.read_format())?;
         }
@@ -126,37 +98,80 @@ impl Sample {
                 s.user_stack_len = c.u64("user stack dyn_size")?;
             }
         }
-        // The remaining fields are fixed-size; bounds are still checked.
-        for (bit, what) in [
-            (st::WEIGHT | st::WEIGHT_STRUCT, "weight"),
-            (st::DATA_SRC, "data_src"),
-            (st::TRANSACTION, "transaction"),
-        ] {
-            if t & bit != 0 {
-                c.skip(8, what)?;
-            }
-        }
-        if t & st::REGS_INTR != 0 {
-            skip_regs(&mut c, attr.sample_regs_intr(), "intr regs")?;
-        }
-        for (bit, what) in [
-            (st::PHYS_ADDR, "phys_addr"),
-            (st::CGROUP, "cgroup"),
-            (st::DATA_PAGE_SIZE, "data_page_size"),
-            (st::CODE_PAGE_SIZE, "code_page_size"),
-        ] {
-            if t & bit != 0 {
-                c.skip(8, what)?;
-            }
-        }
-        if t & st::AUX != 0 {
-            let size = c.u64("aux size")?;
-            let n = counted(&c, size, 1, "aux data")?;
-            c.skip(n, "aux data")?;
-        }
+        skip_tail(&mut c, t, attr)?;
         s.trailing = c.remaining();
         Ok(s)
     }
+}
+
+/// Reads the fixed words a SAMPLE starts with, IDENTIFIER to PERIOD, into `s`.
+#[inline]
+fn parse_head(c: &mut Cursor<'_>, t: u64, s: &mut Sample) -> Result<(), FormatError> {
+    if t & st::IDENTIFIER != 0 {
+        s.id = Some(c.u64("sample id")?);
+    }
+    if t & st::IP != 0 {
+        s.ip = Some(c.u64("sample ip")?);
+    }
+    if t & st::TID != 0 {
+        s.pid = Some(c.u32("sample pid")?);
+        s.tid = Some(c.u32("sample tid")?);
+    }
+    if t & st::TIME != 0 {
+        s.time = Some(c.u64("sample time")?);
+    }
+    if t & st::ADDR != 0 {
+        s.addr = Some(c.u64("sample addr")?);
+    }
+    if t & st::ID != 0 {
+        s.id = Some(c.u64("sample id")?);
+    }
+    if t & st::STREAM_ID != 0 {
+        s.stream_id = Some(c.u64("sample stream_id")?);
+    }
+    if t & st::CPU != 0 {
+        s.cpu = Some(c.u32("sample cpu")?);
+        c.skip(4, "sample cpu reserved")?;
+    }
+    if t & st::PERIOD != 0 {
+        s.period = Some(c.u64("sample period")?);
+    }
+    Ok(())
+}
+
+/// Skips the fields after the user stack, WEIGHT to AUX, none of which a
+/// [`Sample`] keeps.
+#[inline]
+fn skip_tail(c: &mut Cursor<'_>, t: u64, attr: &Attr) -> Result<(), FormatError> {
+    // The remaining fields are fixed-size; bounds are still checked.
+    for (bit, what) in [
+        (st::WEIGHT | st::WEIGHT_STRUCT, "weight"),
+        (st::DATA_SRC, "data_src"),
+        (st::TRANSACTION, "transaction"),
+    ] {
+        if t & bit != 0 {
+            c.skip(8, what)?;
+        }
+    }
+    if t & st::REGS_INTR != 0 {
+        skip_regs(c, attr.sample_regs_intr(), "intr regs")?;
+    }
+    for (bit, what) in [
+        (st::PHYS_ADDR, "phys_addr"),
+        (st::CGROUP, "cgroup"),
+        (st::DATA_PAGE_SIZE, "data_page_size"),
+        (st::CODE_PAGE_SIZE, "code_page_size"),
+    ] {
+        if t & bit != 0 {
+            c.skip(8, what)?;
+        }
+    }
+    if t & st::AUX != 0 {
+        let size = c.u64("aux size")?;
+        let n = counted(c, size, 1, "aux data")?;
+        c.skip(n, "aux data")?;
+    }
+    Ok(())
 }
 
 /// A count read from the file, checked against what is left before anything is

@@ -67,6 +67,55 @@ pub fn of_bytes(b: &[u8]) -> Option<Vec<u8>> {
     })
 }
 
+/// How an ELF file lays out its integers: 64- or 32-bit words, big or
+/// little endian (`e_ident`'s class and data bytes).
+#[derive(Clone, Copy)]
+struct Layout {
+    is64: bool,
+    big: bool,
+}
+
+impl Layout {
+    /// The u16 at byte `p` of `b`.
+    fn u16_at(self, b: &[u8], p: usize) -> u16 {
+        let w = [b[p], b[p + 1]];
+        if self.big {
+            u16::from_be_bytes(w)
+        } else {
+            u16::from_le_bytes(w)
+        }
+    }
+
+    /// The u32 at byte `p` of `b`.
+    fn u32_at(self, b: &[u8], p: usize) -> u32 {
+        let w: [u8; 4] = b[p..p + 4].try_into().unwrap();
+        if self.big {
+            u32::from_be_bytes(w)
+        } else {
+            u32::from_le_bytes(w)
+        }
+    }
+
+    /// The u64 at byte `p` of `b`.
+    fn u64_at(self, b: &[u8], p: usize) -> u64 {
+        let w: [u8; 8] = b[p..p + 8].try_into().unwrap();
+        if self.big {
+            u64::from_be_bytes(w)
+        } else {
+            u64::from_le_bytes(w)
+        }
+    }
+
+    /// The address-sized word (u64 or u32) at byte `p` of `b`.
+    fn word(self, b: &[u8], p: usize) -> u64 {
+        if self.is64 {
+            self.u64_at(b, p)
+        } else {
+            self.u32_at(b, p) as u64
+        }
+    }
+}
+
 /// Reads an ELF through `read_at(offset, buf)` (false: not there).
 fn of_elf(read_at: impl Fn(u64, &mut [u8]) -> bool) -> Option<Vec<u8>> {
     let mut h = [0u8; 64];
@@ -77,56 +126,26 @@ fn of_elf(read_at: impl Fn(u64, &mut [u8]) -> bool) -> Option<Vec<u8>> {
         return None;
     }
     let (is64, big) = (h[4] == 2, h[5] == 2);
-    let u16_at = |b: &[u8], p: usize| {
-        let w = [b[p], b[p + 1]];
-        if big {
-            u16::from_be_bytes(w)
-        } else {
-            u16::from_le_bytes(w)
-        }
-    };
-    let u32_at = |b: &[u8], p: usize| {
-        let w: [u8; 4] = b[p..p + 4].try_into().unwrap();
-        if big {
-            u32::from_be_bytes(w)
-        } else {
-            u32::from_le_bytes(w)
-        }
-    };
-    let u64_at = |b: &[u8], p: usize| {
-        let w: [u8; 8] = b[p..p + 8].try_into().unwrap();
-        if big {
-            u64::from_be_bytes(w)
-        } else {
-            u64::from_le_bytes(w)
-        }
-    };
-    let word = |b: &[u8], p: usize| {
-        if is64 {
-            u64_at(b, p)
-        } else {
-            u32_at(b, p) as u64
-        }
-    };
+    let l = Layout { is64, big };
     // (table offset, entry size, count) of program and section headers.
     let (phoff, shoff) = if is64 {
-        (u64_at(&h, 32), u64_at(&h, 40))
+        (l.u64_at(&h, 32), l.u64_at(&h, 40))
     } else {
-        (u32_at(&h, 28) as u64, u32_at(&h, 32) as u64)
+        (l.u32_at(&h, 28) as u64, l.u32_at(&h, 32) as u64)
     };
     let (phentsize, phnum, shentsize, shnum) = if is64 {
         (
-            u16_at(&h, 54),
-            u16_at(&h, 56),
-            u16_at(&h, 58),
-            u16_at(&h, 60),
+            l.u16_at(&h, 54),
+            l.u16_at(&h, 56),
+            l.u16_at(&h, 58),
+            l.u16_at(&h, 60),
         )
     } else {
         (
-            u16_at(&h, 42),
-            u16_at(&h, 44),
-            u16_at(&h, 46),
-            u16_at(&h, 48),
+            l.u16_at(&h, 42),
+            l.u16_at(&h, 44),
+            l.u16_at(&h, 46),
+            l.u16_at(&h, 48),
         )
     };
     let read = |off: u64, len: u64| -> Option<Vec<u8>> {
@@ -140,9 +159,9 @@ fn of_elf(read_at: impl Fn(u64, &mut [u8]) -> bool) -> Option<Vec<u8>> {
     let (off_at, size_at) = if is64 { (8, 32) } else { (4, 16) };
     if let Some(ph) = read(phoff, phentsize as u64 * phnum as u64).filter(|_| phentsize > 0) {
         for e in ph.chunks(phentsize as usize) {
-            if e.len() >= size_at + 8 && u32_at(e, 0) == 4 {
+            if e.len() >= size_at + 8 && l.u32_at(e, 0) == 4 {
                 if let Some(id) =
-                    read(word(e, off_at), word(e, size_at)).and_then(|n| from_notes(&n, big))
+                    read(l.word(e, off_at), l.word(e, size_at)).and_then(|n| from_notes(&n, big))
                 {
                     return Some(id);
                 }
@@ -153,8 +172,8 @@ fn of_elf(read_at: impl Fn(u64, &mut [u8]) -> bool) -> Option<Vec<u8>> {
     let (off_at, size_at) = if is64 { (24, 32) } else { (16, 20) };
     let sh = read(shoff, shentsize as u64 * shnum as u64).filter(|_| shentsize > 0)?;
     sh.chunks(shentsize as usize)
-        .filter(|e| e.len() >= size_at + 8 && u32_at(e, 4) == 7)
-        .find_map(|e| read(word(e, off_at), word(e, size_at)).and_then(|n| from_notes(&n, big)))
+        .filter(|e| e.len() >= size_at + 8 && l.u32_at(e, 4) == 7)
+        .find_map(|e| read(l.word(e, off_at), l.word(e, size_at)).and_then(|n| from_notes(&n, big)))
 }
 
 /// [`of_file`], remembered per path for the session (a library is mapped

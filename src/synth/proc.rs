@@ -51,86 +51,98 @@ pub fn fork_record(pid: i32, ppid: i32, tid: i32, ptid: i32, trailer: usize) -> 
 pub fn mmap2_records(pid: i32, maps: &str, data: bool, trailer: usize) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     for line in maps.lines() {
-        let mut it = line.split_whitespace();
-        let (Some(range), Some(perms), Some(off), Some(dev), Some(ino)) =
-            (it.next(), it.next(), it.next(), it.next(), it.next())
-        else {
-            continue;
-        };
-        let path: String = it.collect::<Vec<_>>().join(" ");
-        let exec = perms.contains('x');
-        if !exec && !data {
-            continue;
+        if let Some(rec) = mmap2_record(pid, line, data, trailer) {
+            out.push(rec);
         }
-        let Some((start, end)) = range.split_once('-') else {
-            continue;
-        };
-        let (Ok(start), Ok(end), Ok(off)) = (
-            u64::from_str_radix(start, 16),
-            u64::from_str_radix(end, 16),
-            u64::from_str_radix(off, 16),
-        ) else {
-            continue;
-        };
-        let (maj, min) = dev.split_once(':').map_or((0, 0), |(a, b)| {
-            (
-                u32::from_str_radix(a, 16).unwrap_or(0),
-                u32::from_str_radix(b, 16).unwrap_or(0),
-            )
-        });
-        let ino: u64 = ino.parse().unwrap_or(0);
-        let prot = perms
-            .bytes()
-            .zip([1u32, 2, 4])
-            .filter(|(c, _)| *c != b'-')
-            .map(|(_, p)| p)
-            .sum::<u32>();
-        let flags: u32 = if perms.ends_with('s') { 1 } else { 2 };
-        let name = if path.is_empty() {
-            "//anon"
-        } else {
-            path.as_str()
-        };
-        let mut body = Vec::new();
-        body.extend_from_slice(&(pid as u32).to_le_bytes());
-        body.extend_from_slice(&(pid as u32).to_le_bytes());
-        body.extend_from_slice(&start.to_le_bytes());
-        body.extend_from_slice(&(end - start).to_le_bytes());
-        body.extend_from_slice(&off.to_le_bytes());
-        // The file's build id where it has one (as the kernel writes MMAP2
-        // with attr.build_id), else device and inode.
-        let build_id = path
-            .starts_with('/')
-            .then(|| super::build_id::cached(&path))
-            .flatten();
-        match &build_id {
-            Some(id) => {
-                body.push(id.len() as u8);
-                body.extend_from_slice(&[0, 0, 0]);
-                body.extend_from_slice(id);
-                body.resize(body.len() + super::build_id::MAX_SIZE - id.len(), 0);
-            }
-            None => {
-                body.extend_from_slice(&maj.to_le_bytes());
-                body.extend_from_slice(&min.to_le_bytes());
-                body.extend_from_slice(&ino.to_le_bytes());
-                body.extend_from_slice(&0u64.to_le_bytes()); // ino_generation
-            }
-        }
-        body.extend_from_slice(&prot.to_le_bytes());
-        body.extend_from_slice(&flags.to_le_bytes());
-        cstr8(&mut body, name.as_bytes());
-        let mut misc = if exec {
-            misc::USER
-        } else {
-            misc::USER | misc::MMAP_DATA
-        };
-        if build_id.is_some() {
-            misc |= misc::MMAP_BUILD_ID;
-        }
-        out.push(record(RecordType::MMAP2.0, misc, &body, trailer));
     }
     out
+}
+
+/// The MMAP2 record of one /proc/PID/maps line; `None` for a line that is
+/// not a mapping, or a mapping that is not executable without `data`.
+fn mmap2_record(pid: i32, line: &str, data: bool, trailer: usize) -> Option<Vec<u8>> {
+    let mut it = line.split_whitespace();
+    let (Some(range), Some(perms), Some(off), Some(dev), Some(ino)) =
+        (it.next(), it.next(), it.next(), it.next(), it.next())
+    else {
+        return None;
+    };
+    let path: String = it.collect::<Vec<_>>().join(" ");
+    let exec = perms.contains('x');
+    if !exec && !data {
+        return None;
+    }
+    let (start, end) = range.split_once('-')?;
+    let (Ok(start), Ok(end), Ok(off)) = (
+        u64::from_str_radix(start, 16),
+        u64::from_str_radix(end, 16),
+        u64::from_str_radix(off, 16),
+    ) else {
+        return None;
+    };
+    let (maj, min) = dev.split_once(':').map_or((0, 0), |(a, b)| {
+        (
+            u32::from_str_radix(a, 16).unwrap_or(0),
+            u32::from_str_radix(b, 16).unwrap_or(0),
+        )
+    });
+    let ino: u64 = ino.parse().unwrap_or(0);
+    let prot = perms
+        .bytes()
+        .zip([1u32, 2, 4])
+        .filter(|(c, _)| *c != b'-')
+        .map(|(_, p)| p)
+        .sum::<u32>();
+    let flags: u32 = if perms.ends_with('s') { 1 } else { 2 };
+    let name = if path.is_empty() {
+        "//anon"
+    } else {
+        path.as_str()
+    };
+    let mut body = Vec::new();
+    body.extend_from_slice(&(pid as u32).to_le_bytes());
+    body.extend_from_slice(&(pid as u32).to_le_bytes());
+    body.extend_from_slice(&start.to_le_bytes());
+    body.extend_from_slice(&(end - start).to_le_bytes());
+    body.extend_from_slice(&off.to_le_bytes());
+    let has_build_id = push_file_id(&mut body, &path, maj, min, ino);
+    body.extend_from_slice(&prot.to_le_bytes());
+    body.extend_from_slice(&flags.to_le_bytes());
+    cstr8(&mut body, name.as_bytes());
+    let mut misc = if exec {
+        misc::USER
+    } else {
+        misc::USER | misc::MMAP_DATA
+    };
+    if has_build_id {
+        misc |= misc::MMAP_BUILD_ID;
+    }
+    Some(record(RecordType::MMAP2.0, misc, &body, trailer))
+}
+
+/// Appends the file part of an MMAP2 body for the file at `path`: its build
+/// id where it has one (as the kernel writes MMAP2 with attr.build_id), else
+/// device and inode. Whether it was the build id.
+fn push_file_id(body: &mut Vec<u8>, path: &str, maj: u32, min: u32, ino: u64) -> bool {
+    let build_id = path
+        .starts_with('/')
+        .then(|| super::build_id::cached(path))
+        .flatten();
+    match &build_id {
+        Some(id) => {
+            body.push(id.len() as u8);
+            body.extend_from_slice(&[0, 0, 0]);
+            body.extend_from_slice(id);
+            body.resize(body.len() + super::build_id::MAX_SIZE - id.len(), 0);
+        }
+        None => {
+            body.extend_from_slice(&maj.to_le_bytes());
+            body.extend_from_slice(&min.to_le_bytes());
+            body.extend_from_slice(&ino.to_le_bytes());
+            body.extend_from_slice(&0u64.to_le_bytes()); // ino_generation
+        }
+    }
+    build_id.is_some()
 }
 
 /// Records for one process: optionally FORK per thread (system-wide mode, like
