@@ -106,7 +106,7 @@ pub struct Stats {
 
 /// What one walk over a file's records counts.
 #[derive(Default)]
-struct Walk {
+struct RecordWalk {
     counts: BTreeMap<u32, (String, u64)>,
     total: u64,
     lost: u64,
@@ -121,7 +121,7 @@ struct Walk {
     stack_use: crate::push::stack_use::StackUse,
 }
 
-impl Walk {
+impl RecordWalk {
     /// Counts one record.
     fn add(&mut self, rec: &crate::format::Record<'_>, meta: &crate::format::Meta) {
         let t = rec.header.type_;
@@ -188,11 +188,11 @@ impl Walk {
 
 /// Reads the whole file and gathers its [`Stats`].
 pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
-    let mut w = Walk::default();
+    let mut w = RecordWalk::default();
     while let Some((rec, meta)) = r.next_record()? {
         w.add(&rec, meta);
     }
-    let Walk {
+    let RecordWalk {
         counts,
         total,
         lost,

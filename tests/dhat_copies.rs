@@ -193,7 +193,7 @@ fn copies_per_ring_byte_are_measured() {
                 // staging buffer before the codec adds exactly 1.
                 let raw = codec == CodecSpec::None;
                 // Streaming zstd's records are cut in the compressor's own
-                // window, kept across pushes (src/format/cutter.rs): the
+                // window, kept across pushes (src/push/cutter.rs): the
                 // serial sink writes them from there, the async sink copies
                 // them into its buffer (+ the compressed bytes per ring byte).
                 let ours = match (raw, spec, sink) {

@@ -70,12 +70,12 @@ pub fn of_bytes(b: &[u8]) -> Option<Vec<u8>> {
 /// How an ELF file lays out its integers: 64- or 32-bit words, big or
 /// little endian (`e_ident`'s class and data bytes).
 #[derive(Clone, Copy)]
-struct Layout {
+struct ElfLayout {
     is64: bool,
     big: bool,
 }
 
-impl Layout {
+impl ElfLayout {
     /// The u16 at byte `p` of `b`.
     fn u16_at(self, b: &[u8], p: usize) -> u16 {
         let w = [b[p], b[p + 1]];
@@ -126,7 +126,7 @@ fn of_elf(read_at: impl Fn(u64, &mut [u8]) -> bool) -> Option<Vec<u8>> {
         return None;
     }
     let (is64, big) = (h[4] == 2, h[5] == 2);
-    let l = Layout { is64, big };
+    let l = ElfLayout { is64, big };
     // (table offset, entry size, count) of program and section headers.
     let (phoff, shoff) = if is64 {
         (l.u64_at(&h, 32), l.u64_at(&h, 40))

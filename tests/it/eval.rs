@@ -17,7 +17,7 @@ use perfz::replay::{pushes, ring_stream};
 /// crate's streaming encoder: the pushes one after another, never flushed
 /// between them (the recorder holds bytes across pushes), one flush at the
 /// end. The recorder also ends a block where a record needs one
-/// (src/format/cutter.rs, 65–128 KiB apart), which this does not: the two
+/// (src/push/cutter.rs, 65–128 KiB apart), which this does not: the two
 /// streams differ by those blocks' ends — on the small recordings of these
 /// tests by +2.4 % and -4.1 % (CI runs), shorter blocks compressing some
 /// streams better and some worse — so the ratios are compared within 8 %:

@@ -8,6 +8,7 @@ mod bad_files;
 mod broken_files;
 mod build_ids;
 mod cli_codecs;
+mod code_shape;
 mod compressed2;
 mod eval;
 mod events;

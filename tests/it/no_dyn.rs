@@ -6,10 +6,8 @@ use std::path::Path;
 #[test]
 fn no_dyn_on_the_push_path() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = vec![
-        root.join("src/format/compress.rs"),
-        root.join("src/event/ring.rs"),
-    ];
+    // The compressor, the cutter and the ring loop are in push/.
+    let mut files = vec![root.join("src/event/ring.rs")];
     for dir in ["src/push", "codecs/src"] {
         for e in std::fs::read_dir(root.join(dir)).unwrap() {
             let p = e.unwrap().path();

@@ -34,7 +34,7 @@ fn add_copies(a: Option<Copies>, b: Option<Copies>) -> Option<Copies> {
 }
 
 /// What the threads did, added up.
-struct Tally {
+struct ThreadsTally {
     threads: Vec<ThreadSummary>,
     all: Drained,
     report: DrainReport,
@@ -44,7 +44,7 @@ struct Tally {
     kept_all: Option<Kept>,
 }
 
-fn tally(ring_cpus: &[u32], ends: &[(DrainGroup, PathBuf, ThreadEnd)]) -> Tally {
+fn tally(ring_cpus: &[u32], ends: &[(DrainGroup, PathBuf, ThreadEnd)]) -> ThreadsTally {
     let mut failure: Option<io::Error> = None;
     let mut kept_all = Some(Kept::Everything(0));
     let mut threads = Vec::new();
@@ -114,7 +114,7 @@ fn tally(ring_cpus: &[u32], ends: &[(DrainGroup, PathBuf, ThreadEnd)]) -> Tally 
             error,
         });
     }
-    Tally {
+    ThreadsTally {
         threads,
         all,
         report: report.unwrap_or_default(),
@@ -214,7 +214,7 @@ fn finish_dir(
     mut d: Dir,
     dir_f: &FeatureSet,
     lost_recs: &[u8],
-    t: &mut Tally,
+    t: &mut ThreadsTally,
     notes: &mut Vec<String>,
 ) -> Result<(String, Vec<String>, u64), RecordError> {
     let main_kept = d.main.checkpoint_end();
