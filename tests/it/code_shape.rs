@@ -238,3 +238,54 @@ fn imports_only_go_down_the_layers() {
     }
     assert!(up.is_empty(), "imports up the layers: {up:?}");
 }
+
+#[test]
+fn the_benchmarks_reference_stays_short() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/BENCHMARKS.md")).unwrap();
+    let n = text.lines().count();
+    assert!(
+        n < 500,
+        "docs/BENCHMARKS.md has {n} lines: keep one current table per question (git keeps the history)"
+    );
+}
+
+#[test]
+fn architecture_names_only_files_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let mut files = Vec::new();
+    for dir in ["src", "codecs", "tests", "benches", "fuzz/fuzz_targets"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    let files: Vec<String> = files
+        .iter()
+        .filter(|p| !p.components().any(|c| c.as_os_str() == "target"))
+        .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+        .collect();
+    // Every `name.rs` or `dir/name.rs` the document names.
+    let mut named = Vec::new();
+    for word in doc.split(|c: char| !(c.is_alphanumeric() || "_/.".contains(c))) {
+        let word = word.trim_end_matches('.');
+        if word.ends_with(".rs") && word.len() > 3 {
+            named.push(word.to_string());
+        }
+    }
+    assert!(
+        named.len() > 50,
+        "the check must see the names ({})",
+        named.len()
+    );
+    let missing: Vec<&String> = named
+        .iter()
+        .filter(|n| {
+            !files
+                .iter()
+                .any(|f| f == *n || f.ends_with(&format!("/{n}")))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/ARCHITECTURE.md names files that do not exist: {missing:?}"
+    );
+}

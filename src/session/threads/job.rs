@@ -336,13 +336,7 @@ impl Job {
             gone: false,
         }
     }
-}
 
-fn file_len(p: &std::path::Path) -> u64 {
-    std::fs::metadata(p).map_or(0, |m| m.len())
-}
-
-impl Job {
     /// Drains until the end or a write error, answering the main thread's
     /// requests (switch, snapshot) between loops.
     fn drain_all(
@@ -383,4 +377,8 @@ impl Job {
         }
         drained
     }
+}
+
+fn file_len(p: &std::path::Path) -> u64 {
+    std::fs::metadata(p).map_or(0, |m| m.len())
 }
