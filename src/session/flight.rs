@@ -78,19 +78,19 @@ pub fn record(
     let mut ctl = rec.control(channel, child, true);
     // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
     ctl.limits.switch = Some(SwitchOutput::Signal);
-    let mut drained = run::Drained::default();
-    loop {
-        let d = run::drain_loop(drain.as_mut(), &mut rings, &event_fds, &mut ctl, &opts);
-        drained.add(d);
-        if drained.write_error.is_some() || !drained.switch {
-            break;
-        }
-        drained.switch = false;
-        if let Err(e) = snapshot(&rec, drain.as_mut(), &mut w, &mut notes) {
-            drained.write_error = Some(e);
-            break;
-        }
-    }
+    let on_snapshot = |drain: &mut (dyn Drain + Send), drained: &mut run::Drained| {
+        let taken = snapshot(&rec, drain, &mut w, &mut notes);
+        drained.write_error = taken.err();
+        drained.write_error.is_none()
+    };
+    let drained = run::drain_all(
+        drain.as_mut(),
+        &mut rings,
+        &event_fds,
+        &mut ctl,
+        &opts,
+        on_snapshot,
+    );
     let mut ended = ctl.end(drained);
     rec.prepared.set.rings = rings;
     if let Some(err) = ended.drained.write_error.take() {

@@ -120,6 +120,33 @@ fn checkpoint(
     Ok(())
 }
 
+/// The loop every strategy runs: drains `rings` until the end or a write
+/// error, and between loops acts on each `--switch-output` or snapshot the
+/// control asked for with `on_switch` (given the drain and what was drained
+/// so far); `on_switch` returning false ends the recording.
+pub fn drain_all(
+    drain: &mut (dyn Drain + Send),
+    rings: &mut [(u32, Ring)],
+    event_fds: &[RawFd],
+    ctl: &mut dyn Control,
+    o: &LoopOptions<'_>,
+    mut on_switch: impl FnMut(&mut (dyn Drain + Send), &mut Drained) -> bool,
+) -> Drained {
+    let mut drained = Drained::default();
+    loop {
+        let d = drain_loop(drain, rings, event_fds, ctl, o);
+        drained.add(d);
+        if !drained.switch || drained.write_error.is_some() {
+            break;
+        }
+        drained.switch = false;
+        if !on_switch(drain, &mut drained) {
+            break;
+        }
+    }
+    drained
+}
+
 /// Drains `rings` until `ctl` says stop, every fd in `event_fds` hung up, or
 /// a write fails; then makes one final pass over every ring.
 pub fn drain_loop(

@@ -68,28 +68,23 @@ pub fn record(mut rec: Recording<'_>, mut notes: Vec<String>) -> Result<Summary,
     let loop_options = rec.loop_options(&features, o.checkpoint);
     let channel = rec.channel.take();
     let mut ctl = rec.control(channel, child, true);
-    let mut drained = run::Drained::default();
     let mut switch_failed = None;
-    loop {
-        let d = run::drain_loop(
-            drain.as_mut(),
-            &mut rings,
-            &event_fds,
-            &mut ctl,
-            &loop_options,
-        );
-        drained.add(d);
-        if !drained.switch || drained.write_error.is_some() {
-            break;
-        }
-        drained.switch = false;
-        if let Some(r) = rotation.as_mut() {
-            if let Err(e) = switch_output(&rec, drain.as_mut(), r, &mut maps, &mut notes) {
-                switch_failed = Some(e);
-                break;
-            }
-        }
-    }
+    let on_switch = |drain: &mut (dyn Drain + Send), _: &mut run::Drained| {
+        let Some(r) = rotation.as_mut() else {
+            return true;
+        };
+        let switched = switch_output(&rec, drain, r, &mut maps, &mut notes);
+        switch_failed = switched.err();
+        switch_failed.is_none()
+    };
+    let drained = run::drain_all(
+        drain.as_mut(),
+        &mut rings,
+        &event_fds,
+        &mut ctl,
+        &loop_options,
+        on_switch,
+    );
     let ended = ctl.end(drained);
     if let Some(e) = switch_failed {
         return Err(e);

@@ -317,26 +317,6 @@ impl Job {
 }
 
 impl Job {
-    /// Acts on a request after a pass that drained everything waiting.
-    fn answer(&mut self, r: Request, index: usize) -> Reply {
-        let hits = self.drain.take_hits();
-        let (records, error) = match r {
-            Request::Snapshot => (self.drain.snapshot().unwrap_or_default(), None),
-            Request::Switch(next) => {
-                let e = self.drain.switch_output(next, &[], &FeatureSet::default());
-                (Vec::new(), e.err().map(format_io))
-            }
-        };
-        Reply {
-            index,
-            hits,
-            report: self.drain.report(),
-            records,
-            error,
-            gone: false,
-        }
-    }
-
     /// Drains until the end or a write error, answering the main thread's
     /// requests (switch, snapshot) between loops.
     fn drain_all(
@@ -347,38 +327,53 @@ impl Job {
         features: &FeatureSet,
     ) -> Drained {
         let mailbox = &shared.mailboxes[index];
-        let mut drained = Drained::default();
-        loop {
-            let d = run::drain_loop(
-                self.drain.as_mut(),
-                &mut self.rings,
-                &self.fds,
-                &mut ThreadControl(shared.clone(), index),
-                &LoopOptions {
-                    min_bytes: self.min_bytes,
-                    min_push: self.min_push,
-                    checkpoint: self.checkpoint,
-                    features,
-                },
-            );
-            drained.add(d);
-            if !drained.switch || drained.write_error.is_some() {
-                break;
-            }
-            drained.switch = false;
-            if let Some(r) = mailbox.take() {
-                let reply = self.answer(r, index);
-                let failed = reply.error.is_some();
-                let _ = replies.send(reply);
-                if failed {
-                    break;
-                }
-            }
-        }
-        drained
+        let on_request = |drain: &mut (dyn Drain + Send), _: &mut Drained| {
+            let Some(r) = mailbox.take() else {
+                return true;
+            };
+            let reply = answer(drain, r, index);
+            let failed = reply.error.is_some();
+            let _ = replies.send(reply);
+            !failed
+        };
+        let o = LoopOptions {
+            min_bytes: self.min_bytes,
+            min_push: self.min_push,
+            checkpoint: self.checkpoint,
+            features,
+        };
+        let mut ctl = ThreadControl(shared.clone(), index);
+        run::drain_all(
+            self.drain.as_mut(),
+            &mut self.rings,
+            &self.fds,
+            &mut ctl,
+            &o,
+            on_request,
+        )
     }
 }
 
 fn file_len(p: &std::path::Path) -> u64 {
     std::fs::metadata(p).map_or(0, |m| m.len())
+}
+
+/// Acts on a request after a pass that drained everything waiting.
+fn answer(drain: &mut (dyn Drain + Send), r: Request, index: usize) -> Reply {
+    let hits = drain.take_hits();
+    let (records, error) = match r {
+        Request::Snapshot => (drain.snapshot().unwrap_or_default(), None),
+        Request::Switch(next) => {
+            let e = drain.switch_output(next, &[], &FeatureSet::default());
+            (Vec::new(), e.err().map(format_io))
+        }
+    };
+    Reply {
+        index,
+        hits,
+        report: drain.report(),
+        records,
+        error,
+        gone: false,
+    }
 }
