@@ -53,6 +53,11 @@ impl Folded {
         ids: &[u32],
         period: Option<u64>,
     ) {
+        // A sample without a frame (its chain discarded as perf discards
+        // it) is no stack: perf script prints none, the collapse skips it.
+        if ids.is_empty() {
+            return;
+        }
         let pid = if o.pid || o.tid { pid } else { 0 };
         let tid = if o.tid { tid } else { 0 };
         // The last sample's stack, or looked up: most samples repeat a

@@ -39,7 +39,7 @@ use std::path::PathBuf;
 use crate::format::record::misc;
 use crate::format::{FormatError, RecordType};
 use folded::Folded;
-use frames::{FrameTable, CONTEXT_KERNEL, CONTEXT_USER};
+use frames::{FrameTable, CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_MAX, CONTEXT_USER};
 use survey::{next, open_input, Survey};
 use symbols::Symbols;
 use unwind::{Unwind, UserState};
@@ -322,12 +322,19 @@ fn choose_event<'a>(
 
 /// A sample's callchain with perf's context markers: the kernel's part and
 /// the `unwound` user frames (dwarf), else the recorded chain, else its ip
-/// alone.
+/// alone. A chain with a context marker perf does not know (a stack walk
+/// into garbage: `0xffff...fffe` words at a process's exit) is empty: perf
+/// discards all of it ("the callchain is corrupted") and prints no frame.
 fn callchain(
     s: &crate::format::sample::Sample,
     user_ip: bool,
     unwound: Option<Vec<u64>>,
 ) -> std::borrow::Cow<'_, [u64]> {
+    let known =
+        |&ip: &u64| ip < CONTEXT_MAX || [CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_USER].contains(&ip);
+    if !s.callchain.iter().all(known) {
+        return std::borrow::Cow::Borrowed(&[]);
+    }
     if let Some(frames) = unwound {
         let kernel = s.callchain.iter().take_while(|&&ip| ip != CONTEXT_USER);
         kernel
@@ -362,4 +369,31 @@ fn draw_svg(
             Err(other) => FormatError::Unsupported(format!("drawing the flame graph: {other}")),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_with_a_context_perf_does_not_know_is_discarded_as_perf_discards_it() {
+        let s = |chain: &[u64]| crate::format::sample::Sample {
+            ip: Some(0x1044),
+            callchain: chain.to_vec(),
+            ..Default::default()
+        };
+        // A frame-pointer walk into garbage at a process's exit (perf
+        // 6.1's machine.c: "It seems the callchain is corrupted. Discard
+        // all."): perf script prints the sample without a frame.
+        let garbage = s(&[CONTEXT_USER, 0x1044, u64::MAX - 1, u64::MAX - 1]);
+        assert!(callchain(&garbage, true, None).is_empty());
+        assert!(callchain(&garbage, true, Some(vec![0x1044, 0x2000])).is_empty());
+        let good = s(&[CONTEXT_KERNEL, 0xffff_ffff_8100_0000, CONTEXT_USER, 0x1044]);
+        assert_eq!(&*callchain(&good, false, None), &good.callchain[..]);
+        // A sample without a chain is its ip, as before.
+        assert_eq!(
+            &*callchain(&s(&[]), true, None),
+            &[CONTEXT_USER, 0x1044][..]
+        );
+    }
 }
