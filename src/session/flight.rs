@@ -8,52 +8,32 @@
 
 use std::path::PathBuf;
 
-use super::destination::{self, Destination};
+use super::destination::Destination;
 use super::error::RecordError;
-use super::flight_window::FlightWindow;
+use super::flight_window::{FlightWindow, Retained};
 use super::glue::Writer;
 use super::options::SwitchOutput;
 use super::recording::Recording;
-use super::rotation;
 use super::run;
 use super::summary::Summary;
-use crate::format::writer::{FileWriter, RecordSink};
 use crate::push::drain::Drain;
 
-/// Writes one snapshot; returns its path. It is written under a hidden
-/// temporary name beside the output, finished and synced, and only then
-/// named `OUTPUT.<timestamp>` (never over an existing file): a kill or a
-/// full disk midway leaves no partial snapshot under a snapshot's name.
+/// Writes one snapshot of what the drain retains; returns its path.
 fn snapshot(
     rec: &Recording<'_>,
     drain: &mut (dyn Drain + Send),
     w: &mut FlightWindow,
     notes: &mut Vec<String>,
 ) -> std::io::Result<PathBuf> {
-    let o = rec.o;
     if let Some(h) = drain.take_hits() {
         w.hits.merge(h);
     }
-    let tmp = tempfile::Builder::new()
-        .prefix(".perfz-snapshot-")
-        .tempfile_in(destination::dir_of(&o.output))?;
-    let mut fw = FileWriter::new(tmp.as_file().try_clone()?, &rec.prepared.set.attrs)
-        .map_err(std::io::Error::other)?;
-    fw.write_records(&rec.later_side_band(&w.hits.maps, notes))?;
-    fw.write_records(&drain.snapshot().unwrap_or_default())?;
     let mut f = rec.features.clone();
     if let Some(c) = drain.report().compressed {
         f.set_compressed(c);
     }
-    rec.add_build_ids(&mut f, &w.hits, notes);
-    // The summary names the last snapshot: its own size, not all of them.
-    w.bytes = fw.data_size();
-    let file = fw.finish(&f).map_err(std::io::Error::other)?;
-    file.sync_all()?;
-    let path = rotation::stamped(&o.output);
-    tmp.persist_noclobber(&path).map_err(|e| e.error)?;
-    w.written.push(path.display().to_string());
-    Ok(path)
+    let records = drain.snapshot().unwrap_or_default();
+    w.write(rec, Retained::InFile(&records), f, notes)
 }
 
 pub fn record(

@@ -1,10 +1,26 @@
 //! What the flight recorder keeps across its snapshots, in every strategy.
 
 use std::io;
+use std::io::Write;
+use std::path::PathBuf;
 
-use super::error::RecordError;
+use super::destination::{create_in, dir_of};
+use super::error::{format_io, RecordError};
 use super::recording::{side_band_hits, Recording};
+use super::rotation::stamped;
+use crate::format::writer::{FileWriter, RecordSink};
+use crate::format::FeatureSet;
 use crate::push::scan::Hits;
+
+/// What a snapshot holds besides its side band: the drain's retained
+/// records (in the snapshot's file), or each drain thread's (`--threads`:
+/// thread index, records; a directory's `data.N`).
+pub enum Retained<'a> {
+    /// One drain's records, after the side band in the file.
+    InFile(&'a [u8]),
+    /// Each drain thread's records, a `data.N` each.
+    PerThread(&'a [(usize, Vec<u8>)]),
+}
 
 /// The flight recorder across the recording.
 pub struct FlightWindow {
@@ -24,6 +40,63 @@ impl FlightWindow {
             bytes: 0,
             side_band_bytes: side_band.len() as u64,
         }
+    }
+
+    /// Writes one snapshot: the side band for the window (every map seen
+    /// since the start), the `retained` records and the features `f` with
+    /// the build ids of what it holds; hidden under a temporary name beside
+    /// the output until it is finished and synced, then named
+    /// `OUTPUT.<timestamp>` (never over an existing file), so a kill or a
+    /// full disk midway leaves no partial snapshot under a snapshot's name.
+    pub fn write(
+        &mut self,
+        rec: &Recording<'_>,
+        retained: Retained<'_>,
+        mut f: FeatureSet,
+        notes: &mut Vec<String>,
+    ) -> io::Result<PathBuf> {
+        let o = rec.o;
+        let mut tmp = tempfile::Builder::new();
+        tmp.prefix(".perfz-snapshot-");
+        let side_band = rec.later_side_band(&self.hits.maps, notes);
+        rec.add_build_ids(&mut f, &self.hits, notes);
+        let attrs = &rec.prepared.set.attrs;
+        let path = match retained {
+            Retained::InFile(records) => {
+                let tmp = tmp.tempfile_in(dir_of(&o.output))?;
+                let mut fw =
+                    FileWriter::new(tmp.as_file().try_clone()?, attrs).map_err(format_io)?;
+                fw.write_records(&side_band)?;
+                fw.write_records(records)?;
+                // The summary names the last snapshot: its own size.
+                self.bytes = fw.data_size();
+                fw.finish(&f).map_err(format_io)?.sync_all()?;
+                let path = stamped(&o.output);
+                tmp.persist_noclobber(&path).map_err(|e| e.error)?;
+                path
+            }
+            Retained::PerThread(parts) => {
+                let tmp = tmp.tempdir_in(dir_of(&o.output))?;
+                let mut fw =
+                    FileWriter::new(create_in(tmp.path(), "data")?, attrs).map_err(format_io)?;
+                fw.write_records(&side_band)?;
+                let mut bytes = fw.data_size();
+                fw.finish(&f).map_err(format_io)?.sync_all()?;
+                for (i, records) in parts {
+                    let mut file = create_in(tmp.path(), &format!("data.{i}"))?;
+                    file.write_all(records)?;
+                    file.sync_all()?;
+                    bytes += records.len() as u64;
+                }
+                let path = stamped(&o.output);
+                std::fs::rename(tmp.path(), &path)?;
+                let _ = tmp.keep();
+                self.bytes = bytes;
+                path
+            }
+        };
+        self.written.push(path.display().to_string());
+        Ok(path)
     }
 
     /// A write of a snapshot failed: what is kept.

@@ -15,7 +15,7 @@ use crate::push::Copies;
 use crate::session::destination::cut_back;
 use crate::session::error::RecordError;
 use crate::session::error::{format_io, Kept};
-use crate::session::flight_window::FlightWindow;
+use crate::session::flight_window::{FlightWindow, Retained};
 use crate::session::layout::DrainGroup;
 use crate::session::recording::Recording;
 use crate::session::run::Drained;
@@ -195,8 +195,9 @@ fn last_snapshot(
     notes: &mut Vec<String>,
 ) -> Result<Written, RecordError> {
     w.hits = hits;
+    let f = dir_features(&rec.features, combined_compressed(reports));
     let last = w
-        .write(rec, parts, reports, notes)
+        .write(rec, Retained::PerThread(parts), f, notes)
         .map_err(|err| w.failed(rec, err))?;
     Ok((
         last.display().to_string(),

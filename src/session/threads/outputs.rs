@@ -6,7 +6,7 @@
 //! under it is finished.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use super::job::{Pool, Request};
@@ -17,9 +17,9 @@ use crate::push::scan::Hits;
 use crate::session::destination::{create_in, dir_of, Destination};
 use crate::session::error::format_io;
 use crate::session::error::RecordError;
-use crate::session::flight_window::FlightWindow;
+use crate::session::flight_window::{FlightWindow, Retained};
 use crate::session::recording::{io_err_context, side_band_hits, Recording};
-use crate::session::rotation::{stamped, Rotation};
+use crate::session::rotation::Rotation;
 
 /// Where the threads' compressed bytes go.
 pub enum Dest {
@@ -246,42 +246,8 @@ impl FlightWindow {
             parts.push((r.index, r.records));
             reports.push(r.report);
         }
-        self.write(rec, &parts, &reports, notes)
+        let f = dir_features(&rec.features, combined_compressed(&reports));
+        self.write(rec, Retained::PerThread(&parts), f, notes)
             .map_err(|err| self.failed(rec, err))
-    }
-
-    /// Writes a snapshot directory from each thread's retained records
-    /// (`parts`: thread index, records), hidden until it is finished and
-    /// synced, then named `OUTPUT.<timestamp>`.
-    pub fn write(
-        &mut self,
-        rec: &Recording<'_>,
-        parts: &[(usize, Vec<u8>)],
-        reports: &[DrainReport],
-        notes: &mut Vec<String>,
-    ) -> io::Result<PathBuf> {
-        let o = rec.o;
-        let tmp = tempfile::Builder::new()
-            .prefix(".perfz-snapshot-")
-            .tempdir_in(dir_of(&o.output))?;
-        let mut fw = FileWriter::new(create_in(tmp.path(), "data")?, &rec.prepared.set.attrs)
-            .map_err(io::Error::other)?;
-        fw.write_records(&rec.later_side_band(&self.hits.maps, notes))?;
-        let mut f = dir_features(&rec.features, combined_compressed(reports));
-        rec.add_build_ids(&mut f, &self.hits, notes);
-        let mut bytes = fw.data_size();
-        fw.finish(&f).map_err(format_io)?.sync_all()?;
-        for (i, records) in parts {
-            let mut file = create_in(tmp.path(), &format!("data.{i}"))?;
-            file.write_all(records)?;
-            file.sync_all()?;
-            bytes += records.len() as u64;
-        }
-        let path = stamped(&o.output);
-        std::fs::rename(tmp.path(), &path)?;
-        let _ = tmp.keep();
-        self.bytes = bytes;
-        self.written.push(path.display().to_string());
-        Ok(path)
     }
 }
