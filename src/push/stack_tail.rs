@@ -58,13 +58,9 @@ impl StackTail {
         let mut attr = crate::format::Attr::new();
         attr.set_u64(24, sample_type);
         attr.set_u64(80, sample_regs_user);
-        Self::for_attrs(&[AttrEntry {
-            attr,
-            ids: Vec::new(),
-            name: None,
-        }])
-        .ok()
-        .flatten()
+        Self::for_attrs(&[AttrEntry::new(attr, None)])
+            .ok()
+            .flatten()
     }
 
     /// The layouts of a recording's events: `Ok(None)` where no event

@@ -295,7 +295,7 @@ fn sleep(
 }
 
 /// `fd` polled for reading.
-fn pollin(fd: RawFd) -> libc::pollfd {
+pub(super) fn pollin(fd: RawFd) -> libc::pollfd {
     libc::pollfd {
         fd,
         events: libc::POLLIN,

@@ -260,11 +260,7 @@ fn wait(
         }
         let mut p: Vec<libc::pollfd> = std::iter::once(shared.ended_fd.as_raw_fd())
             .chain(ctl.channel_fd())
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
+            .map(super::run::pollin)
             .collect();
         // SAFETY: a valid array of pollfd for its length.
         unsafe {
