@@ -9,7 +9,7 @@ use libfuzzer_sys::arbitrary::{self, Arbitrary};
 use libfuzzer_sys::fuzz_target;
 use perfz::codecs::{Codec, CodecSpec, CodecVisitor, Input};
 use perfz::push::compressor::Compressor;
-use perfz::format::writer::{empty_record, FileWriter, RecordSink};
+use perfz::format::writer::{empty_record, FileWriter};
 use perfz::format::{Attr, AttrEntry, FeatureSet, PerfReader, RecordType};
 
 #[derive(Debug, Arbitrary)]

@@ -56,6 +56,25 @@ pub fn format_list(cpus: &[u32]) -> String {
     parts.join(",")
 }
 
+/// Pins the calling thread to `cpus` (none: left as it is).
+pub fn pin_this_thread(cpus: &[u32]) -> std::io::Result<()> {
+    if cpus.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: cpu_set_t is plain data; zeroed is an empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        // SAFETY: CPU_SET writes a bit inside `set` (it checks the bound).
+        unsafe { libc::CPU_SET(c as usize, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; 0 = this thread.
+    let r = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
 
-use super::writer::{write_all_vectored, RecordSink};
+use super::writer::write_all_vectored;
 
 /// Writes records to a `data.N` file from offset 0.
 pub struct DataStreamWriter {
@@ -76,24 +76,28 @@ impl DataStreamWriter {
     }
 }
 
-impl RecordSink for DataStreamWriter {
-    fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+impl DataStreamWriter {
+    /// Appends bytes that are whole records.
+    pub fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.f.write_all(bytes)?;
         self.size += bytes.len() as u64;
         Ok(())
     }
 
-    fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
+    /// Appends the concatenation of `parts` with one `writev`.
+    pub fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
         write_all_vectored(&mut self.f, parts)?;
         self.size += parts.iter().map(|p| p.len() as u64).sum::<u64>();
         Ok(())
     }
 
-    fn data_size(&self) -> u64 {
+    /// Bytes of records written so far.
+    pub fn data_size(&self) -> u64 {
         self.size
     }
 
-    fn forget(&mut self, n: u64) {
+    /// Takes back the last `n` bytes counted (cut at finish).
+    pub fn forget(&mut self, n: u64) {
         self.size -= n.min(self.size);
         // The next write goes where the kept records end.
         let _ = self.f.seek(SeekFrom::Start(self.size));

@@ -9,7 +9,6 @@ mod error;
 pub mod feature;
 pub mod header;
 mod meta;
-pub mod output;
 pub mod reader;
 pub mod record;
 pub mod sample;

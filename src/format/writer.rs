@@ -8,24 +8,6 @@ use super::header::{FileHeader, Section, FILE_HEADER_SIZE, MAGIC, PIPE_HEADER_SI
 use super::record::{RecordHeader, RecordType};
 use super::FormatError;
 
-/// Where records go: a file-mode data section or a pipe-mode stream.
-pub trait RecordSink {
-    /// Appends bytes that are whole records (or, for several calls, a sequence
-    /// of them).
-    fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()>;
-    /// Appends the concatenation of `parts` (e.g. the two slices of a wrapped
-    /// ring region) — with one `writev` where the output allows.
-    fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
-        parts.iter().try_for_each(|p| self.write_records(p))
-    }
-    /// Bytes of records written so far.
-    fn data_size(&self) -> u64;
-    /// Takes back the last `n` bytes counted: a region written in several
-    /// calls failed part way, and what it wrote ends inside a record.
-    /// (A later finish writes over them; a pipe cannot take anything back.)
-    fn forget(&mut self, n: u64);
-}
-
 /// Attrs as perf 6.1 accepts them, all of one size.
 fn attrs_for_perf61(attrs: &[AttrEntry]) -> Result<Vec<AttrEntry>, FormatError> {
     let out = attrs
@@ -248,24 +230,31 @@ fn is_out_of_room(e: &std::io::Error) -> bool {
     )
 }
 
-impl<W: Write + Seek> RecordSink for FileWriter<W> {
-    fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+impl<W: Write + Seek> FileWriter<W> {
+    /// Appends bytes that are whole records (or, over several calls, a
+    /// sequence of them).
+    pub fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.w.write_all(bytes)?;
         self.header.data.size += bytes.len() as u64;
         Ok(())
     }
 
-    fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
+    /// Appends the concatenation of `parts` (the two slices of a wrapped
+    /// ring region) with one `writev`.
+    pub fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
         write_all_vectored(&mut self.w, parts)?;
         self.header.data.size += parts.iter().map(|p| p.len() as u64).sum::<u64>();
         Ok(())
     }
 
-    fn data_size(&self) -> u64 {
+    /// Bytes of records written so far.
+    pub fn data_size(&self) -> u64 {
         self.header.data.size
     }
 
-    fn forget(&mut self, n: u64) {
+    /// Takes back the last `n` bytes counted: a region written in several
+    /// calls failed part way (a later finish writes over them).
+    pub fn forget(&mut self, n: u64) {
         self.header.data.size -= n.min(self.header.data.size);
     }
 }
@@ -356,24 +345,30 @@ impl<W: Write> PipeWriter<W> {
     }
 }
 
-impl<W: Write> RecordSink for PipeWriter<W> {
-    fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+impl<W: Write> PipeWriter<W> {
+    /// Appends bytes that are whole records.
+    pub fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.w.write_all(bytes)?;
         self.written += bytes.len() as u64;
         Ok(())
     }
 
-    fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
+    /// Appends the concatenation of `parts` (the two slices of a wrapped
+    /// ring region) with one `writev`.
+    pub fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
         write_all_vectored(&mut self.w, parts)?;
         self.written += parts.iter().map(|p| p.len() as u64).sum::<u64>();
         Ok(())
     }
 
-    fn data_size(&self) -> u64 {
+    /// Bytes of records written so far.
+    pub fn data_size(&self) -> u64 {
         self.written
     }
 
-    fn forget(&mut self, n: u64) {
+    /// Takes back the last `n` bytes counted: a region written in several
+    /// calls failed part way (a later finish writes over them).
+    pub fn forget(&mut self, n: u64) {
         self.written -= n.min(self.written);
     }
 }

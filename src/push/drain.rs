@@ -11,10 +11,10 @@ use perfz_codecs::{Codec, Input};
 
 use crate::event::ring::Rings;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
+use crate::push::output::sync_in_background;
 use crate::push::scan::{headers, scan_hits, Hits, RecordCounts};
 use crate::push::stack_tail::Edit;
-use crate::push::Lifecycle;
-use crate::push::{Copies, Meter, Pusher, StackTail};
+use crate::push::{Copies, Meter, Pusher, Sink, StackTail};
 
 /// The numbers a drain unit keeps, for the summary and the header.
 #[derive(Debug, Clone, Default)]
@@ -48,6 +48,29 @@ pub struct DrainReport {
     pub near_full_pushes: u64,
     /// How much of their stack dumps the samples used (dwarf, when cut).
     pub stack_use: crate::push::stack_use::StackUse,
+}
+
+impl DrainReport {
+    /// Two units' reports as one: sums, the fullest ring, the first's sink.
+    pub fn combined(self, b: &DrainReport) -> DrainReport {
+        let mut stack_use = self.stack_use;
+        stack_use.merge(&b.stack_use);
+        DrainReport {
+            ring_bytes: self.ring_bytes + b.ring_bytes,
+            compressed_bytes: self.compressed_bytes + b.compressed_bytes,
+            compressed: self.compressed.or(b.compressed),
+            bytes_written: self.bytes_written + b.bytes_written,
+            copies: Copies::add(self.copies, b.copies),
+            codec_copies_input: self.codec_copies_input,
+            codec_state_bytes: self.codec_state_bytes + b.codec_state_bytes,
+            sink: self.sink,
+            stack_bytes_cleared: self.stack_bytes_cleared + b.stack_bytes_cleared,
+            stack_samples_uncut: self.stack_samples_uncut + b.stack_samples_uncut,
+            max_fill: self.max_fill.max(b.max_fill),
+            near_full_pushes: self.near_full_pushes + b.near_full_pushes,
+            stack_use,
+        }
+    }
 }
 
 /// Ring bytes pushed before the drain hands a piece of a region back to the
@@ -113,7 +136,7 @@ pub trait Drain {
 
 /// The one implementation: a [`Pusher`] specialised for one codec, sink and
 /// meter.
-pub struct PushDrain<C: Codec, S: Lifecycle, M: Meter> {
+pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
     pusher: Pusher<C, S, M>,
     /// Where samples keep unwritten stack bytes to clear (dwarf mode).
     stack_tail: Option<StackTail>,
@@ -130,12 +153,15 @@ pub struct PushDrain<C: Codec, S: Lifecycle, M: Meter> {
     hits: Option<Hits>,
 }
 
-impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
+impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
     /// A unit pushing through `codec` into `sink`. `stack_tail`: cut unwritten dwarf
     /// stack bytes; `rounds`: end passes with FINISHED_ROUND; `hits`: gather for build ids.
     pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>, rounds: bool, hits: bool) -> Self {
+        // The flight recorder's segments are each whole when retained (a
+        // snapshot takes them as they are): its codec never holds.
+        let holds = sink.output().segments().is_none();
         let mut pusher = Pusher::new(codec, sink);
-        pusher.set_hold(S::HOLDS);
+        pusher.set_hold(holds);
         PushDrain {
             pusher,
             stack_tail,
@@ -163,13 +189,16 @@ impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
         }
         // A flight-recorder segment closes after a push that ends the
         // codec's frame, so the next segment decodes on its own.
-        let close = last && self.pusher.sink().segment_due();
+        let close =
+            last && (self.pusher.sink().output().segments()).is_some_and(|m| m.segment_due());
         if close {
             self.pusher.end_frame_at_flush();
         }
         self.pusher.push_edited(region, &self.edits)?;
         if close {
-            self.pusher.sink_mut().close_segment();
+            if let Some(m) = self.pusher.sink_mut().output_mut().segments_mut() {
+                m.close_segment();
+            }
         }
         Ok(())
     }
@@ -183,7 +212,7 @@ impl<C: Codec, S: Lifecycle, M: Meter> PushDrain<C, S, M> {
     }
 }
 
-impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
+impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.pusher.write_plain(bytes)
     }
@@ -253,7 +282,7 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
     }
 
     fn checkpoint_end(&self) -> Option<u64> {
-        self.pusher.sink().checkpoint_end()
+        self.pusher.sink().output().checkpoint_end()
     }
 
     fn report(&self) -> DrainReport {
@@ -277,7 +306,7 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
     fn finish(mut self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
         self.pusher.flush()?;
         let f = self.with_compressed(features);
-        self.pusher.into_sink().finish(&f)
+        self.pusher.into_sink().into_output()?.finish(&f)
     }
 
     fn salvage(mut self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
@@ -286,7 +315,8 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
         // the file ends at its last whole record as before.
         let _ = self.pusher.flush();
         let f = self.with_compressed(features);
-        self.pusher.into_sink().salvage(&f)
+        let (out, ends) = self.pusher.into_sink().salvage();
+        out.finish_cutting_back(&f, &ends)
     }
 
     fn take_hits(&mut self) -> Option<Hits> {
@@ -301,7 +331,10 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
     ) -> Result<(), FormatError> {
         self.pusher.flush()?;
         let f = self.with_compressed(features);
-        self.pusher.sink_mut().switch(next, attrs, &f)?;
+        let sink = self.pusher.sink_mut();
+        let new = sink.output().successor(next, attrs)?;
+        let old = sink.switch_to(new)?;
+        sync_in_background(old.finish_unsynced(&f)?);
         self.pusher.restart_codec()?;
         Ok(())
     }
@@ -311,7 +344,7 @@ impl<C: Codec, S: Lifecycle, M: Meter> Drain for PushDrain<C, S, M> {
     }
 
     fn snapshot(&self) -> Option<Vec<u8>> {
-        self.pusher.sink().snapshot()
+        (self.pusher.sink().output().segments()).map(|m| m.snapshot())
     }
 }
 

@@ -24,6 +24,19 @@ impl Copies {
             self.memcpy_bytes as f64 / self.ring_bytes as f64
         }
     }
+
+    /// Two units' counts as one (either may not be counting).
+    pub fn add(a: Option<Copies>, b: Option<Copies>) -> Option<Copies> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(Copies {
+                ring_bytes: a.ring_bytes + b.ring_bytes,
+                memcpy_bytes: a.memcpy_bytes + b.memcpy_bytes,
+                codec_in_bytes: a.codec_in_bytes + b.codec_in_bytes,
+                written_bytes: a.written_bytes + b.written_bytes,
+            }),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// Counts the bytes a push path moves; each call is a no-op by default.

@@ -1,14 +1,18 @@
-//! Where pushed bytes go.
+//! What the pusher writes into: the [`Sink`] trait, and the serial sink.
 
 use std::io;
 
 use perfz_codecs::Input;
 
+use super::output::Output;
 use super::stack_tail::{for_each_piece, Edit};
-use crate::format::writer::RecordSink;
+use crate::format::FeatureSet;
 use crate::push::records::RECORD_MAX;
 
-/// The write side of the push path.
+/// What the pusher writes into, and how what it wrote reaches its
+/// [`Output`]: the push path's writes (raw slices, record buffers, plain
+/// records), then the few things only the sink can do for the output's
+/// life, because it may hold writes the output has not seen yet.
 pub trait Sink {
     /// Raw ring bytes (codec `none`), one or two slices. Returns how many
     /// bytes it memcpy'd to do so (0 when it writes straight from the ring).
@@ -48,6 +52,25 @@ pub trait Sink {
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Bytes of records written (or queued) so far.
     fn bytes_written(&self) -> u64;
+    /// How writes are done, for the summary.
+    fn describe(&self) -> String;
+    /// The output written to.
+    fn output(&self) -> &Output;
+    /// The output, for the flight recorder's segments.
+    fn output_mut(&mut self) -> &mut Output;
+    /// Makes what was written so far perf-readable (see
+    /// `FileWriter::checkpoint`) once every write has landed; the bytes it
+    /// used, `None` where the output cannot.
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
+    /// `--switch-output`: once every write has landed, goes on in `next`
+    /// and hands back the output written so far, to be finished.
+    fn switch_to(&mut self, next: Output) -> io::Result<Output>;
+    /// Every write landed: the output, to finish.
+    fn into_output(self) -> io::Result<Output>;
+    /// After a failed write: the output cut back to what landed whole, and
+    /// the data sizes of recent write ends (where a finish that does not fit
+    /// may cut back to).
+    fn salvage(self) -> (Output, Vec<u64>);
 }
 
 /// Slices per `writev` of an edited region (IOV_MAX is 1024).
@@ -55,9 +78,9 @@ const WRITEV_BATCH: usize = 64;
 
 /// The serial sink: writes synchronously, one write per record; raw ring bytes
 /// go out with one `writev` of the ring's own slices — no copy by our code.
-pub struct SerialSink<W: RecordSink> {
+pub struct SerialSink {
     /// The output records are written to.
-    pub out: W,
+    pub out: Output,
     buf: Box<[u8]>,
     /// Data sizes after the last writes (record boundaries): where a
     /// salvage may cut back to when the features do not fit after the data.
@@ -86,11 +109,11 @@ impl RecentEnds {
     }
 }
 
-impl<W: RecordSink> SerialSink<W> {
+impl SerialSink {
     /// A sink writing to `out`, no ends noted yet.
-    pub fn new(out: W) -> Self {
+    pub fn new(out: impl Into<Output>) -> Self {
         SerialSink {
-            out,
+            out: out.into(),
             buf: vec![0u8; RECORD_MAX].into_boxed_slice(),
             ends: RecentEnds::default(),
         }
@@ -101,19 +124,14 @@ impl<W: RecordSink> SerialSink<W> {
         let end = self.out.data_size();
         self.ends.push(end);
     }
-
-    /// The output, to finish.
-    pub fn into_inner(self) -> W {
-        self.out
-    }
 }
 
-impl<W: RecordSink> Sink for SerialSink<W> {
+impl Sink for SerialSink {
     fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
         self.out
             .write_records_vectored(&[region.first, region.second])?;
         self.wrote();
-        Ok(0)
+        Ok(if self.out.copies() { region.len() } else { 0 })
     }
 
     fn write_raw_edited(
@@ -145,7 +163,7 @@ impl<W: RecordSink> Sink for SerialSink<W> {
             return Err(e);
         }
         self.wrote();
-        Ok((0, queued))
+        Ok((if self.out.copies() { queued } else { 0 }, queued))
     }
 
     fn record_buf(&mut self) -> io::Result<&mut [u8]> {
@@ -161,7 +179,7 @@ impl<W: RecordSink> Sink for SerialSink<W> {
     fn write_record(&mut self, rec: &[u8]) -> io::Result<usize> {
         self.out.write_records(rec)?;
         self.wrote();
-        Ok(0)
+        Ok(if self.out.copies() { rec.len() } else { 0 })
     }
 
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -172,5 +190,43 @@ impl<W: RecordSink> Sink for SerialSink<W> {
 
     fn bytes_written(&self) -> u64 {
         self.out.data_size()
+    }
+
+    fn describe(&self) -> String {
+        match self.out {
+            Output::Memory(_) => "memory (flight recorder)".into(),
+            _ => "serial".into(),
+        }
+    }
+
+    fn output(&self) -> &Output {
+        &self.out
+    }
+
+    fn output_mut(&mut self) -> &mut Output {
+        &mut self.out
+    }
+
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        let r = self.out.checkpoint(features)?;
+        self.wrote();
+        Ok(r)
+    }
+
+    fn switch_to(&mut self, next: Output) -> io::Result<Output> {
+        // The write ends were the old output's.
+        self.ends = RecentEnds::default();
+        Ok(std::mem::replace(&mut self.out, next))
+    }
+
+    fn into_output(self) -> io::Result<Output> {
+        Ok(self.out)
+    }
+
+    fn salvage(self) -> (Output, Vec<u64>) {
+        // Records are written whole or counted as not written; the file
+        // position of a half-done write does not matter (finish seeks).
+        let ends = self.ends.as_slice().to_vec();
+        (self.out, ends)
     }
 }

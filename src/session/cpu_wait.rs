@@ -150,6 +150,17 @@ impl<R: RunDelay> CpuWait<R> {
     }
 }
 
+/// CPU time the calling thread has used, in seconds.
+pub fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -358,12 +358,6 @@ impl Destination {
     pub fn size(&self) -> u64 {
         self.current_path().map_or(0, crate::format::size_on_disk)
     }
-
-    /// After a failed write: cut the file back to `end` (the last
-    /// checkpoint, which its header already describes) so it opens in perf.
-    pub fn roll_back(&self, end: Option<u64>) -> Option<Kept> {
-        cut_back(self.current_path()?, end)
-    }
 }
 
 /// Cuts the file at `path` back to `end` (its last checkpoint) after a

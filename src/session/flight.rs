@@ -6,35 +6,15 @@
 //! the start, so maps of processes created before the window or gone since
 //! are there), the retained records, and the features.
 
-use std::path::PathBuf;
-
 use super::destination::Destination;
 use super::error::RecordError;
-use super::flight_window::{FlightWindow, Retained};
-use super::glue::Writer;
+use super::flight_window::FlightWindow;
 use super::options::SwitchOutput;
 use super::recording::Recording;
 use super::run;
 use super::summary::Summary;
 use crate::push::drain::Drain;
-
-/// Writes one snapshot of what the drain retains; returns its path.
-fn snapshot(
-    rec: &Recording<'_>,
-    drain: &mut (dyn Drain + Send),
-    w: &mut FlightWindow,
-    notes: &mut Vec<String>,
-) -> std::io::Result<PathBuf> {
-    if let Some(h) = drain.take_hits() {
-        w.hits.merge(h);
-    }
-    let mut f = rec.features.clone();
-    if let Some(c) = drain.report().compressed {
-        f.set_compressed(c);
-    }
-    let records = drain.snapshot().unwrap_or_default();
-    w.write(rec, Retained::InFile(&records), f, notes)
-}
+use crate::push::Segments;
 
 pub fn record(
     mut rec: Recording<'_>,
@@ -42,7 +22,7 @@ pub fn record(
     mut notes: Vec<String>,
 ) -> Result<Summary, RecordError> {
     let o = rec.o;
-    let (mut drain, glue_notes) = rec.drain_unit(Writer::Memory(cap), true, true)?;
+    let (mut drain, glue_notes) = rec.drain_unit(Segments::new(cap).into(), true, true)?;
     notes.extend(glue_notes);
     let side_band = rec.side_band(&mut notes);
     let mut w = FlightWindow::new(&side_band);
@@ -59,7 +39,7 @@ pub fn record(
     // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
     ctl.limits.switch = Some(SwitchOutput::Signal);
     let on_snapshot = |drain: &mut (dyn Drain + Send), drained: &mut run::Drained| {
-        let taken = snapshot(&rec, drain, &mut w, &mut notes);
+        let taken = w.snapshot_unit(&rec, drain, &mut notes);
         drained.write_error = taken.err();
         drained.write_error.is_none()
     };
@@ -77,7 +57,7 @@ pub fn record(
         return Err(w.failed(&rec, err));
     }
     // The end writes what the recorder holds, like a last snapshot.
-    let last = match snapshot(&rec, drain.as_mut(), &mut w, &mut notes) {
+    let last = match w.snapshot_unit(&rec, drain.as_mut(), &mut notes) {
         Ok(p) => p,
         Err(err) => return Err(w.failed(&rec, err)),
     };

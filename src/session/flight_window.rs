@@ -5,12 +5,15 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::destination::{create_in, dir_of};
+use super::dir_output::{combined_compressed, dir_features};
 use super::error::{format_io, RecordError};
-use super::recording::{side_band_hits, Recording};
+use super::mailbox::Reply;
+use super::map_history::MapHistory;
+use super::recording::Recording;
 use super::rotation::stamped;
-use crate::format::writer::{FileWriter, RecordSink};
+use crate::format::writer::FileWriter;
 use crate::format::FeatureSet;
-use crate::push::scan::Hits;
+use crate::push::drain::{Drain, DrainReport};
 
 /// What a snapshot holds besides its side band: the drain's retained
 /// records (in the snapshot's file), or each drain thread's (`--threads`:
@@ -24,8 +27,9 @@ pub enum Retained<'a> {
 
 /// The flight recorder across the recording.
 pub struct FlightWindow {
-    /// Every MMAP/MMAP2/FORK/COMM record seen, and the sample pages.
-    pub hits: Hits,
+    /// Every MMAP/MMAP2/FORK/COMM record seen, and the sample pages (one
+    /// output, never switched: a snapshot holds the window's records).
+    pub maps: MapHistory,
     pub written: Vec<String>,
     /// Bytes of records in the last snapshot.
     pub bytes: u64,
@@ -35,7 +39,7 @@ pub struct FlightWindow {
 impl FlightWindow {
     pub fn new(side_band: &[u8]) -> FlightWindow {
         FlightWindow {
-            hits: side_band_hits(side_band),
+            maps: MapHistory::new(side_band),
             written: Vec::new(),
             bytes: 0,
             side_band_bytes: side_band.len() as u64,
@@ -58,8 +62,8 @@ impl FlightWindow {
         let o = rec.o;
         let mut tmp = tempfile::Builder::new();
         tmp.prefix(".perfz-snapshot-");
-        let side_band = rec.later_side_band(&self.hits.maps, notes);
-        rec.add_build_ids(&mut f, &self.hits, notes);
+        let side_band = rec.later_side_band(self.maps.all_maps(), notes);
+        rec.add_build_ids(&mut f, &self.maps.output, notes);
         let attrs = &rec.prepared.set.attrs;
         let path = match retained {
             Retained::InFile(records) => {
@@ -116,5 +120,56 @@ impl FlightWindow {
             ),
             err,
         }
+    }
+
+    /// A snapshot of units on threads of their own: `parts` are each
+    /// unit's retained records (index, records), `reports` their numbers.
+    pub fn snapshot_units(
+        &mut self,
+        rec: &Recording<'_>,
+        parts: &[(usize, Vec<u8>)],
+        reports: &[DrainReport],
+        notes: &mut Vec<String>,
+    ) -> Result<PathBuf, RecordError> {
+        let f = dir_features(&rec.features, combined_compressed(reports));
+        self.write(rec, Retained::PerThread(parts), f, notes)
+            .map_err(|err| self.failed(rec, err))
+    }
+
+    /// SIGUSR2 or `snapshot` with units on threads: their answers.
+    pub fn snapshot_answers(
+        &mut self,
+        rec: &Recording<'_>,
+        answers: Vec<Reply>,
+        notes: &mut Vec<String>,
+    ) -> Result<PathBuf, RecordError> {
+        let mut parts = Vec::new();
+        let mut reports = Vec::new();
+        for r in answers {
+            if let Some(h) = r.hits {
+                self.maps.seen(h);
+            }
+            parts.push((r.index, r.records));
+            reports.push(r.report);
+        }
+        self.snapshot_units(rec, &parts, &reports, notes)
+    }
+
+    /// A snapshot of one drain unit on this thread: what it retains.
+    pub fn snapshot_unit(
+        &mut self,
+        rec: &Recording<'_>,
+        drain: &mut (dyn Drain + Send),
+        notes: &mut Vec<String>,
+    ) -> io::Result<PathBuf> {
+        if let Some(h) = drain.take_hits() {
+            self.maps.seen(h);
+        }
+        let mut f = rec.features.clone();
+        if let Some(c) = drain.report().compressed {
+            f.set_compressed(c);
+        }
+        let records = drain.snapshot().unwrap_or_default();
+        self.write(rec, Retained::InFile(&records), f, notes)
     }
 }

@@ -2,35 +2,21 @@
 //! us the concrete codec, and we box a drain unit specialised for all three.
 //! Everything before (setup) and after (the loop, finishing) is plain code.
 
-use std::fs::File;
 use std::io;
 
 use perfz_codecs::{Codec, CodecVisitor};
 
 use super::error::RecordError;
 use super::options::AioBackend;
-use crate::format::data_stream::DataStreamWriter;
-use crate::format::writer::{FileWriter, PipeWriter};
 use crate::push::drain::{Drain, PushDrain};
-use crate::push::Lifecycle;
 use crate::push::{
-    AsyncSink, CopyMeter, MemorySink, NoMeter, OffsetFile, SerialSink, StackTail, ThreadBackend,
-    UringBackend,
+    AsyncSink, CopyMeter, NoMeter, Output, SerialSink, Sink, StackTail, ThreadBackend, UringBackend,
 };
-
-/// The writer the output was opened with.
-pub enum Writer {
-    File(FileWriter<File>),
-    Pipe(PipeWriter<File>),
-    /// One `data.N` of a `--threads` directory.
-    Stream(DataStreamWriter),
-    /// `--flight-recorder SIZE`: compressed segments in memory.
-    Memory(u64),
-}
 
 /// How the drain unit writes.
 pub struct Glue {
-    pub writer: Writer,
+    /// Where the unit's records go.
+    pub output: Output,
     /// `--aio[=N]`.
     pub aio: Option<usize>,
     pub aio_backend: AioBackend,
@@ -58,7 +44,7 @@ struct UnitConfig {
 }
 
 impl UnitConfig {
-    fn build<C: Codec + Send + 'static, S: Lifecycle + Send + 'static>(
+    fn build<C: Codec + Send + 'static, S: Sink + Send + 'static>(
         self,
         codec: C,
         sink: S,
@@ -93,20 +79,23 @@ struct Async {
 impl Async {
     /// An async sink over `file` with io_uring, or the pwrite thread as
     /// `--aio-backend` allows.
-    fn unit<C: Codec + Send + 'static, W: OffsetFile + Send + 'static>(
+    fn unit<C: Codec + Send + 'static>(
         &self,
         u: UnitConfig,
         codec: C,
-        file: W,
+        out: Output,
         n: usize,
     ) -> Result<Built, RecordError> {
+        let Some(file) = out.file() else {
+            unreachable!("async units are built over files only")
+        };
         let uring = match self.backend {
             AioBackend::Thread => Err(io::Error::other("--aio-backend thread")),
-            _ => UringBackend::new(file.file()),
+            _ => UringBackend::new(file),
         };
         match uring {
             Ok(b) => Ok((
-                u.build(codec, AsyncSink::new(file, b, n, self.ring_size)),
+                u.build(codec, AsyncSink::new(out, b, n, self.ring_size)),
                 Vec::new(),
             )),
             Err(e) if self.backend == AioBackend::Uring => Err(RecordError::Usage(format!(
@@ -119,10 +108,10 @@ impl Async {
                         "io_uring is not available ({e}); async writes go through a pwrite thread"
                     ));
                 }
-                let b = ThreadBackend::new(file.file())
+                let b = ThreadBackend::new(file)
                     .map_err(super::error::io_err("starting the writer thread"))?;
                 Ok((
-                    u.build(codec, AsyncSink::new(file, b, n, self.ring_size)),
+                    u.build(codec, AsyncSink::new(out, b, n, self.ring_size)),
                     notes,
                 ))
             }
@@ -144,25 +133,18 @@ impl CodecVisitor for Glue {
             backend: self.aio_backend,
             ring_size: self.ring_size,
         };
-        match (self.writer, self.aio) {
-            (Writer::Pipe(w), aio) => {
-                let mut notes = Vec::new();
+        let mut notes = Vec::new();
+        match (self.output, self.aio) {
+            (out @ (Output::File(_) | Output::Stream(_)), Some(n)) => a.unit(u, codec, out, n),
+            (out, aio) => {
                 if aio.is_some() {
-                    notes.push("--aio needs a file output (it writes at file offsets); writing the pipe serially".into());
+                    notes.push(match out {
+                        Output::Pipe(_) => "--aio needs a file output (it writes at file offsets); writing the pipe serially",
+                        _ => "--aio: the flight recorder writes only snapshots, serially",
+                    }.to_string());
                 }
-                Ok((u.build(codec, SerialSink::new(w)), notes))
+                Ok((u.build(codec, SerialSink::new(out)), notes))
             }
-            (Writer::Memory(cap), aio) => {
-                let mut notes = Vec::new();
-                if aio.is_some() {
-                    notes.push("--aio: the flight recorder writes only snapshots, serially".into());
-                }
-                Ok((u.build(codec, MemorySink::new(cap)), notes))
-            }
-            (Writer::File(w), None) => Ok((u.build(codec, SerialSink::new(w)), Vec::new())),
-            (Writer::Stream(w), None) => Ok((u.build(codec, SerialSink::new(w)), Vec::new())),
-            (Writer::File(w), Some(n)) => a.unit(u, codec, w, n),
-            (Writer::Stream(w), Some(n)) => a.unit(u, codec, w, n),
         }
     }
 }

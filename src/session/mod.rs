@@ -12,12 +12,16 @@ mod build_ids;
 mod control;
 mod cpu_wait;
 mod destination;
+mod dir_output;
 mod error;
+mod file_output;
 mod flight;
 mod flight_window;
 mod glue;
 mod layout;
 mod limits;
+mod mailbox;
+mod map_history;
 mod memory_asks;
 mod options;
 mod recording;
@@ -31,6 +35,7 @@ mod summary;
 mod supervisor;
 mod synth_side_band;
 mod threads;
+mod unit_end;
 
 use std::time::Instant;
 

@@ -12,7 +12,7 @@ use super::control::Channel;
 use super::destination::Destination;
 use super::error::io_err;
 use super::error::RecordError;
-use super::glue::{Built, Glue, Writer};
+use super::glue::{Built, Glue};
 use super::limits::{Limits, Switching};
 use super::options::RecordOptions;
 use super::run::LoopOptions;
@@ -31,7 +31,7 @@ use crate::format::{CompressedInfo, FeatureSet};
 use crate::push::drain::{Drain, DrainReport};
 use crate::push::records::declared_mmap_len;
 use crate::push::scan::{scan_hits, Hits};
-use crate::push::StackTail;
+use crate::push::{Output, StackTail};
 use crate::synth;
 
 /// One recording's shared state: what was asked, the events opened for
@@ -83,17 +83,17 @@ impl<'o> Recording<'o> {
         })
     }
 
-    /// A drain unit writing to `writer`, with the recording's codec, async
+    /// A drain unit writing to `output`, with the recording's codec, async
     /// choice, meter and stack cut.
     pub fn drain_unit(
         &self,
-        writer: Writer,
+        output: Output,
         rounds: bool,
         hits: bool,
     ) -> Result<Built, RecordError> {
         let o = self.o;
         o.codec.visit(Glue {
-            writer,
+            output,
             aio: o.aio,
             aio_backend: o.aio_backend,
             copy_meter: o.copy_meter,

@@ -188,7 +188,7 @@ fn broken_files_get_an_error_never_a_panic() {
 /// at the declared bound with a message, inside a 1 GiB address space.
 #[test]
 fn a_decompression_bomb_is_refused_within_bounded_memory() {
-    use perfz::format::writer::{FileWriter, RecordSink};
+    use perfz::format::writer::FileWriter;
     use perfz::format::{CompressedInfo, FeatureSet, PerfReader};
     let attrs = PerfReader::open(&fixture("z1-cmd")).unwrap().attrs.clone();
     let zeros = vec![0u8; 256 << 20];

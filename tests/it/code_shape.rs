@@ -289,3 +289,51 @@ fn architecture_names_only_files_that_exist() {
         "docs/ARCHITECTURE.md names files that do not exist: {missing:?}"
     );
 }
+
+#[test]
+fn the_strategies_stay_a_few_lines_over_the_core() {
+    // How rings are grouped into units, on which threads, into which
+    // output: serial.rs, flight.rs and threads/. Begin, switch, snapshot,
+    // salvage, finish and the map history are the core's.
+    let lines: usize = sources()
+        .iter()
+        .filter(|(p, _)| {
+            let p = p.display().to_string();
+            p == "src/session/serial.rs"
+                || p == "src/session/flight.rs"
+                || p.starts_with("src/session/threads/")
+        })
+        .map(|(_, t)| t.lines().count())
+        .sum();
+    assert!(lines > 100, "the check must see the strategies ({lines})");
+    assert!(
+        lines < 700,
+        "the strategies hold {lines} lines: move what they share into the core"
+    );
+}
+
+#[test]
+fn the_write_side_is_at_most_three_traits() {
+    // Traits of the layers records are written through (format, push), the
+    // copy meter aside: it counts, it does not write.
+    let mut traits = Vec::new();
+    for (p, text) in sources() {
+        let p = p.display().to_string();
+        if !(p.starts_with("src/format/") || p.starts_with("src/push/")) {
+            continue;
+        }
+        for line in text.lines().map(code_of) {
+            let l = line.trim_start();
+            let l = l.strip_prefix("pub ").unwrap_or(l);
+            let l = l.strip_prefix("pub(crate) ").unwrap_or(l);
+            if let Some(rest) = l.strip_prefix("trait ") {
+                let name: String = rest.chars().take_while(|c| c.is_alphanumeric()).collect();
+                if name != "Meter" {
+                    traits.push(format!("{name} ({p})"));
+                }
+            }
+        }
+    }
+    assert!(!traits.is_empty(), "the check must see the traits");
+    assert!(traits.len() <= 3, "write-side traits: {traits:?}");
+}

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use common::*;
 use perfz::codecs::MAX_RECORD_PAYLOAD;
-use perfz::format::writer::{empty_record, FileWriter, RecordSink};
+use perfz::format::writer::{empty_record, FileWriter};
 use perfz::format::{FeatureSet, RecordType};
 use perfz::replay::{pushes, ring_stream};
 

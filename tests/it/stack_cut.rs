@@ -15,12 +15,11 @@ use std::process::Command;
 
 use common::*;
 use perfz::codecs::{Codec, CodecSpec, CodecVisitor, Input};
-use perfz::format::writer::{empty_record, FileWriter, RecordSink};
+use perfz::format::writer::{empty_record, FileWriter};
 use perfz::format::{AttrEntry, FeatureSet, PerfReader, RecordType};
 use perfz::push::stack_tail::Edit;
 use perfz::push::{
-    AsyncSink, Backend, MemorySink, Pusher, SerialSink, Sink, StackTail, ThreadBackend,
-    UringBackend,
+    AsyncSink, Backend, Pusher, Segments, SerialSink, Sink, StackTail, ThreadBackend, UringBackend,
 };
 use proptest::prelude::*;
 
@@ -57,7 +56,12 @@ fn push_all<C: Codec, S: Sink>(
     }
 }
 
-fn finish_async<C: Codec, B: Backend>(codec: C, w: FileWriter<std::fs::File>, b: B, x: &Push<'_>) {
+fn finish_async<C: Codec, B: Into<Backend>>(
+    codec: C,
+    w: FileWriter<std::fs::File>,
+    b: B,
+    x: &Push<'_>,
+) {
     let biggest = x.pushes.iter().map(|p| p.len()).max().unwrap_or(0);
     let mut p = Pusher::<C, _>::new(codec, AsyncSink::new(w, b, 2, biggest));
     push_all(&mut p, x.pushes, x.tail);
@@ -65,7 +69,7 @@ fn finish_async<C: Codec, B: Backend>(codec: C, w: FileWriter<std::fs::File>, b:
     if let Some(info) = p.compressed_info() {
         f.set_compressed(info);
     }
-    p.into_sink().into_inner().unwrap().finish(&f).unwrap();
+    p.into_sink().into_output().unwrap().finish(&f).unwrap();
 }
 
 impl CodecVisitor for Push<'_> {
@@ -81,7 +85,7 @@ impl CodecVisitor for Push<'_> {
                 if let Some(info) = p.compressed_info() {
                     f.set_compressed(info);
                 }
-                p.into_sink().into_inner().finish(&f).unwrap();
+                p.into_sink().into_output().unwrap().finish(&f).unwrap();
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
@@ -96,12 +100,13 @@ impl CodecVisitor for Push<'_> {
             SinkKind::Memory => {
                 // The flight recorder's sink: its retained records, written
                 // into a file as a snapshot is.
-                let mut p = Pusher::<C, _>::new(codec, MemorySink::new(1 << 30));
+                let mut p = Pusher::<C, _>::new(codec, SerialSink::new(Segments::new(1 << 30)));
                 push_all(&mut p, self.pushes, self.tail);
                 if let Some(info) = p.compressed_info() {
                     f.set_compressed(info);
                 }
-                let records = p.into_sink().snapshot();
+                let out = p.into_sink().into_output().unwrap();
+                let records = out.segments().expect("memory").snapshot();
                 let mut w = w;
                 w.write_records(&records).unwrap();
                 w.finish(&f).unwrap();

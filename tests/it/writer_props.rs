@@ -8,7 +8,7 @@ use std::io::Cursor;
 
 use perfz::codecs::{Codec, CodecSpec, CodecVisitor, Input};
 use perfz::format::attr::sample_type as st;
-use perfz::format::writer::{empty_record, FileWriter, RecordSink};
+use perfz::format::writer::{empty_record, FileWriter};
 use perfz::format::{Attr, AttrEntry, FeatureSet, PerfReader, RecordType};
 use perfz::push::compressor::Compressor;
 use perfz::push::{AsyncSink, Backend, Pusher, SerialSink, Sink, ThreadBackend, UringBackend};
@@ -228,7 +228,7 @@ impl CodecVisitor for RecorderPath<'_> {
                 if let Some(info) = p.compressed_info() {
                     f.set_compressed(info);
                 }
-                p.into_sink().into_inner().finish(&f).unwrap();
+                p.into_sink().into_output().unwrap().finish(&f).unwrap();
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
@@ -243,7 +243,7 @@ impl CodecVisitor for RecorderPath<'_> {
 }
 
 /// The async sink over backend `b`: push, then finish the file.
-fn push_async<C: Codec, B: Backend>(
+fn push_async<C: Codec, B: Into<Backend>>(
     codec: C,
     w: FileWriter<std::fs::File>,
     b: B,
@@ -257,7 +257,7 @@ fn push_async<C: Codec, B: Backend>(
     if let Some(info) = p.compressed_info() {
         f.set_compressed(info);
     }
-    p.into_sink().into_inner().unwrap().finish(f).unwrap();
+    p.into_sink().into_output().unwrap().finish(f).unwrap();
 }
 
 proptest! {
@@ -415,7 +415,7 @@ fn a_record_cut_off_by_an_unflushed_end_is_dropped_and_counted() {
     // Finished without the flush the recorder's drain would make.
     let mut f = FeatureSet::default();
     f.set_compressed(p.compressed_info().unwrap());
-    p.into_sink().into_inner().finish(&f).unwrap();
+    p.into_sink().into_output().unwrap().finish(&f).unwrap();
     let mut r = PerfReader::open(&path).unwrap();
     let mut n = 0;
     while let Some((rec, _)) = r.next_record().unwrap() {

@@ -19,12 +19,10 @@ use landed::Landed;
 pub use thread::ThreadBackend;
 pub use uring::UringBackend;
 
+use super::output::Output;
 use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
-use crate::format::data_stream::DataStreamWriter;
-use crate::format::output::Output;
-use crate::format::writer::FileWriter;
-use crate::format::{FeatureSet, FormatError};
+use crate::format::FeatureSet;
 use crate::push::records::RECORD_MAX;
 
 /// Most buffers in flight, like perf's `--aio` (1..=4).
@@ -41,61 +39,71 @@ pub struct Done {
     pub result: io::Result<()>,
 }
 
-/// Writes whole buffers at file offsets, asynchronously.
-pub trait Backend {
+/// Writes whole buffers at file offsets, asynchronously: io_uring, or a
+/// writer thread doing `pwrite`, chosen once at the start.
+pub enum Backend {
+    /// io_uring (boxed: its ring state is ten times the thread's).
+    Uring(Box<UringBackend>),
+    /// A writer thread doing `pwrite`.
+    Thread(ThreadBackend),
+    /// A log of submissions, for the tests.
+    #[cfg(test)]
+    Log(tests::Log),
+}
+
+impl From<UringBackend> for Backend {
+    fn from(b: UringBackend) -> Self {
+        Backend::Uring(Box::new(b))
+    }
+}
+
+impl From<ThreadBackend> for Backend {
+    fn from(b: ThreadBackend) -> Self {
+        Backend::Thread(b)
+    }
+}
+
+/// One call, whichever backend.
+macro_rules! each {
+    ($b:expr, $x:ident => $e:expr) => {
+        match $b {
+            Backend::Uring($x) => $e,
+            Backend::Thread($x) => $e,
+            #[cfg(test)]
+            Backend::Log($x) => $e,
+        }
+    };
+}
+
+impl Backend {
     /// Queues `buf[..len]` for writing at `offset`; the backend owns the buffer
     /// until it hands it back (also when this fails: as a failed [`Done`]).
-    fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()>;
+    pub fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
+        each!(self, b => b.submit(buf, len, offset))
+    }
     /// A write that is done, landed or failed; with `wait`, blocks until one
     /// is. An error here is the backend's own (its ring or thread is gone).
-    fn reclaim(&mut self, wait: bool) -> io::Result<Option<Done>>;
+    pub fn reclaim(&mut self, wait: bool) -> io::Result<Option<Done>> {
+        each!(self, b => b.reclaim(wait))
+    }
     /// Waits for every write in flight and gives them back.
-    fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()>;
+    pub fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()> {
+        each!(self, b => b.drain(done))
+    }
     /// A short name for messages.
-    fn name(&self) -> &'static str;
+    pub fn name(&self) -> &'static str {
+        each!(self, b => b.name())
+    }
     /// Writes go to `file` from now on (nothing may be in flight).
-    fn retarget(&mut self, file: &File) -> io::Result<()>;
-}
-
-/// What the async sink needs of the file it writes at offsets: a perf.data
-/// (whose header and features follow the data) or a `data.N` stream.
-pub trait OffsetFile: Output {
-    /// The open file the backend writes to.
-    fn file(&self) -> &File;
-    /// Where the next data byte goes.
-    fn next_offset(&self) -> u64;
-    /// Counts `n` bytes written at offsets by the sink.
-    fn account(&mut self, n: u64);
-}
-
-impl OffsetFile for FileWriter<File> {
-    fn file(&self) -> &File {
-        self.get_ref()
-    }
-    fn next_offset(&self) -> u64 {
-        self.data_end()
-    }
-    fn account(&mut self, n: u64) {
-        FileWriter::account(self, n)
-    }
-}
-
-impl OffsetFile for DataStreamWriter {
-    fn file(&self) -> &File {
-        self.get_ref()
-    }
-    fn next_offset(&self) -> u64 {
-        self.data_end()
-    }
-    fn account(&mut self, n: u64) {
-        DataStreamWriter::account(self, n)
+    pub fn retarget(&mut self, file: &File) -> io::Result<()> {
+        each!(self, b => b.retarget(file))
     }
 }
 
 /// The async sink over a file written at offsets.
-pub struct AsyncSink<B: Backend, W: OffsetFile = FileWriter<File>> {
-    out: W,
-    backend: B,
+pub struct AsyncSink {
+    out: Output,
+    backend: Backend,
     free: Vec<Box<[u8]>>,
     /// The buffer being filled and how much of it is.
     cur: Option<(Box<[u8]>, usize)>,
@@ -104,9 +112,20 @@ pub struct AsyncSink<B: Backend, W: OffsetFile = FileWriter<File>> {
     landed: Landed,
 }
 
-impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
-    /// `buffers` buffers, each large enough for one whole ring drain.
-    pub fn new(out: W, backend: B, buffers: usize, ring_size: usize) -> Self {
+impl AsyncSink {
+    /// `buffers` buffers, each large enough for one whole ring drain, over
+    /// `out` (a file or a `data.N` stream: it writes at file offsets).
+    pub fn new(
+        out: impl Into<Output>,
+        backend: impl Into<Backend>,
+        buffers: usize,
+        ring_size: usize,
+    ) -> Self {
+        let (out, backend) = (out.into(), backend.into());
+        debug_assert!(
+            out.file().is_some(),
+            "the async sink writes at file offsets"
+        );
         let cap = ring_size.max(RECORD_MAX) + RECORD_MAX;
         let free = (0..buffers.clamp(1, MAX_BUFFERS))
             .map(|_| vec![0u8; cap].into_boxed_slice())
@@ -197,76 +216,9 @@ impl<B: Backend, W: OffsetFile> AsyncSink<B, W> {
         }
         Ok(need)
     }
-
-    /// Waits for every write and gives the file writer back.
-    pub fn into_inner(mut self) -> io::Result<W> {
-        self.submit_cur()?;
-        self.drain_all()?;
-        Ok(self.out)
-    }
-
-    /// After a failed write: finishes the output with the records of the
-    /// writes that landed before the first one that did not (where the
-    /// features do not fit after them, cut back to an earlier buffer's end),
-    /// instead of falling back to the last checkpoint.
-    pub fn salvage(mut self, features: &FeatureSet) -> Result<(), FormatError> {
-        // Never submitted: not in the file. Whatever is in flight lands or
-        // fails first.
-        self.cur = None;
-        let _ = self.drain_all();
-        let end = self.landed.end();
-        let data_start = self.out.next_offset() - self.out.data_size();
-        let past = self.out.next_offset().saturating_sub(end);
-        self.out.forget(past);
-        let sizes: Vec<u64> = self
-            .landed
-            .recent_ends()
-            .iter()
-            .map(|e| e - data_start)
-            .collect();
-        self.out.finish_cutting_back(features, &sizes)
-    }
-
-    /// A checkpoint (see `FileWriter::checkpoint`): every write in flight
-    /// lands first, so the header never points past data still in a buffer.
-    pub fn checkpoint(&mut self, features: &crate::format::FeatureSet) -> io::Result<Option<u64>> {
-        self.submit_cur()?;
-        self.drain_all()?;
-        let used = self.out.checkpoint(features)?;
-        self.next_offset = self.out.next_offset();
-        // Written synchronously: all of it is in the file.
-        self.landed = Landed::new(self.next_offset);
-        Ok(used)
-    }
-
-    /// Where the last checkpoint left the file (`None` before the first).
-    pub fn checkpoint_end(&self) -> Option<u64> {
-        self.out.checkpoint_end()
-    }
-
-    /// The writer underneath.
-    pub fn writer(&self) -> &W {
-        &self.out
-    }
-
-    /// The backend's short name (`io_uring`, `pwrite thread`), for messages.
-    pub fn backend_name(&self) -> &'static str {
-        self.backend.name()
-    }
-
-    /// Every write lands, then the sink writes to `next` from its start;
-    /// returns the writer it wrote before (to be finished by the caller).
-    pub fn replace(&mut self, next: W) -> io::Result<W> {
-        self.submit_cur()?;
-        self.drain_all()?;
-        self.backend.retarget(next.file())?;
-        self.next_offset = next.next_offset();
-        self.landed = Landed::new(self.next_offset);
-        Ok(std::mem::replace(&mut self.out, next))
-    }
 }
 
-impl<B: Backend, W: OffsetFile> Sink for AsyncSink<B, W> {
+impl Sink for AsyncSink {
     fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
         // The one copy of the `none` async path: ring -> async buffer.
         self.append(&[region.first, region.second])
@@ -328,6 +280,69 @@ impl<B: Backend, W: OffsetFile> Sink for AsyncSink<B, W> {
 
     fn bytes_written(&self) -> u64 {
         self.out.data_size() + self.cur.as_ref().map_or(0, |c| c.1 as u64)
+    }
+
+    fn describe(&self) -> String {
+        format!("async ({})", self.backend.name())
+    }
+
+    fn output(&self) -> &Output {
+        &self.out
+    }
+
+    fn output_mut(&mut self) -> &mut Output {
+        &mut self.out
+    }
+
+    /// Every write in flight lands first, so the header never points past
+    /// data still in a buffer.
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        self.submit_cur()?;
+        self.drain_all()?;
+        let used = self.out.checkpoint(features)?;
+        self.next_offset = self.out.next_offset();
+        // Written synchronously: all of it is in the file.
+        self.landed = Landed::new(self.next_offset);
+        Ok(used)
+    }
+
+    fn switch_to(&mut self, next: Output) -> io::Result<Output> {
+        self.submit_cur()?;
+        self.drain_all()?;
+        let file = next
+            .file()
+            .ok_or_else(|| io::Error::other("the async sink writes at file offsets"))?;
+        self.backend.retarget(file)?;
+        self.next_offset = next.next_offset();
+        self.landed = Landed::new(self.next_offset);
+        Ok(std::mem::replace(&mut self.out, next))
+    }
+
+    fn into_output(mut self) -> io::Result<Output> {
+        self.submit_cur()?;
+        self.drain_all()?;
+        Ok(self.out)
+    }
+
+    /// The records of the writes that landed before the first one that did
+    /// not (a finish that does not fit after them cuts back to an earlier
+    /// buffer's end), instead of falling back to the last checkpoint.
+    fn salvage(mut self) -> (Output, Vec<u64>) {
+        // Never submitted: not in the file. Whatever is in flight lands or
+        // fails first.
+        self.cur = None;
+        let _ = self.drain_all();
+        let end = self.landed.end();
+        let data_start = self.out.next_offset() - self.out.data_size();
+        let past = self.out.next_offset().saturating_sub(end);
+        self.out.forget(past);
+        let sizes = self
+            .landed
+            .recent_ends()
+            .iter()
+            .map(|e| e - data_start)
+            .collect();
+        (self.out, sizes)
     }
 }
 

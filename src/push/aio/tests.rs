@@ -1,29 +1,28 @@
 //! The async sink gathers a push's records and hands them to the backend
 //! once half a buffer is full or when flushed, never per push.
 
-use std::cell::RefCell;
 use std::fs::File;
 use std::io;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
 use perfz_codecs::{Input, NoneCodec};
 
 use super::{AsyncSink, Backend, Done};
-use crate::format::writer::{FileWriter, RecordSink};
+use crate::format::writer::FileWriter;
 use crate::push::{NoMeter, Pusher, Sink};
 
 /// Writes nothing; logs each submission (length, offset) and hands the
 /// buffer straight back, as landed or, from submission `fail_from` on, as
 /// failed (EFBIG).
-struct Log {
-    subs: Rc<RefCell<Vec<(usize, u64)>>>,
+pub struct Log {
+    subs: Subs,
     done: Vec<Done>,
     fail_from: usize,
 }
 
-impl Backend for Log {
-    fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
-        let mut subs = self.subs.borrow_mut();
+impl Log {
+    pub(super) fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
+        let mut subs = self.subs.lock().unwrap();
         let result = if subs.len() >= self.fail_from {
             Err(io::Error::from_raw_os_error(libc::EFBIG))
         } else {
@@ -37,29 +36,29 @@ impl Backend for Log {
         });
         Ok(())
     }
-    fn reclaim(&mut self, _wait: bool) -> io::Result<Option<Done>> {
+    pub(super) fn reclaim(&mut self, _wait: bool) -> io::Result<Option<Done>> {
         Ok(self.done.pop())
     }
-    fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()> {
+    pub(super) fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()> {
         done.append(&mut self.done);
         Ok(())
     }
-    fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> &'static str {
         "log"
     }
-    fn retarget(&mut self, _: &File) -> io::Result<()> {
+    pub(super) fn retarget(&mut self, _: &File) -> io::Result<()> {
         Ok(())
     }
 }
 
-type Subs = Rc<RefCell<Vec<(usize, u64)>>>;
+type Subs = Arc<Mutex<Vec<(usize, u64)>>>;
 
-fn sink(ring: usize) -> (AsyncSink<Log>, Subs, u64) {
+fn sink(ring: usize) -> (AsyncSink, Subs, u64) {
     failing_sink(ring, usize::MAX, tempfile::tempfile().unwrap())
 }
 
 /// A sink whose writes fail from submission `fail_from` on.
-fn failing_sink(ring: usize, fail_from: usize, file: File) -> (AsyncSink<Log>, Subs, u64) {
+fn failing_sink(ring: usize, fail_from: usize, file: File) -> (AsyncSink, Subs, u64) {
     let w = FileWriter::new(file, &[]).unwrap();
     let subs = Subs::default();
     let log = Log {
@@ -67,7 +66,7 @@ fn failing_sink(ring: usize, fail_from: usize, file: File) -> (AsyncSink<Log>, S
         done: Vec::new(),
         fail_from,
     };
-    let s = AsyncSink::new(w, log, 2, ring);
+    let s = AsyncSink::new(w, Backend::Log(log), 2, ring);
     let start = s.next_offset;
     (s, subs, start)
 }
@@ -79,15 +78,15 @@ fn small_pushes_are_gathered_until_a_flush() {
         s.write_plain(&[7u8; 100]).unwrap();
         s.end_push().unwrap();
     }
-    assert!(subs.borrow().is_empty(), "a submission per push");
+    assert!(subs.lock().unwrap().is_empty(), "a submission per push");
     assert!(s.holds());
     assert_eq!(s.bytes_written(), 1000);
     s.flush().unwrap();
-    assert_eq!(*subs.borrow(), vec![(1000, start)]);
+    assert_eq!(*subs.lock().unwrap(), vec![(1000, start)]);
     assert!(!s.holds());
     // Nothing held: a flush submits nothing more.
     s.flush().unwrap();
-    assert_eq!(subs.borrow().len(), 1);
+    assert_eq!(subs.lock().unwrap().len(), 1);
 }
 
 #[test]
@@ -98,15 +97,18 @@ fn a_push_that_fills_half_a_buffer_is_submitted_at_its_end() {
     s.write_plain(&[2u8; 10]).unwrap();
     s.end_push().unwrap();
     s.write_plain(&half).unwrap();
-    assert!(subs.borrow().is_empty(), "submitted before the push ended");
+    assert!(
+        subs.lock().unwrap().is_empty(),
+        "submitted before the push ended"
+    );
     s.end_push().unwrap();
-    assert_eq!(*subs.borrow(), vec![(10 + cap / 2, start)]);
+    assert_eq!(*subs.lock().unwrap(), vec![(10 + cap / 2, start)]);
     assert!(!s.holds());
     // The next buffer goes on at the next offset.
     s.write_plain(&[3u8; 5]).unwrap();
-    let w = s.into_inner().unwrap();
+    let w = s.into_output().unwrap();
     assert_eq!(
-        *subs.borrow(),
+        *subs.lock().unwrap(),
         vec![(10 + cap / 2, start), (5, start + 10 + cap as u64 / 2)]
     );
     assert_eq!(w.data_size(), 15 + cap as u64 / 2);
@@ -118,10 +120,10 @@ fn the_pusher_holds_what_the_sink_gathered_and_its_flush_hands_it_over() {
     let mut p = Pusher::<NoneCodec, _, NoMeter>::new(NoneCodec, s);
     let ring = vec![0u8; 4096];
     p.push(Input::one(&ring)).unwrap();
-    assert!(subs.borrow().is_empty());
+    assert!(subs.lock().unwrap().is_empty());
     assert!(p.holds(), "the drain loop would never flush it");
     p.flush().unwrap();
-    assert_eq!(*subs.borrow(), vec![(4096, start)]);
+    assert_eq!(*subs.lock().unwrap(), vec![(4096, start)]);
     assert!(!p.holds());
 }
 
@@ -149,8 +151,9 @@ fn a_salvage_keeps_the_writes_that_landed_before_the_first_that_failed() {
     // The failure shows at the next buffer taken back.
     let e = s.write_plain(&[6u8; 10]).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EFBIG));
-    assert_eq!(subs.borrow().len(), 3);
-    s.salvage(&Default::default()).unwrap();
+    assert_eq!(subs.lock().unwrap().len(), 3);
+    let (out, ends) = s.salvage();
+    out.finish_cutting_back(&Default::default(), &ends).unwrap();
     assert_eq!(
         header_data_size(&mut check),
         160,
@@ -165,7 +168,8 @@ fn a_salvage_after_the_first_write_failed_keeps_nothing_of_it() {
     let (mut s, _, _) = failing_sink(64 << 10, 0, file);
     s.write_plain(&[5u8; 100]).unwrap();
     s.flush().unwrap();
-    s.salvage(&Default::default()).unwrap();
+    let (out, ends) = s.salvage();
+    out.finish_cutting_back(&Default::default(), &ends).unwrap();
     assert_eq!(header_data_size(&mut check), 0);
 }
 
@@ -199,11 +203,18 @@ fn pushed_with(held: bool, cancellable: bool) -> (Vec<u8>, bool, Option<io::Erro
             p.flush().unwrap();
         }
         let mut s = p.into_sink();
-        if let Err(e) = s.drain_all() {
-            return (Vec::new(), s.backend.stalled(), Some(e));
+        let r = s.drain_all();
+        let Backend::Uring(b) = &s.backend else {
+            unreachable!("built over io_uring")
+        };
+        stalled = b.stalled();
+        if let Err(e) = r {
+            return (Vec::new(), stalled, Some(e));
         }
-        stalled = s.backend.stalled();
-        s.into_inner().unwrap().finish(&Default::default()).unwrap();
+        s.into_output()
+            .unwrap()
+            .finish(&Default::default())
+            .unwrap();
     } else {
         let mut p = Pusher::<NoneCodec, _, NoMeter>::new(NoneCodec, SerialSink::new(w));
         for r in &rings {
@@ -211,7 +222,8 @@ fn pushed_with(held: bool, cancellable: bool) -> (Vec<u8>, bool, Option<io::Erro
             p.flush().unwrap();
         }
         p.into_sink()
-            .into_inner()
+            .into_output()
+            .unwrap()
             .finish(&Default::default())
             .unwrap();
     }

@@ -7,7 +7,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::thread::JoinHandle;
 
-use super::{Backend, Done};
+use super::Done;
 
 type WriteJob = (Box<[u8]>, usize, u64);
 
@@ -58,8 +58,8 @@ fn gone() -> io::Error {
     io::Error::other("the writer thread is gone")
 }
 
-impl Backend for ThreadBackend {
-    fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
+impl ThreadBackend {
+    pub(super) fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
         if let Err(e) = self.jobs.as_ref().expect("open").send((buf, len, offset)) {
             let (buf, _, offset) = e.0;
             self.unsent.push(Done {
@@ -73,7 +73,7 @@ impl Backend for ThreadBackend {
         Ok(())
     }
 
-    fn reclaim(&mut self, wait: bool) -> io::Result<Option<Done>> {
+    pub(super) fn reclaim(&mut self, wait: bool) -> io::Result<Option<Done>> {
         if let Some(d) = self.unsent.pop() {
             return Ok(Some(d));
         }
@@ -92,7 +92,7 @@ impl Backend for ThreadBackend {
         Ok(Some(d))
     }
 
-    fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()> {
+    pub(super) fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()> {
         done.append(&mut self.unsent);
         while self.in_flight > 0 {
             done.push(self.done.recv().map_err(|_| gone())?);
@@ -101,14 +101,14 @@ impl Backend for ThreadBackend {
         Ok(())
     }
 
-    fn retarget(&mut self, file: &File) -> io::Result<()> {
+    pub(super) fn retarget(&mut self, file: &File) -> io::Result<()> {
         // A writer thread for the new file; the old one ends with its channel.
         let next = ThreadBackend::new(file)?;
         drop(std::mem::replace(self, next));
         Ok(())
     }
 
-    fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> &'static str {
         "pwrite thread"
     }
 }

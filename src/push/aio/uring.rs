@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use io_uring::{opcode, types, IoUring};
 
-use super::{Backend, Done};
+use super::Done;
 
 /// How long writes may be in flight with none completing before they are
 /// cancelled and written with `pwrite`.
@@ -319,8 +319,8 @@ struct Hold {
     cancellable: bool,
 }
 
-impl Backend for UringBackend {
-    fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
+impl UringBackend {
+    pub(super) fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
         let idx = match self.slots.iter().position(Option::is_none) {
             Some(i) => i,
             None => {
@@ -346,7 +346,7 @@ impl Backend for UringBackend {
         Ok(())
     }
 
-    fn reclaim(&mut self, wait: bool) -> io::Result<Option<Done>> {
+    pub(super) fn reclaim(&mut self, wait: bool) -> io::Result<Option<Done>> {
         self.reap();
         while wait && self.ready.is_empty() && self.pending() > 0 {
             self.wait()?;
@@ -355,7 +355,7 @@ impl Backend for UringBackend {
         Ok(self.ready.pop())
     }
 
-    fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()> {
+    pub(super) fn drain(&mut self, done: &mut Vec<Done>) -> io::Result<()> {
         // Waits for every write even after one failed: the kernel may still be
         // reading the other buffers, which must outlive that.
         let mut first_err = None;
@@ -370,13 +370,13 @@ impl Backend for UringBackend {
         first_err.map_or(Ok(()), Err)
     }
 
-    fn retarget(&mut self, file: &File) -> io::Result<()> {
+    pub(super) fn retarget(&mut self, file: &File) -> io::Result<()> {
         self.file = file.try_clone()?;
         self.fd = self.file.as_raw_fd();
         Ok(())
     }
 
-    fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> &'static str {
         "io_uring"
     }
 }

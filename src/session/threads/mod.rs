@@ -27,24 +27,25 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
 use super::destination::{create_in, Destination};
+use super::dir_output::{Dest, Dir};
 use super::error::io_err;
 use super::error::RecordError;
 use super::flight_window::FlightWindow;
-use super::glue::Writer;
 use super::layout::{layout, DrainGroup, SysTopology, ThreadSpec};
+use super::mailbox::{clear, eventfd, Mailbox, Request};
 use super::options::SwitchOutput;
 use super::recording::Recording;
 use super::run::{Drained, Next};
 use super::summary::Summary;
+use super::unit_end::ThreadEnd;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::data_stream::DataStreamWriter;
-use job::{clear, eventfd, Job, Mailbox, Pool, Shared, ThreadEnd};
-use outputs::{Dest, Dir};
+use crate::push::{Output, Segments};
+use job::{Job, Pool, Shared};
 
 mod finish;
 mod job;
-mod outputs;
 
 /// The rings' groups, one per drain thread, from `--threads`.
 fn groups(spec: &ThreadSpec, ring_cpus: &[u32]) -> Result<Vec<DrainGroup>, RecordError> {
@@ -156,11 +157,13 @@ fn jobs(
     for (i, g) in groups.iter().enumerate() {
         let name = format!("data.{i}");
         let writer = match (dest, o.flight_recorder) {
-            (Dest::Dir(d), _) => Writer::Stream(DataStreamWriter::new(
+            (Dest::Dir(d), _) => Output::Stream(DataStreamWriter::new(
                 create_in(d.path(), &name).map_err(RecordError::Output)?,
             )),
             // Each thread keeps its share of the memory.
-            (Dest::Memory(_), cap) => Writer::Memory((cap.unwrap_or(0) / n as u64).max(16 << 10)),
+            (Dest::Memory(_), cap) => {
+                Segments::new((cap.unwrap_or(0) / n as u64).max(16 << 10)).into()
+            }
         };
         let hits = o.build_ids.table || matches!(dest, Dest::Memory(_));
         let (drain, glue_notes) = rec.drain_unit(writer, false, hits)?;
@@ -251,8 +254,11 @@ fn wait(
             Next::Stop => break,
             Next::Switch => {
                 match dest {
-                    Dest::Dir(d) => d.switch(rec, pool, notes)?,
-                    Dest::Memory(w) => w.snapshot(rec, pool, notes).map(|_| ())?,
+                    Dest::Dir(d) => d.switch(rec, pool.threads(), |r| pool.ask(r), notes)?,
+                    Dest::Memory(w) => {
+                        let requests = (0..pool.threads()).map(|_| Request::Snapshot).collect();
+                        w.snapshot_answers(rec, pool.ask(requests)?, notes)?;
+                    }
                 };
                 continue;
             }

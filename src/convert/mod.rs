@@ -7,12 +7,15 @@
 //! synthesized metadata and perf's own user records stay plain, in place.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use perfz_codecs::{Codec, CodecId, CodecSpec, CodecVisitor, Input};
 
-use crate::format::writer::{FileWriter, PipeWriter, RecordSink};
+use crate::format::writer::{FileWriter, PipeWriter};
+use out::Out;
+
+mod out;
 use crate::format::AttrEntry;
 use crate::format::{feat, FeatureSet, FormatError, Meta, Mode, PerfReader, RecordType};
 use crate::push::compressor::Compressor;
@@ -182,24 +185,6 @@ impl CodecVisitor for Run {
     }
 }
 
-/// The output, created when the first data record arrives (in pipe mode the
-/// attrs and features arrive as records first).
-enum Out {
-    File(FileWriter<BufWriter<File>>),
-    Pipe(PipeWriter<BufWriter<File>>),
-    Stdout(PipeWriter<BufWriter<std::io::Stdout>>),
-}
-
-impl Out {
-    fn sink(&mut self) -> &mut dyn RecordSink {
-        match self {
-            Out::File(w) => w,
-            Out::Pipe(w) => w,
-            Out::Stdout(w) => w,
-        }
-    }
-}
-
 struct Converter<C: Codec> {
     comp: Option<Compressor<C>>,
     /// Raw ring records waiting for one push.
@@ -295,7 +280,7 @@ impl<C: Codec> Converter<C> {
             if out.is_none() {
                 out = Some(self.open(meta, &mut target, pipe)?);
             }
-            let sink = out.as_mut().unwrap().sink();
+            let sink = out.as_mut().expect("opened above");
             let mut cut_buf = std::mem::take(&mut self.cut_rec);
             let bytes = if t == RecordType::SAMPLE
                 && self.cut_sample(rec.bytes, &meta.attrs, &mut cut_buf)
@@ -314,23 +299,11 @@ impl<C: Codec> Converter<C> {
         let meta = &reader.meta;
         let mut out = out.unwrap();
         let no_init = !self.seen_init;
-        self.flush_pre_init(out.sink(), no_init)?;
-        self.flush_run(out.sink())?;
+        self.flush_pre_init(&mut out, no_init)?;
+        self.flush_run(&mut out)?;
         let features = self.features(meta, pipe);
-        self.summary.output_bytes = out.sink().data_size();
-        match out {
-            Out::File(w) => {
-                let mut f = w.finish(&features)?;
-                f.flush()?;
-                f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-            }
-            Out::Pipe(w) => {
-                w.finish()?;
-            }
-            Out::Stdout(w) => {
-                w.finish()?;
-            }
-        }
+        self.summary.output_bytes = out.data_size();
+        out.finish(&features)?;
         Ok(self.summary)
     }
 
@@ -339,7 +312,7 @@ impl<C: Codec> Converter<C> {
     /// written plain.
     fn route(
         &mut self,
-        sink: &mut dyn RecordSink,
+        sink: &mut Out,
         t: RecordType,
         bytes: &[u8],
         from_ring: bool,
@@ -407,7 +380,7 @@ impl<C: Codec> Converter<C> {
         true
     }
 
-    fn write_plain(&mut self, sink: &mut dyn RecordSink, bytes: &[u8]) -> Result<(), ConvertError> {
+    fn write_plain(&mut self, sink: &mut Out, bytes: &[u8]) -> Result<(), ConvertError> {
         self.flush_run(sink)?;
         sink.write_records(bytes)?;
         Ok(())
@@ -415,7 +388,7 @@ impl<C: Codec> Converter<C> {
 
     fn flush_pre_init(
         &mut self,
-        sink: &mut dyn RecordSink,
+        sink: &mut Out,
         compress_kernel: bool,
     ) -> Result<(), ConvertError> {
         for (bytes, kernel) in std::mem::take(&mut self.pre_init) {
@@ -429,7 +402,7 @@ impl<C: Codec> Converter<C> {
         Ok(())
     }
 
-    fn flush_run(&mut self, sink: &mut dyn RecordSink) -> Result<(), ConvertError> {
+    fn flush_run(&mut self, sink: &mut Out) -> Result<(), ConvertError> {
         if self.run.is_empty() {
             return Ok(());
         }

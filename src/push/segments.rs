@@ -1,5 +1,6 @@
-//! The flight recorder's sink (`--flight-recorder SIZE`): pushes go into
-//! memory segments instead of a file. Each segment starts a new codec frame
+//! The flight recorder's memory (`--flight-recorder SIZE`), an
+//! [`Output`](super::output::Output) like a file: records go into memory
+//! segments. Each segment starts a new codec frame
 //! (the push that closes a segment ends its frame), so the oldest segment
 //! can be dropped while the rest still decodes with one decoder; segments
 //! are dropped oldest first once they hold more than SIZE bytes. A snapshot
@@ -11,24 +12,16 @@
 //! (16 MiB) and `scan::MAX_PAGES` pages.
 
 use std::collections::VecDeque;
-use std::io;
-
-use perfz_codecs::Input;
-
-use super::stack_tail::{for_each_piece, Edit};
-use super::Sink;
-use crate::push::records::RECORD_MAX;
 
 /// Keeps pushed records in memory segments, dropping the oldest once the
 /// closed ones hold more than `cap` bytes.
-pub struct MemorySink {
+pub struct Segments {
     cap: u64,
     segment_target: usize,
     segments: VecDeque<Vec<u8>>,
     /// Bytes in `segments`.
     retained: u64,
     cur: Vec<u8>,
-    buf: Box<[u8]>,
     /// Segments and bytes dropped to stay within `cap`.
     pub dropped_segments: u64,
     /// Bytes in the dropped segments.
@@ -37,17 +30,16 @@ pub struct MemorySink {
     written: u64,
 }
 
-impl MemorySink {
+impl Segments {
     /// Retains about `cap` bytes, in segments of `cap`/16 (at least 16 KiB).
     pub fn new(cap: u64) -> Self {
         let segment_target = ((cap / 16) as usize).clamp(16 << 10, cap.max(16 << 10) as usize);
-        MemorySink {
+        Segments {
             cap,
             segment_target,
             segments: VecDeque::new(),
             retained: 0,
             cur: Vec::with_capacity(segment_target),
-            buf: vec![0u8; RECORD_MAX].into_boxed_slice(),
             dropped_segments: 0,
             dropped_bytes: 0,
             written: 0,
@@ -91,49 +83,14 @@ impl MemorySink {
         self.retained + self.cur.len() as u64
     }
 
-    fn append(&mut self, b: &[u8]) {
+    /// Appends records to the open segment.
+    pub fn append(&mut self, b: &[u8]) {
         self.cur.extend_from_slice(b);
         self.written += b.len() as u64;
     }
-}
 
-impl Sink for MemorySink {
-    fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
-        self.append(region.first);
-        self.append(region.second);
-        Ok(region.len())
-    }
-
-    fn write_raw_edited(
-        &mut self,
-        region: Input<'_>,
-        edits: &[Edit],
-    ) -> io::Result<(usize, usize)> {
-        let mut n = 0;
-        for_each_piece(region, edits, |piece| {
-            self.append(piece);
-            n += piece.len();
-            Ok::<(), io::Error>(())
-        })?;
-        Ok((n, n))
-    }
-
-    fn record_buf(&mut self) -> io::Result<&mut [u8]> {
-        Ok(&mut self.buf)
-    }
-
-    fn commit(&mut self, n: usize) -> io::Result<()> {
-        self.cur.extend_from_slice(&self.buf[..n]);
-        self.written += n as u64;
-        Ok(())
-    }
-
-    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.append(bytes);
-        Ok(())
-    }
-
-    fn bytes_written(&self) -> u64 {
+    /// Bytes ever appended.
+    pub fn written(&self) -> u64 {
         self.written
     }
 }
@@ -144,17 +101,17 @@ mod tests {
 
     #[test]
     fn the_oldest_segments_go_and_memory_stays_bounded() {
-        let mut m = MemorySink::new(256 << 10);
+        let mut m = Segments::new(256 << 10);
         let chunk = vec![7u8; 10 << 10];
         for _ in 0..200 {
-            m.write_plain(&chunk).unwrap();
+            m.append(&chunk);
             if m.segment_due() {
                 m.close_segment();
             }
             assert!(m.held() <= (256 << 10) + (16 << 10) + (10 << 10));
         }
         assert!(m.dropped_segments > 0);
-        assert_eq!(m.bytes_written(), 200 * (10 << 10));
+        assert_eq!(m.written(), 200 * (10 << 10));
         assert_eq!(m.snapshot().len() as u64, m.held());
     }
 }

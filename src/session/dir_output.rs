@@ -1,25 +1,24 @@
-//! Where the drain threads' bytes go: a directory perf reads (`data` with
-//! the header, side band and features, `data.N` per thread), switched to a
-//! new directory on `--switch-output`; or, with `--flight-recorder`, memory
-//! per thread, written out as a snapshot directory on SIGUSR2, `snapshot`
-//! and at the end. Either way the new name appears only once the directory
-//! under it is finished.
+//! The directory output of drain units on threads of their own: a
+//! directory perf reads (`data` with the header, side band and features,
+//! `data.N` per unit), begun whole, switched to a new directory on
+//! `--switch-output` and finished at the end; the new name appears only
+//! once the directory under it is finished. (With `--flight-recorder` the
+//! units keep memory instead, written out by the [`FlightWindow`].)
 
 use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::job::{Pool, Request};
-use crate::format::writer::{FileWriter, RecordSink};
-use crate::format::{feat, CompressedInfo, FeatureSet};
+use super::destination::{create_in, cut_back, dir_of, Destination};
+use super::error::{format_io, Kept, RecordError};
+use super::flight_window::FlightWindow;
+use super::mailbox::{Reply, Request};
+use super::map_history::MapHistory;
+use super::recording::{io_err_context, Recording};
+use super::rotation::Rotation;
+use crate::format::writer::FileWriter;
+use crate::format::{feat, CompressedInfo, FeatureSet, FormatError};
 use crate::push::drain::DrainReport;
-use crate::push::scan::Hits;
-use crate::session::destination::{create_in, dir_of, Destination};
-use crate::session::error::format_io;
-use crate::session::error::RecordError;
-use crate::session::flight_window::{FlightWindow, Retained};
-use crate::session::recording::{io_err_context, side_band_hits, Recording};
-use crate::session::rotation::Rotation;
 
 /// Where the threads' compressed bytes go.
 pub enum Dest {
@@ -74,8 +73,8 @@ pub struct Dir {
     pub side_band_bytes: u64,
     /// `--switch-output`.
     pub rotation: Option<Rotation>,
-    /// The maps of the current output's side band.
-    pub file_hits: Hits,
+    /// The current output's maps and pages, and every map seen.
+    pub maps: MapHistory,
 }
 
 impl Dir {
@@ -98,7 +97,7 @@ impl Dir {
             rotation: o
                 .switch_output
                 .map(|_| Rotation::new(&o.output, o.switch_max_files)),
-            file_hits: side_band_hits(&sb),
+            maps: MapHistory::new(&sb),
         })
     }
 
@@ -115,10 +114,12 @@ impl Dir {
     /// (processes gone since, maps made while it was taken); the ended
     /// `data` gets its features and build ids; then OUTPUT becomes
     /// `OUTPUT.<timestamp>` and the next directory OUTPUT.
+    /// `units` drain units are asked through `ask`.
     pub fn switch(
         &mut self,
         rec: &Recording<'_>,
-        pool: &Pool,
+        units: usize,
+        ask: impl FnOnce(Vec<Request>) -> Result<Vec<Reply>, RecordError>,
         notes: &mut Vec<String>,
     ) -> Result<(), RecordError> {
         let o = rec.o;
@@ -138,35 +139,33 @@ impl Dir {
             create_in(next.path(), "data").map_err(RecordError::Output)?,
             &rec.prepared.set.attrs,
         )?;
-        let mut sb = rec.later_side_band(&[], notes);
+        let mut sb = rec.later_side_band(self.maps.all_maps(), notes);
         begin(rec, &mut new_main, &sb).map_err(|e| failed("starting the next output", e))?;
-        let mut files = Vec::with_capacity(pool.threads());
-        for i in 0..pool.threads() {
+        let mut files = Vec::with_capacity(units);
+        for i in 0..units {
             files.push(create_in(next.path(), &format!("data.{i}")).map_err(RecordError::Output)?);
         }
-        let requests = files.into_iter().map(Request::Switch).collect();
-        let answers = pool.ask(requests)?;
+        let answers = ask(files.into_iter().map(Request::Switch).collect())?;
         if answers.is_empty() {
             // Every thread has ended (the recording is ending): the current
             // output is the last, finished by the end; nothing switched.
             return Ok(());
         }
-        let mut hits = std::mem::take(&mut self.file_hits);
-        let (seen, reports) = gather(answers, &mut hits)?;
-        if !seen.maps.is_empty() {
+        let (seen, reports) = gather(answers, &mut self.maps)?;
+        if !seen.is_empty() {
             new_main
-                .write_records(&seen.maps)
+                .write_records(&seen)
                 .and_then(|_| {
                     new_main.checkpoint(&dir_features(&rec.features, rec.announced_codec()))
                 })
                 .map_err(|e| failed("writing the next output's side band", e))?;
-            sb.extend_from_slice(&seen.maps);
+            sb.extend_from_slice(&seen);
         }
         // A thread that ended before the switch reported nothing here; its
         // data.N is compressed all the same.
         let compressed = combined_compressed(&reports).or(rec.announced_codec());
         let mut f = dir_features(&rec.features, compressed);
-        rec.add_build_ids(&mut f, &hits, notes);
+        rec.add_build_ids(&mut f, &self.maps.output, notes);
         let side_band_bytes = new_main.data_size();
         let done = std::mem::replace(&mut self.main, new_main)
             .finish(&f)
@@ -174,7 +173,7 @@ impl Dir {
             .and_then(|f| f.sync_all());
         done.map_err(|e| failed("finishing data", e))?;
         self.side_band_bytes = side_band_bytes;
-        self.file_hits = side_band_hits(&sb);
+        self.maps.next_output(&sb);
         let sealed = rotation
             .seal(notes)
             .map_err(|e| failed("naming the finished output", e))?;
@@ -188,16 +187,75 @@ impl Dir {
         let _ = next.keep();
         Ok(())
     }
+
+    /// The directory's end: LOST_SAMPLES and the features (with the build
+    /// ids of what it holds) into `data`, synced; a unit's `failure` (its
+    /// error, what the failed units kept) said as the directory's; the
+    /// last output sealed like the others. Returns the output, every output
+    /// and the side band's bytes.
+    pub fn finish(
+        mut self,
+        rec: &Recording<'_>,
+        reports: &[DrainReport],
+        lost_recs: &[u8],
+        failure: Option<(io::Error, Option<Kept>)>,
+        notes: &mut Vec<String>,
+    ) -> Result<(String, Vec<String>, u64), RecordError> {
+        let mut dir_f = dir_features(&rec.features, combined_compressed(reports));
+        rec.add_build_ids(&mut dir_f, &self.maps.output, notes);
+        let main_kept = self.main.checkpoint_end();
+        let side_band_bytes = self.side_band_bytes;
+        let out = &self.out;
+        let main_done = self
+            .main
+            .write_records(lost_recs)
+            .map_err(FormatError::Io)
+            .and_then(|()| self.main.finish(&dir_f))
+            .and_then(|f| f.sync_all().map_err(FormatError::Io));
+        // Sizes said are the directory's.
+        let whole = |k: Kept| match k {
+            Kept::Everything(_) => Kept::Everything(out.size()),
+            Kept::Checkpoint(_) => Kept::Checkpoint(out.size()),
+        };
+        if let Err(e) = main_done {
+            // data keeps its checkpoint from the start: the directory opens,
+            // with every data.N.
+            let data = out.current_path().map(|d| d.join("data"));
+            return Err(RecordError::WriteFailed {
+                path: out.display(),
+                err: format_io(e),
+                kept: data.and_then(|p| cut_back(&p, main_kept)).map(whole),
+            });
+        }
+        if let Some((err, kept)) = failure {
+            return Err(RecordError::WriteFailed {
+                path: out.display(),
+                err,
+                kept: kept.map(whole),
+            });
+        }
+        let mut outputs = Vec::new();
+        if let Some(r) = self.rotation.as_mut() {
+            // The last output is sealed like the others.
+            r.seal_last(notes);
+            outputs = std::mem::take(&mut r.written);
+        }
+        let output = outputs
+            .last()
+            .cloned()
+            .unwrap_or_else(|| self.out.display());
+        Ok((output, outputs, side_band_bytes))
+    }
 }
 
-/// The threads' answers to a switch: their hits merged into `hits`, the
-/// map records they saw in the ended output, and their reports; the first
-/// thread that failed to finish its data.N fails the switch.
+/// The units' answers to a switch: their hits added to `maps`, the map
+/// records they saw in the ended output, and their reports; the first unit
+/// that failed to finish its data.N fails the switch.
 fn gather(
-    answers: Vec<super::job::Reply>,
-    hits: &mut Hits,
-) -> Result<(Hits, Vec<DrainReport>), RecordError> {
-    let mut seen = Hits::default();
+    answers: Vec<Reply>,
+    maps: &mut MapHistory,
+) -> Result<(Vec<u8>, Vec<DrainReport>), RecordError> {
+    let mut seen = Vec::new();
     let mut reports = Vec::new();
     for r in answers {
         if let Some(e) = r.error {
@@ -207,11 +265,8 @@ fn gather(
             });
         }
         if let Some(h) = r.hits {
-            seen.merge(Hits {
-                maps: h.maps.clone(),
-                ..Default::default()
-            });
-            hits.merge(h);
+            seen.extend_from_slice(&h.maps);
+            maps.seen(h);
         }
         reports.push(r.report);
     }
@@ -225,29 +280,4 @@ fn begin(rec: &Recording<'_>, main: &mut FileWriter<File>, sb: &[u8]) -> io::Res
     main.checkpoint(&dir_features(&rec.features, rec.announced_codec()))
         .map_err(|e| io_err_context(e, "writing data"))?;
     Ok(())
-}
-
-/// What the flight recorder does with a `--threads` recording's memory.
-impl FlightWindow {
-    /// SIGUSR2 or `snapshot`: every thread hands over what it retains.
-    pub fn snapshot(
-        &mut self,
-        rec: &Recording<'_>,
-        pool: &Pool,
-        notes: &mut Vec<String>,
-    ) -> Result<PathBuf, RecordError> {
-        let requests = (0..pool.threads()).map(|_| Request::Snapshot).collect();
-        let mut parts = Vec::new();
-        let mut reports = Vec::new();
-        for r in pool.ask(requests)? {
-            if let Some(h) = r.hits {
-                self.hits.merge(h);
-            }
-            parts.push((r.index, r.records));
-            reports.push(r.report);
-        }
-        let f = dir_features(&rec.features, combined_compressed(&reports));
-        self.write(rec, Retained::PerThread(&parts), f, notes)
-            .map_err(|err| self.failed(rec, err))
-    }
 }

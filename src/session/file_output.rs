@@ -1,0 +1,188 @@
+//! The output of one drain unit on this thread: a perf.data file or a
+//! pipe, begun with the side band, switched to a new file on
+//! `--switch-output` and finished at the end. (Units on threads of their
+//! own write a directory: `dir_output.rs`.)
+
+use super::destination::{self, Destination};
+use super::error::format_io;
+use super::error::RecordError;
+use super::map_history::MapHistory;
+use super::recording::{io_err_context, Recording, Unit};
+use super::rotation::Rotation;
+use super::summary::Summary;
+use super::supervisor::Ended;
+use super::unit_end::end_unit;
+use crate::format::writer::{FileWriter, PipeWriter};
+use crate::push::drain::Drain;
+use crate::push::Output;
+
+/// A file or pipe output being written, across its switches.
+pub struct FileOutput {
+    /// Where it goes.
+    pub out: Destination,
+    side_band_bytes: u64,
+    rotation: Option<Rotation>,
+    maps: MapHistory,
+}
+
+impl FileOutput {
+    /// Opens the output (under a temporary name until the recording has
+    /// started) and the drain unit writing to it, its side band written.
+    pub fn begin(
+        rec: &Recording<'_>,
+        notes: &mut Vec<String>,
+    ) -> Result<(FileOutput, Unit), RecordError> {
+        let o = rec.o;
+        // From here the output exists, under a temporary name until the
+        // recording has started.
+        let (out, file) = Destination::open(&o.output).map_err(RecordError::Output)?;
+        let attrs = &rec.prepared.set.attrs;
+        let writer = if out.is_pipe() {
+            let mut f = rec.features.clone();
+            if let Some(c) = rec.announced_codec() {
+                f.set_compressed(c);
+            }
+            Output::Pipe(PipeWriter::new(file, attrs, &f)?)
+        } else {
+            Output::File(FileWriter::new(file, attrs)?)
+        };
+        // Build ids need the maps; so do switched outputs (their side band).
+        let hits = (o.build_ids.table || o.switch_output.is_some()) && !out.is_pipe();
+        let (mut drain, glue_notes) = rec.drain_unit(writer, true, hits)?;
+        notes.extend(glue_notes);
+
+        let side_band = rec.side_band(notes);
+        drain
+            .write_plain(&side_band)
+            .map_err(|e| RecordError::Output(io_err_context(e, "writing the side band")))?;
+        let side_band_bytes = drain.report().bytes_written;
+        let output = FileOutput {
+            out,
+            side_band_bytes,
+            rotation: o
+                .switch_output
+                .map(|_| Rotation::new(&o.output, o.switch_max_files)),
+            maps: MapHistory::new(&side_band),
+        };
+        Ok((output, drain))
+    }
+
+    /// One `--switch-output`: the recording goes on in a new output (a hidden
+    /// temporary file beside OUTPUT, with a fresh side band and a new codec
+    /// stream); the current output is finished in place (with the build ids of
+    /// what it holds), and only then renamed `OUTPUT.<timestamp>`, and the new
+    /// one renamed OUTPUT — perf's order: no name ever shows an unfinished
+    /// file. If finishing fails, the current output is cut back to its own
+    /// last checkpoint (never another output's) and the error says what is kept.
+    pub fn switch(
+        &mut self,
+        rec: &Recording<'_>,
+        drain: &mut (dyn Drain + Send),
+        notes: &mut Vec<String>,
+    ) -> Result<(), RecordError> {
+        let Some(rotation) = self.rotation.as_mut() else {
+            // A `snapshot` command without --switch-output: nothing to do.
+            return Ok(());
+        };
+        let maps = &mut self.maps;
+        let o = rec.o;
+        let kept = drain.checkpoint_end();
+        let tmp = tempfile::Builder::new()
+            .prefix(".perfz-next-")
+            .tempfile_in(destination::dir_of(&o.output))
+            .map_err(RecordError::Output)?;
+        let failed = |err: std::io::Error| RecordError::WriteFailed {
+            path: o.output.display().to_string(),
+            err,
+            kept: destination::cut_back(&o.output, kept),
+        };
+        let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
+        let sb = switch_to(rec, drain, next, maps, notes).map_err(failed)?;
+        // The current output is finished: from here a failure concerns only
+        // the next one, whose temporary is removed.
+        let sealed = rotation.seal(notes).map_err(RecordError::Output)?;
+        drain.write_plain(&sb).map_err(|err| RecordError::Io {
+        what: match sealed {
+            Some(p) => format!(
+                "--switch-output: starting the next output failed ({} is finished and opens in perf)",
+                p.display()
+            ),
+            None => "--switch-output: starting the next output failed".to_string(),
+        },
+        err,
+    })?;
+        maps.next_output(&sb);
+        tmp.persist(&o.output)
+            .map_err(|e| RecordError::Output(e.error))?;
+        Ok(())
+    }
+}
+
+/// Finishes the current output and goes on in `next` (its header only);
+/// returns the next output's side band, to write once the current one is
+/// named.
+fn switch_to(
+    rec: &Recording<'_>,
+    drain: &mut (dyn Drain + Send),
+    next: std::fs::File,
+    maps: &mut MapHistory,
+    notes: &mut Vec<String>,
+) -> std::io::Result<Vec<u8>> {
+    let mut f = rec.features.clone();
+    if let Some(hits) = drain.take_hits() {
+        maps.seen(hits);
+        rec.add_build_ids(&mut f, &maps.output, notes);
+    }
+    let sb = rec.later_side_band(maps.all_maps(), notes);
+    drain
+        .switch_output(next, &rec.prepared.set.attrs, &f)
+        .map_err(format_io)?;
+    Ok(sb)
+}
+
+impl FileOutput {
+    /// After the loop: LOST_SAMPLES, the features and the header, or the
+    /// failed write said with what was kept; the last output sealed.
+    pub fn finish(
+        self,
+        rec: &Recording<'_>,
+        drain: Unit,
+        mut ended: Ended,
+        mut notes: Vec<String>,
+    ) -> Result<Summary, RecordError> {
+        let FileOutput {
+            out,
+            side_band_bytes,
+            mut rotation,
+            mut maps,
+        } = self;
+        let (lost_recs, lost_samples) = rec.lost_samples();
+        let error = ended.drained.write_error.take();
+        let end = end_unit(drain, error, &lost_recs, out.current_path(), |hits| {
+            let mut f = rec.features.clone();
+            if let Some(h) = hits.take() {
+                maps.seen(h);
+                rec.add_build_ids(&mut f, &maps.output, &mut notes);
+            }
+            f
+        });
+        if let Some((err, kept)) = end.failed {
+            let path = out.display();
+            return Err(RecordError::WriteFailed { path, err, kept });
+        }
+        // The last output is sealed like the others (perf's "Dump" at the end).
+        let mut outputs = Vec::new();
+        if let Some(r) = rotation.as_mut() {
+            r.seal_last(&mut notes);
+            outputs = std::mem::take(&mut r.written);
+        }
+        Ok(Summary {
+            // Switched: the last output has its timestamped name by now.
+            output: outputs.last().cloned().unwrap_or_else(|| out.display()),
+            lost_samples,
+            side_band_bytes,
+            outputs,
+            ..rec.summary(end.report, &mut ended, notes)
+        })
+    }
+}
