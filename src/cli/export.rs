@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
+use crate::export::events::Time;
 use crate::export::{ExportOptions, FoldOptions};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -32,6 +33,14 @@ pub struct Args {
     /// cpu-clock); a pprof profile holds one.
     #[arg(short, long, value_name = "EVENT")]
     event: Vec<String>,
+    /// A recording with off-CPU samples (record --off-cpu): only the on-CPU
+    /// event (by default both, in wall-clock nanoseconds).
+    #[arg(long, conflicts_with = "off_cpu_only")]
+    on_cpu_only: bool,
+    /// A recording with off-CPU samples: only the offcpu-time samples
+    /// (where threads waited, by stack, in nanoseconds).
+    #[arg(long)]
+    off_cpu_only: bool,
     /// Where to write (default: standard output).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -63,6 +72,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             sample_counts: a.sample_counts,
         },
         event: one_event(&a.event)?,
+        time: match (a.on_cpu_only, a.off_cpu_only) {
+            (true, _) => Time::OnCpu,
+            (_, true) => Time::OffCpu,
+            _ => Time::Wall,
+        },
         inline: a.inline,
     };
     let format = match a.format {

@@ -89,6 +89,10 @@ pub struct Args {
     /// Record context switches.
     #[arg(long = "switch-events")]
     switch_events: bool,
+    /// Off-CPU time: where the target's threads wait, by stack, as perf's
+    /// offcpu-time event (period = nanoseconds off CPU), beside -e.
+    #[arg(long = "off-cpu")]
+    off_cpu: bool,
     /// The samples' clock, as perf's -k: mono (jitdumps' clock), raw, real, boot, tai, or an id.
     #[arg(short = 'k', long = "clockid", value_name = "CLOCK", value_parser = crate::event::clock::parse)]
     clockid: Option<i32>,
@@ -189,7 +193,11 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let events = events_with_filters(&a.events, &a.filter, &std::env::args().collect::<Vec<_>>())?;
+    let mut events =
+        events_with_filters(&a.events, &a.filter, &std::env::args().collect::<Vec<_>>())?;
+    if a.off_cpu {
+        events.push(crate::event::events::EventSpec::off_cpu());
+    }
     let mut notes = Vec::new();
     let sampling = match (&a.freq, a.count) {
         (_, Some(c)) => Sampling::Period(c),

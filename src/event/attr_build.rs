@@ -29,6 +29,9 @@ pub struct AttrOptions {
     /// `-k`: the clock samples are timed by (the kernel's perf clock if
     /// none).
     pub clockid: Option<i32>,
+    /// `--off-cpu`: every sample carries its period (the off-CPU samples'
+    /// nanoseconds), so every event's samples keep one layout.
+    pub with_period: bool,
 }
 
 /// branch_sample_type of `--call-graph lbr`, as perf 6.1 sets it: user
@@ -76,6 +79,17 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     }
     if o.with_cpu {
         sample_type |= st::CPU;
+    }
+    if o.with_period {
+        sample_type |= st::PERIOD;
+    }
+    if ev.off_cpu {
+        fl |= flags::CONTEXT_SWITCH;
+        if o.call_graph == CallGraph::FramePointer {
+            // User frames only, as perf's --off-cpu: the kernel part is
+            // the scheduler's, the same for every wait.
+            fl |= flags::EXCLUDE_CALLCHAIN_KERNEL;
+        }
     }
     a.set_u64(24, sample_type);
     a.set_u64(
@@ -191,6 +205,7 @@ mod tests {
             build_id: false,
             sampling_explicit: true,
             clockid: None,
+            with_period: false,
         };
         let a = build_attr(&ev, &o, true);
         assert_eq!(a.sample_type(), 0x127);

@@ -1,7 +1,7 @@
 //! Event names (`-e`) as perf spells them: built-in events, modifiers, groups, call graphs.
 
 use super::error::OptionError;
-use crate::format::attr::{TYPE_HARDWARE, TYPE_HW_CACHE, TYPE_RAW, TYPE_SOFTWARE};
+use crate::format::attr::{OFF_CPU_NAME, TYPE_HARDWARE, TYPE_HW_CACHE, TYPE_RAW, TYPE_SOFTWARE};
 
 /// Software event used when hardware counters are unavailable (as perf does).
 pub const SOFTWARE_FALLBACK: &str = "cpu-clock";
@@ -91,6 +91,9 @@ pub struct EventSpec {
     pub filter: Option<String>,
     /// The `{a,b}` group the event is in, if any.
     pub group: Option<Group>,
+    /// `--off-cpu`'s event: context-switch samples with their switch
+    /// records (`context_switch`), written as perf's `offcpu-time`.
+    pub off_cpu: bool,
 }
 
 impl EventSpec {
@@ -114,7 +117,18 @@ impl EventSpec {
             tracepoint: None,
             filter: None,
             group: None,
+            off_cpu: false,
         }
+    }
+
+    /// `--off-cpu`'s event: every switch-out of the target's threads
+    /// sampled (`context-switches`, period 1) with the switch records, in
+    /// kernel mode (where the switch happens), named `offcpu-time`.
+    pub fn off_cpu() -> EventSpec {
+        let mut e = EventSpec::new(OFF_CPU_NAME, TYPE_SOFTWARE, 3);
+        e.sampling = Some(Sampling::Period(1));
+        e.off_cpu = true;
+        e
     }
 
     /// Looks up a symbolic (hardware or software) event name.

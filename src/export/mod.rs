@@ -15,6 +15,7 @@
 //! ```
 
 pub mod demangle;
+pub mod events;
 pub mod file;
 pub mod folded;
 pub mod frames;
@@ -37,7 +38,7 @@ pub mod view;
 use std::path::PathBuf;
 
 use crate::format::record::misc;
-use crate::format::{FormatError, RecordType};
+use crate::format::FormatError;
 use folded::Folded;
 use frames::{FrameTable, CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_MAX, CONTEXT_USER};
 use survey::{next, open_input, Survey};
@@ -65,7 +66,7 @@ pub struct Exported {
     pub unwound: u64,
     /// Why dwarf stacks were not unwound, where they were not.
     pub not_unwound: Option<String>,
-    /// The event exported.
+    /// The event exported (`a + b`: on- and off-CPU time, in nanoseconds).
     pub event: Option<String>,
     /// The recording's other events, left out (`-e` chooses).
     pub other_events: Vec<String>,
@@ -91,20 +92,10 @@ pub struct ExportOptions {
     pub fold: FoldOptions,
     /// Only the samples of this event (its name as perf prints it).
     pub event: Option<String>,
+    /// With off-CPU samples: wall-clock time, or on- or off-CPU alone.
+    pub time: events::Time,
     /// Inline frames where DWARF says so, as perf script shows them.
     pub inline: bool,
-}
-
-/// The samples' events of one input: attr index -> name.
-fn event_name(a: &crate::format::AttrEntry, i: usize) -> String {
-    // Without EVENT_DESC (a file cut before its features), a built-in event
-    // is named from its attr, as perf names it.
-    a.name
-        .clone()
-        .or_else(|| {
-            crate::event::events::name_of(a.attr.type_(), a.attr.config()).map(String::from)
-        })
-        .unwrap_or_else(|| format!("event{i}"))
 }
 
 /// Exports every sample of `inputs` (read in order, as one recording) to
@@ -123,10 +114,10 @@ pub fn export(
     let Survey { procs, events, .. } = &survey;
     let kernel_here = survey.kernel_here;
     let first = survey.first_event.as_deref();
-    let chosen = choose_event(events, first, o.event.as_deref(), format)?;
+    let chosen = events::choose(events, first, o.event.as_deref(), o.time, format)?;
     let mut syms = Symbols::new(kernel_here.then_some(kallsyms).flatten(), o.inline);
     syms.note_jitdumps(procs.jitdumps());
-    let (mut done, mut unwind) = begin(&survey, chosen);
+    let (mut done, mut unwind) = begin(&survey, &chosen);
     let mut folded = Folded::default();
     let mut profile = pprof::ProfileBuilder::new();
     let mut table = FrameTable::default();
@@ -136,7 +127,7 @@ pub fn export(
     for input in inputs {
         let (mut r, cut) = open_input(input)?;
         while let Some((rec, meta)) = next(&mut r, cut)? {
-            let Some(attr) = wanted(&rec, meta, chosen) else {
+            let Some((attr, slot)) = events::wanted(&rec, meta, &chosen) else {
                 continue;
             };
             let s =
@@ -166,7 +157,8 @@ pub fn export(
                 }
                 ExportFormat::Pprof => {
                     table.name_new(&mut syms);
-                    profile.add(&table.named, &ids, (&comm, pid, tid), s.period.unwrap_or(1))
+                    let who = (comm.as_ref(), pid, tid);
+                    profile.add(&table.named, &ids, who, (slot, s.period.unwrap_or(1)))
                 }
             }
         }
@@ -177,7 +169,7 @@ pub fn export(
         done.frames += n.max(1) * hits;
         done.unknown_frames += (n == 0) as u64 * hits;
     }
-    let about = || pprof::about(inputs, chosen, (first, last));
+    let about = || pprof::about(inputs, &chosen, (first, last));
     let title = format!("perfz: {}", inputs[0].display());
     done.stacks = write_output(
         format,
@@ -190,51 +182,19 @@ pub fn export(
     Ok(done)
 }
 
-/// The attr of `rec` where it is a sample of the event exported (`chosen`,
-/// or any where none is).
-fn wanted<'m>(
-    rec: &crate::format::Record<'_>,
-    meta: &'m crate::format::Meta,
-    chosen: Option<&(String, crate::format::Attr, u64)>,
-) -> Option<&'m crate::format::Attr> {
-    if rec.header.type_ != RecordType::SAMPLE {
-        return None;
-    }
-    let i = meta.attr_index_of_sample(rec)?;
-    let entry = &meta.attrs[i];
-    if chosen.is_some_and(|e| e.0 != event_name(entry, i)) {
-        return None;
-    }
-    Some(&entry.attr)
-}
-
 /// What the export says of itself before its pass (the event, the inputs
 /// cut short, the other events), and the dwarf unwinder for the recording.
-fn begin(
-    survey: &Survey,
-    chosen: Option<&(String, crate::format::Attr, u64)>,
-) -> (Exported, Option<Unwind>) {
+fn begin(survey: &Survey, chosen: &[&events::EventSamples]) -> (Exported, Option<Unwind>) {
+    let names: Vec<&str> = chosen.iter().map(|e| e.0.as_str()).collect();
     let mut done = Exported {
         kernel_symbols: survey.kernel_here,
-        event: chosen.map(|e| e.0.clone()),
+        event: (!names.is_empty()).then(|| names.join(" + ")),
         cut_short: survey.cut_short.clone(),
-        other_events: other_events(&survey.events, chosen),
+        other_events: events::others(&survey.events, chosen),
         ..Default::default()
     };
     let unwind = unwinder(survey.arch.as_deref(), survey.kernel_here, &mut done);
     (done, unwind)
-}
-
-/// The events not exported, with their samples, for the note that says so.
-fn other_events(
-    events: &[(String, crate::format::Attr, u64)],
-    chosen: Option<&(String, crate::format::Attr, u64)>,
-) -> Vec<String> {
-    events
-        .iter()
-        .filter(|e| chosen.is_some_and(|c| c.0 != e.0))
-        .map(|e| format!("{} ({} samples)", e.0, e.2))
-        .collect()
 }
 
 /// The dwarf unwinder for a recording of `arch`: framehop unwinds x86-64
@@ -279,45 +239,6 @@ fn write_output(
             p.sample.len()
         }
     })
-}
-
-/// The event to export: `want` (-e), else the earliest sample's (`first`),
-/// as perf script | inferno-collapse-perf keep it (events of other units
-/// never share a flame graph); a pprof profile of several must be told.
-fn choose_event<'a>(
-    events: &'a [(String, crate::format::Attr, u64)],
-    first: Option<&str>,
-    want: Option<&str>,
-    format: ExportFormat,
-) -> Result<Option<&'a (String, crate::format::Attr, u64)>, FormatError> {
-    let names = || {
-        events
-            .iter()
-            .map(|e| format!("{} ({} samples)", e.0, e.2))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    match want {
-        Some(want) => match events.iter().find(|e| e.0 == want) {
-            Some(e) => Ok(Some(e)),
-            None => Err(FormatError::Unsupported(format!(
-                "no samples of event {want:?} in the recording; it has: {}",
-                if events.is_empty() {
-                    "no samples".into()
-                } else {
-                    names()
-                }
-            ))),
-        },
-        None if format == ExportFormat::Pprof && events.len() > 1 => {
-            Err(FormatError::Unsupported(format!(
-                "a pprof profile holds one event and the recording has samples of {}: \
-                 choose one with -e NAME",
-                names()
-            )))
-        }
-        None => Ok(first.and_then(|f| events.iter().find(|e| e.0 == f))),
-    }
 }
 
 /// A sample's callchain with perf's context markers: the kernel's part and

@@ -2,9 +2,10 @@
 //! `go tool pprof`, Pyroscope, Parca and the cloud profilers read them.
 //! The messages are declared in pprof_proto.rs.
 //!
-//! Each distinct (stack, thread) is one sample with two values: the count
-//! of samples and the sum of their periods (nanoseconds of CPU for the
-//! clock events, else the event's own count). Frames become locations
+//! Each distinct (stack, thread) is one sample with a value per sample
+//! type: the count of samples and, per event exported, the sum of its
+//! periods (nanoseconds of CPU for the clock events, off-CPU nanoseconds
+//! for `offcpu-time`, else the event's own count). Frames become locations
 //! (one per frame of the export's table: an address of a mapping), with
 //! a line per function there (inlined ones first); mappings carry the
 //! file's path and build id.
@@ -13,17 +14,20 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::events::{is_clock, EventSamples};
 use super::pprof_proto::{
     Function, Label, Location, Profile, ProfileLine, ProfileMapping, ProfileSample, ValueType,
 };
 use super::process::Mapping as Map;
 use super::Named;
+use crate::format::attr::OFF_CPU_NAME;
 
 /// What the profile says of itself.
 pub struct About {
-    /// The second value: `("cpu", "nanoseconds")` for clock events, else
-    /// `(event, "count")`.
-    pub value: (String, String),
+    /// The values after the count, an event each: `("cpu", "nanoseconds")`
+    /// for clock events, `("off-cpu", "nanoseconds")`, else `(event,
+    /// "count")`.
+    pub values: Vec<(String, String)>,
     /// The sampling period in the second value's unit (0: unknown).
     pub period: i64,
     /// Wall-clock time of the first sample, in ns since the Unix epoch.
@@ -48,7 +52,7 @@ pub struct ProfileBuilder {
     /// Each frame's location id (0: none yet).
     frame_locations: Vec<u64>,
     location: Vec<Location>,
-    samples: HashMap<(Vec<u64>, i64, u32, u32), [i64; 2]>,
+    samples: HashMap<(Vec<u64>, i64, u32, u32), Vec<i64>>,
 }
 
 impl ProfileBuilder {
@@ -149,19 +153,23 @@ impl ProfileBuilder {
     }
 
     /// Adds one sample of `(comm, pid, tid)` whose stack is the frames
-    /// `ids` of `frames`, leaf first, weighing `period`.
+    /// `ids` of `frames`, leaf first, weighing `period` in the value of the
+    /// exported event `slot`.
     pub fn add(
         &mut self,
         frames: &[Named<'_>],
         ids: &[u32],
         (comm, pid, tid): (&str, u32, u32),
-        period: u64,
+        (slot, period): (usize, u64),
     ) {
         let locs: Vec<u64> = ids.iter().map(|&id| self.location_id(frames, id)).collect();
         let comm = self.string(comm);
         let v = self.samples.entry((locs, comm, pid, tid)).or_default();
+        if v.len() < slot + 2 {
+            v.resize(slot + 2, 0);
+        }
         v[0] += 1;
-        v[1] = v[1].saturating_add(i64::try_from(period).unwrap_or(i64::MAX));
+        v[slot + 1] = v[slot + 1].saturating_add(i64::try_from(period).unwrap_or(i64::MAX));
     }
 
     /// The profile, with what it says of itself.
@@ -170,10 +178,15 @@ impl ProfileBuilder {
             r#type: self.string("samples"),
             unit: self.string("count"),
         };
-        let value_t = ValueType {
-            r#type: self.string(&about.value.0),
-            unit: self.string(&about.value.1),
-        };
+        let values: Vec<ValueType> = about
+            .values
+            .iter()
+            .map(|(t, u)| ValueType {
+                r#type: self.string(t),
+                unit: self.string(u),
+            })
+            .collect();
+        let value_t = values.first().copied().unwrap_or(samples_t);
         let (k_comm, k_pid, k_tid) = (
             self.string("thread"),
             self.string("pid"),
@@ -184,9 +197,12 @@ impl ProfileBuilder {
         samples.sort();
         let sample: Vec<ProfileSample> = samples
             .into_iter()
-            .map(|((location_id, comm, pid, tid), v)| ProfileSample {
+            .map(|((location_id, comm, pid, tid), mut v)| ProfileSample {
                 location_id,
-                value: v.to_vec(),
+                value: {
+                    v.resize(1 + values.len(), 0);
+                    v
+                },
                 label: vec![
                     Label {
                         key: k_comm,
@@ -220,7 +236,7 @@ impl ProfileBuilder {
         self.mapping
             .sort_by_key(|m| std::cmp::Reverse(weight.get(&m.id).copied().unwrap_or(0)));
         Profile {
-            sample_type: vec![samples_t, value_t],
+            sample_type: std::iter::once(samples_t).chain(values).collect(),
             sample,
             mapping: self.mapping,
             location: self.location,
@@ -236,39 +252,33 @@ impl ProfileBuilder {
     }
 }
 
-/// perf's software clock events (PERF_TYPE_SOFTWARE, cpu-clock and
-/// task-clock): their period is nanoseconds.
-fn is_clock(a: &crate::format::Attr) -> bool {
-    a.type_() == 1 && a.config() <= 1
-}
-
 /// What a pprof profile says of itself: its second value, period, time
 /// span and comments naming the recording.
-pub fn about(
-    inputs: &[PathBuf],
-    event: Option<&(String, crate::format::Attr, u64)>,
-    (first, last): (u64, u64),
-) -> About {
+pub fn about(inputs: &[PathBuf], events: &[&EventSamples], (first, last): (u64, u64)) -> About {
     let duration = last.saturating_sub(first);
-    let (value, period) = match event {
-        Some((_, a, _)) if is_clock(a) => {
-            let freq = a.flags() & (1 << 10) != 0;
-            let period = match (freq, a.sample_period()) {
-                (true, f) if f > 0 => 1_000_000_000 / f,
-                (false, p) => p,
-                _ => 0,
-            };
-            (("cpu".into(), "nanoseconds".into()), period)
-        }
-        Some((name, a, _)) => {
-            let freq = a.flags() & (1 << 10) != 0;
-            (
+    let value = |(name, a, _): &EventSamples| {
+        let freq = a.flags() & (1 << 10) != 0;
+        match name.as_str() {
+            OFF_CPU_NAME => (("off-cpu".into(), "nanoseconds".into()), 0),
+            _ if is_clock(a) => {
+                let period = match (freq, a.sample_period()) {
+                    (true, f) if f > 0 => 1_000_000_000 / f,
+                    (false, p) => p,
+                    _ => 0,
+                };
+                (("cpu".into(), "nanoseconds".into()), period)
+            }
+            _ => (
                 (name.clone(), "count".into()),
                 if freq { 0 } else { a.sample_period() },
-            )
+            ),
         }
-        None => (("events".into(), "count".into()), 0),
     };
+    let (values, periods): (Vec<(String, String)>, Vec<u64>) = match events {
+        [] => (vec![("events".into(), "count".into())], vec![0]),
+        _ => events.iter().map(|e| value(e)).unzip(),
+    };
+    let period = periods[0];
     // The wall-clock time of the first sample: the last input's
     // modification time (the recording's end) less the samples' span.
     let end = std::fs::metadata(inputs.last().expect("an input"))
@@ -284,11 +294,11 @@ pub fn about(
             .collect::<Vec<_>>()
             .join(", ")
     )];
-    if let Some((name, _, n)) = event {
+    for (name, _, n) in events {
         comments.push(format!("event {name}: {n} samples"));
     }
     About {
-        value,
+        values,
         period: i64::try_from(period).unwrap_or(0),
         time_nanos: end.saturating_sub(duration as i64),
         duration_nanos: duration as i64,

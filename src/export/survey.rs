@@ -55,7 +55,7 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
                     // order shows it first (rings are drained in turns).
                     let t = sample_time(rec.body(), &meta.attrs[i].attr, meta.endian);
                     if first_event.as_ref().is_none_or(|(ft, _)| t < *ft) {
-                        first_event = Some((t, super::event_name(&meta.attrs[i], i)));
+                        first_event = Some((t, super::events::name(&meta.attrs[i], i)));
                     }
                     if counts.len() <= i {
                         counts.resize(i + 1, 0);
@@ -92,7 +92,7 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         }
         for (i, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
             let a = &r.attrs[i];
-            let name = super::event_name(a, i);
+            let name = super::events::name(a, i);
             match events.iter_mut().find(|e| e.0 == name) {
                 Some(e) => e.2 += n,
                 None => events.push((name, a.attr.clone(), n)),

@@ -14,6 +14,12 @@ pub const TYPE_HW_CACHE: u32 = 3;
 /// `PERF_TYPE_RAW`: config is a PMU-specific raw event code.
 pub const TYPE_RAW: u32 = 4;
 
+/// The event name perf's `--off-cpu` writes (its samples' period: the
+/// nanoseconds a thread was off the CPU).
+pub const OFF_CPU_NAME: &str = "offcpu-time";
+/// `PERF_COUNT_SW_BPF_OUTPUT`: the config perf's `offcpu-time` attr has.
+pub const SW_BPF_OUTPUT: u64 = 10;
+
 /// The largest attr perf 6.1 accepts in file mode (`PERF_ATTR_SIZE_VER7`), in
 /// bytes.
 pub const ATTR_SIZE_61: usize = 128;
@@ -119,6 +125,8 @@ pub mod flags {
     pub const EXCLUDE_GUEST: u64 = 1 << 20;
     /// `exclude_callchain_user`: callchains stop at the kernel's frames.
     pub const EXCLUDE_CALLCHAIN_USER: u64 = 1 << 22;
+    /// `exclude_callchain_kernel`: callchains without kernel frames.
+    pub const EXCLUDE_CALLCHAIN_KERNEL: u64 = 1 << 21;
     /// `mmap2`: `PERF_RECORD_MMAP2` (with device, inode or build id) instead of MMAP.
     pub const MMAP2: u64 = 1 << 23;
     /// `comm_exec`: COMM records from an exec carry `PERF_RECORD_MISC_COMM_EXEC`.

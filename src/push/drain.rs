@@ -11,6 +11,7 @@ use perfz_codecs::{Codec, Input};
 
 use crate::event::ring::Rings;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
+use crate::push::off_cpu::OffCpu;
 use crate::push::output::sync_in_background;
 use crate::push::scan::{headers, scan_hits, Hits, RecordCounts};
 use crate::push::stack_tail::Edit;
@@ -48,6 +49,9 @@ pub struct DrainReport {
     pub near_full_pushes: u64,
     /// How much of their stack dumps the samples used (dwarf, when cut).
     pub stack_use: crate::push::stack_use::StackUse,
+    /// `--off-cpu`: switch-outs seen and off-CPU samples written (by every
+    /// unit of the recording).
+    pub off_cpu: Option<(u64, u64)>,
 }
 
 impl DrainReport {
@@ -69,6 +73,8 @@ impl DrainReport {
             max_fill: self.max_fill.max(b.max_fill),
             near_full_pushes: self.near_full_pushes + b.near_full_pushes,
             stack_use,
+            // Shared by every unit: the same counts.
+            off_cpu: self.off_cpu.or(b.off_cpu),
         }
     }
 }
@@ -132,6 +138,9 @@ pub trait Drain {
     fn bytes_written(&self) -> u64;
     /// Flight recorder: the retained records, oldest first.
     fn snapshot(&self) -> Option<Vec<u8>>;
+    /// The recording ends: what the unit holds back to order it (off-CPU
+    /// events of several units) goes into the stream.
+    fn end(&mut self) -> io::Result<()>;
 }
 
 /// The one implementation: a [`Pusher`] specialised for one codec, sink and
@@ -151,12 +160,28 @@ pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
     rounds: bool,
     /// Sample pages and map records for the build-id pass.
     hits: Option<Hits>,
+    /// `--off-cpu`: its records taken out of the stream, its samples made.
+    off_cpu: Option<OffCpu>,
+    /// The off-CPU samples a pass made, pushed at its end.
+    made: Vec<u8>,
 }
 
 impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
     /// A unit pushing through `codec` into `sink`. `stack_tail`: cut unwritten dwarf
     /// stack bytes; `rounds`: end passes with FINISHED_ROUND; `hits`: gather for build ids.
     pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>, rounds: bool, hits: bool) -> Self {
+        Self::with_off_cpu(codec, sink, stack_tail, rounds, hits, None)
+    }
+
+    /// [`new`](Self::new), with `--off-cpu`'s conversion where given.
+    pub fn with_off_cpu(
+        codec: C,
+        sink: S,
+        stack_tail: Option<StackTail>,
+        rounds: bool,
+        hits: bool,
+        off_cpu: Option<OffCpu>,
+    ) -> Self {
         // The flight recorder's segments are each whole when retained (a
         // snapshot takes them as they are): its codec never holds.
         let holds = sink.output().segments().is_none();
@@ -173,6 +198,8 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
             near_full_pushes: 0,
             rounds,
             hits: hits.then(Hits::default),
+            off_cpu,
+            made: Vec::new(),
         }
     }
 
@@ -186,6 +213,9 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
             self.stack_bytes_cleared += w.dropped;
             self.stack_samples_uncut += w.uncut;
             self.stack_use.merge(&w.used);
+        }
+        if let Some(o) = &mut self.off_cpu {
+            o.take(region, &mut self.edits);
         }
         // A flight-recorder segment closes after a push that ends the
         // codec's frame, so the next segment decodes on its own.
@@ -268,6 +298,14 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             }
             moved = true;
         }
+        if let Some(o) = &mut self.off_cpu {
+            // The waits this pass ended, into the stream (and the codec).
+            self.made.clear();
+            o.settle(&mut self.made, false);
+            if !self.made.is_empty() {
+                self.pusher.push_edited(Input::one(&self.made), &[])?;
+            }
+        }
         if moved && self.rounds {
             self.pusher.end_round()?;
         }
@@ -300,6 +338,7 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             max_fill: self.max_fill,
             near_full_pushes: self.near_full_pushes,
             stack_use: self.stack_use,
+            off_cpu: self.off_cpu.as_ref().map(OffCpu::counts),
         }
     }
 
@@ -345,6 +384,17 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
 
     fn snapshot(&self) -> Option<Vec<u8>> {
         (self.pusher.sink().output().segments()).map(|m| m.snapshot())
+    }
+
+    fn end(&mut self) -> io::Result<()> {
+        if let Some(o) = &mut self.off_cpu {
+            self.made.clear();
+            o.settle(&mut self.made, true);
+            if !self.made.is_empty() {
+                self.pusher.push_edited(Input::one(&self.made), &[])?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -9,6 +9,7 @@ pub mod compressor;
 pub mod cutter;
 pub mod drain;
 pub mod meter;
+pub mod off_cpu;
 pub mod output;
 mod pusher;
 pub mod records;

@@ -9,6 +9,7 @@ use perfz_codecs::{Codec, CodecVisitor};
 use super::error::RecordError;
 use super::options::AioBackend;
 use crate::push::drain::{Drain, PushDrain};
+use crate::push::off_cpu::OffCpu;
 use crate::push::{
     AsyncSink, CopyMeter, NoMeter, Output, SerialSink, Sink, StackTail, ThreadBackend, UringBackend,
 };
@@ -29,6 +30,8 @@ pub struct Glue {
     pub rounds: bool,
     /// Gather what the build-id pass needs while draining.
     pub hits: bool,
+    /// `--off-cpu`: the switch records and samples made off-CPU samples.
+    pub off_cpu: Option<OffCpu>,
 }
 
 /// The drain unit and notes for the user about choices made.
@@ -41,6 +44,7 @@ struct UnitConfig {
     stack_tail: Option<StackTail>,
     rounds: bool,
     hits: bool,
+    off_cpu: Option<OffCpu>,
 }
 
 impl UnitConfig {
@@ -49,22 +53,24 @@ impl UnitConfig {
         codec: C,
         sink: S,
     ) -> Box<dyn Drain + Send> {
-        let t = self.stack_tail.clone();
+        let (t, oc) = (self.stack_tail, self.off_cpu);
         if self.copy_meter {
-            Box::new(PushDrain::<C, S, CopyMeter>::new(
+            Box::new(PushDrain::<C, S, CopyMeter>::with_off_cpu(
                 codec,
                 sink,
                 t,
                 self.rounds,
                 self.hits,
+                oc,
             ))
         } else {
-            Box::new(PushDrain::<C, S, NoMeter>::new(
+            Box::new(PushDrain::<C, S, NoMeter>::with_off_cpu(
                 codec,
                 sink,
                 t,
                 self.rounds,
                 self.hits,
+                oc,
             ))
         }
     }
@@ -128,6 +134,7 @@ impl CodecVisitor for Glue {
             stack_tail: self.stack_tail,
             rounds: self.rounds,
             hits: self.hits,
+            off_cpu: self.off_cpu,
         };
         let a = Async {
             backend: self.aio_backend,

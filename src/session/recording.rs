@@ -29,6 +29,7 @@ use crate::format::record::RecordType;
 use crate::format::sample::id_trailer_offset;
 use crate::format::{CompressedInfo, FeatureSet};
 use crate::push::drain::{Drain, DrainReport};
+use crate::push::off_cpu::OffCpu;
 use crate::push::records::declared_mmap_len;
 use crate::push::scan::{scan_hits, Hits};
 use crate::push::{Output, StackTail};
@@ -47,6 +48,8 @@ pub struct Recording<'o> {
     pub stack_tail: Option<StackTail>,
     /// The largest ring's data size, taken before strategies take the rings.
     pub ring_size: usize,
+    /// `--off-cpu`'s conversion, shared by every drain unit.
+    pub off_cpu: Option<OffCpu>,
 }
 
 impl<'o> Recording<'o> {
@@ -64,6 +67,8 @@ impl<'o> Recording<'o> {
             .map_err(|e| RecordError::Usage(e.to_string()))?;
         let mut prepared = super::setup::prepare(o)?;
         notes.append(&mut prepared.set.notes);
+        let fp = o.call_graph == crate::event::events::CallGraph::FramePointer;
+        let off_cpu = OffCpu::for_attrs(&mut prepared.set.attrs, fp);
         let mut features = synth::features::session_features(&prepared.set.attrs, &o.argv);
         synth::features::event_features(&mut features, &o.events)
             .map_err(io_err("describing the events (tracefs)"))?;
@@ -80,6 +85,7 @@ impl<'o> Recording<'o> {
             started,
             channel,
             stack_tail,
+            off_cpu,
         })
     }
 
@@ -101,6 +107,7 @@ impl<'o> Recording<'o> {
             stack_tail: self.stack_tail.clone(),
             rounds,
             hits,
+            off_cpu: self.off_cpu.clone(),
         })?
     }
 
@@ -362,6 +369,7 @@ impl<'o> Recording<'o> {
                 let mean = report.ring_bytes / c.records.max(1);
                 crate::advice::advise(&report.stack_use, Some(timing), c.max_lost, mean)
             }),
+            off_cpu: report.off_cpu,
             threads: Vec::new(),
             outputs: Vec::new(),
             notes,

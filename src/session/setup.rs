@@ -224,6 +224,7 @@ fn attr_options(o: &RecordOptions) -> AttrOptions {
         build_id: true,
         sampling_explicit: o.sampling_explicit,
         clockid: o.clockid,
+        with_period: o.events.iter().any(|e| e.off_cpu),
     }
 }
 

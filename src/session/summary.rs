@@ -79,6 +79,10 @@ pub struct Summary {
     pub largest_loss: u64,
     /// When samples were lost: what would have held the stream.
     pub advice: Option<crate::advice::Advice>,
+    /// `--off-cpu`: switch-outs of the target's threads seen, and off-CPU
+    /// samples written (waits ended; preemptions and waits still open at
+    /// the end are not written).
+    pub off_cpu: Option<(u64, u64)>,
     /// `--threads`: what each drain thread did (empty otherwise).
     pub threads: Vec<ThreadSummary>,
     /// `--switch-output`: every output written, oldest first.
@@ -123,6 +127,11 @@ impl Summary {
         // -v: one line per drain thread.
         for t in self.threads.iter().filter(|_| self.copies.is_some()) {
             s += &thread_line(t);
+        }
+        if let Some((seen, written)) = self.off_cpu {
+            s += &format!(
+                "[ perfz record: off-CPU: {seen} switches seen, {written} waits written as offcpu-time samples ]\n"
+            );
         }
         if self.stack_samples_uncut > 0 {
             s += &format!(

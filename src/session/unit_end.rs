@@ -48,6 +48,9 @@ pub fn end_unit(
     path: Option<&Path>,
     features: impl FnOnce(&mut Option<Hits>) -> FeatureSet,
 ) -> UnitEnd {
+    if error.is_none() {
+        error = drain.end().err();
+    }
     if error.is_none() && !plain.is_empty() {
         error = drain.write_plain(plain).err();
     }

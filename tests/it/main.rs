@@ -24,6 +24,7 @@ mod long_captures;
 mod loss_advice;
 mod newer_perf;
 mod no_dyn;
+mod off_cpu;
 mod perf_habits;
 mod push_paths;
 mod record;

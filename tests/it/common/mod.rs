@@ -205,6 +205,7 @@ pub fn require_recording() {
         build_id: false,
         sampling_explicit: true,
         clockid: None,
+        with_period: false,
     };
     if let Err(e) = perfz::event::sys::open(&build_attr(&ev, &o, false), 0, -1, -1) {
         panic!(
@@ -272,6 +273,15 @@ pub fn chromium() -> PathBuf {
         "this test opens a flame graph in headless Chromium, which is missing: run tests/setup.sh \
          (apt-get install chromium)"
     );
+}
+
+/// tests/workload/offcpu.c (a main thread that burns, sleeps and waits on
+/// a pipe fed by a second thread, a third of its time each, and says how
+/// long each took).
+#[allow(dead_code)]
+pub fn offcpu_workload() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    built("offcpu", &BUILT)
 }
 
 /// tests/workload/migrate.c (moves itself to the last CPU and spins).

@@ -1,0 +1,263 @@
+//! `--off-cpu`: the time threads spend off the CPU, by stack, turned into
+//! samples as perf's `--off-cpu` writes them (an `offcpu-time` event whose
+//! period is the nanoseconds off CPU), on the way from the ring to the
+//! codec.
+//!
+//! The kernel gives, for every thread of the target, a `context-switches`
+//! sample at each switch-out (its stack at that moment) and, from the same
+//! event (`context_switch`), a SWITCH record out (with the preemption bit)
+//! and one in. The push leaves all three out of the stream; the sample is
+//! kept (with its stack cut), and when the thread comes back it is written
+//! with period = switch-in − switch-out, time = switch-in, and for
+//! frame-pointer chains the first user frame as its ip (perf's layout:
+//! chains of user frames only). Preemptions are written too (perf's BPF
+//! program counts only sleeps): the time a thread was runnable, waiting for
+//! a CPU, is off-CPU time, and so each thread's on- and off-CPU time add up
+//! to its wall time. A wait still open at the end is not written.
+//!
+//! The records of one thread can reach different rings (it migrates) and,
+//! with `--threads`, different drain units: each unit gathers a pass's
+//! events and feeds them, in time order, to the [`Waits`] all units share
+//! (one lock a pass).
+
+use std::sync::{Arc, Mutex};
+
+use perfz_codecs::Input;
+
+use super::scan::headers;
+use super::stack_tail::{for_each_piece, Edit};
+use crate::format::attr::{flags, sample_type as st, OFF_CPU_NAME, SW_BPF_OUTPUT};
+use crate::format::record::RecordType;
+use waits::{Seen, Waits};
+
+mod waits;
+use crate::format::sample::{id_offset, id_trailer_offset, id_trailer_size};
+use crate::format::AttrEntry;
+
+/// `PERF_RECORD_MISC_SWITCH_OUT`.
+const SWITCH_OUT: u16 = 1 << 13;
+/// `PERF_RECORD_MISC_SWITCH_OUT_PREEMPT`: the thread was runnable.
+const SWITCH_OUT_PREEMPT: u16 = 1 << 14;
+
+/// Where a SAMPLE of the off-CPU event keeps its fields (from the record's
+/// start; all before any field of variable size).
+#[derive(Clone, Debug)]
+pub(super) struct Fields {
+    pub(super) id: usize,
+    pub(super) ip: usize,
+    pub(super) tid: usize,
+    pub(super) time: usize,
+    pub(super) period: usize,
+    /// The callchain's `nr`, where samples carry one.
+    pub(super) callchain: Option<usize>,
+}
+
+impl Fields {
+    fn of(sample_type: u64) -> Option<Fields> {
+        let need = st::IP | st::TID | st::TIME | st::PERIOD;
+        if sample_type & need != need || sample_type & st::READ != 0 {
+            return None;
+        }
+        let at = |bit: u64| {
+            let before = [
+                st::IDENTIFIER,
+                st::IP,
+                st::TID,
+                st::TIME,
+                st::ADDR,
+                st::ID,
+                st::STREAM_ID,
+                st::CPU,
+                st::PERIOD,
+            ];
+            let i = before
+                .iter()
+                .position(|&b| b == bit)
+                .expect("a fixed field");
+            8 + 8 * before[..i]
+                .iter()
+                .filter(|&&b| sample_type & b != 0)
+                .count()
+        };
+        Some(Fields {
+            id: 8 + id_offset(sample_type)?,
+            ip: at(st::IP),
+            tid: at(st::TID),
+            time: at(st::TIME),
+            period: at(st::PERIOD),
+            callchain: (sample_type & st::CALLCHAIN != 0).then(|| at(st::PERIOD) + 8),
+        })
+    }
+}
+
+/// One drain unit's part of `--off-cpu`.
+pub struct OffCpu {
+    /// The ids of the off-CPU event.
+    ids: Vec<u64>,
+    sample_type: u64,
+    fields: Fields,
+    /// Frame-pointer chains of user frames: the first is the sample's ip.
+    user_ip: bool,
+    waits: Arc<Mutex<Waits>>,
+    /// This pass's events.
+    batch: Vec<Seen>,
+}
+
+/// A unit per clone: the recording's own copy is the template the drain
+/// units are cloned from, each counted (their events are ordered across
+/// units).
+impl Clone for OffCpu {
+    fn clone(&self) -> Self {
+        self.waits.lock().unwrap_or_else(|e| e.into_inner()).units += 1;
+        OffCpu {
+            ids: self.ids.clone(),
+            sample_type: self.sample_type,
+            fields: self.fields.clone(),
+            user_ip: self.user_ip,
+            waits: self.waits.clone(),
+            batch: Vec::new(),
+        }
+    }
+}
+
+impl OffCpu {
+    /// `--off-cpu`'s part of a recording whose events are `attrs`, where
+    /// one is the off-CPU event: its attr as the file states it becomes
+    /// perf's `offcpu-time` (`PERF_COUNT_SW_BPF_OUTPUT`, no switch records:
+    /// the push takes them out). `user_ip`: its chains are user frames only
+    /// (frame pointers). None without an off-CPU event, or where its
+    /// samples lack a field the conversion needs.
+    pub fn for_attrs(attrs: &mut [AttrEntry], user_ip: bool) -> Option<OffCpu> {
+        let e = attrs
+            .iter_mut()
+            .find(|e| e.name.as_deref() == Some(OFF_CPU_NAME))?;
+        e.attr.set_u64(8, SW_BPF_OUTPUT);
+        e.attr.set_u64(40, e.attr.flags() & !flags::CONTEXT_SWITCH);
+        let (ids, sample_type) = (e.ids.clone(), e.attr.sample_type());
+        OffCpu::new(ids, sample_type, user_ip, Default::default())
+    }
+
+    /// The off-CPU event's `ids` and `sample_type` (every event's: they
+    /// share one), its waits shared by every unit; `user_ip`: its chains
+    /// are user frames only. None where its samples lack a field it needs.
+    pub fn new(
+        ids: Vec<u64>,
+        sample_type: u64,
+        user_ip: bool,
+        waits: Arc<Mutex<Waits>>,
+    ) -> Option<OffCpu> {
+        Some(OffCpu {
+            ids,
+            fields: Fields::of(sample_type)?,
+            sample_type,
+            user_ip,
+            waits,
+            batch: Vec::new(),
+        })
+    }
+
+    /// Takes the off-CPU event's records out of `region`: they are left out
+    /// of the push (`edits`, which hold the stack cut's, gain a skip for
+    /// each and lose theirs inside), its samples kept as the cut made them.
+    pub fn take(&mut self, region: Input<'_>, edits: &mut Vec<Edit>) {
+        let trailer = id_trailer_size(self.sample_type);
+        let tr_id = id_trailer_offset(self.sample_type, st::ID)
+            .or_else(|| id_trailer_offset(self.sample_type, st::IDENTIFIER));
+        let tr_tid = id_trailer_offset(self.sample_type, st::TID);
+        let tr_time = id_trailer_offset(self.sample_type, st::TIME);
+        let word = |at: usize| u64::from_le_bytes(region.read8(at));
+        let mut skips = Vec::new();
+        for (at, h) in headers(region) {
+            let end = at + h.size as usize;
+            let t = h.type_;
+            if t == RecordType::SAMPLE {
+                if end < at + self.fields.period + 8
+                    || !self.ids.contains(&word(at + self.fields.id))
+                {
+                    continue;
+                }
+                let tid = (word(at + self.fields.tid) >> 32) as u32;
+                let time = word(at + self.fields.time);
+                let bytes = cut_copy(region, at, end, edits);
+                self.batch.push(Seen::Sample { tid, time, bytes });
+                skips.push((at, end));
+            } else if t == RecordType::SWITCH || t == RecordType::SWITCH_CPU_WIDE {
+                let (Some(i), Some(ti), Some(tm)) = (tr_id, tr_tid, tr_time) else {
+                    continue;
+                };
+                let Some(tr) = end.checked_sub(trailer).filter(|&s| s >= at + 8) else {
+                    continue;
+                };
+                if !self.ids.contains(&word(tr + i)) {
+                    continue;
+                }
+                let out = h.misc & SWITCH_OUT != 0;
+                self.batch.push(Seen::Switch {
+                    tid: (word(tr + ti) >> 32) as u32,
+                    time: word(tr + tm),
+                    out,
+                    preempt: out && h.misc & SWITCH_OUT_PREEMPT != 0,
+                });
+                skips.push((at, end));
+            }
+        }
+        if skips.is_empty() {
+            return;
+        }
+        let inside = |e: &Edit| {
+            let a = match e {
+                Edit::Replace { at, .. } | Edit::Skip { at, .. } => *at,
+            };
+            skips.iter().any(|&(s, x)| a >= s && a < x)
+        };
+        edits.retain(|e| !inside(e));
+        edits.extend(
+            skips
+                .iter()
+                .map(|&(at, end)| Edit::Skip { at, len: end - at }),
+        );
+        edits.sort_by_key(|e| match e {
+            Edit::Replace { at, .. } | Edit::Skip { at, .. } => *at,
+        });
+    }
+
+    /// The end of a pass: its events to the shared waits; the samples of
+    /// the waits they ended, to push.
+    /// With `all` (the recording ends), every event held for order too.
+    pub fn settle(&mut self, out: &mut Vec<u8>, all: bool) {
+        if self.batch.is_empty() && !all {
+            return;
+        }
+        let batch = std::mem::take(&mut self.batch);
+        let mut w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
+        w.take_in(batch, all, &self.fields, self.user_ip, out);
+    }
+
+    /// Switch-outs seen, and off-CPU samples written, by every unit.
+    pub fn counts(&self) -> (u64, u64) {
+        let w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
+        (w.seen, w.written)
+    }
+}
+
+/// The record at `[at, end)` of `region` as the stack cut's `edits` make it.
+fn cut_copy(region: Input<'_>, at: usize, end: usize, edits: &[Edit]) -> Vec<u8> {
+    let (_, rest) = region.split_at(at);
+    let (rec, _) = rest.split_at(end - at);
+    let mine: Vec<Edit> = edits
+        .iter()
+        .filter_map(|e| match *e {
+            Edit::Replace { at: a, with } if a >= at && a < end => {
+                Some(Edit::Replace { at: a - at, with })
+            }
+            Edit::Skip { at: a, len } if a >= at && a < end => Some(Edit::Skip { at: a - at, len }),
+            _ => None,
+        })
+        .collect();
+    let mut v = Vec::with_capacity(end - at);
+    let _ = for_each_piece(rec, &mine, |p| {
+        v.extend_from_slice(p);
+        Ok::<(), ()>(())
+    });
+    v
+}

@@ -1,0 +1,241 @@
+//! The waits of `--off-cpu`: each thread's switch-out samples matched
+//! with its switch-ins, whichever ring or drain unit they came through.
+
+use std::collections::HashMap;
+
+use super::Fields;
+use crate::format::record::misc;
+
+/// Threads with a wait open at once; past this the oldest go (a thread
+/// that exits while switched out never comes back).
+const MAX_OPEN: usize = 1 << 16;
+
+/// `PERF_CONTEXT_USER`: the user part of a callchain follows.
+const CONTEXT_USER: u64 = 0xffff_ffff_ffff_fe00;
+
+/// What one record of the off-CPU event said.
+#[derive(Clone)]
+pub(super) enum Seen {
+    /// A switch-out sample, cut and copied.
+    Sample { tid: u32, time: u64, bytes: Vec<u8> },
+    /// A SWITCH record: `out` (with `preempt`) or in.
+    Switch {
+        tid: u32,
+        time: u64,
+        out: bool,
+        preempt: bool,
+    },
+}
+
+impl Seen {
+    pub(super) fn time(&self) -> u64 {
+        match self {
+            Seen::Sample { time, .. } | Seen::Switch { time, .. } => *time,
+        }
+    }
+}
+
+/// One open wait of a thread.
+struct Wait {
+    out: u64,
+    sample: Vec<u8>,
+    /// Known once its SWITCH out came: a wait (true) or a preemption.
+    blocked: Option<bool>,
+    back: Option<u64>,
+}
+
+/// A thread's open waits and the switch-ins not matched yet, each in time
+/// order: its records reach the waits out of order where they were in
+/// different rings (or units).
+#[derive(Default)]
+struct Thread {
+    waits: Vec<Wait>,
+    ins: Vec<u64>,
+}
+
+/// At most this many of a thread's waits (or switch-ins) are kept open: a
+/// record lost leaves one unmatched.
+const PER_THREAD: usize = 8;
+
+impl Thread {
+    /// The wait a switch-in at `t` ends: the last switch-out before it
+    /// (a thread switches out and in by turns).
+    fn ending(&mut self, t: u64) -> Option<&mut Wait> {
+        let i = self.waits.partition_point(|w| w.out < t);
+        self.waits[..i].last_mut().filter(|w| w.back.is_none())
+    }
+
+    fn sample(&mut self, out: u64, sample: Vec<u8>) {
+        let i = self.waits.partition_point(|w| w.out < out);
+        // Its switch-in may have come first: the first one after it,
+        // before the thread's next switch-out.
+        let next = self.waits.get(i).map_or(u64::MAX, |w| w.out);
+        let back = self.ins.iter().position(|&t| t > out && t < next);
+        let back = back.map(|j| self.ins.remove(j));
+        self.waits.insert(
+            i,
+            Wait {
+                out,
+                sample,
+                blocked: None,
+                back,
+            },
+        );
+        if self.waits.len() > PER_THREAD {
+            self.waits.remove(0);
+        }
+    }
+
+    fn switch_out(&mut self, t: u64, preempt: bool) {
+        let i = self.waits.partition_point(|w| w.out <= t);
+        if let Some(w) = self.waits[..i].last_mut().filter(|w| w.blocked.is_none()) {
+            w.blocked = Some(!preempt);
+        }
+    }
+
+    fn switch_in(&mut self, t: u64) {
+        match self.ending(t) {
+            Some(w) => w.back = Some(t),
+            None => {
+                let i = self.ins.partition_point(|&x| x < t);
+                self.ins.insert(i, t);
+                if self.ins.len() > PER_THREAD {
+                    self.ins.remove(0);
+                }
+            }
+        }
+    }
+}
+
+/// How long events of several drain units are held before they are taken
+/// in time order: a unit drains every ring at least each 100 ms, so by then
+/// every unit has handed in what came before.
+const ORDER_DELAY_NS: u64 = 300_000_000;
+
+/// The waits every drain unit of a recording shares.
+#[derive(Default)]
+pub struct Waits {
+    threads: HashMap<u32, Thread>,
+    /// Drain units feeding these waits.
+    pub(super) units: usize,
+    /// Several units: their events, held until every unit is past them.
+    held: Vec<Seen>,
+    /// The latest event time handed in.
+    latest: u64,
+    /// Switch-out samples seen.
+    pub seen: u64,
+    /// Off-CPU samples written.
+    pub written: u64,
+    /// Switch-outs that were preemptions: written too (perf's BPF program
+    /// leaves them out), so a thread's on- and off-CPU time add up to its
+    /// wall time; the time runnable, waiting for a CPU, is off-CPU time.
+    pub preempted: u64,
+}
+
+impl Waits {
+    /// A unit's pass's events: one unit's go in at once (sorted by time),
+    /// several units' once they are [`ORDER_DELAY_NS`] old (or `all`, at
+    /// the end), so one thread's records go in in time order whichever
+    /// unit drained them.
+    pub(super) fn take_in(
+        &mut self,
+        batch: Vec<Seen>,
+        all: bool,
+        f: &Fields,
+        user_ip: bool,
+        out: &mut Vec<u8>,
+    ) {
+        self.latest = batch.iter().map(Seen::time).fold(self.latest, u64::max);
+        self.held.extend(batch);
+        // Stable: a sample and its SWITCH out keep their ring order.
+        self.held.sort_by_key(Seen::time);
+        let n = if all || self.units <= 1 {
+            self.held.len()
+        } else {
+            let upto = self.latest.saturating_sub(ORDER_DELAY_NS);
+            self.held.partition_point(|e| e.time() <= upto)
+        };
+        let ready: Vec<Seen> = self.held.drain(..n).collect();
+        self.feed(ready, f, user_ip, out);
+    }
+
+    /// Takes events in time order; appends the samples of the waits they
+    /// end to `out`.
+    fn feed(&mut self, events: Vec<Seen>, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
+        for e in events {
+            let tid = match &e {
+                Seen::Sample { tid, .. } | Seen::Switch { tid, .. } => *tid,
+            };
+            if !self.threads.contains_key(&tid) && self.threads.len() >= MAX_OPEN {
+                // Threads gone while switched out never come back.
+                self.threads.clear();
+            }
+            let th = self.threads.entry(tid).or_default();
+            match e {
+                Seen::Sample { time, bytes, .. } => {
+                    self.seen += 1;
+                    th.sample(time, bytes);
+                }
+                Seen::Switch {
+                    time,
+                    out: true,
+                    preempt,
+                    ..
+                } => th.switch_out(time, preempt),
+                Seen::Switch { time, .. } => th.switch_in(time),
+            }
+            self.settle(tid, f, user_ip, out);
+        }
+    }
+
+    /// Writes `tid`'s waits that are known (ended, and whether blocked).
+    fn settle(&mut self, tid: u32, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        let mut i = 0;
+        while i < th.waits.len() {
+            let w = &th.waits[i];
+            let (Some(blocked), Some(back)) = (w.blocked, w.back) else {
+                i += 1;
+                continue;
+            };
+            let w = th.waits.remove(i);
+            self.preempted += !blocked as u64;
+            let mut s = w.sample;
+            put(&mut s, f.period, back - w.out);
+            put(&mut s, f.time, back);
+            if user_ip {
+                if let Some(ip) = first_user_ip(&s, f) {
+                    put(&mut s, f.ip, ip);
+                    let m = u16::from_le_bytes([s[4], s[5]]);
+                    let m = (m & !misc::CPUMODE_MASK) | misc::USER;
+                    s[4..6].copy_from_slice(&m.to_le_bytes());
+                }
+            }
+            out.extend_from_slice(&s);
+            self.written += 1;
+        }
+    }
+}
+
+fn put(s: &mut [u8], at: usize, v: u64) {
+    if let Some(w) = s.get_mut(at..at + 8) {
+        w.copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+fn get(s: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(s.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The first address after the chain's `PERF_CONTEXT_USER`.
+fn first_user_ip(s: &[u8], f: &Fields) -> Option<u64> {
+    let at = f.callchain?;
+    let nr = get(s, at)? as usize;
+    let chain: Vec<u64> = (0..nr.min(512))
+        .map_while(|i| get(s, at + 8 + 8 * i))
+        .collect();
+    let user = chain.iter().position(|&ip| ip == CONTEXT_USER)?;
+    chain.get(user + 1).copied()
+}
