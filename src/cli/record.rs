@@ -93,6 +93,11 @@ pub struct Args {
     /// offcpu-time event (period = nanoseconds off CPU), beside -e.
     #[arg(long = "off-cpu")]
     off_cpu: bool,
+    /// --off-cpu: waits shorter than this many ms are added up per (thread,
+    /// stack) and written each second, longer ones one sample each (perf
+    /// 6.16's option and default).
+    #[arg(long = "off-cpu-thresh", value_name = "MS", default_value_t = 500)]
+    off_cpu_thresh: u64,
     /// The samples' clock, as perf's -k: mono (jitdumps' clock), raw, real, boot, tai, or an id.
     #[arg(short = 'k', long = "clockid", value_name = "CLOCK", value_parser = crate::event::clock::parse)]
     clockid: Option<i32>,
@@ -227,6 +232,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         mmap_flush,
         codec,
         switch_events: a.switch_events,
+        off_cpu_thresh: std::time::Duration::from_millis(a.off_cpu_thresh),
         clockid: a.clockid,
         inherit: !a.no_inherit,
         timing_command,

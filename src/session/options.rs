@@ -38,6 +38,9 @@ pub struct RecordOptions {
     pub codec: perfz_codecs::CodecSpec,
     /// `--switch-events`: record context switches (PERF_RECORD_SWITCH).
     pub switch_events: bool,
+    /// `--off-cpu-thresh`: off-CPU waits shorter than this are added up
+    /// per (thread, stack) and written each second.
+    pub off_cpu_thresh: std::time::Duration,
     /// `-k`: the clock samples are timed by.
     pub clockid: Option<i32>,
     /// Follow child processes and threads (off with `--no-inherit`).
@@ -184,6 +187,7 @@ impl Default for RecordOptions {
             mmap_flush: 1,
             codec: perfz_codecs::CodecSpec::default(),
             switch_events: false,
+            off_cpu_thresh: std::time::Duration::from_millis(500),
             clockid: None,
             inherit: true,
             timing_command: Vec::new(),

@@ -50,6 +50,8 @@ pub(super) struct Fields {
     pub(super) period: usize,
     /// The callchain's `nr`, where samples carry one.
     pub(super) callchain: Option<usize>,
+    /// The samples carry a stack dump (dwarf): no two are alike.
+    pub(super) stack_dump: bool,
 }
 
 impl Fields {
@@ -86,9 +88,13 @@ impl Fields {
             time: at(st::TIME),
             period: at(st::PERIOD),
             callchain: (sample_type & st::CALLCHAIN != 0).then(|| at(st::PERIOD) + 8),
+            stack_dump: sample_type & st::STACK_USER != 0,
         })
     }
 }
+
+/// Sample buffers a unit keeps to use again.
+const SPARE_MAX: usize = 4096;
 
 /// One drain unit's part of `--off-cpu`.
 pub struct OffCpu {
@@ -101,6 +107,8 @@ pub struct OffCpu {
     waits: Arc<Mutex<Waits>>,
     /// This pass's events.
     batch: Vec<Seen>,
+    /// Sample buffers to use again (from waits written or added up).
+    spare: Vec<Vec<u8>>,
 }
 
 /// A unit per clone: the recording's own copy is the template the drain
@@ -116,6 +124,7 @@ impl Clone for OffCpu {
             user_ip: self.user_ip,
             waits: self.waits.clone(),
             batch: Vec::new(),
+            spare: Vec::new(),
         }
     }
 }
@@ -127,20 +136,23 @@ impl OffCpu {
     /// the push takes them out). `user_ip`: its chains are user frames only
     /// (frame pointers). None without an off-CPU event, or where its
     /// samples lack a field the conversion needs.
-    pub fn for_attrs(attrs: &mut [AttrEntry], user_ip: bool) -> Option<OffCpu> {
+    /// Waits shorter than `thresh_ns` are added up per (thread, stack) and
+    /// written each second (perf 6.16's `--off-cpu-thresh`).
+    pub fn for_attrs(attrs: &mut [AttrEntry], user_ip: bool, thresh_ns: u64) -> Option<OffCpu> {
         let e = attrs
             .iter_mut()
             .find(|e| e.name.as_deref() == Some(OFF_CPU_NAME))?;
         e.attr.set_u64(8, SW_BPF_OUTPUT);
         e.attr.set_u64(40, e.attr.flags() & !flags::CONTEXT_SWITCH);
         let (ids, sample_type) = (e.ids.clone(), e.attr.sample_type());
-        OffCpu::new(ids, sample_type, user_ip, Default::default())
+        let waits = Waits::with_thresh(thresh_ns);
+        OffCpu::new(ids, sample_type, user_ip, Arc::new(Mutex::new(waits)))
     }
 
     /// The off-CPU event's `ids` and `sample_type` (every event's: they
     /// share one), its waits shared by every unit; `user_ip`: its chains
     /// are user frames only. None where its samples lack a field it needs.
-    pub fn new(
+    fn new(
         ids: Vec<u64>,
         sample_type: u64,
         user_ip: bool,
@@ -153,6 +165,7 @@ impl OffCpu {
             user_ip,
             waits,
             batch: Vec::new(),
+            spare: Vec::new(),
         })
     }
 
@@ -165,27 +178,46 @@ impl OffCpu {
             .or_else(|| id_trailer_offset(self.sample_type, st::IDENTIFIER));
         let tr_tid = id_trailer_offset(self.sample_type, st::TID);
         let tr_time = id_trailer_offset(self.sample_type, st::TIME);
-        let word = |at: usize| u64::from_le_bytes(region.read8(at));
         let mut skips = Vec::new();
+        let mut scratch = Vec::new();
+        // The edits (sorted) from the current record on.
+        let mut ei = 0;
         for (at, h) in headers(region) {
-            let end = at + h.size as usize;
             let t = h.type_;
-            if t == RecordType::SAMPLE {
-                if end < at + self.fields.period + 8
-                    || !self.ids.contains(&word(at + self.fields.id))
-                {
+            let switch = t == RecordType::SWITCH || t == RecordType::SWITCH_CPU_WIDE;
+            if t != RecordType::SAMPLE && !switch {
+                continue;
+            }
+            let end = at + h.size as usize;
+            let rec = contiguous(region, at, end, &mut scratch);
+            let word = |o: usize| {
+                rec.get(o..o + 8)
+                    .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
+            };
+            if !switch {
+                if end < at + self.fields.period + 8 || !self.ids.contains(&word(self.fields.id)) {
                     continue;
                 }
-                let tid = (word(at + self.fields.tid) >> 32) as u32;
-                let time = word(at + self.fields.time);
-                let bytes = cut_copy(region, at, end, edits);
+                let tid = (word(self.fields.tid) >> 32) as u32;
+                let time = word(self.fields.time);
+                while ei < edits.len() && edit_at(&edits[ei]) < at {
+                    ei += 1;
+                }
+                let ej = ei + edits[ei..].partition_point(|e| edit_at(e) < end);
+                let mut bytes = self.spare.pop().unwrap_or_default();
+                bytes.clear();
+                if ej == ei {
+                    bytes.extend_from_slice(rec);
+                } else {
+                    cut_copy(region, at, end, &edits[ei..ej], &mut bytes);
+                }
                 self.batch.push(Seen::Sample { tid, time, bytes });
                 skips.push((at, end));
-            } else if t == RecordType::SWITCH || t == RecordType::SWITCH_CPU_WIDE {
+            } else {
                 let (Some(i), Some(ti), Some(tm)) = (tr_id, tr_tid, tr_time) else {
                     continue;
                 };
-                let Some(tr) = end.checked_sub(trailer).filter(|&s| s >= at + 8) else {
+                let Some(tr) = (end - at).checked_sub(trailer).filter(|&s| s >= 8) else {
                     continue;
                 };
                 if !self.ids.contains(&word(tr + i)) {
@@ -204,21 +236,21 @@ impl OffCpu {
         if skips.is_empty() {
             return;
         }
-        let inside = |e: &Edit| {
-            let a = match e {
-                Edit::Replace { at, .. } | Edit::Skip { at, .. } => *at,
-            };
-            skips.iter().any(|&(s, x)| a >= s && a < x)
-        };
-        edits.retain(|e| !inside(e));
+        // Both in order: the edits inside a skipped record go, in one walk.
+        let mut k = 0;
+        edits.retain(|e| {
+            let a = edit_at(e);
+            while k < skips.len() && skips[k].1 <= a {
+                k += 1;
+            }
+            !(k < skips.len() && skips[k].0 <= a)
+        });
         edits.extend(
             skips
                 .iter()
                 .map(|&(at, end)| Edit::Skip { at, len: end - at }),
         );
-        edits.sort_by_key(|e| match e {
-            Edit::Replace { at, .. } | Edit::Skip { at, .. } => *at,
-        });
+        edits.sort_by_key(edit_at);
     }
 
     /// The end of a pass: its events to the shared waits; the samples of
@@ -231,6 +263,12 @@ impl OffCpu {
         let batch = std::mem::take(&mut self.batch);
         let mut w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
         w.take_in(batch, all, &self.fields, self.user_ip, out);
+        let n = w
+            .spare
+            .len()
+            .min(SPARE_MAX.saturating_sub(self.spare.len()));
+        self.spare.extend(w.spare.drain(..n));
+        w.spare.truncate(SPARE_MAX);
     }
 
     /// Switch-outs seen, and off-CPU samples written, by every unit.
@@ -240,24 +278,42 @@ impl OffCpu {
     }
 }
 
-/// The record at `[at, end)` of `region` as the stack cut's `edits` make it.
-fn cut_copy(region: Input<'_>, at: usize, end: usize, edits: &[Edit]) -> Vec<u8> {
+fn edit_at(e: &Edit) -> usize {
+    match e {
+        Edit::Replace { at, .. } | Edit::Skip { at, .. } => *at,
+    }
+}
+
+/// The bytes `[at, end)` of `region` as one slice: borrowed where they
+/// lie in one of its two, else gathered into `buf`.
+fn contiguous<'a>(region: Input<'a>, at: usize, end: usize, buf: &'a mut Vec<u8>) -> &'a [u8] {
+    let f = region.first.len();
+    if end <= f {
+        return &region.first[at..end];
+    }
+    if at >= f {
+        return &region.second[at - f..end - f];
+    }
+    buf.clear();
+    buf.extend_from_slice(&region.first[at..]);
+    buf.extend_from_slice(&region.second[..end - f]);
+    buf
+}
+
+/// The record at `[at, end)` of `region` as the stack cut's `edits` (those
+/// inside it) make it, into `v`.
+fn cut_copy(region: Input<'_>, at: usize, end: usize, edits: &[Edit], v: &mut Vec<u8>) {
     let (_, rest) = region.split_at(at);
     let (rec, _) = rest.split_at(end - at);
     let mine: Vec<Edit> = edits
         .iter()
-        .filter_map(|e| match *e {
-            Edit::Replace { at: a, with } if a >= at && a < end => {
-                Some(Edit::Replace { at: a - at, with })
-            }
-            Edit::Skip { at: a, len } if a >= at && a < end => Some(Edit::Skip { at: a - at, len }),
-            _ => None,
+        .map(|e| match *e {
+            Edit::Replace { at: a, with } => Edit::Replace { at: a - at, with },
+            Edit::Skip { at: a, len } => Edit::Skip { at: a - at, len },
         })
         .collect();
-    let mut v = Vec::with_capacity(end - at);
     let _ = for_each_piece(rec, &mine, |p| {
         v.extend_from_slice(p);
         Ok::<(), ()>(())
     });
-    v
 }

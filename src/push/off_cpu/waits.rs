@@ -1,7 +1,7 @@
 //! The waits of `--off-cpu`: each thread's switch-out samples matched
 //! with its switch-ins, whichever ring or drain unit they came through.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::Fields;
 use crate::format::record::misc;
@@ -107,6 +107,22 @@ impl Thread {
     }
 }
 
+/// How often the short waits added up are written.
+const SUM_EVERY_NS: u64 = 1_000_000_000;
+
+/// What a sample is added up by: its thread and its callchain (the bytes
+/// from the chain on: a frame-pointer sample ends with it). None where the
+/// sample carries its stack dump (dwarf): every dump differs.
+fn stack_key(s: &[u8], f: &Fields, tid: u32) -> Option<Vec<u8>> {
+    if f.stack_dump {
+        return None;
+    }
+    let at = f.callchain?;
+    let mut key = tid.to_le_bytes().to_vec();
+    key.extend_from_slice(s.get(at..)?);
+    Some(key)
+}
+
 /// How long events of several drain units are held before they are taken
 /// in time order: a unit drains every ring at least each 100 ms, so by then
 /// every unit has handed in what came before.
@@ -114,7 +130,7 @@ const ORDER_DELAY_NS: u64 = 300_000_000;
 
 /// The waits every drain unit of a recording shares.
 #[derive(Default)]
-pub struct Waits {
+pub(super) struct Waits {
     threads: HashMap<u32, Thread>,
     /// Drain units feeding these waits.
     pub(super) units: usize,
@@ -122,10 +138,21 @@ pub struct Waits {
     held: Vec<Seen>,
     /// The latest event time handed in.
     latest: u64,
+    /// Waits shorter than this are added up per (thread, stack) and
+    /// written each [`SUM_EVERY_NS`] (perf 6.16's `--off-cpu-thresh`).
+    pub(super) thresh: u64,
+    /// The short waits added up: (thread, stack) -> sample, time off CPU.
+    sums: HashMap<Vec<u8>, (Vec<u8>, u64)>,
+    /// When the sums were last written.
+    summed_at: u64,
+    /// Sample buffers done with, for the units to use again.
+    pub(super) spare: Vec<Vec<u8>>,
     /// Switch-out samples seen.
     pub seen: u64,
     /// Off-CPU samples written.
     pub written: u64,
+    /// Waits added up into those samples.
+    pub waits_summed: u64,
     /// Switch-outs that were preemptions: written too (perf's BPF program
     /// leaves them out), so a thread's on- and off-CPU time add up to its
     /// wall time; the time runnable, waiting for a CPU, is off-CPU time.
@@ -133,6 +160,14 @@ pub struct Waits {
 }
 
 impl Waits {
+    /// No waits yet; those shorter than `thresh` ns are added up.
+    pub(super) fn with_thresh(thresh: u64) -> Waits {
+        Waits {
+            thresh,
+            ..Default::default()
+        }
+    }
+
     /// A unit's pass's events: one unit's go in at once (sorted by time),
     /// several units' once they are [`ORDER_DELAY_NS`] old (or `all`, at
     /// the end), so one thread's records go in in time order whichever
@@ -146,17 +181,41 @@ impl Waits {
         out: &mut Vec<u8>,
     ) {
         self.latest = batch.iter().map(Seen::time).fold(self.latest, u64::max);
-        self.held.extend(batch);
+        let mut batch = batch;
         // Stable: a sample and its SWITCH out keep their ring order.
-        self.held.sort_by_key(Seen::time);
-        let n = if all || self.units <= 1 {
-            self.held.len()
+        batch.sort_by_key(Seen::time);
+        if self.units <= 1 && self.held.is_empty() {
+            // One unit: its pass goes in as it is.
+            self.feed(batch, f, user_ip, out);
         } else {
-            let upto = self.latest.saturating_sub(ORDER_DELAY_NS);
-            self.held.partition_point(|e| e.time() <= upto)
-        };
-        let ready: Vec<Seen> = self.held.drain(..n).collect();
-        self.feed(ready, f, user_ip, out);
+            self.held.extend(batch);
+            self.held.sort_by_key(Seen::time);
+            let n = if all || self.units <= 1 {
+                self.held.len()
+            } else {
+                let upto = self.latest.saturating_sub(ORDER_DELAY_NS);
+                self.held.partition_point(|e| e.time() <= upto)
+            };
+            let ready: Vec<Seen> = self.held.drain(..n).collect();
+            self.feed(ready, f, user_ip, out);
+        }
+        if all || self.latest.saturating_sub(self.summed_at) >= SUM_EVERY_NS {
+            self.write_sums(f, out);
+        }
+    }
+
+    /// The short waits added up since the last time, a sample per
+    /// (thread, stack), stamped now (the latest time seen: later than any
+    /// round already written).
+    fn write_sums(&mut self, f: &Fields, out: &mut Vec<u8>) {
+        self.summed_at = self.latest;
+        for (_, (mut s, ns)) in self.sums.drain() {
+            put(&mut s, f.period, ns);
+            put(&mut s, f.time, self.latest);
+            out.extend_from_slice(&s);
+            self.written += 1;
+            self.spare.push(s);
+        }
     }
 
     /// Takes events in time order; appends the samples of the waits they
@@ -203,8 +262,6 @@ impl Waits {
             let w = th.waits.remove(i);
             self.preempted += !blocked as u64;
             let mut s = w.sample;
-            put(&mut s, f.period, back - w.out);
-            put(&mut s, f.time, back);
             if user_ip {
                 if let Some(ip) = first_user_ip(&s, f) {
                     put(&mut s, f.ip, ip);
@@ -213,7 +270,26 @@ impl Waits {
                     s[4..6].copy_from_slice(&m.to_le_bytes());
                 }
             }
+            let ns = back - w.out;
+            if ns < self.thresh {
+                if let Some(key) = stack_key(&s, f, tid) {
+                    self.waits_summed += 1;
+                    match self.sums.get_mut(&key) {
+                        Some(sum) => {
+                            sum.1 += ns;
+                            self.spare.push(s);
+                        }
+                        None => {
+                            self.sums.insert(key, (s, ns));
+                        }
+                    }
+                    continue;
+                }
+            }
+            put(&mut s, f.period, ns);
+            put(&mut s, f.time, back);
             out.extend_from_slice(&s);
+            self.spare.push(s);
             self.written += 1;
         }
     }
@@ -238,4 +314,106 @@ fn first_user_ip(s: &[u8], f: &Fields) -> Option<u64> {
         .collect();
     let user = chain.iter().position(|&ip| ip == CONTEXT_USER)?;
     chain.get(user + 1).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::attr::sample_type as st;
+
+    const TYPE: u64 = st::IP | st::TID | st::TIME | st::ID | st::PERIOD | st::CALLCHAIN;
+
+    /// A switch-out sample of thread 7 at `t`: header, ip, pid/tid, time,
+    /// id, period, a chain of [PERF_CONTEXT_USER, 0x1234].
+    fn sample(t: u64) -> Seen {
+        let mut s = vec![9u8, 0, 0, 0, 1, 0, 72, 0];
+        for w in [
+            0xffff_ffff_8100_0000u64,
+            7 << 32 | 7,
+            t,
+            5,
+            1,
+            2,
+            CONTEXT_USER,
+            0x1234,
+        ] {
+            s.extend_from_slice(&w.to_le_bytes());
+        }
+        Seen::Sample {
+            tid: 7,
+            time: t,
+            bytes: s,
+        }
+    }
+
+    fn switch(t: u64, out: bool) -> Seen {
+        Seen::Switch {
+            tid: 7,
+            time: t,
+            out,
+            preempt: false,
+        }
+    }
+
+    /// (period, time, ip) of each sample written.
+    fn written(out: &[u8], f: &Fields) -> Vec<(u64, u64, u64)> {
+        out.chunks(72)
+            .map(|s| {
+                (
+                    get(s, f.period).unwrap(),
+                    get(s, f.time).unwrap(),
+                    get(s, f.ip).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_units_records_out_of_order_give_each_wait_its_own_switch_in() {
+        let f = Fields::of(TYPE).unwrap();
+        let mut w = Waits::with_thresh(0);
+        w.units = 2;
+        let mut out = Vec::new();
+        // Unit B drained first: the first wait's switch-in and the second
+        // wait; unit A then: the first wait and the second's switch-in.
+        w.take_in(
+            vec![switch(20, false), sample(30), switch(31, true)],
+            false,
+            &f,
+            true,
+            &mut out,
+        );
+        w.take_in(
+            vec![sample(10), switch(11, true), switch(40, false)],
+            true,
+            &f,
+            true,
+            &mut out,
+        );
+        // Written with the user frame as ip, stamped at the switch-in.
+        assert_eq!(written(&out, &f), [(10, 20, 0x1234), (10, 40, 0x1234)]);
+    }
+
+    #[test]
+    fn short_waits_are_added_up_per_stack_and_long_ones_written_alone() {
+        let f = Fields::of(TYPE).unwrap();
+        let mut w = Waits::with_thresh(15);
+        let mut out = Vec::new();
+        let seen = vec![
+            sample(10),
+            switch(11, true),
+            switch(20, false),
+            sample(30),
+            switch(31, true),
+            switch(40, false),
+            sample(50),
+            switch(51, true),
+            switch(100, false),
+        ];
+        w.take_in(seen, true, &f, true, &mut out);
+        // The 50-ns wait alone at its switch-in; the two 10-ns ones as one
+        // sample of 20 ns, stamped at the latest time seen.
+        assert_eq!(written(&out, &f), [(50, 100, 0x1234), (20, 100, 0x1234)]);
+        assert_eq!((w.seen, w.written, w.waits_summed), (3, 2, 2));
+    }
 }
