@@ -228,6 +228,9 @@ fn attr_options(o: &RecordOptions) -> AttrOptions {
     }
 }
 
+/// `--off-cpu`'s rings (frame pointers), in perf's default rings.
+const OFF_CPU_RING_FACTOR: usize = 8;
+
 /// Locked ring memory perfz gives itself when it sizes the rings: 1/64 of
 /// the machine's memory, at most this much.
 const SIZED_RINGS_MAX_TOTAL: usize = 512 << 20;
@@ -241,6 +244,20 @@ fn ring_pages(o: &RecordOptions, rings: usize) -> (usize, Option<String>) {
     let default = ring::default_pages();
     if let Some(p) = o.pages {
         return (p, None);
+    }
+    if o.events.iter().any(|e| e.off_cpu) && !matches!(o.call_graph, CallGraph::Dwarf(_)) {
+        // Three records a switch: a switch-heavy program (a pipe's
+        // ping-pong, 250 000 switches/s a CPU) fills perf's 512 KiB ring
+        // in 7 ms.
+        let pages = default * OFF_CPU_RING_FACTOR;
+        return (
+            pages,
+            Some(format!(
+                "--off-cpu: rings of {pages} pages ({} KiB; perf's default is {default} pages; -m sets it) \
+                 to hold a switch-heavy stream",
+                pages * ring::page_size() / 1024
+            )),
+        );
     }
     let CallGraph::Dwarf(stack) = o.call_graph else {
         return (default, None);

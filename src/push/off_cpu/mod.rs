@@ -233,24 +233,7 @@ impl OffCpu {
                 skips.push((at, end));
             }
         }
-        if skips.is_empty() {
-            return;
-        }
-        // Both in order: the edits inside a skipped record go, in one walk.
-        let mut k = 0;
-        edits.retain(|e| {
-            let a = edit_at(e);
-            while k < skips.len() && skips[k].1 <= a {
-                k += 1;
-            }
-            !(k < skips.len() && skips[k].0 <= a)
-        });
-        edits.extend(
-            skips
-                .iter()
-                .map(|&(at, end)| Edit::Skip { at, len: end - at }),
-        );
-        edits.sort_by_key(edit_at);
+        skip_records(edits, &skips);
     }
 
     /// The end of a pass: its events to the shared waits; the samples of
@@ -260,9 +243,8 @@ impl OffCpu {
         if self.batch.is_empty() && !all {
             return;
         }
-        let batch = std::mem::take(&mut self.batch);
         let mut w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
-        w.take_in(batch, all, &self.fields, self.user_ip, out);
+        w.take_in(&mut self.batch, all, &self.fields, self.user_ip, out);
         let n = w
             .spare
             .len()
@@ -276,6 +258,30 @@ impl OffCpu {
         let w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
         (w.seen, w.written)
     }
+}
+
+/// `edits` (sorted) with a skip for each record of `skips` (sorted) and
+/// none inside them.
+fn skip_records(edits: &mut Vec<Edit>, skips: &[(usize, usize)]) {
+    if skips.is_empty() {
+        return;
+    }
+    // Both in order: the edits inside a skipped record go, in one walk.
+    let mut k = 0;
+    edits.retain(|e| {
+        let a = edit_at(e);
+        while k < skips.len() && skips[k].1 <= a {
+            k += 1;
+        }
+        !(k < skips.len() && skips[k].0 <= a)
+    });
+    edits.extend(
+        skips
+            .iter()
+            .map(|&(at, end)| Edit::Skip { at, len: end - at }),
+    );
+    // No two at one offset: the edits inside a skip are gone.
+    edits.sort_unstable_by_key(edit_at);
 }
 
 fn edit_at(e: &Edit) -> usize {

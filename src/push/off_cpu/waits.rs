@@ -110,17 +110,18 @@ impl Thread {
 /// How often the short waits added up are written.
 const SUM_EVERY_NS: u64 = 1_000_000_000;
 
-/// What a sample is added up by: its thread and its callchain (the bytes
-/// from the chain on: a frame-pointer sample ends with it). None where the
-/// sample carries its stack dump (dwarf): every dump differs.
-fn stack_key(s: &[u8], f: &Fields, tid: u32) -> Option<Vec<u8>> {
+/// What a sample is added up by: its thread and a 64-bit hash of its
+/// callchain (the bytes from the chain on: a frame-pointer sample ends with
+/// it). None where the sample carries its stack dump (dwarf): every dump
+/// differs.
+fn stack_key(s: &[u8], f: &Fields, tid: u32) -> Option<(u32, u64)> {
+    use std::hash::Hasher;
     if f.stack_dump {
         return None;
     }
-    let at = f.callchain?;
-    let mut key = tid.to_le_bytes().to_vec();
-    key.extend_from_slice(s.get(at..)?);
-    Some(key)
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(s.get(f.callchain?..)?);
+    Some((tid, h.finish()))
 }
 
 /// How long events of several drain units are held before they are taken
@@ -142,7 +143,7 @@ pub(super) struct Waits {
     /// written each [`SUM_EVERY_NS`] (perf 6.16's `--off-cpu-thresh`).
     pub(super) thresh: u64,
     /// The short waits added up: (thread, stack) -> sample, time off CPU.
-    sums: HashMap<Vec<u8>, (Vec<u8>, u64)>,
+    sums: HashMap<(u32, u64), (Vec<u8>, u64)>,
     /// When the sums were last written.
     summed_at: u64,
     /// Sample buffers done with, for the units to use again.
@@ -174,21 +175,20 @@ impl Waits {
     /// unit drained them.
     pub(super) fn take_in(
         &mut self,
-        batch: Vec<Seen>,
+        batch: &mut Vec<Seen>,
         all: bool,
         f: &Fields,
         user_ip: bool,
         out: &mut Vec<u8>,
     ) {
         self.latest = batch.iter().map(Seen::time).fold(self.latest, u64::max);
-        let mut batch = batch;
         // Stable: a sample and its SWITCH out keep their ring order.
         batch.sort_by_key(Seen::time);
         if self.units <= 1 && self.held.is_empty() {
             // One unit: its pass goes in as it is.
-            self.feed(batch, f, user_ip, out);
+            self.feed(batch.drain(..), f, user_ip, out);
         } else {
-            self.held.extend(batch);
+            self.held.append(batch);
             self.held.sort_by_key(Seen::time);
             let n = if all || self.units <= 1 {
                 self.held.len()
@@ -197,7 +197,7 @@ impl Waits {
                 self.held.partition_point(|e| e.time() <= upto)
             };
             let ready: Vec<Seen> = self.held.drain(..n).collect();
-            self.feed(ready, f, user_ip, out);
+            self.feed(ready.into_iter(), f, user_ip, out);
         }
         if all || self.latest.saturating_sub(self.summed_at) >= SUM_EVERY_NS {
             self.write_sums(f, out);
@@ -220,7 +220,13 @@ impl Waits {
 
     /// Takes events in time order; appends the samples of the waits they
     /// end to `out`.
-    fn feed(&mut self, events: Vec<Seen>, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
+    fn feed(
+        &mut self,
+        events: impl Iterator<Item = Seen>,
+        f: &Fields,
+        user_ip: bool,
+        out: &mut Vec<u8>,
+    ) {
         for e in events {
             let tid = match &e {
                 Seen::Sample { tid, .. } | Seen::Switch { tid, .. } => *tid,
@@ -309,11 +315,9 @@ fn get(s: &[u8], at: usize) -> Option<u64> {
 fn first_user_ip(s: &[u8], f: &Fields) -> Option<u64> {
     let at = f.callchain?;
     let nr = get(s, at)? as usize;
-    let chain: Vec<u64> = (0..nr.min(512))
-        .map_while(|i| get(s, at + 8 + 8 * i))
-        .collect();
-    let user = chain.iter().position(|&ip| ip == CONTEXT_USER)?;
-    chain.get(user + 1).copied()
+    let mut chain = (0..nr.min(512)).map_while(|i| get(s, at + 8 + 8 * i));
+    chain.find(|&ip| ip == CONTEXT_USER)?;
+    chain.next()
 }
 
 #[cfg(test)]
@@ -377,14 +381,14 @@ mod tests {
         // Unit B drained first: the first wait's switch-in and the second
         // wait; unit A then: the first wait and the second's switch-in.
         w.take_in(
-            vec![switch(20, false), sample(30), switch(31, true)],
+            &mut vec![switch(20, false), sample(30), switch(31, true)],
             false,
             &f,
             true,
             &mut out,
         );
         w.take_in(
-            vec![sample(10), switch(11, true), switch(40, false)],
+            &mut vec![sample(10), switch(11, true), switch(40, false)],
             true,
             &f,
             true,
@@ -399,7 +403,7 @@ mod tests {
         let f = Fields::of(TYPE).unwrap();
         let mut w = Waits::with_thresh(15);
         let mut out = Vec::new();
-        let seen = vec![
+        let mut seen = vec![
             sample(10),
             switch(11, true),
             switch(20, false),
@@ -410,7 +414,7 @@ mod tests {
             switch(51, true),
             switch(100, false),
         ];
-        w.take_in(seen, true, &f, true, &mut out);
+        w.take_in(&mut seen, true, &f, true, &mut out);
         // The 50-ns wait alone at its switch-in; the two 10-ns ones as one
         // sample of 20 ns, stamped at the latest time seen.
         assert_eq!(written(&out, &f), [(50, 100, 0x1234), (20, 100, 0x1234)]);
