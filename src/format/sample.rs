@@ -212,6 +212,21 @@ fn skip_regs(c: &mut Cursor<'_>, mask: u64, what: &str) -> Result<bool, FormatEr
     Ok(abi != 0)
 }
 
+/// The fixed 8-byte words a SAMPLE starts with, in the kernel's order
+/// (`perf_output_sample`), each there where `sample_type` has its bit;
+/// READ and the fields of their own length follow.
+pub const FIXED_WORDS: [u64; 9] = [
+    st::IDENTIFIER,
+    st::IP,
+    st::TID,
+    st::TIME,
+    st::ADDR,
+    st::ID,
+    st::STREAM_ID,
+    st::CPU,
+    st::PERIOD,
+];
+
 /// Byte offset of the event id in a SAMPLE's body (format notes 4.7):
 /// IDENTIFIER first, else ID after the fixed words before it; `None`
 /// where the samples carry no id.

@@ -99,17 +99,7 @@ impl Layout {
         let words = |bits: &[u64]| bits.iter().filter(|&&b| t & b != 0).count() as u64 * 8;
         let f = attr.read_format();
         Ok(Some(Layout {
-            fixed_before: words(&[
-                st::IDENTIFIER,
-                st::IP,
-                st::TID,
-                st::TIME,
-                st::ADDR,
-                st::ID,
-                st::STREAM_ID,
-                st::CPU,
-                st::PERIOD,
-            ]),
+            fixed_before: words(&crate::format::sample::FIXED_WORDS),
             read: (t & st::READ != 0).then(|| ReadLayout {
                 group: f & rf::GROUP != 0,
                 per_value: 1 + (f & rf::ID != 0) as u64 + (f & rf::LOST != 0) as u64,

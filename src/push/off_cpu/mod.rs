@@ -31,7 +31,7 @@ use crate::format::record::RecordType;
 use waits::{Seen, Waits};
 
 mod waits;
-use crate::format::sample::{id_offset, id_trailer_offset, id_trailer_size};
+use crate::format::sample::{id_offset, id_trailer_offset, id_trailer_size, FIXED_WORDS};
 use crate::format::AttrEntry;
 
 /// `PERF_RECORD_MISC_SWITCH_OUT`.
@@ -61,17 +61,7 @@ impl Fields {
             return None;
         }
         let at = |bit: u64| {
-            let before = [
-                st::IDENTIFIER,
-                st::IP,
-                st::TID,
-                st::TIME,
-                st::ADDR,
-                st::ID,
-                st::STREAM_ID,
-                st::CPU,
-                st::PERIOD,
-            ];
+            let before = FIXED_WORDS;
             let i = before
                 .iter()
                 .position(|&b| b == bit)
