@@ -182,8 +182,11 @@ impl Waits {
         out: &mut Vec<u8>,
     ) {
         self.latest = batch.iter().map(Seen::time).fold(self.latest, u64::max);
-        // Stable: a sample and its SWITCH out keep their ring order.
-        batch.sort_by_key(Seen::time);
+        // Stable: a sample and its SWITCH out keep their ring order. One
+        // busy ring's pass is in order already.
+        if !batch.is_sorted_by_key(Seen::time) {
+            batch.sort_by_key(Seen::time);
+        }
         if self.units <= 1 && self.held.is_empty() {
             // One unit: its pass goes in as it is.
             self.feed(batch.drain(..), f, user_ip, out);
@@ -268,29 +271,22 @@ impl Waits {
             let w = th.waits.remove(i);
             self.preempted += !blocked as u64;
             let mut s = w.sample;
-            if user_ip {
-                if let Some(ip) = first_user_ip(&s, f) {
-                    put(&mut s, f.ip, ip);
-                    let m = u16::from_le_bytes([s[4], s[5]]);
-                    let m = (m & !misc::CPUMODE_MASK) | misc::USER;
-                    s[4..6].copy_from_slice(&m.to_le_bytes());
-                }
-            }
             let ns = back - w.out;
-            if ns < self.thresh {
-                if let Some(key) = stack_key(&s, f, tid) {
-                    self.waits_summed += 1;
-                    match self.sums.get_mut(&key) {
-                        Some(sum) => {
-                            sum.1 += ns;
-                            self.spare.push(s);
-                        }
-                        None => {
-                            self.sums.insert(key, (s, ns));
-                        }
-                    }
-                    continue;
-                }
+            // The key is the chain: the ip written from it changes nothing.
+            let key = (ns < self.thresh).then(|| stack_key(&s, f, tid)).flatten();
+            if let Some(sum) = key.and_then(|k| self.sums.get_mut(&k)) {
+                sum.1 += ns;
+                self.waits_summed += 1;
+                self.spare.push(s);
+                continue;
+            }
+            if user_ip {
+                user_frame_as_ip(&mut s, f);
+            }
+            if let Some(key) = key {
+                self.waits_summed += 1;
+                self.sums.insert(key, (s, ns));
+                continue;
             }
             put(&mut s, f.period, ns);
             put(&mut s, f.time, back);
@@ -309,6 +305,17 @@ fn put(s: &mut [u8], at: usize, v: u64) {
 
 fn get(s: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(s.get(at..at + 8)?.try_into().ok()?))
+}
+
+/// The sample's ip made its chain's first user frame, in user mode (as
+/// perf's off-CPU samples: chains of user frames only).
+fn user_frame_as_ip(s: &mut [u8], f: &Fields) {
+    if let Some(ip) = first_user_ip(s, f) {
+        put(s, f.ip, ip);
+        let m = u16::from_le_bytes([s[4], s[5]]);
+        let m = (m & !misc::CPUMODE_MASK) | misc::USER;
+        s[4..6].copy_from_slice(&m.to_le_bytes());
+    }
 }
 
 /// The first address after the chain's `PERF_CONTEXT_USER`.
