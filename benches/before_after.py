@@ -74,11 +74,7 @@ def main():
                      f"| {ratio:.2f} | {v.spread(b, 'lost')} | {v.spread(f, 'lost')} "
                      f"| {statistics.median(r['bps'] for r in b):.0f} / "
                      f"{statistics.median(r['bps'] for r in f):.0f} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if a.markdown:
-        with open(a.markdown, "a") as fh:
-            fh.write(text + "\n")
+    v.emit("\n".join(lines) + "\n", a.markdown)
 
 
 if __name__ == "__main__":

@@ -85,11 +85,6 @@ def one(which, a, pids, tmp):
             "rate": n / secs}
 
 
-def cell(rows, key, fmt="{:.2f}", scale=1.0):
-    xs = [r[key] * scale for r in rows]
-    return f"{fmt.format(statistics.median(xs))} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=5)
@@ -136,19 +131,15 @@ def main():
                        ("perfz --off-cpu (and cpu-clock, its default)", runs["perfz"])]:
         slow = [r["rate"] / idle for r in rows]
         lines.append(
-            f"| {name} | {cell(rows, 'cpu')} | {cell(rows, 'bytes', '{:.2f}', 1e-6)} "
-            f"| {cell(rows, 'switches', '{:.0f}')} | {cell(rows, 'held', '{:.0f}')} "
-            f"| {cell(rows, 'lost', '{:.0f}')} | {statistics.median(slow):.2f} "
+            f"| {name} | {v.spread(rows, 'cpu', '{:.2f}')} | {v.spread(rows, 'bytes', '{:.2f}', 1e6)} "
+            f"| {v.spread(rows, 'switches')} | {v.spread(rows, 'held')} "
+            f"| {v.spread(rows, 'lost')} | {statistics.median(slow):.2f} "
             f"({min(slow):.2f}–{max(slow):.2f}) |")
     for name in ["perfz-off", "perfz"]:
         lines.append(f"\n{name} / perf (medians): CPU {ratio('cpu', runs[name]):.2f}x, "
                      f"bytes {ratio('bytes', runs[name]):.4f}x")
     lines += ["", f"idle rate {idle:.0f} switches/s"]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if a.markdown:
-        with open(a.markdown, "a") as fh:
-            fh.write(text + "\n")
+    v.emit("\n".join(lines) + "\n", a.markdown)
 
 
 if __name__ == "__main__":

@@ -145,6 +145,14 @@ def med(rows, key):
     return statistics.median(r[key] for r in rows)
 
 
+def emit(text, markdown):
+    """Prints a table, and appends it to the file `markdown` where given."""
+    print(text)
+    if markdown:
+        with open(markdown, "a") as fh:
+            fh.write(text + "\n")
+
+
 def spread(rows, key, fmt="{:.0f}", scale=1.0):
     """median (min-max)"""
     v = [r[key] / scale for r in rows]

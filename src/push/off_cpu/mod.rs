@@ -13,12 +13,14 @@
 //! chains of user frames only). Preemptions are written too (perf's BPF
 //! program counts only sleeps): the time a thread was runnable, waiting for
 //! a CPU, is off-CPU time, and so each thread's on- and off-CPU time add up
-//! to its wall time. A wait still open at the end is not written.
+//! to its wall time. A wait still open at the end is not written. Waits
+//! shorter than `--off-cpu-thresh` are added up per (thread, stack) and
+//! written each second, as perf 6.16 does.
 //!
 //! The records of one thread can reach different rings (it migrates) and,
 //! with `--threads`, different drain units: each unit gathers a pass's
-//! events and feeds them, in time order, to the [`Waits`] all units share
-//! (one lock a pass).
+//! events and hands them to the waits all units share (one lock a pass),
+//! which take them in time order (several units' once 300 ms old).
 
 use std::sync::{Arc, Mutex};
 
@@ -28,11 +30,11 @@ use super::scan::headers;
 use super::stack_tail::{for_each_piece, Edit};
 use crate::format::attr::{flags, sample_type as st, OFF_CPU_NAME, SW_BPF_OUTPUT};
 use crate::format::record::RecordType;
+use crate::format::sample::{id_offset, id_trailer_offset, id_trailer_size, FIXED_WORDS};
+use crate::format::AttrEntry;
 use waits::{Seen, Waits};
 
 mod waits;
-use crate::format::sample::{id_offset, id_trailer_offset, id_trailer_size, FIXED_WORDS};
-use crate::format::AttrEntry;
 
 /// `PERF_RECORD_MISC_SWITCH_OUT`.
 const SWITCH_OUT: u16 = 1 << 13;
@@ -124,10 +126,10 @@ impl OffCpu {
     /// one is the off-CPU event: its attr as the file states it becomes
     /// perf's `offcpu-time` (`PERF_COUNT_SW_BPF_OUTPUT`, no switch records:
     /// the push takes them out). `user_ip`: its chains are user frames only
-    /// (frame pointers). None without an off-CPU event, or where its
+    /// (frame pointers); waits shorter than `thresh_ns` are added up per
+    /// (thread, stack) and written each second (perf 6.16's
+    /// `--off-cpu-thresh`). None without an off-CPU event, or where its
     /// samples lack a field the conversion needs.
-    /// Waits shorter than `thresh_ns` are added up per (thread, stack) and
-    /// written each second (perf 6.16's `--off-cpu-thresh`).
     pub fn for_attrs(attrs: &mut [AttrEntry], user_ip: bool, thresh_ns: u64) -> Option<OffCpu> {
         let e = attrs
             .iter_mut()
