@@ -101,6 +101,12 @@ pub struct OffCpu {
     batch: Vec<Seen>,
     /// Sample buffers to use again (from waits written or added up).
     spare: Vec<Vec<u8>>,
+    /// Scratch kept across pushes (no allocation once warm): the records
+    /// taken out of a region, a record that wraps the ring, one sample's
+    /// edits.
+    skips: Vec<(usize, usize)>,
+    wrapped: Vec<u8>,
+    rec_edits: Vec<Edit>,
 }
 
 /// A unit per clone: the recording's own copy is the template the drain
@@ -117,6 +123,9 @@ impl Clone for OffCpu {
             waits: self.waits.clone(),
             batch: Vec::new(),
             spare: Vec::new(),
+            skips: Vec::new(),
+            wrapped: Vec::new(),
+            rec_edits: Vec::new(),
         }
     }
 }
@@ -158,6 +167,9 @@ impl OffCpu {
             waits,
             batch: Vec::new(),
             spare: Vec::new(),
+            skips: Vec::new(),
+            wrapped: Vec::new(),
+            rec_edits: Vec::new(),
         })
     }
 
@@ -170,8 +182,9 @@ impl OffCpu {
             .or_else(|| id_trailer_offset(self.sample_type, st::IDENTIFIER));
         let tr_tid = id_trailer_offset(self.sample_type, st::TID);
         let tr_time = id_trailer_offset(self.sample_type, st::TIME);
-        let mut skips = Vec::new();
-        let mut scratch = Vec::new();
+        let mut skips = std::mem::take(&mut self.skips);
+        skips.clear();
+        let mut scratch = std::mem::take(&mut self.wrapped);
         // The edits (sorted) from the current record on.
         let mut ei = 0;
         for (at, h) in headers(region) {
@@ -201,7 +214,8 @@ impl OffCpu {
                 if ej == ei {
                     bytes.extend_from_slice(rec);
                 } else {
-                    cut_copy(region, at, end, &edits[ei..ej], &mut bytes);
+                    let mine = &mut self.rec_edits;
+                    cut_copy(region, (at, end), &edits[ei..ej], mine, &mut bytes);
                 }
                 self.batch.push(Seen::Sample { tid, time, bytes });
                 skips.push((at, end));
@@ -226,6 +240,8 @@ impl OffCpu {
             }
         }
         skip_records(edits, &skips);
+        self.skips = skips;
+        self.wrapped = scratch;
     }
 
     /// The end of a pass: its events to the shared waits; the samples of
@@ -300,17 +316,21 @@ fn contiguous<'a>(region: Input<'a>, at: usize, end: usize, buf: &'a mut Vec<u8>
 
 /// The record at `[at, end)` of `region` as the stack cut's `edits` (those
 /// inside it) make it, into `v`.
-fn cut_copy(region: Input<'_>, at: usize, end: usize, edits: &[Edit], v: &mut Vec<u8>) {
+fn cut_copy(
+    region: Input<'_>,
+    (at, end): (usize, usize),
+    edits: &[Edit],
+    mine: &mut Vec<Edit>,
+    v: &mut Vec<u8>,
+) {
     let (_, rest) = region.split_at(at);
     let (rec, _) = rest.split_at(end - at);
-    let mine: Vec<Edit> = edits
-        .iter()
-        .map(|e| match *e {
-            Edit::Replace { at: a, with } => Edit::Replace { at: a - at, with },
-            Edit::Skip { at: a, len } => Edit::Skip { at: a - at, len },
-        })
-        .collect();
-    let _ = for_each_piece(rec, &mine, |p| {
+    mine.clear();
+    mine.extend(edits.iter().map(|e| match *e {
+        Edit::Replace { at: a, with } => Edit::Replace { at: a - at, with },
+        Edit::Skip { at: a, len } => Edit::Skip { at: a - at, len },
+    }));
+    let _ = for_each_piece(rec, mine, |p| {
         v.extend_from_slice(p);
         Ok::<(), ()>(())
     });
