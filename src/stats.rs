@@ -255,13 +255,14 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         stack_use,
         cut_off: r.cut_off(),
         advice: (lost > 0).then(|| {
-            let total_samples: u64 = samples.values().sum();
-            crate::advice::advise(
-                &stack_use,
-                None,
-                largest_loss,
-                sample_bytes / total_samples.max(1),
-            )
+            let n: u64 = samples.values().sum();
+            let mix = crate::advice::Mix::samples(sample_bytes / n.max(1));
+            let sample_share = n as f64 / total.max(1) as f64;
+            let mix = crate::advice::Mix {
+                sample_share,
+                ..mix
+            };
+            crate::advice::advise(&stack_use, None, largest_loss, mix)
         }),
     })
 }

@@ -367,8 +367,8 @@ impl<'o> Recording<'o> {
                         _ => 0,
                     },
                 };
-                let mean = report.ring_bytes / c.records.max(1);
-                crate::advice::advise(&report.stack_use, Some(timing), c.max_lost, mean)
+                let mix = crate::advice::Mix::of(report.ring_bytes, c.records, c.samples);
+                crate::advice::advise(&report.stack_use, Some(timing), c.max_lost, mix)
             }),
             off_cpu: report.off_cpu,
             threads: Vec::new(),

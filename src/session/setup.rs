@@ -268,6 +268,15 @@ fn ring_pages(o: &RecordOptions, rings: usize) -> (usize, Option<String>) {
         Sampling::Period(p) if p > 0 => 1_000_000_000 / p,
         Sampling::Period(_) => return (default, None),
     };
+    // --off-cpu: every switch-out is a sample with its own stack dump;
+    // room for as many switch-outs as clock samples (a thread that sleeps
+    // and is preempted about as often as it is sampled).
+    let off_cpu = o.events.iter().any(|e| e.off_cpu);
+    let rate = if off_cpu {
+        rate.saturating_mul(2)
+    } else {
+        rate
+    };
     let mem = crate::synth::features::mem_total_kb().map_or(1 << 30, |kb| kb as usize * 1024);
     let budget = (mem / 64).min(SIZED_RINGS_MAX_TOTAL) / rings.max(1);
     // A dwarf sample reserves its stack size, the registers (17 on x86-64)
@@ -282,10 +291,35 @@ fn ring_pages(o: &RecordOptions, rings: usize) -> (usize, Option<String>) {
         pages,
         Some(format!(
             "rings sized for dwarf stacks: {pages} pages ({:.0} MiB) per ring, {:.0} MiB locked in all \
-             ({rate} samples/s of {stack}-byte stacks held for {} ms; perf's default is {default} pages; -m sets it)",
+             ({rate} samples/s{} of {stack}-byte stacks held for {} ms; perf's default is {default} pages; -m sets it)",
             mib(pages),
             mib(pages) * rings as f64,
+            if off_cpu { " with --off-cpu's switch-outs" } else { "" },
             ring::HOLD_MS
         )),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::events::EventSpec;
+
+    #[test]
+    fn off_cpu_rings_hold_the_switch_stream_too() {
+        let dwarf = RecordOptions {
+            call_graph: CallGraph::Dwarf(8192),
+            ..Default::default()
+        };
+        let mut off = dwarf.clone();
+        off.events.push(EventSpec::off_cpu());
+        let (plain, _) = ring_pages(&dwarf, 2);
+        let (with, note) = ring_pages(&off, 2);
+        assert_eq!(with, 2 * plain, "{note:?}");
+        assert!(note.unwrap().contains("--off-cpu's switch-outs"));
+        // Frame pointers: 8x perf's default.
+        let mut fp = off.clone();
+        fp.call_graph = CallGraph::FramePointer;
+        assert_eq!(ring_pages(&fp, 2).0, 8 * ring::default_pages());
+    }
 }

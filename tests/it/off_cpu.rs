@@ -42,6 +42,8 @@ fn record(dir: &Path, name: &str, args: &[&str]) -> ([f64; 4], std::path::PathBu
         err.contains("waits written as offcpu-time samples"),
         "{err}"
     );
+    // Shown with a failure: what the recorder said (lost, waits).
+    println!("{name}: {err}");
     (own_split(&err), out)
 }
 
@@ -66,21 +68,40 @@ fn main_thread_split(folded: &str) -> [f64; 4] {
     t
 }
 
-fn check_shares(own: [f64; 4], got: [f64; 4], what: &str) {
+/// The main thread's heaviest stacks, for a failure's message.
+fn heaviest(folded: &str) -> String {
+    let mut v: Vec<(f64, &str)> = folded
+        .lines()
+        .filter_map(|l| {
+            let (s, n) = l.rsplit_once(' ')?;
+            Some((n.parse().ok()?, s))
+        })
+        .filter(|(_, s)| s.contains(";main"))
+        .collect();
+    v.sort_by(|a, b| b.0.total_cmp(&a.0));
+    v.iter()
+        .take(12)
+        .map(|(n, s)| format!("  {:.1} ms {s}\n", n / 1e6))
+        .collect()
+}
+
+fn check_shares(own: [f64; 4], got: [f64; 4], what: &str, folded: &str) {
     // The export's total is the main thread's wall time, within what the
     // workload spends outside its loop and a wait open at the end.
     let total = got[0] / 1e6;
     assert!(
         (total - own[0]).abs() < 0.15 * own[0],
-        "{what}: the main thread's on- and off-CPU time add up to {total:.1} ms, its wall time was {:.1} ms",
-        own[0]
+        "{what}: the main thread's on- and off-CPU time add up to {total:.1} ms, its wall time was {:.1} ms; the heaviest stacks:\n{}",
+        own[0],
+        heaviest(folded)
     );
     for (i, part) in ["burn", "doze", "wait_pipe"].iter().enumerate() {
         let want = own[i + 1] / own[0];
         let share = got[i + 1] / got[0];
         assert!(
             (share - want).abs() < 0.1,
-            "{what}: {part} is {share:.3} of the main thread's time in the export, {want:.3} by its own clock"
+            "{what}: {part} is {share:.3} of the main thread's time in the export, {want:.3} by its own clock; the heaviest stacks:\n{}",
+            heaviest(folded)
         );
     }
 }
@@ -96,7 +117,7 @@ fn each_part_of_the_main_threads_wall_time_is_where_the_program_measured_it() {
         let (own, data) = record(&dir, name, args);
         let o = perfz_ok(&["export", data.to_str().unwrap()]);
         let folded = String::from_utf8_lossy(&o.stdout);
-        check_shares(own, main_thread_split(&folded), name);
+        check_shares(own, main_thread_split(&folded), name, &folded);
         // One side alone: doze and wait_pipe are off CPU, burn on it.
         let off = perfz_ok(&["export", "--off-cpu-only", data.to_str().unwrap()]);
         let off = main_thread_split(&String::from_utf8_lossy(&off.stdout));

@@ -81,17 +81,51 @@ fn kib(b: u64) -> String {
     format!("{:.1} KiB", b as f64 / 1024.0)
 }
 
+/// Bytes the kernel writes for a record that is not a sample (a SWITCH
+/// with its sample_id trailer, a COMM, a small MMAP2): what a lost one of
+/// those would have taken.
+pub const SMALL_RECORD: u64 = 64;
+
+/// What the ring's records were: their mean size, and the share of them
+/// that were samples (the rest, such as `--off-cpu`'s and
+/// `--switch-events`' SWITCH records, are small and are lost too).
+#[derive(Debug, Clone, Copy)]
+pub struct Mix {
+    /// Bytes a record, on average.
+    pub mean_record: u64,
+    /// The share of the records that were samples (0..=1).
+    pub sample_share: f64,
+}
+
+impl Mix {
+    /// A stream of samples only, `mean` bytes each.
+    pub fn samples(mean: u64) -> Mix {
+        Mix {
+            mean_record: mean,
+            sample_share: 1.0,
+        }
+    }
+
+    /// `records` in all of `bytes`, `samples` of them samples.
+    pub fn of(bytes: u64, records: u64, samples: u64) -> Mix {
+        Mix {
+            mean_record: bytes / records.max(1),
+            sample_share: if records == 0 {
+                1.0
+            } else {
+                (samples as f64 / records as f64).min(1.0)
+            },
+        }
+    }
+}
+
 /// The advice for a stream whose samples used `used` of their stack dumps,
 /// whose rings were timed as `timing` (None: not known, as for a finished
-/// file), whose worst overflow lost `largest_loss` samples, and whose
-/// records took `mean_sample` bytes on average (the reservation per sample
-/// where there are no dwarf stacks).
-pub fn advise(
-    used: &StackUse,
-    timing: Option<RingTiming>,
-    largest_loss: u64,
-    mean_sample: u64,
-) -> Advice {
+/// file), whose worst overflow lost `largest_loss` records, and whose
+/// records were `mix` (the mean record is the reservation per record
+/// where there are no dwarf stacks; with them, a sample reserves its dump
+/// and other records [`SMALL_RECORD`]).
+pub fn advise(used: &StackUse, timing: Option<RingTiming>, largest_loss: u64, mix: Mix) -> Advice {
     let ring_bytes = timing.map(|t| t.ring_bytes);
     let mut a = Advice {
         dwarf_size: used.dump,
@@ -104,7 +138,15 @@ pub fn advise(
     let per_sample = if used.samples > 0 {
         used.dump + DWARF_SAMPLE_OVERHEAD
     } else {
-        mean_sample
+        mix.mean_record
+    };
+    // What one lost record would have taken: with dwarf stacks, samples
+    // and the small records in the stream's share.
+    let per_lost = if used.samples > 0 {
+        let share = mix.sample_share.clamp(0.0, 1.0);
+        (per_sample as f64 * share + SMALL_RECORD as f64 * (1.0 - share)) as u64
+    } else {
+        per_sample
     };
     // A ring smaller than one dwarf sample loses every sample that takes
     // its whole dump: no timing explains that, and no other lever helps.
@@ -129,10 +171,15 @@ pub fn advise(
         return a;
     }
     let smaller = stack_fit(used, per_sample, &mut a, &mut said);
-    if largest_loss > 0 && per_sample > 0 {
+    if largest_loss > 0 && per_lost > 0 {
+        let what = if mix.sample_share < 0.99 {
+            "records (samples and the small records between them)"
+        } else {
+            "samples"
+        };
         said.push(overflow(
-            largest_loss,
-            per_sample,
+            (largest_loss, what),
+            (per_lost, per_sample),
             ring_bytes,
             smaller,
             &mut a,
@@ -181,24 +228,25 @@ fn stack_fit(
 
 /// What the worst overflow says: the pages per ring that would have held
 /// it twice over (and with the smaller dwarf size `smaller`), where the
-/// ring's size is known.
+/// ring's size is known. `largest_loss` records (`what` they were) of
+/// `per_lost` bytes each; a sample reserves `per_sample`.
 fn overflow(
-    largest_loss: u64,
-    per_sample: u64,
+    (largest_loss, what): (u64, &str),
+    (per_lost, per_sample): (u64, u64),
     ring_bytes: Option<u64>,
     smaller: Option<u64>,
     a: &mut Advice,
 ) -> String {
     // What the kernel wanted to write while the ring was full, beside
     // what the ring held then; twice that, for the next burst.
-    let burst = largest_loss.saturating_mul(per_sample);
+    let burst = largest_loss.saturating_mul(per_lost);
     match ring_bytes {
         Some(ring) => {
             let need = ring.saturating_add(burst).saturating_mul(2);
             let pages = pages_for(need);
             a.suggested_pages = Some(pages);
             let mut s = format!(
-                "the worst overflow lost {largest_loss} samples at once: -m {pages} ({} per ring) holds it",
+                "the worst overflow lost {largest_loss} {what} at once: -m {pages} ({} per ring) holds it",
                 mib(pages)
             );
             if let Some(fit) = smaller {
@@ -211,8 +259,8 @@ fn overflow(
             s
         }
         None => format!(
-            "the worst overflow lost {largest_loss} samples at once ({} of ring at this \
-             sample size): a ring must hold that much more than it held then",
+            "the worst overflow lost {largest_loss} {what} at once ({} of ring at this \
+             record size): a ring must hold that much more than it held then",
             kib(burst)
         ),
     }
@@ -269,151 +317,4 @@ fn mib(pages: usize) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn timing(ring_bytes: u64) -> RingTiming<'static> {
-        RingTiming {
-            ring_bytes,
-            rate: 1e9,
-            max_fill: 0.6,
-            cpu_waits_ms: &[],
-            dwarf_size: 0,
-        }
-    }
-
-    fn used(stacks: &[u64], dump: u64) -> StackUse {
-        let mut u = StackUse::default();
-        for &s in stacks {
-            u.add(s, dump);
-        }
-        u
-    }
-
-    #[test]
-    fn small_stacks_in_a_big_dump_get_a_smaller_size_and_a_ring() {
-        let page = crate::event::ring::page_size() as u64;
-        let a = advise(
-            &used(&[3000, 5000, 5100], 32768),
-            Some(RingTiming {
-                ring_bytes: 128 * page,
-                rate: 128.0 * page as f64 * 1000.0, // the ring holds 1 ms
-                max_fill: 1.0,
-                cpu_waits_ms: &[],
-                dwarf_size: 0,
-            }),
-            800,
-            0,
-        );
-        assert!((a.ring_holds_ms.unwrap() - 1.0).abs() < 1e-9);
-        assert!((a.drain_late_ms.unwrap() - 0.5).abs() < 1e-9);
-        assert!(
-            a.text.contains("held 1.0 ms") && a.text.contains("more than 0.5 ms"),
-            "{}",
-            a.text
-        );
-        assert_eq!(a.suggested_dwarf_size, Some(6144));
-        let r = a.reserve_ratio.unwrap();
-        assert!((r - (32768.0 + 512.0) / (6144.0 + 512.0)).abs() < 1e-9);
-        // 2 x (512 KiB + 800 x 33 280 B) = 54 MB -> 16384 pages of 4 KiB.
-        assert_eq!(a.suggested_pages.unwrap() as u64 * page, (64 << 20));
-        assert!(a.suggested_pages_with_dwarf.unwrap() < a.suggested_pages.unwrap());
-        assert!(
-            a.text.contains("dwarf,6144") && a.text.contains("-m "),
-            "{}",
-            a.text
-        );
-    }
-
-    #[test]
-    fn a_ring_smaller_than_one_sample_is_said_so_and_nothing_else() {
-        let page = crate::event::ring::page_size() as u64;
-        let a = advise(
-            &used(&[3000, 32768], 32768),
-            Some(RingTiming {
-                ring_bytes: 8 * page,
-                rate: 1000.0,
-                max_fill: 1.0,
-                cpu_waits_ms: &[0.01],
-                dwarf_size: 0,
-            }),
-            40_000,
-            0,
-        );
-        assert!(
-            a.text
-                .contains("a ring of 32.0 KiB cannot hold one sample of 32.5 KiB"),
-            "{}",
-            a.text
-        );
-        // 16 x 33 280 B = 520 KiB -> 1 MiB of 4 KiB pages.
-        assert_eq!(a.suggested_pages.unwrap() as u64 * page, 1 << 20);
-        assert!(a.text.contains("dwarf,31744 fits one"), "{}", a.text);
-        assert!(
-            !a.text.contains("held") && !a.text.contains("-r"),
-            "{}",
-            a.text
-        );
-    }
-
-    #[test]
-    fn a_drain_kept_off_its_cpu_is_told_of_r_and_one_woken_late_of_the_ring() {
-        let page = crate::event::ring::page_size() as u64;
-        let with_waits = |w: &[f64]| {
-            advise(
-                &StackUse::default(),
-                Some(RingTiming {
-                    ring_bytes: 128 * page,
-                    rate: 128.0 * page as f64 * 1000.0, // the ring holds 1 ms
-                    max_fill: 1.0,
-                    cpu_waits_ms: w,
-                    dwarf_size: 0,
-                }),
-                20,
-                4096,
-            )
-        };
-        // Two of three timed losses came after waits past half the ring.
-        let held = with_waits(&[4.0, 0.01, 0.7]);
-        assert_eq!(held.drain_cpu_wait_ms, Some(4.0));
-        assert_eq!((held.losses_timed, held.losses_after_a_wait), (3, 2));
-        assert!(
-            held.text.contains("before 2 of the 3 losses it timed")
-                && held
-                    .text
-                    .contains("more than 0.5 ms for its CPU (up to 4.0 ms)")
-                && held.text.contains("-r PRIO lets the drain take its CPU"),
-            "{}",
-            held.text
-        );
-        let late = with_waits(&[0.02, 0.01]);
-        assert_eq!(late.losses_after_a_wait, 0);
-        assert!(
-            late.text
-                .contains("did not wait for its CPU before the 2 losses it timed (at most 0.02 ms")
-                && late.text.contains("not -r"),
-            "{}",
-            late.text
-        );
-        let untimed = with_waits(&[]);
-        assert_eq!(untimed.drain_cpu_wait_ms, None);
-        assert!(
-            untimed.text.contains("-r PRIO runs the drain first"),
-            "{}",
-            untimed.text
-        );
-    }
-
-    #[test]
-    fn full_dumps_and_no_losses() {
-        let a = advise(&used(&[8192, 8192], 8192), Some(timing(1 << 19)), 0, 0);
-        assert_eq!(a.suggested_dwarf_size, None);
-        assert!(a.text.contains("whole"), "{}", a.text);
-        assert_eq!(a.suggested_pages, None);
-        let none = advise(&StackUse::default(), None, 10, 0);
-        assert!(none.text.is_empty());
-        // Without dwarf stacks: the mean sample size stands in.
-        let fp = advise(&StackUse::default(), Some(timing(1 << 19)), 1000, 200);
-        assert!(fp.suggested_pages.is_some() && fp.suggested_dwarf_size.is_none());
-    }
-}
+mod tests;
