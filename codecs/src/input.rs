@@ -42,7 +42,7 @@ impl<'a> Input<'a> {
 
     /// The 8 bytes at offset `at` of the concatenation (which may straddle
     /// the two slices). Panics if they run past the end.
-    #[inline]
+    #[inline(always)]
     pub fn read8(&self, at: usize) -> [u8; 8] {
         let f = self.first.len();
         let mut b = [0u8; 8];

@@ -13,7 +13,7 @@ use crate::event::ring::Rings;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
 use crate::push::off_cpu::OffCpu;
 use crate::push::output::sync_in_background;
-use crate::push::scan::{headers, scan_hits, Hits, RecordCounts};
+use crate::push::scan::{headers, note, Hits, RecordCounts};
 use crate::push::stack_tail::Edit;
 use crate::push::{Copies, Meter, Pusher, Sink, StackTail};
 
@@ -85,16 +85,25 @@ pub const HAND_BACK_UNIT: usize = 64 << 10;
 
 /// The length of the first piece of `region` to push and hand back: its
 /// records up to the first end at or past `unit` bytes, or all of it (also
-/// where a record header does not fit, as the walks do).
-fn hand_back_unit(region: Input<'_>, unit: usize) -> usize {
+/// where a record header does not fit, as the walks do). The walk counts
+/// the piece's records into `n` and notes them into `hits` on the way (one
+/// walk, not two).
+fn hand_back_unit(
+    region: Input<'_>,
+    unit: usize,
+    n: &mut RecordCounts,
+    mut hits: Option<&mut Hits>,
+) -> usize {
     let len = region.len();
-    if unit == 0 || len <= unit {
-        return len;
+    let whole = unit == 0 || len <= unit;
+    for (at, h) in headers(region) {
+        note(region, (at, &h), n, hits.as_deref_mut());
+        let end = at + h.size as usize;
+        if !whole && end >= unit {
+            return end;
+        }
     }
-    headers(region)
-        .map(|(at, h)| at + h.size as usize)
-        .find(|&end| end >= unit)
-        .unwrap_or(len)
+    len
 }
 
 /// A drain unit as the session sees it.
@@ -203,10 +212,9 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
         }
     }
 
-    /// Pushes one piece of a ring region (whole records); `last`: the
-    /// region's last piece.
-    fn push_part(&mut self, region: Input<'_>, last: bool, n: &mut RecordCounts) -> io::Result<()> {
-        scan_hits(region, n, self.hits.as_mut());
+    /// Pushes one piece of a ring region (whole records, counted as
+    /// [`hand_back_unit`] cut it); `last`: the region's last piece.
+    fn push_part(&mut self, region: Input<'_>, last: bool) -> io::Result<()> {
         self.edits.clear();
         if let Some(t) = &self.stack_tail {
             let w = t.edits(region, &mut self.edits);
@@ -284,10 +292,10 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             // the rest is still being compressed, not after the whole pass.
             loop {
                 let region = ring.region(head);
-                let piece = hand_back_unit(region, HAND_BACK_UNIT);
+                let piece = hand_back_unit(region, HAND_BACK_UNIT, n, self.hits.as_mut());
                 let (part, _) = region.split_at(piece);
                 let last = piece == region.len();
-                self.push_part(part, last, n)?;
+                self.push_part(part, last)?;
                 // Release store of data_tail (Ring::consume): our reads of
                 // the part happen before the kernel may reuse its space.
                 let tail = ring.tail().wrapping_add(piece as u64);

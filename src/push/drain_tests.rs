@@ -130,19 +130,30 @@ fn a_pass_hands_each_piece_back_before_it_pushes_the_next() {
     assert!(!d.pass(&mut rings, 1, &mut n).unwrap());
 }
 
+/// [`hand_back_unit`]'s piece of `region`; the records it counted are
+/// the piece's.
+fn unit_of(region: Input<'_>, unit: usize) -> usize {
+    let mut n = RecordCounts::default();
+    let piece = hand_back_unit(region, unit, &mut n, None);
+    let mut whole = RecordCounts::default();
+    crate::push::scan::scan(region.split_at(piece).0, &mut whole);
+    assert_eq!((n.records, n.samples), (whole.records, whole.samples));
+    piece
+}
+
 #[test]
 fn the_pieces_end_at_record_ends() {
     let r = records(5, 30_000, 3);
     let region = Input::one(&r);
-    assert_eq!(hand_back_unit(region, HAND_BACK_UNIT), 90_000);
-    assert_eq!(hand_back_unit(region, 60_000), 60_000);
-    assert_eq!(hand_back_unit(region, 60_001), 90_000);
+    assert_eq!(unit_of(region, HAND_BACK_UNIT), 90_000);
+    assert_eq!(unit_of(region, 60_000), 60_000);
+    assert_eq!(unit_of(region, 60_001), 90_000);
     // A region no larger than a unit goes whole; unit 0: always whole.
-    assert_eq!(hand_back_unit(region, 150_000), 150_000);
-    assert_eq!(hand_back_unit(region, 0), 150_000);
+    assert_eq!(unit_of(region, 150_000), 150_000);
+    assert_eq!(unit_of(region, 0), 150_000);
     // Split anywhere between the ring's two slices.
     let (a, b) = r.split_at(31_000);
-    assert_eq!(hand_back_unit(Input::two(a, b), HAND_BACK_UNIT), 90_000);
+    assert_eq!(unit_of(Input::two(a, b), HAND_BACK_UNIT), 90_000);
 }
 
 #[test]
@@ -150,12 +161,12 @@ fn a_record_header_that_does_not_fit_ends_the_walk_whole() {
     let mut r = records(5, 30_000, 4);
     // A size of 0 at the second record: the rest goes as one piece.
     r[30_006..30_008].copy_from_slice(&0u16.to_le_bytes());
-    assert_eq!(hand_back_unit(Input::one(&r), 40_000), r.len());
+    assert_eq!(unit_of(Input::one(&r), 40_000), r.len());
     // A size past the region's end.
     let mut r = records(3, 30_000, 5);
     r[30_006..30_008].copy_from_slice(&60_000u16.to_le_bytes());
-    assert_eq!(hand_back_unit(Input::one(&r), 40_000), r.len());
+    assert_eq!(unit_of(Input::one(&r), 40_000), r.len());
     // A region ending inside a header.
     let r = records(3, 30_000, 6);
-    assert_eq!(hand_back_unit(Input::one(&r[..30_004]), 30_001), 30_004);
+    assert_eq!(unit_of(Input::one(&r[..30_004]), 30_001), 30_004);
 }

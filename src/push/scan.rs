@@ -35,7 +35,7 @@ const LOST_FIELD: usize = RecordHeader::SIZE + 8;
 pub struct Hits {
     /// `(pid, ip >> 12)` of every sample; kernel samples under pid
     /// `u32::MAX`.
-    pub pages: std::collections::HashSet<(u32, u64)>,
+    pub pages: rustc_hash::FxHashSet<(u32, u64)>,
     /// MMAP, MMAP2, FORK and COMM records, whole, one after another.
     pub maps: Vec<u8>,
 }
@@ -106,22 +106,35 @@ impl Hits {
 /// The records of a ring region in order, as (offset, header). Stops at a
 /// header that cannot be right (size < 8, or past the region's end): every
 /// walk over ring data ends there rather than loop or read past the end.
-pub fn headers(region: Input<'_>) -> impl Iterator<Item = (usize, RecordHeader)> + '_ {
-    let len = region.len();
-    let mut at = 0;
-    std::iter::from_fn(move || {
+#[inline]
+pub fn headers(region: Input<'_>) -> Headers<'_> {
+    Headers { region, at: 0 }
+}
+
+/// The walk of [`headers`].
+#[derive(Clone)]
+pub struct Headers<'a> {
+    region: Input<'a>,
+    at: usize,
+}
+
+impl Iterator for Headers<'_> {
+    type Item = (usize, RecordHeader);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, RecordHeader)> {
+        let (len, at) = (self.region.len(), self.at);
         if at + RecordHeader::SIZE > len {
             return None;
         }
-        let h = RecordHeader::from_le(region.read8(at));
+        let h = RecordHeader::from_le(self.region.read8(at));
         let size = h.size as usize;
         if size < RecordHeader::SIZE || size > len - at {
             return None;
         }
-        let this = at;
-        at += size;
-        Some((this, h))
-    })
+        self.at = at + size;
+        Some((at, h))
+    }
 }
 
 /// Adds the records of `region` to `counts`. Stops at a header that cannot be
@@ -133,21 +146,33 @@ pub fn scan(region: Input<'_>, counts: &mut RecordCounts) {
 /// [`scan`], also noting what the build-id pass needs into `hits`.
 pub fn scan_hits(region: Input<'_>, counts: &mut RecordCounts, mut hits: Option<&mut Hits>) {
     for (at, h) in headers(region) {
-        let size = h.size as usize;
-        counts.records += 1;
-        if let Some(hits) = hits.as_deref_mut() {
-            hits.record(region, at, &h);
+        note(region, (at, &h), counts, hits.as_deref_mut());
+    }
+}
+
+/// Counts the record at `at` (header `h`) of `region` into `counts`, and
+/// notes what the build-id pass needs into `hits`.
+#[inline]
+pub fn note(
+    region: Input<'_>,
+    (at, h): (usize, &RecordHeader),
+    counts: &mut RecordCounts,
+    hits: Option<&mut Hits>,
+) {
+    let size = h.size as usize;
+    counts.records += 1;
+    if let Some(hits) = hits {
+        hits.record(region, at, h);
+    }
+    match h.type_ {
+        RecordType::SAMPLE => counts.samples += 1,
+        RecordType::LOST if size >= LOST_FIELD + 8 => {
+            let lost = u64::from_le_bytes(region.read8(at + LOST_FIELD));
+            counts.lost_records += 1;
+            counts.lost_events += lost;
+            counts.max_lost = counts.max_lost.max(lost);
         }
-        match h.type_ {
-            RecordType::SAMPLE => counts.samples += 1,
-            RecordType::LOST if size >= LOST_FIELD + 8 => {
-                let lost = u64::from_le_bytes(region.read8(at + LOST_FIELD));
-                counts.lost_records += 1;
-                counts.lost_events += lost;
-                counts.max_lost = counts.max_lost.max(lost);
-            }
-            _ => {}
-        }
+        _ => {}
     }
 }
 

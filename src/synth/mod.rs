@@ -5,6 +5,7 @@
 pub mod build_id;
 pub mod features;
 pub mod kernel;
+pub mod kernel_range;
 pub mod proc;
 pub mod tracing;
 

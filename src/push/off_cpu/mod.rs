@@ -34,7 +34,10 @@ use crate::format::sample::{id_offset, id_trailer_offset, id_trailer_size, FIXED
 use crate::format::AttrEntry;
 use waits::{Seen, Waits};
 
+mod spares;
 mod waits;
+
+use spares::Spares;
 
 /// `PERF_RECORD_MISC_SWITCH_OUT`.
 const SWITCH_OUT: u16 = 1 << 13;
@@ -85,9 +88,6 @@ impl Fields {
     }
 }
 
-/// Sample buffers a unit keeps to use again.
-const SPARE_MAX: usize = 4096;
-
 /// One drain unit's part of `--off-cpu`.
 pub struct OffCpu {
     /// The ids of the off-CPU event.
@@ -100,7 +100,7 @@ pub struct OffCpu {
     /// This pass's events.
     batch: Vec<Seen>,
     /// Sample buffers to use again (from waits written or added up).
-    spare: Vec<Vec<u8>>,
+    spare: Spares,
     /// Scratch kept across pushes (no allocation once warm): the records
     /// taken out of a region, a record that wraps the ring, one sample's
     /// edits.
@@ -122,7 +122,7 @@ impl Clone for OffCpu {
             user_ip: self.user_ip,
             waits: self.waits.clone(),
             batch: Vec::new(),
-            spare: Vec::new(),
+            spare: Spares::default(),
             skips: Vec::new(),
             wrapped: Vec::new(),
             rec_edits: Vec::new(),
@@ -166,7 +166,7 @@ impl OffCpu {
             user_ip,
             waits,
             batch: Vec::new(),
-            spare: Vec::new(),
+            spare: Spares::default(),
             skips: Vec::new(),
             wrapped: Vec::new(),
             rec_edits: Vec::new(),
@@ -209,8 +209,7 @@ impl OffCpu {
                     ei += 1;
                 }
                 let ej = ei + edits[ei..].partition_point(|e| edit_at(e) < end);
-                let mut bytes = self.spare.pop().unwrap_or_default();
-                bytes.clear();
+                let mut bytes = self.spare.get();
                 if ej == ei {
                     bytes.extend_from_slice(rec);
                 } else {
@@ -218,7 +217,7 @@ impl OffCpu {
                     cut_copy(region, (at, end), &edits[ei..ej], mine, &mut bytes);
                 }
                 self.batch.push(Seen::Sample { tid, time, bytes });
-                skips.push((at, end));
+                skip(&mut skips, at, end);
             } else {
                 let (Some(i), Some(ti), Some(tm)) = (tr_id, tr_tid, tr_time) else {
                     continue;
@@ -236,7 +235,7 @@ impl OffCpu {
                     out,
                     preempt: out && h.misc & SWITCH_OUT_PREEMPT != 0,
                 });
-                skips.push((at, end));
+                skip(&mut skips, at, end);
             }
         }
         skip_records(edits, &skips);
@@ -253,18 +252,22 @@ impl OffCpu {
         }
         let mut w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
         w.take_in(&mut self.batch, all, &self.fields, self.user_ip, out);
-        let n = w
-            .spare
-            .len()
-            .min(SPARE_MAX.saturating_sub(self.spare.len()));
-        self.spare.extend(w.spare.drain(..n));
-        w.spare.truncate(SPARE_MAX);
+        self.spare.refill_from(&mut w.tally.spare);
     }
 
     /// Switch-outs seen, and off-CPU samples written, by every unit.
     pub fn counts(&self) -> (u64, u64) {
         let w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
-        (w.seen, w.written)
+        (w.tally.seen, w.tally.written)
+    }
+}
+
+/// `[at, end)` added to `skips` (in order): records one after another are
+/// one skip, so a run of them is one edit (and one gap in the push).
+fn skip(skips: &mut Vec<(usize, usize)>, at: usize, end: usize) {
+    match skips.last_mut() {
+        Some(last) if last.1 == at => last.1 = end,
+        _ => skips.push((at, end)),
     }
 }
 

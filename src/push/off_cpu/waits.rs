@@ -139,15 +139,22 @@ pub(super) struct Waits {
     held: Vec<Seen>,
     /// The latest event time handed in.
     latest: u64,
-    /// Waits shorter than this are added up per (thread, stack) and
-    /// written each [`SUM_EVERY_NS`] (perf 6.16's `--off-cpu-thresh`).
-    pub(super) thresh: u64,
-    /// The short waits added up: (thread, stack) -> sample, time off CPU.
-    sums: HashMap<(u32, u64), (Vec<u8>, u64)>,
     /// When the sums were last written.
     summed_at: u64,
+    /// What the ended waits became.
+    pub(super) tally: WaitsEnded,
+}
+
+/// What the ended waits became: samples written, or short waits added up.
+#[derive(Default)]
+pub(super) struct WaitsEnded {
+    /// Waits shorter than this are added up per (thread, stack) and
+    /// written each [`SUM_EVERY_NS`] (perf 6.16's `--off-cpu-thresh`).
+    thresh: u64,
+    /// The short waits added up: (thread, stack) -> sample, time off CPU.
+    sums: HashMap<(u32, u64), (Vec<u8>, u64)>,
     /// Sample buffers done with, for the units to use again.
-    pub(super) spare: Vec<Vec<u8>>,
+    pub(super) spare: super::Spares,
     /// Switch-out samples seen.
     pub seen: u64,
     /// Off-CPU samples written.
@@ -164,7 +171,10 @@ impl Waits {
     /// No waits yet; those shorter than `thresh` ns are added up.
     pub(super) fn with_thresh(thresh: u64) -> Waits {
         Waits {
-            thresh,
+            tally: WaitsEnded {
+                thresh,
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -212,12 +222,13 @@ impl Waits {
     /// round already written).
     fn write_sums(&mut self, f: &Fields, out: &mut Vec<u8>) {
         self.summed_at = self.latest;
-        for (_, (mut s, ns)) in self.sums.drain() {
+        let t = &mut self.tally;
+        for (_, (mut s, ns)) in t.sums.drain() {
             put(&mut s, f.period, ns);
             put(&mut s, f.time, self.latest);
             out.extend_from_slice(&s);
-            self.written += 1;
-            self.spare.push(s);
+            t.written += 1;
+            t.spare.give(s);
         }
     }
 
@@ -234,14 +245,16 @@ impl Waits {
             let tid = match &e {
                 Seen::Sample { tid, .. } | Seen::Switch { tid, .. } => *tid,
             };
-            if !self.threads.contains_key(&tid) && self.threads.len() >= MAX_OPEN {
+            if self.threads.len() >= MAX_OPEN && !self.threads.contains_key(&tid) {
                 // Threads gone while switched out never come back.
                 self.threads.clear();
             }
-            let th = self.threads.entry(tid).or_default();
+            // One lookup an event: the thread is settled where it is.
+            let Waits { threads, tally, .. } = self;
+            let th = threads.entry(tid).or_default();
             match e {
                 Seen::Sample { time, bytes, .. } => {
-                    self.seen += 1;
+                    tally.seen += 1;
                     th.sample(time, bytes);
                 }
                 Seen::Switch {
@@ -252,15 +265,15 @@ impl Waits {
                 } => th.switch_out(time, preempt),
                 Seen::Switch { time, .. } => th.switch_in(time),
             }
-            self.settle(tid, f, user_ip, out);
+            tally.settle(th, tid, f, user_ip, out);
         }
     }
+}
 
-    /// Writes `tid`'s waits that are known (ended, and whether blocked).
-    fn settle(&mut self, tid: u32, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
-        let Some(th) = self.threads.get_mut(&tid) else {
-            return;
-        };
+impl WaitsEnded {
+    /// Writes the waits of `th` (thread `tid`) that are known (ended, and
+    /// whether blocked), or adds them up.
+    fn settle(&mut self, th: &mut Thread, tid: u32, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
         let mut i = 0;
         while i < th.waits.len() {
             let w = &th.waits[i];
@@ -277,7 +290,7 @@ impl Waits {
             if let Some(sum) = key.and_then(|k| self.sums.get_mut(&k)) {
                 sum.1 += ns;
                 self.waits_summed += 1;
-                self.spare.push(s);
+                self.spare.give(s);
                 continue;
             }
             if user_ip {
@@ -291,7 +304,7 @@ impl Waits {
             put(&mut s, f.period, ns);
             put(&mut s, f.time, back);
             out.extend_from_slice(&s);
-            self.spare.push(s);
+            self.spare.give(s);
             self.written += 1;
         }
     }
@@ -425,6 +438,9 @@ mod tests {
         // The 50-ns wait alone at its switch-in; the two 10-ns ones as one
         // sample of 20 ns, stamped at the latest time seen.
         assert_eq!(written(&out, &f), [(50, 100, 0x1234), (20, 100, 0x1234)]);
-        assert_eq!((w.seen, w.written, w.waits_summed), (3, 2, 2));
+        assert_eq!(
+            (w.tally.seen, w.tally.written, w.tally.waits_summed),
+            (3, 2, 2)
+        );
     }
 }
