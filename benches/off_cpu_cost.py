@@ -14,8 +14,9 @@ attaches to both processes (-p) for S seconds. Per run: the recorder's CPU
 seconds, the file's bytes, the switches the kernel counted for the two
 processes in the window (/proc/PID/status, voluntary and not) against the
 switches the recording holds (perfz: switch-outs seen, from --stats-json;
-perf: sched_switch samples), lost events, and the workload's rate (its
-switches a second) against a window with no recorder: its slowdown.
+perf: sched_switch samples), lost events, and the workload's rate in the
+middle half of the recording (once the recorder has started its `sleep`)
+against a window with no recorder: its slowdown.
 Each cell: median (min-max).
 """
 
@@ -53,6 +54,43 @@ def perf_stats(perf, path):
     return got["SAMPLE"], got["LOST"]
 
 
+def has_sleep_child(pid):
+    """Whether the recorder `pid` has started its workload (`sleep` exec'd):
+    it is recording."""
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                for c in f.read().split():
+                    with open(f"/proc/{c}/comm") as g:
+                        if g.read().strip() == "sleep":
+                            return True
+    except OSError:
+        pass
+    return False
+
+
+def run_watched(argv, pids, seconds):
+    """Runs the recorder argv (ending in `sleep SECONDS`) pinned to CPU R;
+    returns its CPU seconds and the workload's switch rate in the middle
+    half of its recording (from outside, the recorder's start would count
+    as if recording: a second for perf)."""
+    p = subprocess.Popen(["taskset", "-c", v.R] + argv, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    while not has_sleep_child(p.pid):
+        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            sys.exit(f"{argv[0]} ended before recording ({os.waitstatus_to_exitcode(status)})")
+        time.sleep(0.005)
+    time.sleep(seconds / 4)
+    n0, t0 = switches(pids), time.monotonic()
+    time.sleep(seconds / 2)
+    rate = (switches(pids) - n0) / (time.monotonic() - t0)
+    _, status, ru = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{argv[0]} failed ({os.waitstatus_to_exitcode(status)})")
+    return ru.ru_utime + ru.ru_stime, rate
+
+
 def one(which, a, pids, tmp):
     out = os.path.join(tmp, f"{which}.data")
     plist = ",".join(map(str, pids))
@@ -61,10 +99,11 @@ def one(which, a, pids, tmp):
     if which == "idle":
         time.sleep(a.seconds)
         cpu, size, held, lost = 0.0, 0, 0, 0
+        rate = 0.0
     elif which == "perf":
         argv = [a.perf, "record", "-q", "-e", "sched:sched_switch", "-g", "--switch-events",
                 "-p", plist, "-o", out, "--", "sleep", str(a.seconds)]
-        cpu, _, _ = v.run_recorder(argv)
+        cpu, rate = run_watched(argv, pids, a.seconds)
         size = os.path.getsize(out)
         held, lost = perf_stats(a.perf, out)
     else:
@@ -74,15 +113,17 @@ def one(which, a, pids, tmp):
         on = ["-e", "dummy"] if which == "perfz-off" else []
         argv = [v.PERFZ, "record", "-q", "--off-cpu", "-g", "-p", plist, "-o", out,
                 "--stats-json", stats] + on + ["--", "sleep", str(a.seconds)]
-        cpu, _, _ = v.run_recorder(argv)
+        cpu, rate = run_watched(argv, pids, a.seconds)
         size = os.path.getsize(out)
         with open(stats) as f:
             s = json.load(f)
         held, lost = s["off_cpu"][0], s["lost_events"] + s["lost_samples"]
     secs = time.monotonic() - t0
     n = switches(pids) - before
+    if which == "idle":
+        rate = n / secs
     return {"cpu": cpu, "bytes": size, "held": held, "switches": n, "lost": lost,
-            "rate": n / secs}
+            "rate": rate}
 
 
 def main():

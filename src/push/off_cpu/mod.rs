@@ -32,9 +32,10 @@ use crate::format::attr::{flags, sample_type as st, OFF_CPU_NAME, SW_BPF_OUTPUT}
 use crate::format::record::RecordType;
 use crate::format::sample::{id_offset, id_trailer_offset, id_trailer_size, FIXED_WORDS};
 use crate::format::AttrEntry;
-use waits::{Seen, Waits};
+use waits::{chain_hash, Seen, Waits};
 
 mod spares;
+mod thread;
 mod waits;
 
 use spares::Spares;
@@ -107,6 +108,15 @@ pub struct OffCpu {
     skips: Vec<(usize, usize)>,
     wrapped: Vec<u8>,
     rec_edits: Vec<Edit>,
+    /// The stacks the waits keep a sample of (from [`Waits::known`], read
+    /// up to `known_at`): a sample of one goes without its bytes.
+    known: rustc_hash::FxHashSet<(u32, u64)>,
+    known_at: usize,
+    /// This pass's events: the latest time, the last one's, and whether
+    /// they came in time order.
+    latest: u64,
+    last: u64,
+    sorted: bool,
 }
 
 /// A unit per clone: the recording's own copy is the template the drain
@@ -126,6 +136,11 @@ impl Clone for OffCpu {
             skips: Vec::new(),
             wrapped: Vec::new(),
             rec_edits: Vec::new(),
+            known: Default::default(),
+            known_at: 0,
+            latest: 0,
+            last: 0,
+            sorted: true,
         }
     }
 }
@@ -170,7 +185,37 @@ impl OffCpu {
             skips: Vec::new(),
             wrapped: Vec::new(),
             rec_edits: Vec::new(),
+            known: Default::default(),
+            known_at: 0,
+            latest: 0,
+            last: 0,
+            sorted: true,
         })
+    }
+
+    /// The sample at `[at, end)` of `region` (`rec`, contiguous) as the
+    /// stack cut's `edits` inside it make it, in a spare buffer.
+    fn copy(
+        &mut self,
+        region: Input<'_>,
+        at_end: (usize, usize),
+        rec: &[u8],
+        edits: &[Edit],
+    ) -> Vec<u8> {
+        let mut bytes = self.spare.get();
+        if edits.is_empty() {
+            bytes.extend_from_slice(rec);
+        } else {
+            cut_copy(region, at_end, edits, &mut self.rec_edits, &mut bytes);
+        }
+        bytes
+    }
+
+    /// Notes an event's `time` for the pass's order.
+    fn order(&mut self, time: u64) {
+        self.sorted &= time >= self.last;
+        self.last = time;
+        self.latest = self.latest.max(time);
     }
 
     /// Takes the off-CPU event's records out of `region`: they are left out
@@ -209,14 +254,21 @@ impl OffCpu {
                     ei += 1;
                 }
                 let ej = ei + edits[ei..].partition_point(|e| edit_at(e) < end);
-                let mut bytes = self.spare.get();
-                if ej == ei {
-                    bytes.extend_from_slice(rec);
+                // A stack the waits keep a sample of: this one's bytes are
+                // not needed (and no cut edits a chain's sample).
+                let key = chain_hash(rec, &self.fields);
+                let bytes = if key.is_some_and(|h| self.known.contains(&(tid, h))) {
+                    Vec::new()
                 } else {
-                    let mine = &mut self.rec_edits;
-                    cut_copy(region, (at, end), &edits[ei..ej], mine, &mut bytes);
-                }
-                self.batch.push(Seen::Sample { tid, time, bytes });
+                    self.copy(region, (at, end), rec, &edits[ei..ej])
+                };
+                self.order(time);
+                self.batch.push(Seen::Sample {
+                    tid,
+                    time,
+                    key,
+                    bytes,
+                });
                 skip(&mut skips, at, end);
             } else {
                 let (Some(i), Some(ti), Some(tm)) = (tr_id, tr_tid, tr_time) else {
@@ -229,9 +281,11 @@ impl OffCpu {
                     continue;
                 }
                 let out = h.misc & SWITCH_OUT != 0;
+                let time = word(tr + tm);
+                self.order(time);
                 self.batch.push(Seen::Switch {
                     tid: (word(tr + ti) >> 32) as u32,
-                    time: word(tr + tm),
+                    time,
                     out,
                     preempt: out && h.misc & SWITCH_OUT_PREEMPT != 0,
                 });
@@ -251,8 +305,12 @@ impl OffCpu {
             return;
         }
         let mut w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
-        w.take_in(&mut self.batch, all, &self.fields, self.user_ip, out);
+        let order = (self.latest, self.sorted);
+        w.take_in(&mut self.batch, order, all, &self.fields, self.user_ip, out);
+        (self.last, self.sorted) = (0, true);
         self.spare.refill_from(&mut w.tally.spare);
+        self.known.extend(&w.known[self.known_at..]);
+        self.known_at = w.known.len();
     }
 
     /// Switch-outs seen, and off-CPU samples written, by every unit.

@@ -3,6 +3,7 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::thread::Thread;
 use super::Fields;
 use crate::format::record::misc;
 
@@ -16,8 +17,16 @@ const CONTEXT_USER: u64 = 0xffff_ffff_ffff_fe00;
 /// What one record of the off-CPU event said.
 #[derive(Clone)]
 pub(super) enum Seen {
-    /// A switch-out sample, cut and copied.
-    Sample { tid: u32, time: u64, bytes: Vec<u8> },
+    /// A switch-out sample: the hash of its chain where it has one that
+    /// stands for its stack (frame pointers), and its bytes (cut and
+    /// copied), or none where the waits hold a sample of that stack
+    /// already (see [`Waits::known`]).
+    Sample {
+        tid: u32,
+        time: u64,
+        key: Option<u64>,
+        bytes: Vec<u8>,
+    },
     /// A SWITCH record: `out` (with `preempt`) or in.
     Switch {
         tid: u32,
@@ -35,94 +44,27 @@ impl Seen {
     }
 }
 
-/// One open wait of a thread.
-struct Wait {
-    out: u64,
-    sample: Vec<u8>,
-    /// Known once its SWITCH out came: a wait (true) or a preemption.
-    blocked: Option<bool>,
-    back: Option<u64>,
-}
-
-/// A thread's open waits and the switch-ins not matched yet, each in time
-/// order: its records reach the waits out of order where they were in
-/// different rings (or units).
-#[derive(Default)]
-struct Thread {
-    waits: Vec<Wait>,
-    ins: Vec<u64>,
-}
-
-/// At most this many of a thread's waits (or switch-ins) are kept open: a
-/// record lost leaves one unmatched.
-const PER_THREAD: usize = 8;
-
-impl Thread {
-    /// The wait a switch-in at `t` ends: the last switch-out before it
-    /// (a thread switches out and in by turns).
-    fn ending(&mut self, t: u64) -> Option<&mut Wait> {
-        let i = self.waits.partition_point(|w| w.out < t);
-        self.waits[..i].last_mut().filter(|w| w.back.is_none())
-    }
-
-    fn sample(&mut self, out: u64, sample: Vec<u8>) {
-        let i = self.waits.partition_point(|w| w.out < out);
-        // Its switch-in may have come first: the first one after it,
-        // before the thread's next switch-out.
-        let next = self.waits.get(i).map_or(u64::MAX, |w| w.out);
-        let back = self.ins.iter().position(|&t| t > out && t < next);
-        let back = back.map(|j| self.ins.remove(j));
-        self.waits.insert(
-            i,
-            Wait {
-                out,
-                sample,
-                blocked: None,
-                back,
-            },
-        );
-        if self.waits.len() > PER_THREAD {
-            self.waits.remove(0);
-        }
-    }
-
-    fn switch_out(&mut self, t: u64, preempt: bool) {
-        let i = self.waits.partition_point(|w| w.out <= t);
-        if let Some(w) = self.waits[..i].last_mut().filter(|w| w.blocked.is_none()) {
-            w.blocked = Some(!preempt);
-        }
-    }
-
-    fn switch_in(&mut self, t: u64) {
-        match self.ending(t) {
-            Some(w) => w.back = Some(t),
-            None => {
-                let i = self.ins.partition_point(|&x| x < t);
-                self.ins.insert(i, t);
-                if self.ins.len() > PER_THREAD {
-                    self.ins.remove(0);
-                }
-            }
-        }
-    }
-}
-
 /// How often the short waits added up are written.
 const SUM_EVERY_NS: u64 = 1_000_000_000;
 
-/// What a sample is added up by: its thread and a 64-bit hash of its
-/// callchain (the bytes from the chain on: a frame-pointer sample ends with
-/// it). None where the sample carries its stack dump (dwarf): every dump
-/// differs.
-fn stack_key(s: &[u8], f: &Fields, tid: u32) -> Option<(u32, u64)> {
+/// What a sample is added up by, with its thread: a 64-bit hash of its
+/// pid and tid and its callchain (the bytes from the chain on: a
+/// frame-pointer sample ends with it). None where the sample carries its
+/// stack dump (dwarf): every dump differs.
+pub(super) fn chain_hash(rec: &[u8], f: &Fields) -> Option<u64> {
     use std::hash::Hasher;
     if f.stack_dump {
         return None;
     }
     let mut h = rustc_hash::FxHasher::default();
-    h.write(s.get(f.callchain?..)?);
-    Some((tid, h.finish()))
+    h.write(rec.get(f.tid..f.tid + 8)?);
+    h.write(rec.get(f.callchain?..)?);
+    Some(h.finish())
 }
+
+/// Stacks a recording keeps a sample of (past this, a new stack's waits
+/// are written one by one, as a dwarf sample's are).
+const MAX_STACKS: usize = 1 << 16;
 
 /// How long events of several drain units are held before they are taken
 /// in time order: a unit drains every ring at least each 100 ms, so by then
@@ -143,6 +85,9 @@ pub(super) struct Waits {
     summed_at: u64,
     /// What the ended waits became.
     pub(super) tally: WaitsEnded,
+    /// The stacks kept in [`WaitsEnded::stacks`], in the order they came:
+    /// a unit that has seen them sends their waits' samples without bytes.
+    pub(super) known: Vec<(u32, u64)>,
 }
 
 /// What the ended waits became: samples written, or short waits added up.
@@ -151,8 +96,12 @@ pub(super) struct WaitsEnded {
     /// Waits shorter than this are added up per (thread, stack) and
     /// written each [`SUM_EVERY_NS`] (perf 6.16's `--off-cpu-thresh`).
     thresh: u64,
-    /// The short waits added up: (thread, stack) -> sample, time off CPU.
-    sums: HashMap<(u32, u64), (Vec<u8>, u64)>,
+    /// A sample of each stack (thread, chain hash), its ip the chain's
+    /// first user frame where asked: it stands for every wait of that
+    /// stack (their bytes differ in time and period, which are written).
+    stacks: HashMap<(u32, u64), Vec<u8>>,
+    /// The short waits added up: (thread, stack) -> time off CPU.
+    sums: HashMap<(u32, u64), u64>,
     /// Sample buffers done with, for the units to use again.
     pub(super) spare: super::Spares,
     /// Switch-out samples seen.
@@ -179,22 +128,24 @@ impl Waits {
         }
     }
 
-    /// A unit's pass's events: one unit's go in at once (sorted by time),
+    /// A unit's pass's events (the latest time among them, and whether
+    /// they are in time order): one unit's go in at once (sorted by time),
     /// several units' once they are [`ORDER_DELAY_NS`] old (or `all`, at
     /// the end), so one thread's records go in in time order whichever
     /// unit drained them.
     pub(super) fn take_in(
         &mut self,
         batch: &mut Vec<Seen>,
+        (latest, sorted): (u64, bool),
         all: bool,
         f: &Fields,
         user_ip: bool,
         out: &mut Vec<u8>,
     ) {
-        self.latest = batch.iter().map(Seen::time).fold(self.latest, u64::max);
+        self.latest = self.latest.max(latest);
         // Stable: a sample and its SWITCH out keep their ring order. One
         // busy ring's pass is in order already.
-        if !batch.is_sorted_by_key(Seen::time) {
+        if !sorted {
             batch.sort_by_key(Seen::time);
         }
         if self.units <= 1 && self.held.is_empty() {
@@ -223,12 +174,11 @@ impl Waits {
     fn write_sums(&mut self, f: &Fields, out: &mut Vec<u8>) {
         self.summed_at = self.latest;
         let t = &mut self.tally;
-        for (_, (mut s, ns)) in t.sums.drain() {
-            put(&mut s, f.period, ns);
-            put(&mut s, f.time, self.latest);
-            out.extend_from_slice(&s);
-            t.written += 1;
-            t.spare.give(s);
+        for (key, ns) in t.sums.drain() {
+            if let Some(s) = t.stacks.get(&key) {
+                append(out, s, f, ns, self.latest);
+                t.written += 1;
+            }
         }
     }
 
@@ -250,12 +200,21 @@ impl Waits {
                 self.threads.clear();
             }
             // One lookup an event: the thread is settled where it is.
-            let Waits { threads, tally, .. } = self;
+            let Waits {
+                threads,
+                tally,
+                known,
+                ..
+            } = self;
             let th = threads.entry(tid).or_default();
             match e {
-                Seen::Sample { time, bytes, .. } => {
+                Seen::Sample {
+                    time, key, bytes, ..
+                } => {
                     tally.seen += 1;
-                    th.sample(time, bytes);
+                    let key = key.map(|h| (tid, h));
+                    let (bytes, key) = tally.keep_stack(key, bytes, (f, user_ip), known);
+                    th.sample(time, bytes, key);
                 }
                 Seen::Switch {
                     time,
@@ -265,15 +224,47 @@ impl Waits {
                 } => th.switch_out(time, preempt),
                 Seen::Switch { time, .. } => th.switch_in(time),
             }
-            tally.settle(th, tid, f, user_ip, out);
+            tally.settle(th, f, user_ip, out);
         }
     }
 }
 
 impl WaitsEnded {
-    /// Writes the waits of `th` (thread `tid`) that are known (ended, and
-    /// whether blocked), or adds them up.
-    fn settle(&mut self, th: &mut Thread, tid: u32, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
+    /// A switch-out sample of stack `key` (None: a stack of its own) and
+    /// its `bytes` (empty: its stack's sample stands for it): what its
+    /// wait keeps. The first sample of a stack is kept as the stack's
+    /// (and the stack noted in `known`); a later one's bytes go spare.
+    fn keep_stack(
+        &mut self,
+        key: Option<(u32, u64)>,
+        mut bytes: Vec<u8>,
+        (f, user_ip): (&Fields, bool),
+        known: &mut Vec<(u32, u64)>,
+    ) -> (Vec<u8>, Option<(u32, u64)>) {
+        let Some(k) = key else {
+            return (bytes, None);
+        };
+        if self.stacks.contains_key(&k) {
+            if bytes.capacity() > 0 {
+                self.spare.give(bytes);
+            }
+            return (Vec::new(), key);
+        }
+        if bytes.is_empty() || self.stacks.len() >= MAX_STACKS {
+            // No room for another stack: the wait is written alone.
+            return (bytes, None);
+        }
+        if user_ip {
+            user_frame_as_ip(&mut bytes, f);
+        }
+        self.stacks.insert(k, bytes);
+        known.push(k);
+        (Vec::new(), key)
+    }
+
+    /// Writes the waits of `th` that are known (ended, and whether
+    /// blocked), or adds them up.
+    fn settle(&mut self, th: &mut Thread, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
         let mut i = 0;
         while i < th.waits.len() {
             let w = &th.waits[i];
@@ -283,31 +274,39 @@ impl WaitsEnded {
             };
             let w = th.waits.remove(i);
             self.preempted += !blocked as u64;
-            let mut s = w.sample;
             let ns = back - w.out;
-            // The key is the chain: the ip written from it changes nothing.
-            let key = (ns < self.thresh).then(|| stack_key(&s, f, tid)).flatten();
-            if let Some(sum) = key.and_then(|k| self.sums.get_mut(&k)) {
-                sum.1 += ns;
-                self.waits_summed += 1;
-                self.spare.give(s);
-                continue;
+            match w.key {
+                Some(k) if ns < self.thresh => {
+                    *self.sums.entry(k).or_default() += ns;
+                    self.waits_summed += 1;
+                }
+                Some(k) => {
+                    if let Some(s) = self.stacks.get(&k) {
+                        append(out, s, f, ns, back);
+                        self.written += 1;
+                    }
+                }
+                None if w.sample.is_empty() => {}
+                None => {
+                    let mut s = w.sample;
+                    if user_ip {
+                        user_frame_as_ip(&mut s, f);
+                    }
+                    append(out, &s, f, ns, back);
+                    self.spare.give(s);
+                    self.written += 1;
+                }
             }
-            if user_ip {
-                user_frame_as_ip(&mut s, f);
-            }
-            if let Some(key) = key {
-                self.waits_summed += 1;
-                self.sums.insert(key, (s, ns));
-                continue;
-            }
-            put(&mut s, f.period, ns);
-            put(&mut s, f.time, back);
-            out.extend_from_slice(&s);
-            self.spare.give(s);
-            self.written += 1;
         }
     }
+}
+
+/// `sample` appended to `out` with its period `ns` and its time `time`.
+fn append(out: &mut Vec<u8>, sample: &[u8], f: &Fields, ns: u64, time: u64) {
+    let at = out.len();
+    out.extend_from_slice(sample);
+    put(&mut out[at..], f.period, ns);
+    put(&mut out[at..], f.time, time);
 }
 
 fn put(s: &mut [u8], at: usize, v: u64) {
@@ -341,106 +340,5 @@ fn first_user_ip(s: &[u8], f: &Fields) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::format::attr::sample_type as st;
-
-    const TYPE: u64 = st::IP | st::TID | st::TIME | st::ID | st::PERIOD | st::CALLCHAIN;
-
-    /// A switch-out sample of thread 7 at `t`: header, ip, pid/tid, time,
-    /// id, period, a chain of [PERF_CONTEXT_USER, 0x1234].
-    fn sample(t: u64) -> Seen {
-        let mut s = vec![9u8, 0, 0, 0, 1, 0, 72, 0];
-        for w in [
-            0xffff_ffff_8100_0000u64,
-            7 << 32 | 7,
-            t,
-            5,
-            1,
-            2,
-            CONTEXT_USER,
-            0x1234,
-        ] {
-            s.extend_from_slice(&w.to_le_bytes());
-        }
-        Seen::Sample {
-            tid: 7,
-            time: t,
-            bytes: s,
-        }
-    }
-
-    fn switch(t: u64, out: bool) -> Seen {
-        Seen::Switch {
-            tid: 7,
-            time: t,
-            out,
-            preempt: false,
-        }
-    }
-
-    /// (period, time, ip) of each sample written.
-    fn written(out: &[u8], f: &Fields) -> Vec<(u64, u64, u64)> {
-        out.chunks(72)
-            .map(|s| {
-                (
-                    get(s, f.period).unwrap(),
-                    get(s, f.time).unwrap(),
-                    get(s, f.ip).unwrap(),
-                )
-            })
-            .collect()
-    }
-
-    #[test]
-    fn two_units_records_out_of_order_give_each_wait_its_own_switch_in() {
-        let f = Fields::of(TYPE).unwrap();
-        let mut w = Waits::with_thresh(0);
-        w.units = 2;
-        let mut out = Vec::new();
-        // Unit B drained first: the first wait's switch-in and the second
-        // wait; unit A then: the first wait and the second's switch-in.
-        w.take_in(
-            &mut vec![switch(20, false), sample(30), switch(31, true)],
-            false,
-            &f,
-            true,
-            &mut out,
-        );
-        w.take_in(
-            &mut vec![sample(10), switch(11, true), switch(40, false)],
-            true,
-            &f,
-            true,
-            &mut out,
-        );
-        // Written with the user frame as ip, stamped at the switch-in.
-        assert_eq!(written(&out, &f), [(10, 20, 0x1234), (10, 40, 0x1234)]);
-    }
-
-    #[test]
-    fn short_waits_are_added_up_per_stack_and_long_ones_written_alone() {
-        let f = Fields::of(TYPE).unwrap();
-        let mut w = Waits::with_thresh(15);
-        let mut out = Vec::new();
-        let mut seen = vec![
-            sample(10),
-            switch(11, true),
-            switch(20, false),
-            sample(30),
-            switch(31, true),
-            switch(40, false),
-            sample(50),
-            switch(51, true),
-            switch(100, false),
-        ];
-        w.take_in(&mut seen, true, &f, true, &mut out);
-        // The 50-ns wait alone at its switch-in; the two 10-ns ones as one
-        // sample of 20 ns, stamped at the latest time seen.
-        assert_eq!(written(&out, &f), [(50, 100, 0x1234), (20, 100, 0x1234)]);
-        assert_eq!(
-            (w.tally.seen, w.tally.written, w.tally.waits_summed),
-            (3, 2, 2)
-        );
-    }
-}
+#[path = "waits_tests.rs"]
+mod tests;

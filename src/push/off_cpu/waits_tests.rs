@@ -1,0 +1,160 @@
+//! The waits, from made-up switch records.
+
+use super::*;
+use crate::format::attr::sample_type as st;
+
+const TYPE: u64 = st::IP | st::TID | st::TIME | st::ID | st::PERIOD | st::CALLCHAIN;
+
+/// A switch-out sample of thread 7 at `t`: header, ip, pid/tid, time,
+/// id, period, a chain of [PERF_CONTEXT_USER, 0x1234].
+fn sample(t: u64) -> Seen {
+    let mut s = vec![9u8, 0, 0, 0, 1, 0, 72, 0];
+    for w in [
+        0xffff_ffff_8100_0000u64,
+        7 << 32 | 7,
+        t,
+        5,
+        1,
+        2,
+        CONTEXT_USER,
+        0x1234,
+    ] {
+        s.extend_from_slice(&w.to_le_bytes());
+    }
+    let key = chain_hash(&s, &Fields::of(TYPE).unwrap());
+    Seen::Sample {
+        tid: 7,
+        time: t,
+        key,
+        bytes: s,
+    }
+}
+
+/// `events` handed in as a unit hands them: with their latest time and
+/// whether they are in order.
+fn take_in(w: &mut Waits, mut events: Vec<Seen>, all: bool, out: &mut Vec<u8>) {
+    let f = Fields::of(TYPE).unwrap();
+    let latest = events.iter().map(Seen::time).max().unwrap_or(0);
+    let sorted = events.is_sorted_by_key(Seen::time);
+    w.take_in(&mut events, (latest, sorted), all, &f, true, out);
+}
+
+fn switch(t: u64, out: bool) -> Seen {
+    Seen::Switch {
+        tid: 7,
+        time: t,
+        out,
+        preempt: false,
+    }
+}
+
+/// (period, time, ip) of each sample written.
+fn written(out: &[u8], f: &Fields) -> Vec<(u64, u64, u64)> {
+    out.chunks(72)
+        .map(|s| {
+            (
+                get(s, f.period).unwrap(),
+                get(s, f.time).unwrap(),
+                get(s, f.ip).unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn two_units_records_out_of_order_give_each_wait_its_own_switch_in() {
+    let f = Fields::of(TYPE).unwrap();
+    let mut w = Waits::with_thresh(0);
+    w.units = 2;
+    let mut out = Vec::new();
+    // Unit B drained first: the first wait's switch-in and the second
+    // wait; unit A then: the first wait and the second's switch-in.
+    take_in(
+        &mut w,
+        vec![switch(20, false), sample(30), switch(31, true)],
+        false,
+        &mut out,
+    );
+    take_in(
+        &mut w,
+        vec![sample(10), switch(11, true), switch(40, false)],
+        true,
+        &mut out,
+    );
+    // Written with the user frame as ip, stamped at the switch-in.
+    assert_eq!(written(&out, &f), [(10, 20, 0x1234), (10, 40, 0x1234)]);
+}
+
+#[test]
+fn short_waits_are_added_up_per_stack_and_long_ones_written_alone() {
+    let f = Fields::of(TYPE).unwrap();
+    let mut w = Waits::with_thresh(15);
+    let mut out = Vec::new();
+    let seen = vec![
+        sample(10),
+        switch(11, true),
+        switch(20, false),
+        sample(30),
+        switch(31, true),
+        switch(40, false),
+        sample(50),
+        switch(51, true),
+        switch(100, false),
+    ];
+    take_in(&mut w, seen, true, &mut out);
+    // The 50-ns wait alone at its switch-in; the two 10-ns ones as one
+    // sample of 20 ns, stamped at the latest time seen.
+    assert_eq!(written(&out, &f), [(50, 100, 0x1234), (20, 100, 0x1234)]);
+    assert_eq!(
+        (w.tally.seen, w.tally.written, w.tally.waits_summed),
+        (3, 2, 2)
+    );
+}
+
+#[test]
+fn a_sample_without_its_bytes_is_written_as_its_stacks_sample() {
+    let f = Fields::of(TYPE).unwrap();
+    let mut w = Waits::with_thresh(0);
+    let mut out = Vec::new();
+    take_in(
+        &mut w,
+        vec![sample(10), switch(11, true), switch(20, false)],
+        false,
+        &mut out,
+    );
+    // The stack is known now: a unit sends its next sample bare.
+    assert_eq!(w.known.len(), 1);
+    let Seen::Sample { key, .. } = sample(30) else {
+        unreachable!()
+    };
+    let bare = Seen::Sample {
+        tid: 7,
+        time: 30,
+        key,
+        bytes: Vec::new(),
+    };
+    take_in(
+        &mut w,
+        vec![bare, switch(31, true), switch(45, false)],
+        true,
+        &mut out,
+    );
+    assert_eq!(written(&out, &f), [(10, 20, 0x1234), (15, 45, 0x1234)]);
+    // A bare sample of a stack never kept is not written (nothing to
+    // write it from).
+    let mut w = Waits::with_thresh(0);
+    let mut out = Vec::new();
+    let lost = Seen::Sample {
+        tid: 7,
+        time: 30,
+        key: Some(1),
+        bytes: Vec::new(),
+    };
+    take_in(
+        &mut w,
+        vec![lost, switch(31, true), switch(45, false)],
+        true,
+        &mut out,
+    );
+    assert!(out.is_empty());
+}
