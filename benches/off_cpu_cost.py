@@ -165,19 +165,23 @@ def main():
         f"{a.pairs} rounds of idle / perf / perfz, {a.seconds:g} s each; workload "
         f"`perf bench sched pipe` on CPU {v.W}, recorders on CPU {v.R})",
         "",
-        "| | recorder CPU s | MB written | switches in the window | switches recorded | lost | workload rate vs idle |",
-        "|---|---|---|---|---|---|---|",
+        "| | recorder CPU s | µs CPU a switch recorded | MB written | switches in the window | switches recorded | lost | workload rate vs idle |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, rows in [("perf recipe", p), ("perfz --off-cpu -e dummy (off-CPU alone)", runs["perfz-off"]),
                        ("perfz --off-cpu (and cpu-clock, its default)", runs["perfz"])]:
         slow = [r["rate"] / idle for r in rows]
+        for r in rows:
+            r["us"] = r["cpu"] / max(r["held"], 1) * 1e6
         lines.append(
-            f"| {name} | {v.spread(rows, 'cpu', '{:.2f}')} | {v.spread(rows, 'bytes', '{:.2f}', 1e6)} "
+            f"| {name} | {v.spread(rows, 'cpu', '{:.2f}')} | {v.spread(rows, 'us', '{:.2f}')} "
+            f"| {v.spread(rows, 'bytes', '{:.2f}', 1e6)} "
             f"| {v.spread(rows, 'switches')} | {v.spread(rows, 'held')} "
             f"| {v.spread(rows, 'lost')} | {statistics.median(slow):.2f} "
             f"({min(slow):.2f}–{max(slow):.2f}) |")
     for name in ["perfz-off", "perfz"]:
         lines.append(f"\n{name} / perf (medians): CPU {ratio('cpu', runs[name]):.2f}x, "
+                     f"CPU a switch recorded {ratio('us', runs[name]):.2f}x, "
                      f"bytes {ratio('bytes', runs[name]):.4f}x")
     lines += ["", f"idle rate {idle:.0f} switches/s"]
     v.emit("\n".join(lines) + "\n", a.markdown)
