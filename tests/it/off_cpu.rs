@@ -28,8 +28,23 @@ fn own_split(stderr: &str) -> [f64; 4] {
     ]
 }
 
+/// The workload's pid, from its account.
+fn own_pid(stderr: &str) -> u32 {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("workload: pid"))
+        .unwrap_or_else(|| panic!("the workload's account is missing: {stderr}"));
+    line.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
 /// Records the workload with `args` for 1.5 s; its account, and the file.
 fn record(dir: &Path, name: &str, args: &[&str]) -> ([f64; 4], std::path::PathBuf) {
+    let (err, out) = record_said(dir, name, args);
+    (own_split(&err), out)
+}
+
+/// [`record`]: what perfz and the workload said, and the file.
+fn record_said(dir: &Path, name: &str, args: &[&str]) -> (String, std::path::PathBuf) {
     require_recording();
     let out = dir.join(name);
     let w = offcpu_workload();
@@ -44,7 +59,66 @@ fn record(dir: &Path, name: &str, args: &[&str]) -> ([f64; 4], std::path::PathBu
     );
     // Shown with a failure: what the recorder said (lost, waits).
     println!("{name}: {err}");
-    (own_split(&err), out)
+    (err.into_owned(), out)
+}
+
+/// The folded lines of process `pid` (exported with `--pid`), its name
+/// and pid taken off.
+fn of_pid(folded: &str, pid: u32) -> String {
+    let me = format!("-{pid}");
+    folded
+        .lines()
+        .filter_map(|l| l.split_once(';'))
+        .filter(|(comm, _)| comm.ends_with(&me))
+        .map(|(_, l)| format!("offcpu;{l}\n"))
+        .collect()
+}
+
+#[test]
+fn system_wide_and_attached_recordings_split_the_wait_as_the_program_does() {
+    let dir = tempdir("off-cpu-wide");
+    // -a: every thread on the machine (other tests' too); the workload's
+    // own picked by its pid.
+    let (err, data) = record_said(&dir, "a.data", &["--off-cpu", "-g", "-a"]);
+    let (own, pid) = (own_split(&err), own_pid(&err));
+    let o = perfz_ok(&["export", "--pid", data.to_str().unwrap()]);
+    let folded = of_pid(&String::from_utf8_lossy(&o.stdout), pid);
+    check_shares(own, main_thread_split(&folded), "-a", &folded);
+    // -p: attached to the running workload for a second of its three.
+    let w = std::process::Command::new(offcpu_workload())
+        .args(["3", "10"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the workload starts");
+    let data = dir.join("p.data");
+    let pid = w.id().to_string();
+    perfz_ok(&[
+        "record",
+        "--off-cpu",
+        "-g",
+        "-p",
+        &pid,
+        "-o",
+        data.to_str().unwrap(),
+        "--",
+        "sleep",
+        "1",
+    ]);
+    let done = w.wait_with_output().unwrap();
+    let own = own_split(&String::from_utf8_lossy(&done.stderr));
+    let o = perfz_ok(&["export", data.to_str().unwrap()]);
+    let folded = String::from_utf8_lossy(&o.stdout);
+    let got = main_thread_split(&folded);
+    // A second of its rounds: its shares, not its wall time.
+    for (i, part) in ["burn", "doze", "wait_pipe"].iter().enumerate() {
+        let (want, share) = (own[i + 1] / own[0], got[i + 1] / got[0]);
+        assert!(
+            (share - want).abs() < 0.1,
+            "-p: {part} is {share:.3} of the main thread's time, {want:.3} by its own clock:\n{}",
+            heaviest(&folded)
+        );
+    }
+    assert!(got[0] > 0.5e9, "-p: {:.0} ms recorded", got[0] / 1e6);
 }
 
 /// The main thread's exported nanoseconds: all, and in burn, doze, wait_pipe.
