@@ -108,10 +108,10 @@ pub struct OffCpu {
     skips: Vec<(usize, usize)>,
     wrapped: Vec<u8>,
     rec_edits: Vec<Edit>,
-    /// The stacks the waits keep a sample of (from [`Waits::known`], read
-    /// up to `known_at`): a sample of one goes without its bytes.
+    /// The stacks the waits keep a sample of (the first `known.len()` of
+    /// [`Waits::known`], which lists each once): a sample of one goes
+    /// without its bytes.
     known: rustc_hash::FxHashSet<(u32, u64)>,
-    known_at: usize,
     /// This pass's events: the latest time, the last one's, and whether
     /// they came in time order.
     latest: u64,
@@ -125,23 +125,14 @@ pub struct OffCpu {
 impl Clone for OffCpu {
     fn clone(&self) -> Self {
         self.waits.lock().unwrap_or_else(|e| e.into_inner()).units += 1;
-        OffCpu {
-            ids: self.ids.clone(),
-            sample_type: self.sample_type,
-            fields: self.fields.clone(),
-            user_ip: self.user_ip,
-            waits: self.waits.clone(),
-            batch: Vec::new(),
-            spare: Spares::default(),
-            skips: Vec::new(),
-            wrapped: Vec::new(),
-            rec_edits: Vec::new(),
-            known: Default::default(),
-            known_at: 0,
-            latest: 0,
-            last: 0,
-            sorted: true,
-        }
+        let (ids, waits) = (self.ids.clone(), self.waits.clone());
+        OffCpu::unit(
+            ids,
+            self.sample_type,
+            self.fields.clone(),
+            self.user_ip,
+            waits,
+        )
     }
 }
 
@@ -174,9 +165,21 @@ impl OffCpu {
         user_ip: bool,
         waits: Arc<Mutex<Waits>>,
     ) -> Option<OffCpu> {
-        Some(OffCpu {
+        let fields = Fields::of(sample_type)?;
+        Some(OffCpu::unit(ids, sample_type, fields, user_ip, waits))
+    }
+
+    /// A unit with nothing taken yet.
+    fn unit(
+        ids: Vec<u64>,
+        sample_type: u64,
+        fields: Fields,
+        user_ip: bool,
+        waits: Arc<Mutex<Waits>>,
+    ) -> OffCpu {
+        OffCpu {
             ids,
-            fields: Fields::of(sample_type)?,
+            fields,
             sample_type,
             user_ip,
             waits,
@@ -186,11 +189,10 @@ impl OffCpu {
             wrapped: Vec::new(),
             rec_edits: Vec::new(),
             known: Default::default(),
-            known_at: 0,
             latest: 0,
             last: 0,
             sorted: true,
-        })
+        }
     }
 
     /// The sample at `[at, end)` of `region` (`rec`, contiguous) as the
@@ -308,15 +310,15 @@ impl OffCpu {
         let order = (self.latest, self.sorted);
         w.take_in(&mut self.batch, order, all, &self.fields, self.user_ip, out);
         (self.last, self.sorted) = (0, true);
-        self.spare.refill_from(&mut w.tally.spare);
-        self.known.extend(&w.known[self.known_at..]);
-        self.known_at = w.known.len();
+        self.spare.refill_from(&mut w.ended.spare);
+        let seen = self.known.len();
+        self.known.extend(&w.known[seen..]);
     }
 
     /// Switch-outs seen, and off-CPU samples written, by every unit.
     pub fn counts(&self) -> (u64, u64) {
         let w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
-        (w.tally.seen, w.tally.written)
+        (w.ended.seen, w.ended.written)
     }
 }
 

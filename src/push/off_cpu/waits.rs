@@ -84,7 +84,7 @@ pub(super) struct Waits {
     /// When the sums were last written.
     summed_at: u64,
     /// What the ended waits became.
-    pub(super) tally: WaitsEnded,
+    pub(super) ended: WaitsEnded,
     /// The stacks kept in [`WaitsEnded::stacks`], in the order they came:
     /// a unit that has seen them sends their waits' samples without bytes.
     pub(super) known: Vec<(u32, u64)>,
@@ -120,7 +120,7 @@ impl Waits {
     /// No waits yet; those shorter than `thresh` ns are added up.
     pub(super) fn with_thresh(thresh: u64) -> Waits {
         Waits {
-            tally: WaitsEnded {
+            ended: WaitsEnded {
                 thresh,
                 ..Default::default()
             },
@@ -173,7 +173,7 @@ impl Waits {
     /// round already written).
     fn write_sums(&mut self, f: &Fields, out: &mut Vec<u8>) {
         self.summed_at = self.latest;
-        let t = &mut self.tally;
+        let t = &mut self.ended;
         for (key, ns) in t.sums.drain() {
             if let Some(s) = t.stacks.get(&key) {
                 append(out, s, f, ns, self.latest);
@@ -202,7 +202,7 @@ impl Waits {
             // One lookup an event: the thread is settled where it is.
             let Waits {
                 threads,
-                tally,
+                ended,
                 known,
                 ..
             } = self;
@@ -211,9 +211,9 @@ impl Waits {
                 Seen::Sample {
                     time, key, bytes, ..
                 } => {
-                    tally.seen += 1;
+                    ended.seen += 1;
                     let key = key.map(|h| (tid, h));
-                    let (bytes, key) = tally.keep_stack(key, bytes, (f, user_ip), known);
+                    let (bytes, key) = ended.keep_stack(key, bytes, (f, user_ip), known);
                     th.sample(time, bytes, key);
                 }
                 Seen::Switch {
@@ -224,7 +224,7 @@ impl Waits {
                 } => th.switch_out(time, preempt),
                 Seen::Switch { time, .. } => th.switch_in(time),
             }
-            tally.settle(th, f, user_ip, out);
+            ended.settle(th, f, user_ip, out);
         }
     }
 }

@@ -106,7 +106,7 @@ fn short_waits_are_added_up_per_stack_and_long_ones_written_alone() {
     // sample of 20 ns, stamped at the latest time seen.
     assert_eq!(written(&out, &f), [(50, 100, 0x1234), (20, 100, 0x1234)]);
     assert_eq!(
-        (w.tally.seen, w.tally.written, w.tally.waits_summed),
+        (w.ended.seen, w.ended.written, w.ended.waits_summed),
         (3, 2, 2)
     );
 }
