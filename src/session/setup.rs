@@ -221,7 +221,13 @@ fn attr_options(o: &RecordOptions) -> AttrOptions {
         inherit: o.inherit && !system_wide && !o.per_thread && !matches!(o.target, Target::Tids(_)),
         enable_on_exec: matches!(o.target, Target::Workload(_)),
         switch_events: o.switch_events,
-        build_id: true,
+        // Build ids in MMAP2 records, but not on CPU-wide events: there the
+        // kernel (6.18 here) leaks PERF_RECORD_MISC_MMAP_BUILD_ID into the
+        // MMAP2 records of every other recorder on those CPUs, and a
+        // concurrent `perf record` 6.1 reads their inode as a build id and
+        // aborts (6 of 6 runs beside `perfz record -a`, and beside perf's
+        // own `--buildid-mmap -a`). The build-id pass names hit DSOs anyway.
+        build_id: !system_wide,
         sampling_explicit: o.sampling_explicit,
         clockid: o.clockid,
         with_period: o.events.iter().any(|e| e.off_cpu),

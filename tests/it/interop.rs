@@ -137,3 +137,54 @@ fn pipe_output_to_stdout_is_read_by_perf() {
         assert_eq!(script(&perf, &file), script(&perf, &input), "{which}");
     }
 }
+
+/// Whether `pid` has started a child named `comm` (it is recording).
+fn has_child(pid: u32, comm: &str) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        let kids = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+        kids.split_whitespace().any(|c| {
+            std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|n| n.trim() == comm)
+        })
+    })
+}
+
+#[test]
+fn a_system_wide_recording_leaves_a_perf_record_beside_it_whole() {
+    // The kernel leaks the MMAP2 build-id flag of CPU-wide events into
+    // other recorders' MMAP2 records; perf 6.1 then aborted on them.
+    require_recording();
+    let dir = tempdir("beside-a");
+    let mut wide = std::process::Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(["record", "-q", "-a", "-e", "dummy", "-o"])
+        .arg(dir.join("wide.data"))
+        .args(["--", "sleep", "3"])
+        .spawn()
+        .expect("perfz starts");
+    while !has_child(wide.id(), "sleep") {
+        assert!(
+            wide.try_wait().unwrap().is_none(),
+            "perfz record -a ended early"
+        );
+        std::thread::yield_now();
+    }
+    for i in 0..3 {
+        let out = dir.join(format!("perf{i}.data"));
+        let o = std::process::Command::new(perf())
+            .args(["record", "-N", "-q", "-e", "cpu-clock", "-o"])
+            .arg(&out)
+            .arg("--")
+            .arg(workload())
+            .arg("0.2")
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "perf record beside perfz record -a: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    assert!(wide.wait().unwrap().success());
+}
