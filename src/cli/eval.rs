@@ -149,6 +149,7 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
             table: false,
             all: false,
             cache: false,
+            in_mmaps: false,
         },
         ..RecordOptions::default()
     };

@@ -5,8 +5,11 @@ mod codecs;
 mod convert;
 mod eval;
 mod export;
+mod perf_usage;
 mod record;
+mod record_args;
 mod record_events;
+mod record_perf;
 mod recover;
 mod report;
 mod stat;
@@ -54,11 +57,16 @@ pub enum Command {
     Report(report::Args),
 }
 
-/// Runs the CLI and turns errors into a one-line message and exit code 1.
+/// Runs the CLI and turns errors into a one-line message and exit code 1
+/// (`perfz record` reads its command line as perf does, and exits as perf).
 pub fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("record") {
+        return record::main(&argv[2..]);
+    }
     let cli = Cli::parse();
     let res = match cli.command {
-        Command::Record(args) => record::run(*args),
+        Command::Record(args) => record::run(*args).map(|_| ()),
         Command::Codecs(args) => codecs::run(args),
         Command::Stat(args) => stat::run(args),
         Command::Eval(args) => eval::run(*args),
@@ -91,7 +99,7 @@ pub fn write_stdout(text: &str) -> anyhow::Result<()> {
 }
 
 /// Whether `e` is a write to a pipe whose reader is gone.
-fn is_broken_pipe(e: &anyhow::Error) -> bool {
+pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)

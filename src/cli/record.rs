@@ -2,10 +2,10 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::Context;
-use perfz_codecs::knobs::ZSTD_DEFAULT_LEVEL;
-use perfz_codecs::{CodecSpec, ZstdParams};
+use perfz_codecs::CodecSpec;
 
 use super::convert::parse_spec;
 use super::record_events::{events_with_filters, frequency, max_sample_rate};
@@ -74,16 +74,18 @@ pub struct Args {
     /// Don't drain a ring holding less than SIZE bytes (except at the end).
     #[arg(long = "mmap-flush", value_name = "SIZE", default_value = "1")]
     mmap_flush: String,
-    /// Codec: none, zstd[:LEVEL][,wlog=N][,long][,oneshot], lz4, snappy (default zstd:3; `zstd` alone is level 1, as perf -z).
-    #[arg(long, value_name = "SPEC", value_parser = parse_spec, conflicts_with_all = ["z", "compression_level"])]
+    /// Codec: none, zstd[:LEVEL][,wlog=N][,long][,oneshot], lz4, snappy
+    /// (default zstd:3 into a file, none into a pipe; `zstd` alone is level
+    /// 1, as perf -z). A compressed pipe (`-o -` with a codec) is not read by
+    /// every perf tool (perf 6.1's report --task and --stats, inject): give
+    /// none for those.
+    #[arg(long, value_name = "SPEC", value_parser = parse_spec, conflicts_with = "compression_level")]
     codec: Option<CodecSpec>,
-    /// perf's -z: zstd at level 1.
-    #[arg(short = 'z')]
-    z: bool,
-    /// perf's --compression-level=N: zstd at level N.
-    #[arg(long = "compression-level", value_name = "N")]
+    /// perf's -z[N] / --compression-level[=N]: zstd at level N (1 alone).
+    #[arg(short = 'z', long = "compression-level", value_name = "n", num_args = 0..=1, default_missing_value = "1", require_equals = true)]
     compression_level: Option<i32>,
-    /// Output file; `-` writes pipe mode to stdout.
+    /// Output file; `-` writes pipe mode to stdout (uncompressed unless
+    /// --codec or -z asks).
     #[arg(short, long, default_value = "perf.data")]
     output: PathBuf,
     /// Record context switches.
@@ -102,7 +104,7 @@ pub struct Args {
     #[arg(short = 'k', long = "clockid", value_name = "CLOCK", value_parser = crate::event::clock::parse)]
     clockid: Option<i32>,
     /// Don't follow child processes and threads.
-    #[arg(long = "no-inherit")]
+    #[arg(short = 'i', long = "no-inherit")]
     no_inherit: bool,
     /// No summary.
     #[arg(short, long)]
@@ -184,29 +186,97 @@ pub struct Args {
     /// Build ids of every mapped DSO, not only those samples hit.
     #[arg(long = "buildid-all")]
     buildid_all: bool,
-    /// Print how many bytes the push path read, copied, compressed and wrote.
-    #[arg(short, long)]
-    verbose: bool,
-    /// The command to record, with its arguments (options after it are
-    /// its own; `--` before it is accepted, as perf).
+    /// Build ids in the MMAP2 records only (every CPU too), no build-id
+    /// table or cache at the end (perf's --buildid-mmap).
+    #[arg(long = "buildid-mmap")]
+    buildid_mmap: bool,
+    /// Parse the options, then exit.
+    #[arg(long = "dry-run")]
+    dry_run: bool,
+    /// Write to OUTPUT.<timestamp> (perf's --timestamp-filename).
+    #[arg(long = "timestamp-filename")]
+    timestamp_filename: bool,
+    /// The first and last sample times in the header (perfz always writes
+    /// them, as HEADER_SAMPLE_TIME).
+    #[arg(long = "timestamp-boundary")]
+    timestamp_boundary: bool,
+    /// Fail where -F is above the kernel's maximum instead of lowering it.
+    #[arg(long = "strict-freq")]
+    strict_freq: bool,
+    /// Filter perfz's own task out of the tracepoints of the -e before it
+    /// (`common_pid != PID`).
+    #[arg(long = "exclude-perf")]
+    exclude_perf: bool,
+    /// Which side band of existing tasks to write at the start: all, task
+    /// (names and forks), mmap (maps too), cgroup, no.
     #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "COMMAND"
+        long = "synth",
+        value_name = "no|all|task|mmap|cgroup",
+        default_value = "all"
     )]
-    command: Vec<String>,
+    synth: crate::session::Synth,
+    /// Stop reading one task's /proc maps after MS milliseconds (perf's
+    /// default 500), writing what was read.
+    #[arg(long = "proc-map-timeout", value_name = "MS", default_value_t = 500)]
+    proc_map_timeout: u64,
+    /// Threads synthesizing the side band (perfz uses one; the file is the
+    /// same whatever the number).
+    #[arg(long = "num-thread-synthesize", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    num_thread_synthesize: Option<u32>,
+    /// Print how many bytes the push path read, copied, compressed and wrote.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(flatten)]
+    perf: super::record_perf::PerfArgs,
+    /// The command to record, with its arguments: the words after the
+    /// options (or after `--`), as perf's parse-options splits them.
+    #[arg(skip)]
+    pub(super) command: Vec<String>,
+    /// The options as perf's parse-options read them, one word each (the
+    /// order of -e, --filter and --exclude-perf).
+    #[arg(skip)]
+    pub(super) words: Vec<String>,
 }
 
-pub fn run(a: Args) -> anyhow::Result<()> {
-    let mut events =
-        events_with_filters(&a.events, &a.filter, &std::env::args().collect::<Vec<_>>())?;
+/// `perfz record`, as perf parses `perf record`'s command line: `words` are
+/// the words after `record`. Usage errors exit 129 and failures 255, as
+/// perf's; a recorded command's exit status is perfz's.
+pub fn main(words: &[String]) -> ExitCode {
+    let argv = match super::record_args::parse(words) {
+        Ok(super::record_args::Parsed::Args(a)) => a,
+        Ok(super::record_args::Parsed::Exit(code)) => return code,
+        Err(e) => {
+            eprintln!("  Error: {e}");
+            eprintln!("\n{}", super::record_args::USAGE_HEAD);
+            eprintln!("perfz record -h lists the options");
+            return ExitCode::from(129);
+        }
+    };
+    match run(*argv) {
+        Ok(status) => ExitCode::from(status),
+        Err(e) if super::is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("perfz: {e:#}");
+            ExitCode::from(255)
+        }
+    }
+}
+
+/// Records as `a` asks; the exit status: the recorded command's (0 where
+/// there was none, or a signal ended it).
+pub fn run(a: Args) -> anyhow::Result<u8> {
+    if a.perf.lists_registers() {
+        println!("{}", super::record_perf::register_list());
+        return Ok(0);
+    }
+    let mut events = events_with_filters(&a.events, &a.filter, a.exclude_perf, &a.words)?;
     if a.off_cpu {
         events.push(crate::event::events::EventSpec::off_cpu());
     }
     let mut notes = Vec::new();
     let sampling = match (&a.freq, a.count) {
         (_, Some(c)) => Sampling::Period(c),
-        (Some(f), None) => Sampling::Frequency(frequency(f, &mut notes)?),
+        (Some(f), None) => Sampling::Frequency(frequency(f, a.strict_freq, &mut notes)?),
         (None, None) => Sampling::Frequency(
             DEFAULT_FREQUENCY.min(max_sample_rate().unwrap_or(DEFAULT_FREQUENCY)),
         ),
@@ -218,7 +288,18 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     let (target, timing_command) = target_of(&a)?;
     let codec = codec_of(&a)?;
-    let pages = a.mmap_pages.as_deref().map(parse_mmap_pages).transpose()?;
+    let pages = a.mmap_pages.as_deref().map(data_pages).transpose()?;
+    let attr_extra = a
+        .perf
+        .extra_attr(matches!(call_graph, CallGraph::Dwarf(_)))?;
+    let output = if a.timestamp_filename && a.output.as_os_str() != "-" {
+        crate::session::timestamped(&a.output)
+    } else {
+        a.output.clone()
+    };
+    if a.dry_run {
+        return Ok(0);
+    }
     let mmap_flush = parse_size(&a.mmap_flush)? as usize;
     let opts = RecordOptions {
         events,
@@ -226,7 +307,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         sampling_explicit: a.freq.is_some() || a.count.is_some(),
         call_graph,
         target,
-        output: a.output.clone(),
+        output,
         pages,
         realtime: a.realtime,
         mmap_flush,
@@ -238,7 +319,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         timing_command,
         aio: a.aio.map(usize::from),
         aio_backend: a.aio_backend,
-        copy_meter: a.verbose || a.stats_json.is_some(),
+        copy_meter: a.verbose > 0 || a.stats_json.is_some(),
         checkpoint: (a.checkpoint > 0.0).then(|| std::time::Duration::from_secs_f64(a.checkpoint)),
         argv: std::env::args().collect(),
         status: !a.quiet && std::io::stderr().is_terminal(),
@@ -248,10 +329,13 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         delay_ms: a.delay,
         control: a.control.clone(),
         build_ids: crate::session::BuildIdOptions {
-            table: !a.no_buildid,
+            table: !a.no_buildid && !a.buildid_mmap,
             all: a.buildid_all,
-            cache: !a.no_buildid && !a.no_buildid_cache,
+            cache: !a.no_buildid && !a.no_buildid_cache && !a.buildid_mmap,
+            in_mmaps: a.buildid_mmap,
         },
+        synth: a.synth,
+        proc_map_timeout: std::time::Duration::from_millis(a.proc_map_timeout),
         duration: a
             .duration
             .filter(|&d| d > 0.0)
@@ -260,6 +344,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         switch_output: a.switch_output,
         switch_max_files: a.switch_max_files.map(|n| n as usize),
         flight_recorder: a.flight_recorder.as_deref().map(parse_size).transpose()?,
+        attr_extra,
     };
     let mut summary = record(&opts)?;
     summary.notes.splice(0..0, notes);
@@ -273,7 +358,17 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
         eprint!("{}", summary.render());
     }
-    Ok(())
+    Ok(summary.workload_exit.map_or(0, |c| c as u8))
+}
+
+/// `-m PAGES[,AUX]`: the data pages (perfz records no AUX area).
+fn data_pages(m: &str) -> anyhow::Result<usize> {
+    let (data, aux) = m.split_once(',').unwrap_or((m, ""));
+    anyhow::ensure!(
+        aux.is_empty(),
+        "-m {m}: AUX area pages need an AUX tracing PMU (intel_pt, arm_spe, cs_etm) and perfz records no AUX area: give the data pages alone"
+    );
+    Ok(parse_mmap_pages(data)?)
 }
 
 /// What to record (a command, -p, -t, -u, -a or -C; no target and no
@@ -291,16 +386,6 @@ fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<String>)> {
         n_targets <= 1,
         "record one target: a command, or one of -p PID, -t TID, -u USER, -a, -C LIST (optionally with a command that times it)"
     );
-    if let Some(first) = a.command.first() {
-        // clap takes everything from the first word it does not know as the
-        // command; a word like an option there is one perfz does not have
-        // (after `--` it is a command's name, as perf takes it).
-        let after_dashes = std::env::args().any(|w| w == "--");
-        anyhow::ensure!(
-            !first.starts_with('-') || first == "-" || after_dashes,
-            "unknown option {first:?} (perfz record --help lists them); a command whose name starts with '-' goes after --"
-        );
-    }
     Ok(match (n_targets, a.command.is_empty()) {
         (0, false) => (Target::Workload(a.command.clone()), Vec::new()),
         // No target and no command: every CPU until Ctrl-C, as perf.
@@ -312,15 +397,18 @@ fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<String>)> {
 /// The codec: --codec, else -z or --compression-level (zstd), else the
 /// default.
 fn codec_of(a: &Args) -> anyhow::Result<CodecSpec> {
-    Ok(match (a.codec, a.z, a.compression_level) {
-        (Some(c), ..) => c,
-        (None, _, Some(l)) => {
+    Ok(match (a.codec, a.compression_level) {
+        (Some(c), _) => c,
+        (None, Some(l)) => {
             let s = format!("zstd:{l}");
             s.parse()
                 .map_err(|e: perfz_codecs::Error| anyhow::anyhow!("--compression-level {l}: {e}"))?
         }
-        (None, true, None) => CodecSpec::Zstd(ZstdParams::level(ZSTD_DEFAULT_LEVEL)),
-        (None, false, None) => CodecSpec::default(),
+        // A pipe is read by every perf tool only uncompressed (perf 6.1's
+        // report --task and --stats and inject stop at a COMPRESSED
+        // record), as perf writes it without -z.
+        (None, None) if a.output.as_os_str() == "-" => CodecSpec::None,
+        (None, None) => CodecSpec::default(),
     })
 }
 

@@ -6,12 +6,15 @@ use anyhow::Context;
 use crate::event::events::EventSpec;
 use crate::event::parse::parse_events;
 
-/// Parses every -e (perf's grammar) and gives each --filter to the
-/// tracepoints of the -e before it on the command line, as perf does.
+/// Parses every -e (perf's grammar) and gives each --filter (and
+/// --exclude-perf's `common_pid != PID`) to the tracepoints of the -e before
+/// it on the command line, as perf does; `words` are the options as perf's
+/// parse-options split them (`--event=E`, `--filter=F`, `--exclude-perf`).
 pub(super) fn events_with_filters(
     lists: &[String],
     filters: &[String],
-    argv: &[String],
+    exclude_perf: bool,
+    words: &[String],
 ) -> anyhow::Result<Vec<EventSpec>> {
     let lists: Vec<String> = if lists.is_empty() {
         vec!["cpu-clock".into()]
@@ -23,36 +26,32 @@ pub(super) fn events_with_filters(
         .iter()
         .map(|l| parse_events(l, &mut next_group))
         .collect::<Result<_, _>>()?;
-    // The order of -e and --filter on the command line.
+    // The order of -e, --filter and --exclude-perf on the command line.
+    let exclude = format!("common_pid != {}", std::process::id());
     let mut order = Vec::new();
-    let mut it = argv.iter().skip(1).peekable();
-    while let Some(arg) = it.next() {
-        if arg == "--" {
-            break;
-        }
-        let is_e = arg == "-e" || arg == "--event";
-        let is_f = arg == "--filter";
-        if is_e || is_f {
-            it.next();
-            order.push(is_e);
-        } else if arg.starts_with("--event=")
-            || (arg.starts_with("-e") && arg.len() > 2 && !arg.starts_with("--"))
-        {
-            order.push(true);
-        } else if arg.starts_with("--filter=") {
-            order.push(false);
+    for w in words {
+        if w.starts_with("--event=") {
+            order.push(None);
+        } else if w.starts_with("--filter=") {
+            order.push(Some(false));
+        } else if w == "--exclude-perf" && exclude_perf {
+            order.push(Some(true));
         }
     }
     let (mut e_seen, mut f_seen) = (0usize, 0usize);
-    for is_e in order {
-        if is_e {
+    for item in order {
+        let Some(is_exclude) = item else {
             e_seen += 1;
             continue;
-        }
-        let f = filters
-            .get(f_seen)
-            .context("--filter: more filters than parsed")?;
-        f_seen += 1;
+        };
+        let f = if is_exclude {
+            &exclude
+        } else {
+            f_seen += 1;
+            filters
+                .get(f_seen - 1)
+                .context("--filter: more filters than parsed")?
+        };
         let list = e_seen
             .checked_sub(1)
             .and_then(|i| parsed.get_mut(i))
@@ -61,7 +60,10 @@ pub(super) fn events_with_filters(
             })?;
         let mut any = false;
         for e in list.iter_mut().filter(|e| e.tracepoint.is_some()) {
-            e.filter = Some(f.clone());
+            e.filter = Some(match (&e.filter, is_exclude) {
+                (Some(old), true) => format!("({old}) && {f}"),
+                _ => f.clone(),
+            });
             any = true;
         }
         anyhow::ensure!(
@@ -86,8 +88,8 @@ pub(super) fn max_sample_rate() -> Option<u64> {
 }
 
 /// `-F`: a number or `max`; above the kernel's limit it is lowered to it
-/// with a note, as perf does.
-pub(super) fn frequency(f: &str, notes: &mut Vec<String>) -> anyhow::Result<u64> {
+/// with a note, as perf does (an error with `--strict-freq`).
+pub(super) fn frequency(f: &str, strict: bool, notes: &mut Vec<String>) -> anyhow::Result<u64> {
     let max = max_sample_rate();
     if f == "max" {
         let m = max.context("-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate")?;
@@ -100,6 +102,9 @@ pub(super) fn frequency(f: &str, notes: &mut Vec<String>) -> anyhow::Result<u64>
         .parse()
         .map_err(|_| anyhow::anyhow!("-F {f:?}: give a frequency in Hz or `max`"))?;
     match max {
+        Some(m) if hz > m && strict => anyhow::bail!(
+            "Maximum frequency rate ({m} Hz) exceeded, please use a lower frequency than {hz} Hz, or drop --strict-freq"
+        ),
         Some(m) if hz > m => {
             notes.push(format!(
                 "maximum frequency rate ({m} Hz) exceeded, throttling from {hz} Hz to {m} Hz \

@@ -32,6 +32,41 @@ pub struct AttrOptions {
     /// `--off-cpu`: every sample carries its period (the off-CPU samples'
     /// nanoseconds), so every event's samples keep one layout.
     pub with_period: bool,
+    /// What perf record's sample and attr options add to every event.
+    pub extra: ExtraAttr,
+}
+
+/// What `perf record`'s options add to every event's attr, as perf 6.12's
+/// `evsel__config` adds it: sample fields (`-d`, `-P`, `-R`, `-W`,
+/// `--sample-cpu`, ...), attr flags (`-s`, `--all-user`, ...), the tracking
+/// event's records (`--namespaces`, `--all-cgroups`, `--no-bpf-event`) and
+/// wake-ups (`--no-buffering`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExtraAttr {
+    /// `sample_type` bits every event adds.
+    pub sample_type: u64,
+    /// Attr flags every event adds.
+    pub flags: u64,
+    /// Attr flags every event drops (`--all-kernel` drops `exclude_kernel`).
+    pub flags_off: u64,
+    /// Attr flags every event with call chains adds (`--user-callchains`).
+    pub callchain_flags: u64,
+    /// Attr flags the tracking event adds.
+    pub tracking_flags: u64,
+    /// Attr flags the tracking event drops (`--no-bpf-event`).
+    pub tracking_flags_off: u64,
+    /// `read_format` bits every event adds (`--running-time`).
+    pub read_format: u64,
+    /// `--no-buffering`: wake the reader at every record (`wakeup_events`).
+    pub wakeup_events: u32,
+    /// `--user-regs`: the user registers samples carry.
+    pub sample_regs_user: u64,
+    /// `-I`/`--intr-regs`: the registers at the interrupt samples carry.
+    pub sample_regs_intr: u64,
+    /// `-b`/`-j`: the branches a sample's branch stack holds.
+    pub branch_sample_type: u64,
+    /// `-n`: events count but never sample (period 0).
+    pub no_samples: bool,
 }
 
 /// branch_sample_type of `--call-graph lbr`, as perf 6.1 sets it: user
@@ -55,6 +90,14 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
         _ => o.sampling,
     };
     match sampling {
+        // -n: no samples at all (perf zeroes the period, freq stays).
+        _ if o.extra.no_samples => {
+            fl |= if matches!(sampling, Sampling::Frequency(_)) {
+                flags::FREQ
+            } else {
+                0
+            };
+        }
         // In a leader-sampling group the members do not sample.
         _ if member && sample_read => sample_type |= st::PERIOD,
         Sampling::Frequency(hz) => {
@@ -83,6 +126,23 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     if o.with_period {
         sample_type |= st::PERIOD;
     }
+    sample_type |= o.extra.sample_type;
+    fl = (fl | o.extra.flags) & !o.extra.flags_off;
+    if o.call_graph != CallGraph::None {
+        fl |= o.extra.callchain_flags;
+    }
+    if o.extra.sample_regs_user != 0 {
+        a.set_u64(80, a.sample_regs_user() | o.extra.sample_regs_user);
+    }
+    if o.extra.sample_regs_intr != 0 {
+        a.set_u64(96, o.extra.sample_regs_intr);
+    }
+    if o.extra.branch_sample_type != 0 {
+        a.set_u64(72, o.extra.branch_sample_type);
+    }
+    if o.extra.wakeup_events != 0 {
+        a.set_u32(48, o.extra.wakeup_events);
+    }
     if ev.off_cpu {
         fl |= flags::CONTEXT_SWITCH;
         if o.call_graph == CallGraph::FramePointer {
@@ -94,7 +154,7 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     a.set_u64(24, sample_type);
     a.set_u64(
         32,
-        rf::ID | rf::LOST | if sample_read { rf::GROUP } else { 0 },
+        rf::ID | rf::LOST | if sample_read { rf::GROUP } else { 0 } | o.extra.read_format,
     );
     // perf 6.1 turns inherit off for leader sampling (kernels before 6.12
     // refuse inherit with PERF_SAMPLE_READ).
@@ -105,7 +165,7 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
         fl |= flags::ENABLE_ON_EXEC;
     }
     if tracking {
-        fl |= tracking_flags(o);
+        fl = (fl | tracking_flags(o) | o.extra.tracking_flags) & !o.extra.tracking_flags_off;
     }
     if let Some(c) = o.clockid {
         fl |= flags::USE_CLOCKID;
@@ -173,9 +233,10 @@ fn set_call_graph(a: &mut Attr, cg: CallGraph) -> (u64, u64) {
             a.set_u64(80, user_regs_mask().unwrap_or(0));
             a.set_u32(88, size);
             // Unwinding reads .eh_frame_hdr, which sits in a non-executable
-            // mapping: perf asks for data mmaps in dwarf mode, and so do we.
+            // mapping: perf asks for data mmaps in dwarf mode, and so do we;
+            // perf's dwarf mode samples addresses too (`-d`: ADDR, DATA_SRC).
             (
-                st::CALLCHAIN | st::REGS_USER | st::STACK_USER,
+                st::CALLCHAIN | st::REGS_USER | st::STACK_USER | st::ADDR | st::DATA_SRC,
                 flags::EXCLUDE_CALLCHAIN_USER | flags::MMAP_DATA,
             )
         }
@@ -206,6 +267,7 @@ mod tests {
             sampling_explicit: true,
             clockid: None,
             with_period: false,
+            extra: ExtraAttr::default(),
         };
         let a = build_attr(&ev, &o, true);
         assert_eq!(a.sample_type(), 0x127);

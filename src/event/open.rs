@@ -27,6 +27,19 @@ pub enum OpenError {
         /// What to do about it, with a leading space (may be empty).
         hint: String,
     },
+    /// A named event this machine cannot count (perf's words; only the
+    /// default `cycles` falls back to cpu-clock, as perf's).
+    #[error("The {event} event is not supported.")]
+    NotSupported {
+        /// The event as given to `-e`.
+        event: String,
+    },
+    /// `-b`/`-j` on an event without branch stacks (perf's words).
+    #[error("{event}: PMU Hardware or event type doesn't support branch stack sampling.")]
+    NoBranchStack {
+        /// The event as given to `-e`.
+        event: String,
+    },
     /// A ring buffer could not be mapped, even at the smallest size.
     #[error("cannot map a ring buffer for cpu {cpu}: {err} (tried down to {pages} pages; raise `ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb)")]
     Map {
@@ -162,9 +175,10 @@ fn probe(
                 Err(e) => e,
             };
             let errno = e.raw_os_error();
-            if ev.is_hardware()
-                && matches!(errno, Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV))
-            {
+            // perf falls back from cycles alone (its default event); any
+            // other event named and refused is an error, as perf's.
+            let cycles = ev.type_ == crate::format::attr::TYPE_HARDWARE && ev.config == 0;
+            if cycles && matches!(errno, Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV)) {
                 let fb = ev.software_fallback();
                 notes.push(format!(
                     "hardware counters are not available here ({} refused: {e}); recording the software event {} instead",
@@ -215,12 +229,26 @@ fn open_fd(
     (pid, cpu): (i32, i32),
     group_fd: std::os::fd::RawFd,
 ) -> Result<OwnedFd, OpenError> {
-    let fd = sys::open(attr, pid, cpu, group_fd).map_err(|err| OpenError::Open {
-        event: spec.name.clone(),
-        cpu,
-        pid: (pid >= 0).then_some(pid),
-        hint: hint_for(&err, spec),
-        err,
+    let fd = sys::open(attr, pid, cpu, group_fd).map_err(|err| {
+        let errno = err.raw_os_error();
+        let event = spec.name.clone();
+        if attr.sample_type() & crate::format::attr::sample_type::BRANCH_STACK != 0
+            && errno == Some(libc::EOPNOTSUPP)
+        {
+            return OpenError::NoBranchStack { event };
+        }
+        if spec.is_hardware()
+            && matches!(errno, Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV))
+        {
+            return OpenError::NotSupported { event };
+        }
+        OpenError::Open {
+            event,
+            cpu,
+            pid: (pid >= 0).then_some(pid),
+            hint: hint_for(&err, spec),
+            err,
+        }
     })?;
     if let Some(f) = &spec.filter {
         sys::set_filter(&fd, f).map_err(|err| OpenError::Filter {

@@ -107,12 +107,18 @@ pub mod flags {
     pub const DISABLED: u64 = 1 << 0;
     /// `inherit`: children forked after the open are counted too.
     pub const INHERIT: u64 = 1 << 1;
+    /// `exclude_user`: user mode is not counted.
+    pub const EXCLUDE_USER: u64 = 1 << 4;
+    /// `exclude_kernel`: kernel mode is not counted.
+    pub const EXCLUDE_KERNEL: u64 = 1 << 5;
     /// `mmap`: `PERF_RECORD_MMAP` records for executable mappings.
     pub const MMAP: u64 = 1 << 8;
     /// `comm`: `PERF_RECORD_COMM` records when a task is named (exec, prctl).
     pub const COMM: u64 = 1 << 9;
     /// `freq`: `sample_period` holds `sample_freq`, samples per second.
     pub const FREQ: u64 = 1 << 10;
+    /// `inherit_stat`: children's counts are reported per task (READ records at exit).
+    pub const INHERIT_STAT: u64 = 1 << 11;
     /// `enable_on_exec`: the event is enabled at the target's next exec.
     pub const ENABLE_ON_EXEC: u64 = 1 << 12;
     /// `task`: `PERF_RECORD_FORK` and `PERF_RECORD_EXIT` records.
@@ -135,10 +141,14 @@ pub mod flags {
     pub const USE_CLOCKID: u64 = 1 << 25;
     /// `context_switch`: `PERF_RECORD_SWITCH` / `SWITCH_CPU_WIDE` records.
     pub const CONTEXT_SWITCH: u64 = 1 << 26;
+    /// `namespaces`: `PERF_RECORD_NAMESPACES` records when a task's namespaces change.
+    pub const NAMESPACES: u64 = 1 << 28;
     /// `ksymbol`: `PERF_RECORD_KSYMBOL` records (JIT and BPF kernel symbols).
     pub const KSYMBOL: u64 = 1 << 29;
     /// `bpf_event`: `PERF_RECORD_BPF_EVENT` records (BPF program loads).
     pub const BPF_EVENT: u64 = 1 << 30;
+    /// `cgroup`: `PERF_RECORD_CGROUP` records when a cgroup is made.
+    pub const CGROUP: u64 = 1 << 32;
     /// `build_id`: MMAP2 records carry the build id instead of device and inode.
     pub const BUILD_ID: u64 = 1 << 34;
 }

@@ -43,7 +43,10 @@ pub use crate::push::drain::DrainReport;
 pub use control::ControlSpec;
 pub use error::{Kept, RecordError};
 pub use layout::ThreadSpec;
-pub use options::{AioBackend, BuildIdOptions, RecordOptions, SwitchOutput, DEFAULT_FREQUENCY};
+pub use options::{
+    AioBackend, BuildIdOptions, RecordOptions, SwitchOutput, Synth, DEFAULT_FREQUENCY,
+};
+pub use rotation::stamped as timestamped;
 pub use summary::Summary;
 
 use error::io_err;

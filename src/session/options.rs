@@ -86,6 +86,13 @@ pub struct RecordOptions {
     /// `--flight-recorder SIZE`: keep the newest SIZE bytes of compressed
     /// trace in memory, written out on SIGUSR2, `snapshot`, or the end.
     pub flight_recorder: Option<u64>,
+    /// What perf record's sample and attr options (`-d`, `-P`, `-R`, `-s`,
+    /// `--all-user`, `--no-buffering`, ...) add to every event.
+    pub attr_extra: crate::event::attr_build::ExtraAttr,
+    /// `--synth`: the side band of existing tasks written at the start.
+    pub synth: Synth,
+    /// `--proc-map-timeout`: how long one task's /proc maps may take to read.
+    pub proc_map_timeout: Duration,
 }
 
 /// `--switch-output[=signal|SIZE|TIME]`.
@@ -133,6 +140,58 @@ pub struct BuildIdOptions {
     pub all: bool,
     /// Add the DSOs to ~/.debug (not with `-N/--no-buildid-cache`).
     pub cache: bool,
+    /// Build ids in MMAP2 records on every CPU too (`--buildid-mmap`).
+    pub in_mmaps: bool,
+}
+
+/// `--synth`: which side band of the tasks that exist at the start perfz
+/// writes (perf's `perf_synth_opts`): their names and forks (`task`), their
+/// maps too (`mmap`), the cgroups (`cgroup`, with `--all-cgroups`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Synth {
+    /// COMM (and FORK, NAMESPACES) of existing tasks.
+    pub task: bool,
+    /// MMAP2 of existing tasks.
+    pub mmap: bool,
+    /// CGROUP records of existing cgroups.
+    pub cgroup: bool,
+}
+
+impl Default for Synth {
+    fn default() -> Self {
+        Synth {
+            task: true,
+            mmap: true,
+            cgroup: true,
+        }
+    }
+}
+
+impl FromStr for Synth {
+    type Err = String;
+    /// A comma list of `no`, `all`, `task`, `mmap` (task too), `cgroup`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let mut out = Synth {
+            task: false,
+            mmap: false,
+            cgroup: false,
+        };
+        for w in s.split(',') {
+            match w {
+                "no" => {}
+                "all" => out = Synth::default(),
+                "task" => out.task = true,
+                "mmap" => (out.task, out.mmap) = (true, true),
+                "cgroup" => out.cgroup = true,
+                _ => {
+                    return Err(format!(
+                        "--synth {s}: use no, all, task, mmap or cgroup (a comma list)"
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 impl Default for BuildIdOptions {
@@ -141,6 +200,7 @@ impl Default for BuildIdOptions {
             table: true,
             all: false,
             cache: true,
+            in_mmaps: false,
         }
     }
 }
@@ -208,6 +268,9 @@ impl Default for RecordOptions {
             switch_output: None,
             switch_max_files: None,
             flight_recorder: None,
+            attr_extra: Default::default(),
+            synth: Synth::default(),
+            proc_map_timeout: Duration::from_millis(500),
         }
     }
 }

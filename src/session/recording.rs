@@ -146,6 +146,9 @@ impl<'o> Recording<'o> {
         SynthSideBand {
             target,
             call_graph: self.o.call_graph,
+            synth: self.o.synth,
+            tracking_flags: self.o.attr_extra.tracking_flags,
+            map_timeout: self.o.proc_map_timeout,
             tgids: &self.prepared.tgids,
             trailer: self.prepared.trailer_size(),
         }

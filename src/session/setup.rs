@@ -227,10 +227,11 @@ fn attr_options(o: &RecordOptions) -> AttrOptions {
         // concurrent `perf record` 6.1 reads their inode as a build id and
         // aborts (6 of 6 runs beside `perfz record -a`, and beside perf's
         // own `--buildid-mmap -a`). The build-id pass names hit DSOs anyway.
-        build_id: !system_wide,
+        build_id: !system_wide || o.build_ids.in_mmaps,
         sampling_explicit: o.sampling_explicit,
         clockid: o.clockid,
         with_period: o.events.iter().any(|e| e.off_cpu),
+        extra: o.attr_extra,
     }
 }
 

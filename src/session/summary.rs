@@ -94,29 +94,33 @@ pub struct Summary {
 impl Summary {
     /// Lines for stderr, in perf's style.
     pub fn render(&self) -> String {
-        let mb = |b: u64| b as f64 / 1e6;
+        // perf's own two lines, verbatim (MB = MiB, as perf counts them);
+        // perfz's facts follow on lines of their own.
+        let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
         let mut s = format!(
-            "[ perfz record: Woken up {} times to write data ]\n",
+            "[ perf record: Woken up {} times to write data ]\n",
             self.wakeups
         );
-        let comp = if self.compressed_bytes > 0 {
-            format!(
-                ", compressed with {} (original {:.3} MB, ratio is {:.3})",
-                self.codec,
-                mb(self.ring_bytes),
-                self.ring_bytes as f64 / self.compressed_bytes as f64
-            )
+        let samples = if self.samples > 0 && self.output != "-" {
+            format!(" ({} samples)", self.samples)
         } else {
             String::new()
         };
         s += &format!(
-            "[ perfz record: Captured and wrote {:.3} MB {} ({} samples){comp} ]\n",
-            mb(self.bytes_written),
+            "[ perf record: Captured and wrote {:.3} MB {}{samples} ]\n",
+            mib(self.bytes_written),
             self.output,
-            self.samples
         );
+        if self.compressed_bytes > 0 {
+            s += &format!(
+                "[ perfz record: compressed with {} (original {:.3} MB, ratio is {:.3}) ]\n",
+                self.codec,
+                mib(self.ring_bytes),
+                self.ring_bytes as f64 / self.compressed_bytes as f64
+            );
+        }
         for f in &self.outputs {
-            s += &format!("[ perfz record: Dump {f} ]\n");
+            s += &format!("[ perf record: Dump {f} ]\n");
         }
         if self.copies.is_none() && self.sink != "serial" {
             s += &format!("[ perfz record: {} writes ]\n", self.sink);

@@ -7,10 +7,19 @@ use crate::format::record::RecordType;
 use crate::format::writer::empty_record;
 use crate::synth;
 
+/// The most CGROUP records written at the start.
+const MAX_CGROUPS: usize = 100_000;
+
 /// What to describe.
 pub struct SynthSideBand<'a> {
     pub target: &'a Target,
     pub call_graph: CallGraph,
+    /// `--synth`: which side band of existing tasks.
+    pub synth: crate::session::Synth,
+    /// The tracking event's attr flags (namespaces, cgroup, mmap_data).
+    pub tracking_flags: u64,
+    /// `--proc-map-timeout`.
+    pub map_timeout: std::time::Duration,
     /// The processes recorded (`-p`, or the workload's pid).
     pub tgids: &'a [i32],
     /// Bytes of the sample_id trailer each record carries.
@@ -21,8 +30,11 @@ impl SynthSideBand<'_> {
     /// The records, ending with FINISHED_INIT; `notes` gets what could not be
     /// synthesized.
     pub fn build(&self, notes: &mut Vec<String>) -> Vec<u8> {
+        use crate::format::attr::flags;
         let trailer = self.trailer;
-        let data_mmaps = matches!(self.call_graph, CallGraph::Dwarf(_));
+        let data_mmaps = matches!(self.call_graph, CallGraph::Dwarf(_))
+            || self.tracking_flags & flags::MMAP_DATA != 0;
+        let namespaces = self.tracking_flags & flags::NAMESPACES != 0;
         let mut out = Vec::new();
         match synth::kernel::synthesize(trailer) {
             Ok(rec) => out.extend_from_slice(&rec),
@@ -36,15 +48,42 @@ impl SynthSideBand<'_> {
                 let pid = self.tgids[0];
                 let comm = synth::proc::comm_of(pid, pid).unwrap_or_else(|| "perfz-exec".into());
                 out.extend_from_slice(&synth::proc::comm_record(pid, pid, &comm, trailer));
+                if namespaces {
+                    out.extend(synth::ns_cgroup::namespaces_record(pid, pid, trailer));
+                }
                 Vec::new()
             }
             Target::Pids(_) | Target::Tids(_) => self.tgids.to_vec(),
         };
-        let with_fork = self.target.is_system_wide();
-        for pid in pids {
-            for rec in synth::proc::process_records(pid, with_fork, data_mmaps, trailer) {
+        if self.synth.cgroup && self.tracking_flags & flags::CGROUP != 0 {
+            for rec in synth::ns_cgroup::cgroup_records(trailer, MAX_CGROUPS) {
                 out.extend_from_slice(&rec);
             }
+        }
+        let describe = synth::proc::Describe {
+            fork: self.target.is_system_wide(),
+            namespaces,
+            maps: self.synth.mmap,
+            data_mmaps,
+            map_timeout: self.map_timeout,
+            trailer,
+        };
+        let mut late = Vec::new();
+        for pid in pids.into_iter().filter(|_| self.synth.task) {
+            let (recs, timed_out) = synth::proc::process_records(pid, &describe);
+            for rec in recs {
+                out.extend_from_slice(&rec);
+            }
+            if timed_out {
+                late.push(pid.to_string());
+            }
+        }
+        if !late.is_empty() {
+            notes.push(format!(
+                "reading /proc/PID/maps of {} timed out after {} ms: their later maps are missing                  (a longer --proc-map-timeout reads them)",
+                late.join(", "),
+                self.map_timeout.as_millis()
+            ));
         }
         out.extend_from_slice(&empty_record(RecordType::FINISHED_INIT));
         out

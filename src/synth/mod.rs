@@ -6,6 +6,7 @@ pub mod build_id;
 pub mod features;
 pub mod kernel;
 pub mod kernel_range;
+pub mod ns_cgroup;
 pub mod proc;
 pub mod tracing;
 

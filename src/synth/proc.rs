@@ -145,18 +145,32 @@ fn push_file_id(body: &mut Vec<u8>, path: &str, maj: u32, min: u32, ino: u64) ->
     build_id.is_some()
 }
 
-/// Records for one process: optionally FORK per thread (system-wide mode, like
-/// perf), COMM per thread, MMAP2 of the process's executable mappings.
+/// What to write of one process that exists at the start.
+#[derive(Clone, Copy, Debug)]
+pub struct Describe {
+    /// FORK per thread (system-wide mode, like perf).
+    pub fork: bool,
+    /// NAMESPACES per thread (`--namespaces`).
+    pub namespaces: bool,
+    /// MMAP2 of its mappings (not with `--synth task`).
+    pub maps: bool,
+    /// Data mappings too (dwarf stacks, `-d`).
+    pub data_mmaps: bool,
+    /// How long its maps may take to read (`--proc-map-timeout`).
+    pub map_timeout: std::time::Duration,
+    /// Bytes of the zeroed sample_id trailer of each record.
+    pub trailer: usize,
+}
+
+/// Records for one process: optionally FORK per thread, COMM (and
+/// NAMESPACES) per thread, MMAP2 of the process's mappings, and whether its
+/// maps took longer than the timeout (the rest are left out, as perf).
 /// A process that vanished meanwhile yields nothing.
-pub fn process_records(
-    pid: i32,
-    with_fork: bool,
-    data_mmaps: bool,
-    trailer: usize,
-) -> Vec<Vec<u8>> {
+pub fn process_records(pid: i32, d: &Describe) -> (Vec<Vec<u8>>, bool) {
+    let (with_fork, trailer) = (d.fork, d.trailer);
     let mut out = Vec::new();
     let Ok(tids) = crate::event::target::threads_of(pid) else {
-        return out;
+        return (out, false);
     };
     for tid in tids {
         let Some(comm) = comm_of(pid, tid) else {
@@ -171,11 +185,37 @@ pub fn process_records(
             out.push(fork_record(pid, ppid, tid, ptid, trailer));
         }
         out.push(comm_record(pid, tid, &comm, trailer));
+        if d.namespaces {
+            out.push(super::ns_cgroup::namespaces_record(pid, tid, trailer));
+        }
     }
-    if let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/maps")) {
-        out.extend(mmap2_records(pid, &maps, data_mmaps, trailer));
+    if !d.maps {
+        return (out, false);
     }
-    out
+    let (maps, late) = read_maps(pid, d.map_timeout);
+    out.extend(mmap2_records(pid, &maps, d.data_mmaps, trailer));
+    (out, late)
+}
+
+/// /proc/PID/maps, line by line until `timeout` has passed (perf's
+/// --proc-map-timeout); whether it ran out.
+fn read_maps(pid: i32, timeout: std::time::Duration) -> (String, bool) {
+    use std::io::BufRead;
+    let Ok(f) = std::fs::File::open(format!("/proc/{pid}/task/{pid}/maps")) else {
+        return (String::new(), false);
+    };
+    let start = std::time::Instant::now();
+    let mut text = String::new();
+    let mut r = std::io::BufReader::new(f);
+    loop {
+        if start.elapsed() > timeout {
+            return (text, true);
+        }
+        match r.read_line(&mut text) {
+            Ok(0) | Err(_) => return (text, false),
+            Ok(_) => {}
+        }
+    }
 }
 
 /// Every process under /proc, in pid order.
@@ -253,9 +293,27 @@ mod tests {
     #[test]
     fn this_process_has_comm_and_maps() {
         let pid = std::process::id() as i32;
-        let recs = process_records(pid, true, true, 0);
+        let mut d = Describe {
+            fork: true,
+            namespaces: true,
+            maps: true,
+            data_mmaps: true,
+            map_timeout: std::time::Duration::from_secs(60),
+            trailer: 0,
+        };
+        let (recs, late) = process_records(pid, &d);
+        assert!(!late);
         assert!(recs.iter().any(|r| r[0] == 3), "a COMM");
         assert!(recs.iter().any(|r| r[0] == 7), "a FORK");
+        assert!(recs.iter().any(|r| r[0] == 16), "a NAMESPACES");
         assert!(recs.iter().any(|r| r[0] == 10), "an MMAP2");
+        // --synth task: no maps; a timeout of zero: maps cut, and said.
+        d.maps = false;
+        assert!(!process_records(pid, &d).0.iter().any(|r| r[0] == 10));
+        d.maps = true;
+        d.map_timeout = std::time::Duration::ZERO;
+        let (recs, late) = process_records(pid, &d);
+        assert!(late, "a zero timeout runs out");
+        assert!(!recs.iter().any(|r| r[0] == 10));
     }
 }

@@ -206,6 +206,7 @@ pub fn require_recording() {
         sampling_explicit: true,
         clockid: None,
         with_period: false,
+        extra: Default::default(),
     };
     if let Err(e) = perfz::event::sys::open(&build_attr(&ev, &o, false), 0, -1, -1) {
         panic!(

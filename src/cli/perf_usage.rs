@@ -1,0 +1,280 @@
+//! `perf record`'s command line as perf's parse-options reads it: perf
+//! 6.12's usage text (`perf_record_usage.txt`, verbatim from `perf record
+//! -h`) names every option and the value it takes; [`split`] reads argv the
+//! way perf does (short options combine, `-F99` and `-F 99`, `--freq=99` and
+//! `--freq 99`, optional values only attached, options end at the first
+//! word that is not one or at `--`), so clap sees one spelling per option
+//! and the command is never an option perfz does not know.
+
+/// perf 6.12's `perf record -h` option lines, verbatim (the `--off-cpu`
+/// line without its note on perf's BPF build).
+const USAGE: &str = include_str!("perf_record_usage.txt");
+
+/// Options of perf's usage that perfz refuses, with the one line saying why.
+pub const REFUSED: &[(&str, &str)] = &[
+    ("cgroup", "per-cgroup events (a cgroup fd as the event's target) are not opened by perfz; record -a --all-cgroups and keep one cgroup with perf report --cgroups"),
+    ("snapshot", "AUX area snapshots need an AUX tracing PMU (intel_pt, arm_spe, cs_etm) and perfz records no AUX area; --flight-recorder SIZE keeps the newest trace for a snapshot"),
+    ("aux-sample", "AUX area samples need an AUX tracing PMU (intel_pt, arm_spe, cs_etm) and perfz records no AUX area"),
+    ("affinity", "perfz's serial drain does not move between CPUs; --threads=cpu drains each CPU's rings on that CPU (perf's --affinity=cpu), --threads=numa on its node (--affinity=node)"),
+    ("debuginfod", "perfz record fetches no debug info; perf report --debuginfod reads perfz's files by their build ids"),
+    ("kcore", "perfz does not copy /proc/kcore; the recording's kernel build id and kallsyms name kernel frames"),
+    ("overwrite", "perfz keeps the newest trace compressed instead of in overwritable rings: --flight-recorder SIZE (written on SIGUSR2, --control snapshot, or at the end)"),
+    ("setup-filter", "BPF sample filters need perf's BPF skeletons; perfz loads no BPF"),
+    ("switch-output-event", "perfz switches output on SIGUSR2, a size or a time (--switch-output) and on --control snapshot, not on a side-band event"),
+    ("tail-synthesize", "perfz writes the side band (tasks, maps) at the start, where readers need it; it has no overwrite rings to synthesize after"),
+    ("vmlinux", "perf record uses a vmlinux only to name the kernel's DSO; give it to perf report --vmlinux (perfz records the kernel's build id)"),
+];
+
+/// What an option takes after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Takes {
+    /// Nothing (a switch).
+    Nothing,
+    /// A value: attached (`-F99`, `--freq=99`) or the next word.
+    Value,
+    /// A value only when attached (`-z3`, `--aio=2`); alone, the default.
+    Optional,
+}
+
+/// One option of a command line: its spellings and what it takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OptionSpec {
+    /// `-x`.
+    pub short: Option<char>,
+    /// `--name`.
+    pub long: Option<String>,
+    /// What follows it.
+    pub takes: Takes,
+}
+
+/// One option of perf's usage text, with the lines perf prints for it.
+#[derive(Clone, Debug)]
+pub struct UsageEntry {
+    /// Its spellings and value.
+    pub spec: OptionSpec,
+    /// Its lines in `perf record -h`, verbatim.
+    pub lines: String,
+}
+
+/// perf 6.12's `perf record` options, in its usage's order.
+pub fn perf_options() -> Vec<UsageEntry> {
+    let mut out: Vec<UsageEntry> = Vec::new();
+    for line in USAGE.lines() {
+        let t = line.trim_start();
+        let is_option =
+            t.starts_with('-') && (line.starts_with("    -") || line.starts_with("        --"));
+        if !is_option {
+            if let Some(last) = out.last_mut() {
+                last.lines.push('\n');
+                last.lines.push_str(line);
+            }
+            continue;
+        }
+        let head = t.split("  ").next().unwrap_or(t);
+        let mut short = None;
+        let mut rest = head;
+        if let Some(s) = head.strip_prefix('-').filter(|s| !s.starts_with('-')) {
+            short = s.chars().next();
+            rest = s.get(1..).unwrap_or("").trim_start_matches(", ");
+        }
+        let (long, takes) = match rest.strip_prefix("--") {
+            Some(l) => {
+                let name_end = l.find(['[', ' ']).unwrap_or(l.len());
+                (Some(l[..name_end].to_string()), takes_of(&l[name_end..]))
+            }
+            None => (None, takes_of(rest)),
+        };
+        out.push(UsageEntry {
+            spec: OptionSpec { short, long, takes },
+            lines: line.to_string(),
+        });
+    }
+    out
+}
+
+fn takes_of(arg: &str) -> Takes {
+    if arg.starts_with("[=") || arg.starts_with("[<") {
+        Takes::Optional
+    } else if arg.trim_start().starts_with('<') {
+        Takes::Value
+    } else {
+        Takes::Nothing
+    }
+}
+
+/// Why perfz refuses perf's option `long`, if it does.
+pub fn refusal(long: &str) -> Option<&'static str> {
+    REFUSED
+        .iter()
+        .find(|(l, _)| *l == long)
+        .map(|(_, why)| *why)
+}
+
+/// A command line perf's parse-options would refuse, in perf's words.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BadOption {
+    /// `--name` that no option has (nor as the start of one).
+    UnknownLong(String),
+    /// `-x` that no option has.
+    UnknownShort(char),
+    /// `--name` that more than one option starts with.
+    Ambiguous(String, Vec<String>),
+    /// An option that needs a value at the end of the line.
+    NeedsValue(String),
+    /// `--switch=value` for a switch.
+    TakesNoValue(String),
+}
+
+impl std::fmt::Display for BadOption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadOption::UnknownLong(n) => write!(f, "unknown option `{n}'"),
+            BadOption::UnknownShort(c) => write!(f, "unknown switch `{c}'"),
+            BadOption::Ambiguous(n, all) => {
+                write!(
+                    f,
+                    "Ambiguous option: {n} (could be --{})",
+                    all.join(" or --")
+                )
+            }
+            BadOption::NeedsValue(n) => write!(f, "option `{n}' requires a value"),
+            BadOption::TakesNoValue(n) => write!(f, "option `{n}' takes no value"),
+        }
+    }
+}
+
+/// A command line read as perf reads it: each option once as
+/// `--long[=value]` (or `-x[value]` where it has no long name), then the
+/// command.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Split {
+    /// The options, one word each.
+    pub options: Vec<String>,
+    /// The command and its arguments (after the options, or after `--`).
+    pub command: Vec<String>,
+}
+
+/// Reads `words` (without the program and subcommand) as perf's
+/// parse-options reads `perf record`'s: options until `--` or the first word
+/// that is not one; a long option may be abbreviated to a prefix only it has.
+pub fn split(words: &[String], known: &[OptionSpec]) -> Result<Split, BadOption> {
+    let mut out = Split::default();
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        i += 1;
+        if w == "--" {
+            out.command = words[i..].to_vec();
+            return Ok(out);
+        }
+        if let Some(body) = w.strip_prefix("--") {
+            let (name, attached) = match body.split_once('=') {
+                Some((n, v)) => (n, Some(v)),
+                None => (body, None),
+            };
+            let spec = long_option(name, known)?;
+            let long = spec.long.clone().unwrap_or_default();
+            let value = match (spec.takes, attached) {
+                (Takes::Nothing, Some(_)) => return Err(BadOption::TakesNoValue(long)),
+                (Takes::Nothing, None) | (Takes::Optional, None) => None,
+                (_, Some(v)) => Some(v.to_string()),
+                (Takes::Value, None) => {
+                    let v = words.get(i).ok_or(BadOption::NeedsValue(long.clone()))?;
+                    i += 1;
+                    Some(v.clone())
+                }
+            };
+            out.options.push(spelled(spec, value));
+        } else if w.len() > 1 && w.starts_with('-') {
+            let cluster: Vec<char> = w[1..].chars().collect();
+            let mut j = 0;
+            while j < cluster.len() {
+                let c = cluster[j];
+                let spec = known
+                    .iter()
+                    .find(|o| o.short == Some(c))
+                    .ok_or(BadOption::UnknownShort(c))?;
+                j += 1;
+                let rest: String = cluster[j..].iter().collect();
+                let value = match spec.takes {
+                    Takes::Nothing => None,
+                    Takes::Optional => Some(rest).filter(|r| !r.is_empty()),
+                    Takes::Value if !rest.is_empty() => Some(rest),
+                    Takes::Value => {
+                        let v = words.get(i).ok_or(BadOption::NeedsValue(c.to_string()))?;
+                        i += 1;
+                        Some(v.clone())
+                    }
+                };
+                if spec.takes != Takes::Nothing {
+                    j = cluster.len();
+                }
+                out.options.push(spelled(spec, value));
+            }
+        } else {
+            out.command = words[i - 1..].to_vec();
+            return Ok(out);
+        }
+    }
+    Ok(out)
+}
+
+/// The option `--name` stands for: exact, or the one option it begins.
+fn long_option<'a>(name: &str, known: &'a [OptionSpec]) -> Result<&'a OptionSpec, BadOption> {
+    if let Some(o) = known.iter().find(|o| o.long.as_deref() == Some(name)) {
+        return Ok(o);
+    }
+    let starts: Vec<&OptionSpec> = known
+        .iter()
+        .filter(|o| !name.is_empty() && o.long.as_deref().is_some_and(|l| l.starts_with(name)))
+        .collect();
+    match starts.as_slice() {
+        [one] => Ok(one),
+        [] => Err(BadOption::UnknownLong(name.to_string())),
+        many => Err(BadOption::Ambiguous(
+            name.to_string(),
+            many.iter().filter_map(|o| o.long.clone()).collect(),
+        )),
+    }
+}
+
+/// One option occurrence in the one spelling clap is given.
+fn spelled(spec: &OptionSpec, value: Option<String>) -> String {
+    match (&spec.long, spec.short, value) {
+        (Some(l), _, Some(v)) => format!("--{l}={v}"),
+        (Some(l), _, None) => format!("--{l}"),
+        (None, Some(c), Some(v)) => format!("-{c}{v}"),
+        (None, Some(c), None) => format!("-{c}"),
+        (None, None, _) => String::new(),
+    }
+}
+
+/// One usage line in perf's layout (parse-options' `print_option_help`):
+/// spellings, padded to 24 columns (or alone on a line), then the help.
+pub fn usage_line(spec: &OptionSpec, value_name: &str, help: &str) -> String {
+    let mut head = String::from("    ");
+    match spec.short {
+        Some(c) => head += &format!("-{c}"),
+        None => head += "    ",
+    }
+    if let Some(l) = &spec.long {
+        if spec.short.is_some() {
+            head += ", ";
+        }
+        head += &format!("--{l}");
+    }
+    match spec.takes {
+        Takes::Nothing => {}
+        Takes::Value => head += &format!(" <{value_name}>"),
+        Takes::Optional => head += &format!("[=<{value_name}>]"),
+    }
+    let help = help.replace('\n', &format!("\n{}", " ".repeat(26)));
+    if head.len() <= 24 {
+        format!("{head:<24}  {help}")
+    } else {
+        format!("{head}\n{:26}{help}", "")
+    }
+}
+
+#[cfg(test)]
+mod tests;

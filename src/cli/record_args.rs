@@ -1,0 +1,205 @@
+//! `perfz record`'s command line, read as perf reads `perf record`'s: split
+//! by perf's parse-options rules ([`super::perf_usage::split`]), options
+//! perfz refuses named with the reason, then handed to clap one spelling
+//! each. `-h` prints perf's usage lines for the options the two share, then
+//! perfz's own.
+
+use std::process::ExitCode;
+
+use clap::{Args as _, FromArgMatches as _};
+
+use super::perf_usage::{perf_options, refusal, split, usage_line, OptionSpec, Takes};
+use super::record::Args;
+
+/// The lines perf's usage starts with.
+pub const USAGE_HEAD: &str = " Usage: perfz record [<options>] [<command>]\n    or: perfz record [<options>] -- <command> [<options>]";
+
+/// What a command line asks for.
+pub enum Parsed {
+    /// A recording.
+    Args(Box<Args>),
+    /// Nothing more: help was printed (perf exits 129 after its usage).
+    Exit(ExitCode),
+}
+
+fn clap_command() -> clap::Command {
+    Args::augment_args(
+        clap::Command::new("perfz record")
+            .no_binary_name(true)
+            .disable_help_flag(true)
+            .args_override_self(true),
+    )
+}
+
+/// Each option clap knows for `perfz record`, as the splitter reads it.
+fn clap_options(cmd: &clap::Command) -> Vec<OptionSpec> {
+    cmd.get_arguments()
+        .filter(|a| a.get_short().is_some() || a.get_long().is_some())
+        .map(|a| {
+            let takes = if !a.get_action().takes_values() {
+                Takes::Nothing
+            } else if a.get_num_args().is_some_and(|n| n.min_values() == 0) {
+                Takes::Optional
+            } else {
+                Takes::Value
+            };
+            OptionSpec {
+                short: a.get_short(),
+                long: a.get_long().map(str::to_string),
+                takes,
+            }
+        })
+        .collect()
+}
+
+/// Every option the splitter knows: clap's, perf's that perfz refuses (to
+/// name them with the reason), and `-h`.
+fn known_options(cmd: &clap::Command) -> Vec<OptionSpec> {
+    let mut known = clap_options(cmd);
+    for e in perf_options() {
+        let refused = e.spec.long.as_deref().is_some_and(|l| refusal(l).is_some());
+        if refused && !known.iter().any(|k| k.long == e.spec.long) {
+            known.push(e.spec);
+        }
+    }
+    known.push(OptionSpec {
+        short: Some('h'),
+        long: Some("help".into()),
+        takes: Takes::Nothing,
+    });
+    known
+}
+
+/// Reads `words` (after `record`) as perf would.
+pub fn parse(words: &[String]) -> anyhow::Result<Parsed> {
+    let cmd = clap_command();
+    let s = split(words, &known_options(&cmd)).map_err(anyhow::Error::msg)?;
+    if s.options.iter().any(|o| o == "--help") {
+        println!("{}", help(&cmd));
+        return Ok(Parsed::Exit(ExitCode::from(129)));
+    }
+    for o in &s.options {
+        let name = o.trim_start_matches('-').split('=').next().unwrap_or("");
+        if let Some(why) = refusal(name) {
+            anyhow::bail!("--{name}: {why}");
+        }
+    }
+    let m = cmd.try_get_matches_from(&s.options).map_err(|e| {
+        anyhow::anyhow!(
+            "{}",
+            e.render().to_string().trim_start_matches("error: ").trim()
+        )
+    })?;
+    let mut a = Args::from_arg_matches(&m).map_err(|e| anyhow::anyhow!("{e}"))?;
+    a.command = s.command;
+    a.words = s.options;
+    Ok(Parsed::Args(Box::new(a)))
+}
+
+/// `perfz record -h`: perf's usage lines for the options the two share
+/// (verbatim, so scripts that probe perf's help find them), then perfz's own.
+fn help(cmd: &clap::Command) -> String {
+    let mut out = format!("\n{USAGE_HEAD}\n\n");
+    let perf = perf_options();
+    for e in &perf {
+        let refused = e.spec.long.as_deref().is_some_and(|l| refusal(l).is_some());
+        if !refused {
+            out += &e.lines;
+            out.push('\n');
+        }
+    }
+    out += "\n perfz's own options:\n\n";
+    for a in cmd.get_arguments() {
+        let long = a.get_long().map(str::to_string);
+        let shared = perf.iter().any(|e| {
+            (long.is_some() && e.spec.long == long)
+                || (long.is_none() && e.spec.short == a.get_short())
+        });
+        if shared || (a.get_long().is_none() && a.get_short().is_none()) {
+            continue;
+        }
+        let spec = clap_options(&clap::Command::new("one").arg(a.clone()))
+            .pop()
+            .expect("an option");
+        let value = a
+            .get_value_names()
+            .and_then(|v| v.first())
+            .map_or("value".to_string(), |v| v.to_string());
+        let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+        out += &usage_line(&spec, &value, &help);
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_option_perf_has_is_perfzs_or_refused_with_a_reason() {
+        let cmd = clap_command();
+        let ours = clap_options(&cmd);
+        for e in perf_options() {
+            let long = e.spec.long.clone();
+            if long.as_deref().is_some_and(|l| refusal(l).is_some()) {
+                assert!(
+                    !ours.iter().any(|o| o.long == long),
+                    "{long:?} both refused and taken"
+                );
+                continue;
+            }
+            let o = ours
+                .iter()
+                .find(|o| {
+                    (long.is_some() && o.long == long)
+                        || (long.is_none() && o.short == e.spec.short)
+                })
+                .unwrap_or_else(|| panic!("perf's {:?} is neither perfz's nor refused", e.spec));
+            assert_eq!(o.short, e.spec.short, "{long:?}: perf's short name");
+            assert_eq!(o.takes, e.spec.takes, "{long:?}: what it takes, as perf");
+        }
+    }
+
+    #[test]
+    fn help_shows_perfs_lines_and_perfzs_own() {
+        let h = help(&clap_command());
+        assert!(h.contains("    -z, --compression-level[=<n>]\n"), "{h}");
+        assert!(h.contains("    -a, --all-cpus        system-wide collection from all CPUs\n"));
+        assert!(!h.contains("--kcore"), "refused options are not shared");
+        assert!(h.contains("        --codec <SPEC>"), "{h}");
+        assert!(h.contains("        --flight-recorder <SIZE>"));
+    }
+
+    #[test]
+    fn a_refused_option_names_its_reason() {
+        let words: Vec<String> = ["--kcore", "true"].map(String::from).to_vec();
+        let e = parse(&words).err().unwrap().to_string();
+        assert!(
+            e.starts_with("--kcore: perfz does not copy /proc/kcore"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn perfs_combined_short_options_reach_clap() {
+        let words: Vec<String> = ["-asdg", "-F99", "-o", "x.data", "--", "sleep", "1"]
+            .map(String::from)
+            .to_vec();
+        let Parsed::Args(a) = parse(&words).unwrap() else {
+            panic!("not a recording")
+        };
+        assert_eq!(a.command, ["sleep", "1"]);
+        assert_eq!(
+            a.words,
+            [
+                "--all-cpus",
+                "--stat",
+                "--data",
+                "-g",
+                "--freq=99",
+                "--output=x.data"
+            ]
+        );
+    }
+}
