@@ -68,17 +68,20 @@ fn baseline(dir: &Path, name: &str) -> Baseline {
 
 /// `uname -m`, as attr.py's `os.uname()` gives it.
 fn machine() -> String {
-    // SAFETY: uname fills the zeroed struct it is given.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    assert_eq!(unsafe { libc::uname(&mut u) }, 0);
-    // SAFETY: uname NUL-terminates the field.
-    let m = unsafe { std::ffi::CStr::from_ptr(u.machine.as_ptr()) };
-    m.to_string_lossy().into_owned()
+    // SAFETY: utsname is plain bytes (zeros are a valid value); uname
+    // fills it and NUL-terminates its fields.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        assert_eq!(libc::uname(&mut u), 0);
+        std::ffi::CStr::from_ptr(u.machine.as_ptr())
+            .to_string_lossy()
+            .into_owned()
+    }
 }
 
 /// `RECORDER record -o DIR/perf.data ARGS` through sh (ARGS redirect), as
-/// attr.py runs it: the exit status (128 + the signal for a killed one)
-/// and the events of the file it wrote, or why there are none.
+/// attr.py runs it: the exit status (sh's: 128 + the signal of a killed
+/// recorder) and the events of the file it wrote, or why there are none.
 fn record(
     recorder: &Path,
     t: &AttrTest,
@@ -116,9 +119,11 @@ fn said(recorder: &Path, t: &AttrTest, dir: &Path) -> String {
         .current_dir(dir)
         .output_within();
     // Its first lines, less the workload's (`kill` prints its usage).
+    let kills = ["Usage:", "Options:"];
     let text: Vec<String> = String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.contains("kill") && !l.starts_with(' '))
+        .filter(|l| !kills.contains(&l.trim()))
         .take(3)
         .map(str::to_string)
         .collect();
@@ -136,7 +141,10 @@ fn check(recorder: &Path, t: &AttrTest, dir: &Path) -> Vec<String> {
         ));
     }
     match events {
-        Err(e) => problems.push(format!("no events read: {e}")),
+        Err(e) => {
+            problems.push(format!("no events read: {e}"));
+            problems.push(format!("it says: {}", said(recorder, t, dir)));
+        }
         Ok(result) => {
             for (from, to, flip) in [(&t.expect, &result, false), (&result, &t.expect, true)] {
                 if let Err(e) = compare(from, to, flip) {
@@ -144,9 +152,6 @@ fn check(recorder: &Path, t: &AttrTest, dir: &Path) -> Vec<String> {
                 }
             }
         }
-    }
-    if !problems.is_empty() {
-        problems.push(format!("it says: {}", said(recorder, t, dir)));
     }
     problems
 }

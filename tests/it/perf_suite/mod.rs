@@ -9,6 +9,7 @@
 mod attr;
 mod attr_file;
 mod perf_data_attrs;
+mod self_check;
 mod shell;
 
 use std::path::{Path, PathBuf};
