@@ -26,6 +26,7 @@ mod newer_perf;
 mod no_dyn;
 mod off_cpu;
 mod perf_habits;
+mod perf_suite;
 mod push_paths;
 mod record;
 mod reliability;
