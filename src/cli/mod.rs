@@ -105,3 +105,20 @@ pub(crate) fn is_broken_pipe(e: &anyhow::Error) -> bool {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
+
+/// Writes `bytes` as a new file that replaces `path` (a temporary beside it,
+/// renamed over it): a symlink planted at `path` is replaced, never written
+/// through.
+pub(crate) fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".perfz-stats-")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

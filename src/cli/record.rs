@@ -11,7 +11,6 @@ use super::convert::parse_spec;
 use super::record_events::{events_with_filters, frequency, max_sample_rate};
 use crate::event::cpus::parse_list;
 use crate::event::events::{CallGraph, Sampling};
-use crate::event::ring::parse_mmap_pages;
 use crate::event::target::Target;
 use crate::session::{record, RecordOptions, DEFAULT_FREQUENCY};
 use crate::units::parse_size;
@@ -152,7 +151,7 @@ pub struct Args {
         value_name = "MS",
         allow_negative_numbers = true
     )]
-    delay: Option<i64>,
+    delay: Option<String>,
     /// perf's control channel: `fifo:CTL[,ACK]` or `fd:CTL[,ACK]`; write
     /// `enable`, `disable`, `stop` or `ping` to it (each answered `ack`).
     #[arg(long, value_name = "fifo:CTL[,ACK]|fd:CTL[,ACK]")]
@@ -269,26 +268,40 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         println!("{}", super::record_perf::register_list());
         return Ok(0);
     }
+    let mut notes = Vec::new();
+    let Some(opts) = options_of(&a, &mut notes)? else {
+        return Ok(0); // --dry-run
+    };
+    let mut summary = record(&opts)?;
+    summary.notes.splice(0..0, notes);
+    if let Some(p) = &a.stats_json {
+        super::write_replacing(p, serde_json::to_string_pretty(&summary)?.as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    if !a.quiet {
+        for n in &summary.notes {
+            eprintln!("perfz: note: {n}");
+        }
+        eprint!("{}", summary.render());
+    }
+    Ok(summary.workload_exit.map_or(0, |c| c as u8))
+}
+
+/// What `a` asks perfz to record (`None` for `--dry-run`); `notes` gets
+/// what was adjusted (a frequency lowered to the kernel's limit).
+fn options_of(a: &Args, notes: &mut Vec<String>) -> anyhow::Result<Option<RecordOptions>> {
     let mut events = events_with_filters(&a.events, &a.filter, a.exclude_perf, &a.words)?;
     if a.off_cpu {
         events.push(crate::event::events::EventSpec::off_cpu());
     }
-    let mut notes = Vec::new();
-    let sampling = match (&a.freq, a.count) {
-        (_, Some(c)) => Sampling::Period(c),
-        (Some(f), None) => Sampling::Frequency(frequency(f, a.strict_freq, &mut notes)?),
-        (None, None) => Sampling::Frequency(
-            DEFAULT_FREQUENCY.min(max_sample_rate().unwrap_or(DEFAULT_FREQUENCY)),
-        ),
-    };
-    let call_graph = match (&a.call_graph, a.g) {
-        (Some(m), _) => CallGraph::parse(m)?,
-        (None, true) => CallGraph::FramePointer,
-        (None, false) => CallGraph::None,
-    };
-    let (target, timing_command) = target_of(&a)?;
-    let codec = codec_of(&a)?;
-    let pages = a.mmap_pages.as_deref().map(data_pages).transpose()?;
+    let (sampling, call_graph) = sampling_of(a, notes)?;
+    let (target, timing_command) = target_of(a)?;
+    let codec = codec_of(a)?;
+    let pages = a
+        .mmap_pages
+        .as_deref()
+        .map(super::record_args::data_pages)
+        .transpose()?;
     let attr_extra = a
         .perf
         .extra_attr(matches!(call_graph, CallGraph::Dwarf(_)))?;
@@ -298,10 +311,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         a.output.clone()
     };
     if a.dry_run {
-        return Ok(0);
+        return Ok(None);
     }
     let mmap_flush = parse_size(&a.mmap_flush)? as usize;
-    let opts = RecordOptions {
+    Ok(Some(RecordOptions {
         events,
         sampling,
         sampling_explicit: a.freq.is_some() || a.count.is_some(),
@@ -326,7 +339,11 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         keep_stack_padding: a.keep_stack_padding,
         threads: a.threads.clone(),
         per_thread: a.per_thread,
-        delay_ms: a.delay,
+        delay_ms: a
+            .delay
+            .as_deref()
+            .map(super::record_args::delay_ms)
+            .transpose()?,
         control: a.control.clone(),
         build_ids: crate::session::BuildIdOptions {
             table: !a.no_buildid && !a.buildid_mmap,
@@ -345,30 +362,25 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         switch_max_files: a.switch_max_files.map(|n| n as usize),
         flight_recorder: a.flight_recorder.as_deref().map(parse_size).transpose()?,
         attr_extra,
-    };
-    let mut summary = record(&opts)?;
-    summary.notes.splice(0..0, notes);
-    if let Some(p) = &a.stats_json {
-        write_replacing(p, serde_json::to_string_pretty(&summary)?.as_bytes())
-            .with_context(|| format!("writing {}", p.display()))?;
-    }
-    if !a.quiet {
-        for n in &summary.notes {
-            eprintln!("perfz: note: {n}");
-        }
-        eprint!("{}", summary.render());
-    }
-    Ok(summary.workload_exit.map_or(0, |c| c as u8))
+    }))
 }
 
-/// `-m PAGES[,AUX]`: the data pages (perfz records no AUX area).
-fn data_pages(m: &str) -> anyhow::Result<usize> {
-    let (data, aux) = m.split_once(',').unwrap_or((m, ""));
-    anyhow::ensure!(
-        aux.is_empty(),
-        "-m {m}: AUX area pages need an AUX tracing PMU (intel_pt, arm_spe, cs_etm) and perfz records no AUX area: give the data pages alone"
-    );
-    Ok(parse_mmap_pages(data)?)
+/// How often events sample (`-c`, `-F`, or perf's default up to the
+/// kernel's limit) and which call chains they carry (`-g`, `--call-graph`).
+fn sampling_of(a: &Args, notes: &mut Vec<String>) -> anyhow::Result<(Sampling, CallGraph)> {
+    let sampling = match (&a.freq, a.count) {
+        (_, Some(c)) => Sampling::Period(c),
+        (Some(f), None) => Sampling::Frequency(frequency(f, a.strict_freq, notes)?),
+        (None, None) => Sampling::Frequency(
+            DEFAULT_FREQUENCY.min(max_sample_rate().unwrap_or(DEFAULT_FREQUENCY)),
+        ),
+    };
+    let call_graph = match (&a.call_graph, a.g) {
+        (Some(m), _) => CallGraph::parse(m)?,
+        (None, true) => CallGraph::FramePointer,
+        (None, false) => CallGraph::None,
+    };
+    Ok((sampling, call_graph))
 }
 
 /// What to record (a command, -p, -t, -u, -a or -C; no target and no
@@ -412,23 +424,9 @@ fn codec_of(a: &Args) -> anyhow::Result<CodecSpec> {
     })
 }
 
-/// `-u USER`: a name or a number.
-fn resolve_user(u: &str) -> anyhow::Result<u32> {
-    if let Ok(n) = u.parse::<u32>() {
-        return Ok(n);
-    }
-    let name = std::ffi::CString::new(u).context("-u: a user name without NUL bytes")?;
-    // SAFETY: getpwnam reads a NUL-terminated string and returns a pointer
-    // to static storage or null; we copy the uid out at once.
-    let pw = unsafe { libc::getpwnam(name.as_ptr()) };
-    anyhow::ensure!(!pw.is_null(), "-u {u}: no such user");
-    // SAFETY: pw is non-null and points to a valid passwd entry.
-    Ok(unsafe { (*pw).pw_uid })
-}
-
 fn explicit_target(a: &Args) -> anyhow::Result<Target> {
     if let Some(u) = &a.uid {
-        let uid = resolve_user(u)?;
+        let uid = super::record_args::resolve_user(u)?;
         let pids = crate::event::target::pids_of_user(uid)?;
         anyhow::ensure!(!pids.is_empty(), "-u {u}: user {uid} runs no process");
         return Ok(Target::Pids(pids));
@@ -442,21 +440,4 @@ fn explicit_target(a: &Args) -> anyhow::Result<Target> {
     } else {
         Target::Cpus(crate::event::cpus::online()?)
     })
-}
-
-/// Writes `bytes` as a new file that replaces `path` (a temporary beside it,
-/// renamed over it): a symlink planted at `path` is replaced, never written
-/// through.
-fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".perfz-stats-")
-        .tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }

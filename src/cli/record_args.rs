@@ -6,6 +6,9 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context;
+
+use crate::event::ring::parse_mmap_pages;
 use clap::{Args as _, FromArgMatches as _};
 
 use super::perf_usage::{perf_options, refusal, split, usage_line, OptionSpec, Takes};
@@ -132,6 +135,43 @@ fn help(cmd: &clap::Command) -> String {
     out
 }
 
+/// `-D MS` or `-1`; perf's time ranges (`10-20,30-40`) are refused.
+pub(super) fn delay_ms(d: &str) -> anyhow::Result<i64> {
+    d.parse().map_err(|_| {
+        if d.contains(['-', ',']) {
+            anyhow::anyhow!(
+                "-D {d}: perfz takes a delay in ms (or -1), not ranges of time; to sample between times, start with -D -1 and write enable and disable to --control"
+            )
+        } else {
+            anyhow::anyhow!("-D {d}: give milliseconds, or -1 to start disabled")
+        }
+    })
+}
+
+/// `-m PAGES[,AUX]`: the data pages (perfz records no AUX area).
+pub(super) fn data_pages(m: &str) -> anyhow::Result<usize> {
+    let (data, aux) = m.split_once(',').unwrap_or((m, ""));
+    anyhow::ensure!(
+        aux.is_empty(),
+        "-m {m}: AUX area pages need an AUX tracing PMU (intel_pt, arm_spe, cs_etm) and perfz records no AUX area: give the data pages alone"
+    );
+    Ok(parse_mmap_pages(data)?)
+}
+
+/// `-u USER`: a name or a number.
+pub(super) fn resolve_user(u: &str) -> anyhow::Result<u32> {
+    if let Ok(n) = u.parse::<u32>() {
+        return Ok(n);
+    }
+    let name = std::ffi::CString::new(u).context("-u: a user name without NUL bytes")?;
+    // SAFETY: getpwnam reads a NUL-terminated string and returns a pointer
+    // to static storage or null; we copy the uid out at once.
+    let pw = unsafe { libc::getpwnam(name.as_ptr()) };
+    anyhow::ensure!(!pw.is_null(), "-u {u}: no such user");
+    // SAFETY: pw is non-null and points to a valid passwd entry.
+    Ok(unsafe { (*pw).pw_uid })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +198,24 @@ mod tests {
                 .unwrap_or_else(|| panic!("perf's {:?} is neither perfz's nor refused", e.spec));
             assert_eq!(o.short, e.spec.short, "{long:?}: perf's short name");
             assert_eq!(o.takes, e.spec.takes, "{long:?}: what it takes, as perf");
+        }
+    }
+
+    #[test]
+    fn the_option_table_in_the_docs_has_a_row_for_each_of_perfs_options() {
+        let doc = include_str!("../../docs/RECORD_OPTIONS.md");
+        for e in perf_options() {
+            let name = match (&e.spec.long, e.spec.short) {
+                (Some(l), _) => format!("`--{l}`"),
+                (None, Some(c)) => format!("`-{c}`"),
+                (None, None) => continue,
+            };
+            let row = doc
+                .lines()
+                .find(|l| l.starts_with("| ") && l.contains(&format!("{name} |")));
+            let row = row.unwrap_or_else(|| panic!("docs/RECORD_OPTIONS.md has no row for {name}"));
+            let refused = e.spec.long.as_deref().and_then(refusal).is_some();
+            assert_eq!(row.contains("| refused"), refused, "{row}");
         }
     }
 

@@ -90,22 +90,15 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
         _ => o.sampling,
     };
     match sampling {
-        // -n: no samples at all (perf zeroes the period, freq stays).
-        _ if o.extra.no_samples => {
-            fl |= if matches!(sampling, Sampling::Frequency(_)) {
-                flags::FREQ
-            } else {
-                0
-            };
-        }
         // In a leader-sampling group the members do not sample.
         _ if member && sample_read => sample_type |= st::PERIOD,
         Sampling::Frequency(hz) => {
-            a.set_u64(16, hz);
+            // -n: no samples (perf zeroes the period; freq stays).
+            a.set_u64(16, if o.extra.no_samples { 0 } else { hz });
             fl |= flags::FREQ;
             sample_type |= st::PERIOD;
         }
-        Sampling::Period(p) => a.set_u64(16, p),
+        Sampling::Period(p) => a.set_u64(16, if o.extra.no_samples { 0 } else { p }),
     }
     if ev.tracepoint.is_some() {
         // perf's tracepoint defaults: the raw payload, its CPU and period.
@@ -127,29 +120,17 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
         sample_type |= st::PERIOD;
     }
     sample_type |= o.extra.sample_type;
-    fl = (fl | o.extra.flags) & !o.extra.flags_off;
-    if o.call_graph != CallGraph::None {
-        fl |= o.extra.callchain_flags;
-    }
-    if o.extra.sample_regs_user != 0 {
-        a.set_u64(80, a.sample_regs_user() | o.extra.sample_regs_user);
-    }
-    if o.extra.sample_regs_intr != 0 {
-        a.set_u64(96, o.extra.sample_regs_intr);
-    }
-    if o.extra.branch_sample_type != 0 {
-        a.set_u64(72, o.extra.branch_sample_type);
-    }
-    if o.extra.wakeup_events != 0 {
-        a.set_u32(48, o.extra.wakeup_events);
-    }
+    fl = add_extra(&mut a, o, fl);
     if ev.off_cpu {
-        fl |= flags::CONTEXT_SWITCH;
-        if o.call_graph == CallGraph::FramePointer {
-            // User frames only, as perf's --off-cpu: the kernel part is
-            // the scheduler's, the same for every wait.
-            fl |= flags::EXCLUDE_CALLCHAIN_KERNEL;
-        }
+        // User frames only with fp, as perf's --off-cpu: the kernel part
+        // is the scheduler's, the same for every wait.
+        let fp = o.call_graph == CallGraph::FramePointer;
+        fl |= flags::CONTEXT_SWITCH
+            | if fp {
+                flags::EXCLUDE_CALLCHAIN_KERNEL
+            } else {
+                0
+            };
     }
     a.set_u64(24, sample_type);
     a.set_u64(
@@ -173,6 +154,29 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     }
     a.set_u64(40, fl);
     a
+}
+
+/// Sets the fields perf record's options ask of every event
+/// ([`ExtraAttr`]); returns `fl` with their flags.
+fn add_extra(a: &mut Attr, o: &AttrOptions, fl: u64) -> u64 {
+    let x = &o.extra;
+    let mut fl = (fl | x.flags) & !x.flags_off;
+    if o.call_graph != CallGraph::None {
+        fl |= x.callchain_flags;
+    }
+    if x.sample_regs_user != 0 {
+        a.set_u64(80, a.sample_regs_user() | x.sample_regs_user);
+    }
+    if x.sample_regs_intr != 0 {
+        a.set_u64(96, x.sample_regs_intr);
+    }
+    if x.branch_sample_type != 0 {
+        a.set_u64(72, x.branch_sample_type);
+    }
+    if x.wakeup_events != 0 {
+        a.set_u32(48, x.wakeup_events);
+    }
+    fl
 }
 
 /// The attr flags of an event's modifiers (`:u`, `:k`, `:p`, ...); group

@@ -78,7 +78,7 @@ pub struct EventFd {
 }
 
 /// Which event carries the mmap/comm/task records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Tracking {
     /// The first event, as perf does by default.
     First,
@@ -87,6 +87,9 @@ pub enum Tracking {
     Dummy {
         /// The sampling events start disabled, to be enabled later (`-D`, `--control`).
         sampling_waits: bool,
+        /// The CPUs the sampling events are opened on, where the dummy
+        /// tracks every CPU (`-C` of some CPUs); `None`: every ring's.
+        sampling_cpus: Option<Vec<u32>>,
     },
 }
 
@@ -315,9 +318,12 @@ impl EventSet {
         per_thread: bool,
         tracking: Tracking,
     ) -> Result<EventSet, OpenError> {
-        let (tracking_dummy, sampling_waits) = match tracking {
-            Tracking::First => (false, false),
-            Tracking::Dummy { sampling_waits } => (true, sampling_waits),
+        let (tracking_dummy, sampling_waits, sampling_cpus) = match tracking {
+            Tracking::First => (false, false, None),
+            Tracking::Dummy {
+                sampling_waits,
+                sampling_cpus,
+            } => (true, sampling_waits, sampling_cpus),
         };
         let rings_of = ring_tasks(cpus, pids, per_thread);
         let mut notes = Vec::new();
@@ -340,6 +346,10 @@ impl EventSet {
             let mut opened: std::collections::HashMap<(usize, i32, i32), usize> =
                 std::collections::HashMap::new();
             for (ai, attr) in attrs.iter().enumerate() {
+                let dummy = tracking_dummy && ai == attrs.len() - 1;
+                if !dummy && sampling_cpus.as_ref().is_some_and(|c| !c.contains(key)) {
+                    continue;
+                }
                 for &(pid, cpu) in tasks {
                     let group_fd = group_leader[ai]
                         .and_then(|l| opened.get(&(l, pid, cpu)))

@@ -110,15 +110,7 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
             }
             (online, list.clone(), list.clone())
         }
-        Target::Cpus(list) => {
-            if let Some(bad) = list.iter().find(|c| !online.contains(c)) {
-                return Err(RecordError::Usage(format!(
-                    "cpu {bad} is not online (online: {})",
-                    cpus::format_list(&online)
-                )));
-            }
-            (list.clone(), vec![-1], Vec::new())
-        }
+        Target::Cpus(list) => (ring_cpus(o, list, online)?, vec![-1], Vec::new()),
     };
     if !o.timing_command.is_empty() {
         if let Some(w) = workload.take() {
@@ -130,13 +122,14 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         )?);
     }
     check_enabling(o)?;
-    let tracking_dummy = o.delay_ms.is_some() || o.control.is_some();
+    let wide = wide_side_band(o, &cpus);
+    let tracking_dummy = o.delay_ms.is_some() || o.control.is_some() || wide;
     let rings = if o.per_thread { pids.len() } else { cpus.len() };
     let (pages, sized) = ring_pages(o, rings);
     // A refusal drops `workload`, which lets the held child exit unrun.
     let set = EventSet::open(
         &o.events,
-        &attr_options(o),
+        &attr_options(o, tracking_dummy),
         &cpus,
         &pids,
         pages,
@@ -144,6 +137,10 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         if tracking_dummy {
             Tracking::Dummy {
                 sampling_waits: o.delay_ms.is_some(),
+                sampling_cpus: match (&o.target, wide) {
+                    (Target::Cpus(list), true) => Some(list.clone()),
+                    _ => None,
+                },
             }
         } else {
             Tracking::First
@@ -204,10 +201,36 @@ fn check_enabling(o: &RecordOptions) -> Result<(), RecordError> {
     Ok(())
 }
 
-/// How each event's attr is built, from the options.
-fn attr_options(o: &RecordOptions) -> AttrOptions {
+/// The CPUs with a ring for `-a` or `-C LIST`: the list (all online), or
+/// every online CPU where a tracking dummy covers them all.
+fn ring_cpus(o: &RecordOptions, list: &[u32], online: Vec<u32>) -> Result<Vec<u32>, RecordError> {
+    if let Some(bad) = list.iter().find(|c| !online.contains(c)) {
+        return Err(RecordError::Usage(format!(
+            "cpu {bad} is not online (online: {})",
+            cpus::format_list(&online)
+        )));
+    }
+    Ok(if wide_side_band(o, &online) {
+        online
+    } else {
+        list.to_vec()
+    })
+}
+
+/// `-C` naming some CPUs only: the sampling events are opened there, and a
+/// tracking dummy on every online CPU (`online`), so that every process's
+/// maps and names are recorded wherever it ran, as perf 6.12 does (not with
+/// `--threads`, whose drains each own the CPUs they sample).
+fn wide_side_band(o: &RecordOptions, online: &[u32]) -> bool {
+    matches!(&o.target, Target::Cpus(list) if list.len() < online.len())
+        && o.threads.is_none()
+        && !o.per_thread
+}
+
+/// How each event's attr is built, from the options (`tracking_dummy`: a
+/// dummy event beside them carries the side band).
+fn attr_options(o: &RecordOptions, tracking_dummy: bool) -> AttrOptions {
     let system_wide = o.target.is_system_wide();
-    let tracking_dummy = o.delay_ms.is_some() || o.control.is_some();
     AttrOptions {
         sampling: o.sampling,
         call_graph: o.call_graph,

@@ -101,7 +101,7 @@ impl Summary {
             "[ perf record: Woken up {} times to write data ]\n",
             self.wakeups
         );
-        let samples = if self.samples > 0 && self.output != "-" {
+        let samples = if self.samples > 0 {
             format!(" ({} samples)", self.samples)
         } else {
             String::new()

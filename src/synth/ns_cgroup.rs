@@ -50,12 +50,12 @@ fn cgroup_id(dir: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
     #[repr(C)]
-    struct Handle {
+    struct CgroupHandle {
         bytes: u32,
         kind: i32,
         id: [u8; 8],
     }
-    let mut h = Handle {
+    let mut h = CgroupHandle {
         bytes: 8,
         kind: 0,
         id: [0; 8],
@@ -67,7 +67,7 @@ fn cgroup_id(dir: &Path) -> Option<u64> {
         libc::name_to_handle_at(
             libc::AT_FDCWD,
             path.as_ptr(),
-            (&mut h as *mut Handle).cast(),
+            (&mut h as *mut CgroupHandle).cast(),
             &mut mount_id,
             0,
         )

@@ -120,7 +120,7 @@ fn an_old_directory_that_is_not_a_recording_is_kept_and_the_run_refused() {
     std::fs::create_dir_all(old.join("sub")).unwrap();
     std::fs::write(old.join("sub/precious.txt"), "keep").unwrap();
     let o = perfz(&["record", "-o", out.to_str().unwrap(), "--", "true"]);
-    assert_eq!(o.status.code(), Some(1), "refused");
+    assert_eq!(o.status.code(), Some(255), "refused");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("not a perf recording"), "{err}");
     assert_eq!(
@@ -143,7 +143,7 @@ fn an_old_directory_that_is_not_a_recording_is_kept_and_the_run_refused() {
         "--",
         "true",
     ]);
-    assert_eq!(o.status.code(), Some(1), "refused");
+    assert_eq!(o.status.code(), Some(255), "refused");
     assert_eq!(
         std::fs::read_to_string(told.join("keep/file")).unwrap(),
         "keep"
@@ -237,7 +237,7 @@ fn impossible_sizes_and_conflicts_are_refused() {
         a.extend(["--", "true"]);
         let r = perfz(&a);
         let err = String::from_utf8_lossy(&r.stderr);
-        assert_eq!(r.status.code(), Some(1), "{args:?}: {err}");
+        assert_eq!(r.status.code(), Some(255), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!out.exists(), "{args:?} wrote {}", out.display());
     }

@@ -29,6 +29,7 @@ mod perf_habits;
 mod perf_suite;
 mod push_paths;
 mod record;
+mod record_options;
 mod reliability;
 mod stack_cut;
 mod switches;

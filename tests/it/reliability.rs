@@ -178,7 +178,7 @@ fn a_file_size_limit_stops_the_recording_with_a_readable_file() {
             &out,
         );
         let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(1), "{args}: {err}");
+        assert_eq!(o.status.code(), Some(255), "{args}: {err}");
         assert!(err.contains("File too large"), "{args}: {err}");
         assert!(err.contains("perf report"), "{args}: {err}");
         if args.contains("--aio") {
@@ -217,7 +217,7 @@ fn a_full_disk_stops_the_recording_with_a_readable_file() {
     let out = mnt.join("d.data");
     let o = run_limited("", "--codec none -g --checkpoint 0.2", &out);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(255), "{err}");
     assert!(err.contains("No space left on device"), "{err}");
     assert!(opens_in_perf(&out) > 0);
 }

@@ -379,7 +379,7 @@ fn a_file_size_limit_in_one_thread_keeps_the_directory_readable() {
     );
     let o = Command::new("bash").args(["-c", &cmd]).output_within();
     let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(o.status.code(), Some(255), "{err}");
     assert!(err.contains("File too large"), "{err}");
     assert!(err.contains("perf report"), "{err}");
     assert!(perf_reads(&out) > 100);
@@ -411,7 +411,7 @@ fn per_thread_maps_one_ring_per_task() {
         .chain([out.to_str().unwrap(), "--", "true"])
         .collect::<Vec<_>>(),
     );
-    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(r.status.code(), Some(255));
     assert!(String::from_utf8_lossy(&r.stderr).contains("mutually exclusive"));
     perfz_ok(&[
         "record",

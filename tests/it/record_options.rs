@@ -1,0 +1,244 @@
+//! perf record's options, judged by perf itself: for each option perfz
+//! takes, perf 6.12 and perfz record the same command with it, and `perf
+//! evlist -v` of the two files shows the same attr (sample_type,
+//! read_format, flags, registers, branch filters); options that change the
+//! records or the file are checked on those.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use crate::common::*;
+
+/// `perf evlist -v`'s fields of the first event, without those that differ
+/// by design: perf's default `:ppp` and its attr size, perfz's build ids in
+/// MMAP2 and `exclude_guest` (perf's default for `:G`-less events, which
+/// 6.12 leaves out).
+fn first_attr(file: &Path) -> BTreeMap<String, String> {
+    let text = run_perf(&perf_new(), &["evlist", "-v", "-i", file.to_str().unwrap()]);
+    let line = text.lines().next().unwrap_or_default().to_string();
+    let (_, fields) = line.split_once(": ").unwrap_or_default();
+    fields
+        .split(", ")
+        .filter_map(|f| f.split_once(": "))
+        .filter(|(k, _)| {
+            ![
+                "precise_ip",
+                "size",
+                "build_id",
+                "exclude_guest",
+                "type",
+                "config",
+            ]
+            .contains(k)
+        })
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn record_both(
+    dir: &Path,
+    name: &str,
+    opts: &[&str],
+) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+    let theirs = dir.join(format!("{name}.perf"));
+    let ours = dir.join(format!("{name}.perfz"));
+    let args = |out: &Path| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-o",
+            out.to_str().unwrap(),
+        ]
+        .map(String::from)
+        .to_vec();
+        a.extend(opts.iter().map(|s| s.to_string()));
+        a.extend(["--", "true"].map(String::from));
+        a
+    };
+    let o = Command::new(perf_new())
+        .args(args(&theirs))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "perf 6.12 {opts:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let a = args(&ours);
+    perfz_ok(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    (first_attr(&theirs), first_attr(&ours))
+}
+
+#[test]
+fn each_attr_option_sets_the_attr_perf_sets() {
+    require_recording();
+    let dir = tempdir("record-options");
+    let cases: &[&[&str]] = &[
+        &[],
+        &["-d"],
+        &["--phys-data"],
+        &["--data-page-size"],
+        &["--code-page-size"],
+        &["-c", "1000", "-P"],
+        &["-T"],
+        &["-R"],
+        &["-W"],
+        &["--sample-cpu"],
+        &["--sample-identifier"],
+        &["-s"],
+        &["--running-time"],
+        &["-n"],
+        &["--all-user"],
+        &["--all-kernel"],
+        &["-g", "--user-callchains"],
+        &["-g", "--kernel-callchains"],
+        &["--call-graph", "dwarf"],
+        &["--namespaces"],
+        &["--all-cgroups"],
+        &["--no-bpf-event"],
+        &["--no-buffering"],
+        &["-I"],
+        &["--user-regs=AX,BX,R15"],
+        &["-i"],
+        &["-sdg"],
+    ];
+    let mut wrong = Vec::new();
+    for (i, opts) in cases.iter().enumerate() {
+        let (theirs, ours) = record_both(&dir, &format!("c{i}"), opts);
+        if theirs != ours {
+            wrong.push(format!(
+                "{opts:?}:\n  perf 6.12 {theirs:?}\n  perfz     {ours:?}"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "attrs that differ:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn options_that_change_records_or_files_do_what_perfs_do() {
+    require_recording();
+    let dir = tempdir("record-options-files");
+    let out = dir.join("p.data");
+    let o = out.to_str().unwrap();
+    // --namespaces: a NAMESPACES record of the workload.
+    perfz_ok(&["record", "-q", "--namespaces", "-o", o, "--", "true"]);
+    let ns = run_perf(&perf(), &["script", "-i", o, "--show-namespace-events"]);
+    assert!(ns.contains("PERF_RECORD_NAMESPACES"), "{ns}");
+    // --synth=no: no COMM of the tasks that existed before (-a); they are
+    // the synthesized ones, at time 0.
+    let synthesized = |synth: &str| {
+        perfz_ok(&["record", "-q", "-a", synth, "-o", o, "--", "true"]);
+        let comms = run_perf(&perf(), &["script", "-i", o, "--show-task-events"]);
+        comms
+            .lines()
+            .filter(|l| l.contains(" 0.000000: PERF_RECORD_COMM"))
+            .count()
+    };
+    assert_eq!(synthesized("--synth=no"), 0);
+    assert!(synthesized("--synth=task") > 0);
+    // --dry-run: nothing recorded, nothing written.
+    let dry = dir.join("dry.data");
+    perfz_ok(&[
+        "record",
+        "--dry-run",
+        "-o",
+        dry.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    assert!(!dry.exists());
+    // --timestamp-filename: OUTPUT.<timestamp>.
+    let base = dir.join("ts.data");
+    perfz_ok(&[
+        "record",
+        "-q",
+        "--timestamp-filename",
+        "-o",
+        base.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    assert_eq!(outputs_named(&dir, "ts.data").len(), 1);
+    // --strict-freq: a frequency above the kernel's limit is an error.
+    let r = perfz(&[
+        "record",
+        "-F",
+        "999999999",
+        "--strict-freq",
+        "-o",
+        o,
+        "--",
+        "true",
+    ]);
+    assert!(!r.status.success());
+    // -m with AUX pages, and options perfz refuses: one line saying why.
+    for args in [&["-m", "16,16"][..], &["--kcore"], &["--overwrite"]] {
+        let mut a = vec!["record"];
+        a.extend_from_slice(args);
+        a.extend(["-o", o, "--", "true"]);
+        let r = perfz(&a);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            !r.status.success() && err.contains("perfz"),
+            "{args:?}: {err}"
+        );
+    }
+    // -b on an event without branch stacks: perf's words and exit code.
+    let r = perfz(&["record", "-b", "-o", o, "--", "true"]);
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(255), "{err}");
+    assert!(
+        err.contains("doesn't support branch stack sampling"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_cpu_list_records_every_processs_side_band_as_perf_6_12() {
+    require_recording();
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    assert_ne!(online.trim(), "0", "this test needs two CPUs");
+    let dir = tempdir("record-options-cpu");
+    let out = dir.join("c.data");
+    let o = out.to_str().unwrap();
+    // ls runs on CPU 1 only; the samples come from CPU 0 only.
+    perfz_ok(&[
+        "record", "-q", "-C", "0", "-o", o, "--", "taskset", "-c", "1", "ls", "/",
+    ]);
+    let evlist = run_perf(&perf_new(), &["evlist", "-i", o]);
+    assert!(evlist.contains("dummy"), "{evlist}");
+    let maps = run_perf(&perf(), &["script", "-i", o, "--show-mmap-events"]);
+    assert!(
+        maps.lines()
+            .any(|l| l.contains("MMAP") && l.contains("/ls")),
+        "{maps}"
+    );
+}
+
+#[test]
+fn the_recorded_commands_exit_status_is_perfzs() {
+    require_recording();
+    let dir = tempdir("record-exit");
+    let o = dir.join("e.data");
+    for (cmd, code) in [("true", 0), ("false", 1)] {
+        let r = perfz(&["record", "-q", "-o", o.to_str().unwrap(), "--", cmd]);
+        assert_eq!(r.status.code(), Some(code), "{cmd}");
+    }
+    let r = perfz(&[
+        "record",
+        "-q",
+        "-o",
+        o.to_str().unwrap(),
+        "sh",
+        "-c",
+        "exit 7",
+    ]);
+    assert_eq!(r.status.code(), Some(7));
+    // An unknown option is named, never run as the command (perf: 129).
+    let r = perfz(&["record", "-asdgY", "-o", o.to_str().unwrap(), "true"]);
+    assert_eq!(r.status.code(), Some(129));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("unknown switch `Y'"));
+}
