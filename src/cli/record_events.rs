@@ -27,7 +27,7 @@ pub(super) fn events_with_filters(
         .map(|l| parse_events(l, &mut next_group))
         .collect::<Result<_, _>>()?;
     // The order of -e, --filter and --exclude-perf on the command line.
-    let exclude = format!("common_pid != {}", std::process::id());
+    let exclude = "perfz's own threads".to_string();
     let mut order = Vec::new();
     for w in words {
         if w.starts_with("--event=") {
@@ -60,10 +60,11 @@ pub(super) fn events_with_filters(
             })?;
         let mut any = false;
         for e in list.iter_mut().filter(|e| e.tracepoint.is_some()) {
-            e.filter = Some(match (&e.filter, is_exclude) {
-                (Some(old), true) => format!("({old}) && {f}"),
-                _ => f.clone(),
-            });
+            if is_exclude {
+                e.exclude_self = true;
+            } else {
+                e.filter = Some(f.clone());
+            }
             any = true;
         }
         anyhow::ensure!(

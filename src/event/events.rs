@@ -89,6 +89,8 @@ pub struct EventSpec {
     pub tracepoint: Option<super::tracefs::Tracepoint>,
     /// `--filter`: the ftrace filter set on a tracepoint.
     pub filter: Option<String>,
+    /// `--exclude-perf`: the filter leaves out perfz's own threads.
+    pub exclude_self: bool,
     /// The `{a,b}` group the event is in, if any.
     pub group: Option<Group>,
     /// `--off-cpu`'s event: context-switch samples with their switch
@@ -116,6 +118,7 @@ impl EventSpec {
             sampling_is_default: false,
             tracepoint: None,
             filter: None,
+            exclude_self: false,
             group: None,
             off_cpu: false,
         }

@@ -253,14 +253,37 @@ fn open_fd(
             err,
         }
     })?;
-    if let Some(f) = &spec.filter {
-        sys::set_filter(&fd, f).map_err(|err| OpenError::Filter {
+    let filter = match (&spec.filter, spec.exclude_self) {
+        (f, true) => Some(without_own_threads(f.as_deref())),
+        (f, false) => f.clone(),
+    };
+    if let Some(f) = filter {
+        sys::set_filter(&fd, &f).map_err(|err| OpenError::Filter {
             event: spec.name.clone(),
             filter: f.clone(),
             err,
         })?;
     }
     Ok(fd)
+}
+
+/// `--exclude-perf`: `filter` (if any) and `common_pid != T` for each of
+/// perfz's threads now (perf's leaves out its one thread).
+fn without_own_threads(filter: Option<&str>) -> String {
+    let mut tids: Vec<u32> = std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    if tids.is_empty() {
+        tids.push(std::process::id());
+    }
+    let own: Vec<String> = tids.iter().map(|t| format!("common_pid != {t}")).collect();
+    match filter {
+        Some(f) => format!("({f}) && {}", own.join(" && ")),
+        None => own.join(" && "),
+    }
 }
 
 /// The attr index of each group member's leader.

@@ -197,6 +197,61 @@ fn options_that_change_records_or_files_do_what_perfs_do() {
 }
 
 #[test]
+fn exclude_perf_filters_perfzs_own_task_out_of_a_tracepoint() {
+    require_recording();
+    let dir = tempdir("record-exclude-perf");
+    let out = dir.join("x.data");
+    let o = out.to_str().unwrap();
+    // perfz's own switches, with the filter and without it.
+    let own_samples = |extra: &[&str]| {
+        let mut args = vec!["record", "-q", "-a", "-e", "sched:sched_switch"];
+        args.extend_from_slice(extra);
+        args.extend(["-o", o, "--", "sleep", "0.3"]);
+        let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .args(&args)
+            .spawn()
+            .unwrap();
+        let pid = child.id().to_string();
+        let r = child.wait_with_output().unwrap();
+        assert!(r.status.success());
+        let pids = run_perf(&perf(), &["script", "-i", o, "-F", "pid"]);
+        pids.lines().filter(|l| l.trim() == pid).count()
+    };
+    assert!(own_samples(&[]) > 0, "perfz switches while it records");
+    assert_eq!(own_samples(&["--exclude-perf"]), 0);
+}
+
+#[test]
+fn buildid_mmap_puts_build_ids_in_the_maps_and_writes_no_table() {
+    // Not with -a here: the kernel leaks the build-id flag of CPU-wide
+    // MMAP2 records into other recorders' (see session/setup.rs), and the
+    // suite records beside this test.
+    require_recording();
+    let dir = tempdir("record-buildid-mmap");
+    let out = dir.join("b.data");
+    let o = out.to_str().unwrap();
+    let missing = |extra: &[&str]| {
+        let mut args = vec!["record", "-q", "-o", o];
+        args.extend_from_slice(extra);
+        args.extend(["--", "ls", "/"]);
+        perfz_ok(&args);
+        let head = run_perf(&perf(), &["report", "--header-only", "-i", o]);
+        let line = head.lines().find(|l| l.starts_with("# missing features:"));
+        line.unwrap_or_default()
+            .split_whitespace()
+            .any(|f| f == "BUILD_ID")
+    };
+    assert!(missing(&["--buildid-mmap"]), "no build-id table");
+    let maps = run_perf(&perf(), &["script", "-i", o, "--show-mmap-events"]);
+    assert!(
+        maps.lines()
+            .any(|l| l.contains("MMAP2") && l.contains("/ls") && l.contains(" <")),
+        "{maps}"
+    );
+    assert!(!missing(&[]), "the table by default");
+}
+
+#[test]
 fn a_cpu_list_records_every_processs_side_band_as_perf_6_12() {
     require_recording();
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
