@@ -13,6 +13,7 @@ mod record_perf;
 mod recover;
 mod report;
 mod stat;
+mod stdio;
 
 use std::process::ExitCode;
 

@@ -290,6 +290,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
 /// What `a` asks perfz to record (`None` for `--dry-run`); `notes` gets
 /// what was adjusted (a frequency lowered to the kernel's limit).
 fn options_of(a: &Args, notes: &mut Vec<String>) -> anyhow::Result<Option<RecordOptions>> {
+    anyhow::ensure!(
+        a.output.as_os_str() != "-" || !super::stdio::stdout_was_closed(),
+        "-o -: standard output is closed, so the recording would be lost; give it a pipe or a file (perfz record -o - | perf report -i -)"
+    );
     let mut events = events_with_filters(&a.events, &a.filter, a.exclude_perf, &a.words)?;
     if a.off_cpu {
         events.push(crate::event::events::EventSpec::off_cpu());

@@ -297,3 +297,32 @@ fn the_recorded_commands_exit_status_is_perfzs() {
     assert_eq!(r.status.code(), Some(129));
     assert!(String::from_utf8_lossy(&r.stderr).contains("unknown switch `Y'"));
 }
+
+#[test]
+fn a_pipe_to_a_closed_stdout_fails_instead_of_capturing_nothing() {
+    require_recording();
+    // `>&-`: fd 1 closed. Rust's runtime would open /dev/null there; the
+    // recording must fail as perf's does (255), not say "Captured".
+    let r = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec {} record -o - -- true >&-",
+            env!("CARGO_BIN_EXE_perfz")
+        ))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(255), "{err}");
+    assert!(err.contains("standard output is closed"), "{err}");
+    assert!(!err.contains("Captured"), "{err}");
+    // Into /dev/null on purpose it records.
+    let r = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec {} record -q -o - -- true >/dev/null",
+            env!("CARGO_BIN_EXE_perfz")
+        ))
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
