@@ -102,6 +102,9 @@ pub struct Stats {
     /// Decompressed bytes of a last record cut off where the recorder
     /// stopped before flushing its codec (dropped, as perf drops them).
     pub cut_off: usize,
+    /// What ended a pipe before all its bytes were records (bytes appended,
+    /// a record of size 0 or cut off): read up to there, as perf reads it.
+    pub damage: Option<String>,
 }
 
 /// What one walk over a file's records counts.
@@ -254,6 +257,7 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         largest_loss,
         stack_use,
         cut_off: r.cut_off(),
+        damage: r.damage().map(|d| d.to_string()),
         advice: (lost > 0).then(|| {
             let n: u64 = samples.values().sum();
             let mix = crate::advice::Mix::samples(sample_bytes / n.max(1));
@@ -299,6 +303,12 @@ impl Stats {
                 s,
                 "cut off     : the last {} decompressed bytes start a record the recording's end cut off (it stopped before flushing its codec); left out, as perf does",
                 self.cut_off
+            );
+        }
+        if let Some(d) = &self.damage {
+            let _ = writeln!(
+                s,
+                "damaged     : read up to the damage, as perf reads it: {d}"
             );
         }
     }

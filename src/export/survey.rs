@@ -42,9 +42,6 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
     let mut cut_short = Vec::new();
     for input in inputs {
         let (mut r, cut) = open_input(input)?;
-        if cut {
-            cut_short.push(input.display().to_string());
-        }
         // Samples per attr of this input, named once it is read.
         let mut counts: Vec<u64> = Vec::new();
         while let Some((rec, meta)) = next(&mut r, cut)? {
@@ -77,6 +74,10 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
                 }
             }
         }
+        // Read up to its damage: cut short, or a pipe ending in other bytes.
+        if cut || r.damage().is_some() {
+            cut_short.push(input.display().to_string());
+        }
         // The features, read after the pass: a pipe's come as records.
         let recorded = r.features.string(feat::OSRELEASE);
         // A recording that says nothing of its kernel (cut before its
@@ -90,14 +91,7 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         for (_, _, id, name) in r.features.build_id_table().unwrap_or_default() {
             procs.note_build_id(name, id);
         }
-        for (i, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
-            let a = &r.attrs[i];
-            let name = super::events::name(a, i);
-            match events.iter_mut().find(|e| e.0 == name) {
-                Some(e) => e.2 += n,
-                None => events.push((name, a.attr.clone(), n)),
-            }
-        }
+        add_counts(&mut events, &r.attrs, counts);
     }
     procs.build();
     Ok(Survey {
@@ -108,6 +102,22 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         first_event: first_event.map(|(_, name)| name),
         cut_short,
     })
+}
+
+/// Adds one input's samples per attr to the events seen, by name.
+fn add_counts(
+    events: &mut Vec<(String, crate::format::Attr, u64)>,
+    attrs: &[crate::format::AttrEntry],
+    counts: Vec<u64>,
+) {
+    for (i, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
+        let a = &attrs[i];
+        let name = super::events::name(a, i);
+        match events.iter_mut().find(|e| e.0 == name) {
+            Some(e) => e.2 += n,
+            None => events.push((name, a.attr.clone(), n)),
+        }
+    }
 }
 
 /// A sample's time (u64::MAX without one), read where its layout puts it

@@ -58,6 +58,15 @@ impl FormatError {
             what: what.into(),
         }
     }
+
+    /// Whether this is damage in the bytes (cut short or not records), as
+    /// opposed to a failing read or an unsupported input.
+    pub fn is_damage(&self) -> bool {
+        matches!(
+            self,
+            FormatError::Truncated { .. } | FormatError::Invalid { .. }
+        )
+    }
 }
 
 impl From<CodecError> for FormatError {

@@ -41,6 +41,8 @@ pub struct PerfReader {
     /// Decompressed bytes of records the ends of streams cut off (a
     /// recorder killed, or whose writes failed, before it flushed).
     cut_off: usize,
+    /// What ended a pipe early (see [`PerfReader::damage`]).
+    damage: Option<FormatError>,
     /// Streams are read and decoded on a thread of their own.
     ahead: bool,
 }
@@ -144,6 +146,7 @@ impl PerfReader {
             stream: RecordStream::new(src, endian, PIPE_HEADER_SIZE, None, None),
             more_streams: Vec::new(),
             cut_off: 0,
+            damage: None,
             ahead: false,
         })
     }
@@ -260,6 +263,7 @@ impl PerfReader {
             stream,
             more_streams: Vec::new(),
             cut_off: 0,
+            damage: None,
             ahead: false,
         })
     }
@@ -269,6 +273,14 @@ impl PerfReader {
     /// its writes failed). Dropped, as perf drops them.
     pub fn cut_off(&self) -> usize {
         self.cut_off
+    }
+
+    /// What ended a pipe-mode stream before its bytes were all records:
+    /// bytes appended after the last record, a record of size 0, a record
+    /// the end cut off. The records before it were read (as perf reads
+    /// them); callers say so.
+    pub fn damage(&self) -> Option<&FormatError> {
+        self.damage.as_ref()
     }
 
     /// From now on, reads and decodes each stream on a thread of its own,
@@ -289,6 +301,9 @@ impl PerfReader {
                 break;
             }
             self.cut_off += std::mem::take(&mut self.stream.cut_off);
+            if let Some(d) = self.stream.damage.take() {
+                self.damage.get_or_insert(d);
+            }
             let Some((n, path)) = self.more_streams.pop() else {
                 return Ok(None);
             };

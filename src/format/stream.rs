@@ -21,6 +21,17 @@ pub const DECODE_MARGIN: usize = 64 * 1024;
 /// Largest `mmap_len` we accept: perf ring buffers this large are not used in
 /// practice, and it caps what one record may make us allocate.
 pub const MAX_MMAP_LEN: u32 = 256 << 20;
+/// Largest AUX trace payload one AUXTRACE record may carry (perf's AUX
+/// areas are at most a few hundred MiB).
+pub const MAX_AUXTRACE: u64 = 1 << 30;
+
+/// Whether `t` can be a record type: the kernel's and perf's (below 128)
+/// and simpleperf's (32768 and up, below 33024). A pipe whose next
+/// "record" is none of these has ended in something else (bytes appended,
+/// perf's own messages), and is read up to there, as perf reads it.
+fn plausible_type(t: RecordType) -> bool {
+    t.0 < 128 || (32768..33024).contains(&t.0)
+}
 
 pub(crate) struct RecordStream {
     src: Box<dyn Read + Send>,
@@ -42,6 +53,10 @@ pub(crate) struct RecordStream {
     cur: (bool, usize, RecordHeader),
     /// Decompressed bytes of a record the end of the stream cut off.
     pub cut_off: usize,
+    /// What ended a pipe before its last record made sense (bytes after
+    /// the last record, a record of size 0, a record cut off): the records
+    /// before it are read, as perf reads them.
+    pub damage: Option<FormatError>,
     /// Where outer records are read and decoded on a thread of their own.
     ahead: Option<ahead::Ahead>,
 }
@@ -68,6 +83,7 @@ impl RecordStream {
             inner: Vec::new(),
             inner_pos: 0,
             cut_off: 0,
+            damage: None,
             ahead: None,
             cur: (
                 false,
@@ -145,8 +161,20 @@ impl RecordStream {
     }
 
     /// Reads the next outer record, decoding it into `inner` where it is
-    /// compressed. Returns false at the end of the stream.
+    /// compressed. Returns false at the end of the stream; a pipe (a stream
+    /// without a known end) that stops making sense ends there, the damage
+    /// kept in `damage`.
     fn next_outer(&mut self, codec: Option<&CompressedInfo>) -> Result<bool, FormatError> {
+        match self.read_outer(codec) {
+            Err(e) if self.end.is_none() && e.is_damage() => {
+                self.damage = Some(e);
+                self.finish()
+            }
+            other => other,
+        }
+    }
+
+    fn read_outer(&mut self, codec: Option<&CompressedInfo>) -> Result<bool, FormatError> {
         if self.end.is_some_and(|end| self.pos >= end) {
             return self.finish();
         }
@@ -175,6 +203,15 @@ impl RecordStream {
                 ),
             ));
         }
+        if self.end.is_none() && !plausible_type(h.type_) {
+            return Err(FormatError::invalid(
+                offset,
+                format!(
+                    "{} is no record type (bytes that are not records follow)",
+                    h.type_
+                ),
+            ));
+        }
         if let Some(end) = self.end {
             if offset + size as u64 > end {
                 return Err(FormatError::Truncated {
@@ -197,31 +234,58 @@ impl RecordStream {
         }
         self.pos = offset + size as u64;
         self.outer_offset = offset;
-        if h.type_ == RecordType::HEADER_TRACING_DATA && size == 16 {
+        self.payload_after(h, offset)?;
+        if h.type_.is_compressed() && !self.raw {
+            self.decode(h, codec, offset)?;
+        }
+        self.cur = (false, 0, h);
+        Ok(true)
+    }
+
+    /// Reads what follows a record outside its header's size: the tracing
+    /// data of HEADER_TRACING_DATA (12 bytes in perf before 4.x, 16 since),
+    /// kept aside, and the AUX trace of AUXTRACE, kept in the record's bytes
+    /// so that it travels with it.
+    fn payload_after(&mut self, h: RecordHeader, offset: u64) -> Result<(), FormatError> {
+        let size = h.size as usize;
+        if h.type_ == RecordType::AUXTRACE && size >= 16 {
+            let n = self.endian.u64(self.outer[8..16].try_into().unwrap());
+            if n > MAX_AUXTRACE || n % 8 != 0 {
+                return Err(FormatError::invalid(
+                    offset + 8,
+                    format!("AUXTRACE of {n} bytes of trace"),
+                ));
+            }
+            let got = self.fill(size, size + n as usize)?;
+            if got < n as usize {
+                return Err(FormatError::Truncated {
+                    offset,
+                    what: format!("AUXTRACE trace: {got} of {n} bytes"),
+                });
+            }
+            self.pos += n;
+        }
+        if h.type_ == RecordType::HEADER_TRACING_DATA && (size == 12 || size == 16) {
             // Its payload follows the record (perf skips it the same way).
-            let n = u32::from_le_bytes(self.outer[8..12].try_into().unwrap()) as usize;
+            let n = self.endian.u32(self.outer[8..12].try_into().unwrap()) as usize;
             if self.endian == super::endian::Endian::Big || n > 64 << 20 {
                 return Err(FormatError::invalid(
                     offset + 8,
                     format!("tracing data of {n} bytes"),
                 ));
             }
-            let got = self.fill(16, 16 + n)?;
+            let got = self.fill(size, size + n)?;
             if got < n {
                 return Err(FormatError::Truncated {
                     offset,
                     what: format!("tracing data: {got} of {n} bytes"),
                 });
             }
-            // The record stays its 16 bytes; its payload is kept aside.
-            self.tracing_data = self.outer.split_off(16);
+            // The record stays its own bytes; its payload is kept aside.
+            self.tracing_data = self.outer.split_off(size);
             self.pos += n as u64;
         }
-        if h.type_.is_compressed() && !self.raw {
-            self.decode(h, codec, offset)?;
-        }
-        self.cur = (false, 0, h);
-        Ok(true)
+        Ok(())
     }
 
     /// The true size of the COMPRESSED2 record whose header `h` is in

@@ -34,4 +34,5 @@ mod reliability;
 mod stack_cut;
 mod switches;
 mod threads;
+mod wild_files;
 mod writer_props;
