@@ -40,6 +40,46 @@ pub struct Hits {
     pub maps: Vec<u8>,
 }
 
+/// Where the executable MMAP/MMAP2 records go as they are drained, for the
+/// capture of DSOs a recording may not reach at its end (a container's
+/// private files, deleted ones: `session/dso_capture.rs`); `None` unless a
+/// capture runs. The drain only offers a copy (rare: maps are made when
+/// programs start) and never waits.
+static CAPTURE: std::sync::RwLock<Option<std::sync::mpsc::SyncSender<Vec<u8>>>> =
+    std::sync::RwLock::new(None);
+
+/// Map records the capture took, and those it had no room for.
+static OFFERED: [std::sync::atomic::AtomicU64; 2] = [
+    std::sync::atomic::AtomicU64::new(0),
+    std::sync::atomic::AtomicU64::new(0),
+];
+
+/// How many map records the capture took so far, and how many it had no
+/// room for.
+pub fn offered() -> (u64, u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (OFFERED[0].load(Relaxed), OFFERED[1].load(Relaxed))
+}
+
+/// Sends every executable map record drained from now on to `to` (`None`:
+/// stops).
+pub fn capture_maps_to(to: Option<std::sync::mpsc::SyncSender<Vec<u8>>>) {
+    if let Ok(mut g) = CAPTURE.write() {
+        *g = to;
+    }
+}
+
+/// Offers one map record to the capture, if one runs.
+#[cold]
+fn offer(rec: &[u8]) {
+    if let Ok(g) = CAPTURE.read() {
+        if let Some(tx) = g.as_ref() {
+            let took = tx.try_send(rec.to_vec()).is_ok();
+            OFFERED[usize::from(!took)].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
 /// Most bytes of map records a [`Hits`] keeps.
 pub const MAX_MAP_BYTES: usize = 16 << 20;
 /// Most sample pages a [`Hits`] keeps.
@@ -67,8 +107,14 @@ impl Hits {
             RecordType::MMAP | RecordType::MMAP2 | RecordType::FORK | RecordType::COMM => {
                 let (_, from) = region.split_at(at);
                 let (rec, _) = from.split_at(h.size as usize);
+                let start = self.maps.len();
                 for p in rec.parts() {
                     self.maps.extend_from_slice(p);
+                }
+                let exec_map = matches!(h.type_, RecordType::MMAP | RecordType::MMAP2)
+                    && h.misc & misc::MMAP_DATA == 0;
+                if exec_map {
+                    offer(&self.maps[start..]);
                 }
                 self.trim();
             }

@@ -154,7 +154,8 @@ impl Dsos {
                 continue;
             }
             if d.build_id.is_none() && !d.kernel {
-                d.build_id = build_id::cached(&d.name);
+                d.build_id =
+                    build_id::cached(&d.name).or_else(|| super::dso_capture::build_id_of(&d.name));
             }
             if d.build_id.is_some()
                 && !out
@@ -242,39 +243,9 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
                     put_new(&k, |f| std::io::Write::write_all(f, &syms))?;
                 }
             } else {
-                let elf = at.join("elf");
-                if !elf.exists() {
-                    // The file must still be the one recorded.
-                    if build_id::of_file(Path::new(&d.name)).as_deref() != Some(id) {
-                        return Err(std::io::Error::other("changed since it was mapped"));
-                    }
-                    match std::fs::hard_link(&d.name, &elf) {
-                        Ok(()) => {}
-                        // Another recorder cached it meanwhile.
-                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                        // Another file system: a copy, never written over an
-                        // existing entry (which may be a hard link to the
-                        // very file we copy from).
-                        Err(_) => put_new(&elf, |f| {
-                            std::io::copy(&mut std::fs::File::open(&d.name)?, f).map(drop)
-                        })?,
-                    }
-                }
-                let probes = at.join("probes");
-                if !probes.exists() {
-                    put_new(&probes, |_| Ok(()))?;
-                }
+                cache_elf(&at, Path::new(&d.name), id)?;
             }
-            let link_dir = dir.join(".build-id").join(&hexid[..2]);
-            std::fs::create_dir_all(&link_dir)?;
-            let link = link_dir.join(&hexid[2..]);
-            if std::fs::symlink_metadata(&link).is_err() {
-                match std::os::unix::fs::symlink(Path::new("../..").join(rel).join(&hexid), &link) {
-                    Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
-                    _ => {}
-                }
-            }
-            Ok(())
+            link_build_id(dir, rel, &hexid)
         })();
         match r {
             Ok(()) => n += 1,
@@ -286,6 +257,49 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
     (n, first_err)
 }
 
+/// `AT/elf` (and an empty `AT/probes`), an entry of the cache, from
+/// `source` (the DSO's path, or where its bytes can still be read: a
+/// process's `/proc/PID/map_files/` entry); it must have build id `id`.
+/// An entry already there is kept.
+pub fn cache_elf(at: &Path, source: &Path, id: &[u8]) -> std::io::Result<()> {
+    let elf = at.join("elf");
+    if !elf.exists() {
+        // The file must still be the one recorded.
+        if build_id::of_file(source).as_deref() != Some(id) {
+            return Err(std::io::Error::other("changed since it was mapped"));
+        }
+        match std::fs::hard_link(source, &elf) {
+            Ok(()) => {}
+            // Another recorder cached it meanwhile.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            // Another file system: a copy, never written over an existing
+            // entry (which may be a hard link to the very file we copy from).
+            Err(_) => put_new(&elf, |f| {
+                std::io::copy(&mut std::fs::File::open(source)?, f).map(drop)
+            })?,
+        }
+    }
+    let probes = at.join("probes");
+    if !probes.exists() {
+        put_new(&probes, |_| Ok(()))?;
+    }
+    Ok(())
+}
+
+/// `DIR/.build-id/<id[..2]>/<id[2..]>`, linking to `../../<rel>/<id>`.
+pub fn link_build_id(dir: &Path, rel: &str, hexid: &str) -> std::io::Result<()> {
+    let link_dir = dir.join(".build-id").join(&hexid[..2]);
+    std::fs::create_dir_all(&link_dir)?;
+    let link = link_dir.join(&hexid[2..]);
+    if std::fs::symlink_metadata(&link).is_err() {
+        match std::os::unix::fs::symlink(Path::new("../..").join(rel).join(hexid), &link) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The pass at the end of a recording: sets BUILD_ID in `features` and
 /// fills the cache; problems become notes (a recording is never failed for
 /// its build ids).
@@ -295,6 +309,8 @@ pub fn add(
     o: &super::options::BuildIdOptions,
     notes: &mut Vec<String>,
 ) {
+    // What the capture still copies belongs in this table and cache.
+    super::dso_capture::settle();
     let table = Dsos::from_hits(hits).table(o.all);
     if table.is_empty() {
         return;

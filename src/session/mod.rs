@@ -13,6 +13,7 @@ mod control;
 mod cpu_wait;
 mod destination;
 mod dir_output;
+mod dso_capture;
 mod error;
 mod file_output;
 mod flight;
@@ -60,7 +61,25 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     signals::install().map_err(io_err("installing signal handlers"))?;
     let started = Instant::now();
     let mut notes = Vec::new();
-    let rec = Recording::prepare(o, started, &mut notes)?;
+    let capture = o.build_ids.cache && o.build_ids.table && !destination::is_stdout(&o.output);
+    if let Some(dir) = crate::synth::build_id::cache_dir().filter(|_| capture) {
+        dso_capture::start(dir);
+    }
+    let rec = Recording::prepare(o, started, &mut notes);
+    let summary = rec.and_then(|rec| by_strategy(o, rec, notes));
+    let missed = dso_capture::stop();
+    summary.map(|mut s| {
+        s.notes.extend(missed);
+        s
+    })
+}
+
+/// Runs the prepared recording with the strategy its options choose.
+fn by_strategy(
+    o: &RecordOptions,
+    rec: Recording<'_>,
+    notes: Vec<String>,
+) -> Result<Summary, RecordError> {
     match (&o.threads, o.flight_recorder) {
         (Some(spec), _) => threads::record(rec, spec, notes),
         (None, Some(cap)) => flight::record(rec, cap, notes),

@@ -213,3 +213,93 @@ fn maps_synthesized_at_attach_carry_build_ids() {
     let list = run_perf(&perf(), &["buildid-list", "-i", out.to_str().unwrap()]);
     assert!(list.contains(workload().to_str().unwrap()), "{list}");
 }
+
+/// A program run from a tmpfs only its own mount namespace sees (as in a
+/// container), gone before the recording ends: its binary is kept while it
+/// runs (through /proc/PID/map_files), so `perfz export` and `perf report`
+/// of perfz's file name its frames; in each recording mode that keeps build
+/// ids (per task: MMAP2 build ids; -a: read from the kept file).
+#[test]
+fn a_containers_program_gone_before_the_end_is_named() {
+    require_recording();
+    for tool in ["unshare", "mount"] {
+        assert!(
+            Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .status_within()
+                .success(),
+            "this test needs {tool}: apt-get install -y util-linux mount"
+        );
+    }
+    let dir = tempdir("bid-container");
+    let app = dir.join("built");
+    build(&dir, "ctrfn_", &app);
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let run = format!(
+        "mount -t tmpfs none {m} && cp {a} {m}/app && {m}/app 0.5",
+        m = mnt.display(),
+        a = app.display()
+    );
+    for (mode, extra) in [("task", None), ("cpus", Some("-a"))] {
+        let home = dir.join(format!("home-{mode}"));
+        std::fs::create_dir_all(&home).unwrap();
+        let data = dir.join(format!("{mode}.data"));
+        let mut args = vec![
+            "record",
+            "-q",
+            "-g",
+            "-F",
+            "999",
+            "-o",
+            data.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        args.extend([
+            "--",
+            "unshare",
+            "-m",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            &run,
+        ]);
+        perfz_home(&home, &args);
+        assert!(
+            !mnt.join("app").exists(),
+            "the tmpfs is gone with its namespace"
+        );
+        let folded = dir.join(format!("{mode}.folded"));
+        let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .env("HOME", &home)
+            .args([
+                "export",
+                data.to_str().unwrap(),
+                "-o",
+                folded.to_str().unwrap(),
+            ])
+            .output_within();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = std::fs::read_to_string(&folded).unwrap();
+        assert!(
+            names(&text, "ctrfn_leaf") > 0,
+            "{mode}: perfz export names it: {text}"
+        );
+        let rep = perf_home(
+            &home,
+            &[
+                "report",
+                "--stdio",
+                "--comm",
+                "app",
+                "-i",
+                data.to_str().unwrap(),
+            ],
+        );
+        assert!(
+            names(&rep, "ctrfn_leaf") > 0,
+            "{mode}: perf report names it: {rep}"
+        );
+    }
+}
