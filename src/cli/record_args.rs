@@ -78,7 +78,8 @@ pub fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     let cmd = clap_command();
     let s = split(words, &known_options(&cmd)).map_err(anyhow::Error::msg)?;
     if s.options.iter().any(|o| o == "--help") {
-        println!("{}", help(&cmd));
+        // On stderr with 129, as perf's usage.
+        eprintln!("{}", help(&cmd));
         return Ok(Parsed::Exit(ExitCode::from(129)));
     }
     for o in &s.options {

@@ -335,7 +335,13 @@ impl<'o> Recording<'o> {
                 .map_or(0, |r| r + 1),
             seconds: self.started.elapsed().as_secs_f64(),
             stop_signal: ended.stop_signal,
-            workload_exit: ended.exit_status.and_then(|s| s.code()),
+            // A signal that ended it: 128 + the signal, as a shell says
+            // (not where perfz was stopped, and ended it, on a signal).
+            workload_exit: ended.exit_status.and_then(|s| {
+                use std::os::unix::process::ExitStatusExt;
+                let own = s.signal().filter(|_| ended.stop_signal.is_none());
+                s.code().or(own.map(|sig| 128 + sig))
+            }),
             sink: report.sink,
             checkpoints: ended.drained.checkpoints.count,
             checkpoint_bytes: ended.drained.checkpoints.bytes,

@@ -44,8 +44,9 @@ pub struct Summary {
     pub seconds: f64,
     /// The signal that stopped the recording (SIGINT, SIGTERM, SIGHUP), if one did.
     pub stop_signal: Option<i32>,
-    /// The workload's (or timing command's) exit code; `None` where none exited with
-    /// one (no workload, killed by a signal, still running when the recording ended).
+    /// The workload's (or timing command's) exit code, 128 + the signal
+    /// where one killed it; `None` where none ended (no workload, still
+    /// running when the recording ended).
     pub workload_exit: Option<i32>,
     /// How the data was written: serial, or async and by which backend.
     pub sink: String,

@@ -292,6 +292,18 @@ fn the_recorded_commands_exit_status_is_perfzs() {
         "exit 7",
     ]);
     assert_eq!(r.status.code(), Some(7));
+    // Killed by a signal: 128 + the signal, as perf (which raises it again).
+    let kill = [
+        "record",
+        "-q",
+        "-o",
+        o.to_str().unwrap(),
+        "sh",
+        "-c",
+        "kill -TERM $$",
+    ];
+    assert_eq!(perfz(&kill).status.code(), Some(143));
+    assert!(o.exists(), "the recording is kept");
     // An unknown option is named, never run as the command (perf: 129).
     let r = perfz(&["record", "-asdgY", "-o", o.to_str().unwrap(), "true"]);
     assert_eq!(r.status.code(), Some(129));
