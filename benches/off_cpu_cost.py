@@ -117,7 +117,7 @@ def one(which, a, pids, tmp):
         size = os.path.getsize(out)
         with open(stats) as f:
             s = json.load(f)
-        held, lost = s["off_cpu"][0], s["lost_events"] + s["lost_samples"]
+        held, lost = s["off_cpu"]["seen"], s["lost_events"] + s["lost_samples"]
     secs = time.monotonic() - t0
     n = switches(pids) - before
     if which == "idle":

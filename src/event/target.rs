@@ -46,6 +46,40 @@ pub fn threads_of(pid: i32) -> io::Result<Vec<i32>> {
     Ok(tids)
 }
 
+/// (pid, tid) of every thread `target` covers when it starts: `-p`'s
+/// processes' (`tgids`), `-t`'s, and with every online CPU (`-a`) all of
+/// the machine's; none for a workload (or some CPUs: their threads may
+/// run elsewhere).
+pub fn threads_at_start(target: &Target, tgids: &[i32]) -> Vec<(u32, u32)> {
+    let pids: Vec<i32> = match target {
+        Target::Workload(_) => return Vec::new(),
+        Target::Tids(list) => {
+            let tgid = |t: i32| -> Option<(u32, u32)> {
+                let s = std::fs::read_to_string(format!("/proc/{t}/status")).ok()?;
+                let l = s.lines().find_map(|l| l.strip_prefix("Tgid:"))?;
+                Some((l.trim().parse().ok()?, t as u32))
+            };
+            return list.iter().filter_map(|&t| tgid(t)).collect();
+        }
+        Target::Pids(_) => tgids.to_vec(),
+        Target::Cpus(list) => {
+            if crate::event::cpus::online().map_or(true, |o| list.len() < o.len()) {
+                return Vec::new();
+            }
+            std::fs::read_dir("/proc")
+                .map(|d| {
+                    d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default()
+        }
+    };
+    let of = |p: i32| threads_of(p).unwrap_or_default().into_iter();
+    pids.into_iter()
+        .flat_map(|p| of(p).map(move |t| (p as u32, t as u32)))
+        .collect()
+}
+
 /// The processes whose real uid is `uid` (perf's `-u`), from /proc.
 pub fn pids_of_user(uid: u32) -> io::Result<Vec<i32>> {
     let me = std::process::id() as i32;

@@ -49,9 +49,9 @@ pub struct DrainReport {
     pub near_full_pushes: u64,
     /// How much of their stack dumps the samples used (dwarf, when cut).
     pub stack_use: crate::push::stack_use::StackUse,
-    /// `--off-cpu`: switch-outs seen and off-CPU samples written (by every
-    /// unit of the recording).
-    pub off_cpu: Option<(u64, u64)>,
+    /// `--off-cpu`: switch-outs seen, off-CPU samples written, records of
+    /// other recorders' ids left out (by every unit of the recording).
+    pub off_cpu: Option<crate::push::off_cpu::OffCpuCounts>,
 }
 
 impl DrainReport {

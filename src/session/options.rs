@@ -316,6 +316,37 @@ impl RecordOptions {
                 "--threads writes a directory of files and cannot write a pipe: give -o DIR",
             );
         }
+        self.check_off_cpu()
+    }
+
+    /// `--off-cpu`'s threshold (in nanoseconds, a u64) and its event beside
+    /// the others.
+    fn check_off_cpu(&self) -> Result<(), RecordError> {
+        let usage = |m: String| Err(RecordError::Usage(m));
+        if u64::try_from(self.off_cpu_thresh.as_nanos()).is_err() {
+            return usage(format!(
+                "--off-cpu-thresh {} ms is more than the {} ms a wait's nanoseconds can hold (u64)",
+                self.off_cpu_thresh.as_millis(),
+                u64::MAX / 1_000_000
+            ));
+        }
+        let context_switches = |e: &&EventSpec| {
+            !e.off_cpu && e.type_ == crate::format::attr::TYPE_SOFTWARE && e.config == 3
+        };
+        let off_cpu = self.events.iter().any(|e| e.off_cpu);
+        if let Some(e) = self
+            .events
+            .iter()
+            .find(context_switches)
+            .filter(|_| off_cpu)
+        {
+            return usage(format!(
+                "--off-cpu samples the software context-switches event, and so does -e {}: the kernel \
+                 writes one switch's samples of two such events with one id (the last opened's, in \
+                 every ring), so their samples cannot be told apart; record one or the other",
+                e.name
+            ));
+        }
         Ok(())
     }
 }

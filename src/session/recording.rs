@@ -68,8 +68,10 @@ impl<'o> Recording<'o> {
         let mut prepared = super::setup::prepare(o)?;
         notes.append(&mut prepared.set.notes);
         let fp = o.call_graph == crate::event::events::CallGraph::FramePointer;
-        let thresh = o.off_cpu_thresh.as_nanos() as u64;
-        let off_cpu = OffCpu::for_attrs(&mut prepared.set.attrs, fp, thresh);
+        // Checked by RecordOptions::validate: it fits.
+        let thresh = u64::try_from(o.off_cpu_thresh.as_nanos()).unwrap_or(u64::MAX);
+        let threads = crate::event::target::threads_at_start(&o.target, &prepared.tgids);
+        let off_cpu = OffCpu::for_attrs(&mut prepared.set.attrs, fp, thresh, threads);
         let mut features = synth::features::session_features(&prepared.set.attrs, &o.argv);
         synth::features::event_features(&mut features, &o.events)
             .map_err(io_err("describing the events (tracefs)"))?;

@@ -80,10 +80,9 @@ pub struct Summary {
     pub largest_loss: u64,
     /// When samples were lost: what would have held the stream.
     pub advice: Option<crate::advice::Advice>,
-    /// `--off-cpu`: switch-outs of the target's threads seen, and off-CPU
-    /// samples written (waits ended; preemptions and waits still open at
-    /// the end are not written).
-    pub off_cpu: Option<(u64, u64)>,
+    /// `--off-cpu`: switch-outs of the target's threads seen, off-CPU
+    /// samples written, and records of other recorders' ids left out.
+    pub off_cpu: Option<crate::push::off_cpu::OffCpuCounts>,
     /// `--threads`: what each drain thread did (empty otherwise).
     pub threads: Vec<ThreadSummary>,
     /// `--switch-output`: every output written, oldest first.
@@ -133,9 +132,17 @@ impl Summary {
         for t in self.threads.iter().filter(|_| self.copies.is_some()) {
             s += &thread_line(t);
         }
-        if let Some((seen, written)) = self.off_cpu {
+        if let Some(c) = self.off_cpu {
             s += &format!(
-                "[ perfz record: off-CPU: {seen} switches seen, {written} waits written as offcpu-time samples ]\n"
+                "[ perfz record: off-CPU: {} switches seen, {} waits written as offcpu-time samples ]\n",
+                c.seen, c.written
+            );
+        }
+        if let Some(n) = self.off_cpu.map(|c| c.foreign).filter(|&n| n > 0) {
+            s += &format!(
+                "[ perfz record: {n} records stamped with ids of another recorder's events left out \
+                 (the kernel writes one context switch's samples of several software context-switches \
+                 events with one id): perf would stop reading at the first ]\n"
             );
         }
         if self.stack_samples_uncut > 0 {

@@ -9,6 +9,9 @@ use std::process::Command;
 
 use crate::common::*;
 
+#[path = "off_cpu_ends.rs"]
+mod ends;
+
 /// What tests/workload/offcpu.c measured: wall, burn, doze, wait_pipe (ms).
 fn own_split(stderr: &str) -> [f64; 4] {
     let line = stderr

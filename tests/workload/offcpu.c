@@ -1,7 +1,7 @@
 /*
  * Off-CPU test workload.
  *
- *   workload [seconds=1] [slice_ms=10] [mode=libc|raw]
+ *   workload [seconds=1] [slice_ms=10] [mode=libc|raw] [sleeper]
  *
  * The main thread loops until `seconds` of wall time have passed; each round:
  *   burn()       spins on the CPU for slice_ms              (~1/3 of wall time)
@@ -15,6 +15,9 @@
  * the caller of a frameless leaf is always the frame that gets skipped.
  * With mode=raw the helpers issue the syscall instruction themselves, so the
  * user ip at switch-out lies in sleep_call/read_call (exact chain).
+ *
+ * With "sleeper", a third thread ("sleeper") blocks in read() on a pipe
+ * nothing writes until the main loop ends: off CPU all the time.
  *
  * Build: gcc -O1 -fno-omit-frame-pointer -g -fno-inline -pthread workload.c -o workload
  */
@@ -106,6 +109,18 @@ static void *feeder(void *arg)
 	return NULL;
 }
 
+static int sleep_pipe[2];
+
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "sleeper");
+	char c;
+	if (read(sleep_pipe[0], &c, 1) != 1)
+		abort();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 1.0;
@@ -115,8 +130,11 @@ int main(int argc, char **argv)
 
 	if (pipe(req_pipe) || pipe(resp_pipe))
 		return 1;
-	pthread_t th;
+	pthread_t th, sl;
 	pthread_create(&th, NULL, feeder, NULL);
+	int with_sleeper = argc > 4 && !strcmp(argv[4], "sleeper");
+	if (with_sleeper && (pipe(sleep_pipe) || pthread_create(&sl, NULL, sleeper, NULL)))
+		return 1;
 
 	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs * 1e9);
 	uint64_t t_burn = 0, t_doze = 0, t_wait = 0;
@@ -138,6 +156,11 @@ int main(int argc, char **argv)
 	if (write(req_pipe[1], &q, 1) != 1)
 		return 1;
 	pthread_join(th, NULL);
+	if (with_sleeper) {
+		if (write(sleep_pipe[1], &q, 1) != 1)
+			return 1;
+		pthread_join(sl, NULL);
+	}
 	uint64_t tot = now_ns() - t0;
 	fprintf(stderr,
 		"workload: pid %d rounds %d wall %.3f ms burn %.3f ms (%.1f%%) doze %.3f ms (%.1f%%) wait_pipe %.3f ms (%.1f%%)\n",

@@ -13,7 +13,12 @@
 //! chains of user frames only). Preemptions are written too (perf's BPF
 //! program counts only sleeps): the time a thread was runnable, waiting for
 //! a CPU, is off-CPU time, and so each thread's on- and off-CPU time add up
-//! to its wall time. A wait still open at the end is not written. Waits
+//! to its wall time. A wait still open at the end is written up to the end,
+//! and a thread off CPU when the recording starts (`-p`, `-t`, `-a`) gets a
+//! wait from the start to its first switch-in, or to the end (a sample with
+//! no stack: none was taken). A thread's EXIT ends its waits (its last
+//! switch-out, after the EXIT, opens none): a task that reuses its tid
+//! starts afresh. Waits
 //! shorter than `--off-cpu-thresh` are added up per (thread, stack) and
 //! written each second, as perf 6.16 does.
 //!
@@ -26,14 +31,20 @@ use std::sync::{Arc, Mutex};
 
 use perfz_codecs::Input;
 
+use rustc_hash::FxHashSet;
+
 use super::scan::headers;
-use super::stack_tail::{for_each_piece, Edit};
+use super::stack_tail::Edit;
 use crate::format::attr::{flags, sample_type as st, OFF_CPU_NAME, SW_BPF_OUTPUT};
 use crate::format::record::RecordType;
 use crate::format::sample::{id_offset, id_trailer_offset, id_trailer_size, FIXED_WORDS};
 use crate::format::AttrEntry;
+use edits::{contiguous, cut_copy, edit_at, skip, skip_records, word};
 use waits::{chain_hash, Seen, Waits};
 
+mod bare;
+mod edits;
+mod ends;
 mod spares;
 mod thread;
 mod waits;
@@ -92,7 +103,11 @@ impl Fields {
 /// One drain unit's part of `--off-cpu`.
 pub struct OffCpu {
     /// The ids of the off-CPU event.
-    ids: Vec<u64>,
+    ids: FxHashSet<u64>,
+    /// The ids of every event of the recording: a record with another id
+    /// (a software event of another recorder's can stamp this recording's
+    /// samples with its own id) is left out, and counted.
+    all_ids: Arc<FxHashSet<u64>>,
     sample_type: u64,
     fields: Fields,
     /// Frame-pointer chains of user frames: the first is the sample's ip.
@@ -113,10 +128,13 @@ pub struct OffCpu {
     /// without its bytes.
     known: rustc_hash::FxHashSet<(u32, u64)>,
     /// This pass's events: the latest time, the last one's, and whether
-    /// they came in time order.
+    /// they came in time order; the earliest time of any sample seen.
     latest: u64,
     last: u64,
     sorted: bool,
+    first: u64,
+    /// Records of ids not this recording's, left out this pass.
+    foreign: u64,
 }
 
 /// A unit per clone: the recording's own copy is the template the drain
@@ -125,15 +143,28 @@ pub struct OffCpu {
 impl Clone for OffCpu {
     fn clone(&self) -> Self {
         self.waits.lock().unwrap_or_else(|e| e.into_inner()).units += 1;
-        let (ids, waits) = (self.ids.clone(), self.waits.clone());
-        OffCpu::unit(
-            ids,
+        let mut u = OffCpu::unit(
+            self.ids.clone(),
             self.sample_type,
             self.fields.clone(),
             self.user_ip,
-            waits,
-        )
+            self.waits.clone(),
+        );
+        u.all_ids = self.all_ids.clone();
+        u
     }
+}
+
+/// What the units of a recording counted: switch-outs seen, off-CPU
+/// samples written, records of other recorders' ids left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OffCpuCounts {
+    /// Switch-out samples seen.
+    pub seen: u64,
+    /// Off-CPU samples written.
+    pub written: u64,
+    /// Records of other recorders' ids left out.
+    pub foreign: u64,
 }
 
 impl OffCpu {
@@ -143,35 +174,50 @@ impl OffCpu {
     /// the push takes them out). `user_ip`: its chains are user frames only
     /// (frame pointers); waits shorter than `thresh_ns` are added up per
     /// (thread, stack) and written each second (perf 6.16's
-    /// `--off-cpu-thresh`). None without an off-CPU event, or where its
-    /// samples lack a field the conversion needs.
-    pub fn for_attrs(attrs: &mut [AttrEntry], user_ip: bool, thresh_ns: u64) -> Option<OffCpu> {
+    /// `--off-cpu-thresh`); `threads` (pid, tid): those there at the start,
+    /// each written off CPU from the start where it first comes back (or
+    /// never). None without an off-CPU event, or where its samples lack a
+    /// field the conversion needs.
+    pub fn for_attrs(
+        attrs: &mut [AttrEntry],
+        user_ip: bool,
+        thresh_ns: u64,
+        threads: Vec<(u32, u32)>,
+    ) -> Option<OffCpu> {
+        let all_ids: FxHashSet<u64> = attrs.iter().flat_map(|e| e.ids.iter().copied()).collect();
         let e = attrs
             .iter_mut()
             .find(|e| e.name.as_deref() == Some(OFF_CPU_NAME))?;
         e.attr.set_u64(8, SW_BPF_OUTPUT);
         e.attr.set_u64(40, e.attr.flags() & !flags::CONTEXT_SWITCH);
-        let (ids, sample_type) = (e.ids.clone(), e.attr.sample_type());
-        let waits = Waits::with_thresh(thresh_ns);
-        OffCpu::new(ids, sample_type, user_ip, Arc::new(Mutex::new(waits)))
+        let (ids, sample_type) = (e.ids.iter().copied().collect(), e.attr.sample_type());
+        let mut waits = Waits::with_thresh(thresh_ns);
+        waits.bare = e.ids.first().map(|&id| (sample_type, id));
+        waits.expected = threads;
+        let waits = Arc::new(Mutex::new(waits));
+        let mut o = OffCpu::new(ids, sample_type, user_ip, waits)?;
+        o.all_ids = Arc::new(all_ids);
+        Some(o)
     }
 
     /// The off-CPU event's `ids` and `sample_type` (every event's: they
     /// share one), its waits shared by every unit; `user_ip`: its chains
     /// are user frames only. None where its samples lack a field it needs.
     fn new(
-        ids: Vec<u64>,
+        ids: FxHashSet<u64>,
         sample_type: u64,
         user_ip: bool,
         waits: Arc<Mutex<Waits>>,
     ) -> Option<OffCpu> {
         let fields = Fields::of(sample_type)?;
-        Some(OffCpu::unit(ids, sample_type, fields, user_ip, waits))
+        let mut o = OffCpu::unit(ids, sample_type, fields, user_ip, waits);
+        o.all_ids = Arc::new(o.ids.clone());
+        Some(o)
     }
 
     /// A unit with nothing taken yet.
     fn unit(
-        ids: Vec<u64>,
+        ids: FxHashSet<u64>,
         sample_type: u64,
         fields: Fields,
         user_ip: bool,
@@ -179,6 +225,7 @@ impl OffCpu {
     ) -> OffCpu {
         OffCpu {
             ids,
+            all_ids: Default::default(),
             fields,
             sample_type,
             user_ip,
@@ -192,6 +239,8 @@ impl OffCpu {
             latest: 0,
             last: 0,
             sorted: true,
+            first: u64::MAX,
+            foreign: 0,
         }
     }
 
@@ -218,17 +267,15 @@ impl OffCpu {
         self.sorted &= time >= self.last;
         self.last = time;
         self.latest = self.latest.max(time);
+        self.first = self.first.min(time);
     }
 
     /// Takes the off-CPU event's records out of `region`: they are left out
     /// of the push (`edits`, which hold the stack cut's, gain a skip for
     /// each and lose theirs inside), its samples kept as the cut made them.
+    /// Records of ids not the recording's go too; FORK and EXIT records
+    /// stay, noted.
     pub fn take(&mut self, region: Input<'_>, edits: &mut Vec<Edit>) {
-        let trailer = id_trailer_size(self.sample_type);
-        let tr_id = id_trailer_offset(self.sample_type, st::ID)
-            .or_else(|| id_trailer_offset(self.sample_type, st::IDENTIFIER));
-        let tr_tid = id_trailer_offset(self.sample_type, st::TID);
-        let tr_time = id_trailer_offset(self.sample_type, st::TIME);
         let mut skips = std::mem::take(&mut self.skips);
         skips.clear();
         let mut scratch = std::mem::take(&mut self.wrapped);
@@ -236,77 +283,133 @@ impl OffCpu {
         let mut ei = 0;
         for (at, h) in headers(region) {
             let t = h.type_;
+            let task = t == RecordType::FORK || t == RecordType::EXIT;
             let switch = t == RecordType::SWITCH || t == RecordType::SWITCH_CPU_WIDE;
-            if t != RecordType::SAMPLE && !switch {
+            if t != RecordType::SAMPLE && !switch && !task {
                 continue;
             }
             let end = at + h.size as usize;
             let rec = contiguous(region, at, end, &mut scratch);
-            let word = |o: usize| {
-                rec.get(o..o + 8)
-                    .map_or(0, |b| u64::from_le_bytes(b.try_into().expect("8 bytes")))
-            };
-            if !switch {
-                if end < at + self.fields.period + 8 || !self.ids.contains(&word(self.fields.id)) {
-                    continue;
-                }
-                let tid = (word(self.fields.tid) >> 32) as u32;
-                let time = word(self.fields.time);
-                while ei < edits.len() && edit_at(&edits[ei]) < at {
-                    ei += 1;
-                }
-                let ej = ei + edits[ei..].partition_point(|e| edit_at(e) < end);
-                // A stack the waits keep a sample of: this one's bytes are
-                // not needed (and no cut edits a chain's sample).
-                let key = chain_hash(rec, &self.fields);
-                let bytes = if key.is_some_and(|h| self.known.contains(&(tid, h))) {
-                    Vec::new()
-                } else {
-                    self.copy(region, (at, end), rec, &edits[ei..ej])
-                };
-                self.order(time);
-                self.batch.push(Seen::Sample {
-                    tid,
-                    time,
-                    key,
-                    bytes,
-                });
-                skip(&mut skips, at, end);
-            } else {
-                let (Some(i), Some(ti), Some(tm)) = (tr_id, tr_tid, tr_time) else {
-                    continue;
-                };
-                let Some(tr) = (end - at).checked_sub(trailer).filter(|&s| s >= 8) else {
-                    continue;
-                };
-                if !self.ids.contains(&word(tr + i)) {
-                    continue;
-                }
-                let out = h.misc & SWITCH_OUT != 0;
-                let time = word(tr + tm);
-                self.order(time);
-                self.batch.push(Seen::Switch {
-                    tid: (word(tr + ti) >> 32) as u32,
-                    time,
-                    out,
-                    preempt: out && h.misc & SWITCH_OUT_PREEMPT != 0,
-                });
-                skip(&mut skips, at, end);
+            if task {
+                self.task(rec, t == RecordType::EXIT);
+                continue;
             }
+            if switch {
+                if self.switch(rec, h.misc) {
+                    skip(&mut skips, at, end);
+                }
+                continue;
+            }
+            if end < at + self.fields.period + 8 {
+                continue;
+            }
+            let id = word(rec, self.fields.id);
+            if !self.all_ids.contains(&id) {
+                self.foreign += 1;
+                skip(&mut skips, at, end);
+                continue;
+            }
+            let time = word(rec, self.fields.time);
+            self.first = self.first.min(time);
+            if !self.ids.contains(&id) {
+                self.latest = self.latest.max(time);
+                continue;
+            }
+            while ei < edits.len() && edit_at(&edits[ei]) < at {
+                ei += 1;
+            }
+            let ej = ei + edits[ei..].partition_point(|e| edit_at(e) < end);
+            self.sample(region, (at, end), rec, &edits[ei..ej]);
+            skip(&mut skips, at, end);
         }
         skip_records(edits, &skips);
         self.skips = skips;
         self.wrapped = scratch;
     }
 
+    /// A switch-out sample of the off-CPU event, into the pass's events.
+    fn sample(&mut self, region: Input<'_>, at_end: (usize, usize), rec: &[u8], edits: &[Edit]) {
+        let pid_tid = word(rec, self.fields.tid);
+        let (pid, tid) = (pid_tid as u32, (pid_tid >> 32) as u32);
+        let time = word(rec, self.fields.time);
+        // A stack the waits keep a sample of: this one's bytes are not
+        // needed (and no cut edits a chain's sample).
+        let key = chain_hash(rec, &self.fields);
+        let bytes = if key.is_some_and(|h| self.known.contains(&(tid, h))) {
+            Vec::new()
+        } else {
+            self.copy(region, at_end, rec, edits)
+        };
+        self.order(time);
+        self.batch.push(Seen::Sample {
+            pid,
+            tid,
+            time,
+            key,
+            bytes,
+        });
+    }
+
+    /// A SWITCH record: the off-CPU event's into the pass's events. True
+    /// where it leaves the stream (the off-CPU event's, or another
+    /// recorder's id).
+    fn switch(&mut self, rec: &[u8], misc: u16) -> bool {
+        let st = self.sample_type;
+        let trailer = id_trailer_size(st);
+        let tr_id = id_trailer_offset(st, st::ID).or_else(|| id_trailer_offset(st, st::IDENTIFIER));
+        let (Some(i), Some(ti), Some(tm)) = (
+            tr_id,
+            id_trailer_offset(st, st::TID),
+            id_trailer_offset(st, st::TIME),
+        ) else {
+            return false;
+        };
+        let Some(tr) = rec.len().checked_sub(trailer).filter(|&s| s >= 8) else {
+            return false;
+        };
+        let id = word(rec, tr + i);
+        if !self.ids.contains(&id) {
+            self.foreign += !self.all_ids.contains(&id) as u64;
+            return !self.all_ids.contains(&id);
+        }
+        let out = misc & SWITCH_OUT != 0;
+        let time = word(rec, tr + tm);
+        let pid_tid = word(rec, tr + ti);
+        self.order(time);
+        self.batch.push(Seen::Switch {
+            pid: pid_tid as u32,
+            tid: (pid_tid >> 32) as u32,
+            time,
+            out,
+            preempt: out && misc & SWITCH_OUT_PREEMPT != 0,
+        });
+        true
+    }
+
+    /// A FORK (a task that may reuse a tid gone) or EXIT record, noted:
+    /// its body is pid, ppid, tid, ptid (u32 each), time.
+    fn task(&mut self, rec: &[u8], exit: bool) {
+        if rec.len() < 32 {
+            return;
+        }
+        let tid = (word(rec, 16)) as u32;
+        let time = word(rec, 24);
+        self.order(time);
+        self.batch.push(Seen::Task { tid, time, exit });
+    }
+
     /// The end of a pass: its events to the shared waits; the samples of
     /// the waits they ended, to push.
-    /// With `all` (the recording ends), every event held for order too.
+    /// With `all` (the recording ends), every event held for order too,
+    /// and the waits still open written up to the end.
     pub fn settle(&mut self, out: &mut Vec<u8>, all: bool) {
-        if self.batch.is_empty() && !all {
+        let foreign = std::mem::take(&mut self.foreign);
+        if self.batch.is_empty() && !all && foreign == 0 && self.first == u64::MAX {
             return;
         }
         let mut w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
+        w.ended.foreign += foreign;
+        w.start = w.start.min(std::mem::replace(&mut self.first, u64::MAX));
         let order = (self.latest, self.sorted);
         w.take_in(&mut self.batch, order, all, &self.fields, self.user_ip, out);
         (self.last, self.sorted) = (0, true);
@@ -315,86 +418,13 @@ impl OffCpu {
         self.known.extend(&w.known[seen..]);
     }
 
-    /// Switch-outs seen, and off-CPU samples written, by every unit.
-    pub fn counts(&self) -> (u64, u64) {
+    /// What every unit counted.
+    pub fn counts(&self) -> OffCpuCounts {
         let w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
-        (w.ended.seen, w.ended.written)
-    }
-}
-
-/// `[at, end)` added to `skips` (in order): records one after another are
-/// one skip, so a run of them is one edit (and one gap in the push).
-fn skip(skips: &mut Vec<(usize, usize)>, at: usize, end: usize) {
-    match skips.last_mut() {
-        Some(last) if last.1 == at => last.1 = end,
-        _ => skips.push((at, end)),
-    }
-}
-
-/// `edits` (sorted) with a skip for each record of `skips` (sorted) and
-/// none inside them.
-fn skip_records(edits: &mut Vec<Edit>, skips: &[(usize, usize)]) {
-    if skips.is_empty() {
-        return;
-    }
-    // Both in order: the edits inside a skipped record go, in one walk.
-    let mut k = 0;
-    edits.retain(|e| {
-        let a = edit_at(e);
-        while k < skips.len() && skips[k].1 <= a {
-            k += 1;
+        OffCpuCounts {
+            seen: w.ended.seen,
+            written: w.ended.written,
+            foreign: w.ended.foreign,
         }
-        !(k < skips.len() && skips[k].0 <= a)
-    });
-    edits.extend(
-        skips
-            .iter()
-            .map(|&(at, end)| Edit::Skip { at, len: end - at }),
-    );
-    // No two at one offset: the edits inside a skip are gone.
-    edits.sort_unstable_by_key(edit_at);
-}
-
-fn edit_at(e: &Edit) -> usize {
-    match e {
-        Edit::Replace { at, .. } | Edit::Skip { at, .. } => *at,
     }
-}
-
-/// The bytes `[at, end)` of `region` as one slice: borrowed where they
-/// lie in one of its two, else gathered into `buf`.
-fn contiguous<'a>(region: Input<'a>, at: usize, end: usize, buf: &'a mut Vec<u8>) -> &'a [u8] {
-    let f = region.first.len();
-    if end <= f {
-        return &region.first[at..end];
-    }
-    if at >= f {
-        return &region.second[at - f..end - f];
-    }
-    buf.clear();
-    buf.extend_from_slice(&region.first[at..]);
-    buf.extend_from_slice(&region.second[..end - f]);
-    buf
-}
-
-/// The record at `[at, end)` of `region` as the stack cut's `edits` (those
-/// inside it) make it, into `v`.
-fn cut_copy(
-    region: Input<'_>,
-    (at, end): (usize, usize),
-    edits: &[Edit],
-    mine: &mut Vec<Edit>,
-    v: &mut Vec<u8>,
-) {
-    let (_, rest) = region.split_at(at);
-    let (rec, _) = rest.split_at(end - at);
-    mine.clear();
-    mine.extend(edits.iter().map(|e| match *e {
-        Edit::Replace { at: a, with } => Edit::Replace { at: a - at, with },
-        Edit::Skip { at: a, len } => Edit::Skip { at: a - at, len },
-    }));
-    let _ = for_each_piece(rec, mine, |p| {
-        v.extend_from_slice(p);
-        Ok::<(), ()>(())
-    });
 }

@@ -29,7 +29,7 @@ impl Spares {
 
     /// `b` kept for later, where the budget has room.
     pub(super) fn give(&mut self, b: Vec<u8>) {
-        if self.bytes + b.capacity() <= BUDGET {
+        if b.capacity() > 0 && self.bytes + b.capacity() <= BUDGET {
             self.bytes += b.capacity();
             self.bufs.push(b);
         }

@@ -20,7 +20,16 @@ pub(super) struct Wait {
 #[derive(Default)]
 pub(super) struct Thread {
     pub(super) waits: Vec<Wait>,
-    ins: Vec<u64>,
+    pub(super) ins: Vec<u64>,
+    /// Its process (from its records).
+    pub(super) pid: u32,
+    /// Its EXIT's time: records after it end no wait.
+    pub(super) gone: Option<u64>,
+    /// Any record of it seen (or its FORK: it was not there at the start).
+    seen: bool,
+    /// Its first record was a switch-in at this time: off CPU since the
+    /// start, unless a switch-out before it turns up (settled in a sweep).
+    pub(super) first_in: Option<u64>,
 }
 
 /// At most this many of a thread's waits (or switch-ins) are kept open: a
@@ -36,6 +45,7 @@ impl Thread {
     }
 
     pub(super) fn sample(&mut self, out: u64, sample: Vec<u8>, key: Option<(u32, u64)>) {
+        self.seen = true;
         let i = self.waits.partition_point(|w| w.out < out);
         // Its switch-in may have come first: the first one after it,
         // before the thread's next switch-out.
@@ -58,6 +68,7 @@ impl Thread {
     }
 
     pub(super) fn switch_out(&mut self, t: u64, preempt: bool) {
+        self.seen = true;
         let i = self.waits.partition_point(|w| w.out <= t);
         if let Some(w) = self.waits[..i].last_mut().filter(|w| w.blocked.is_none()) {
             w.blocked = Some(!preempt);
@@ -65,6 +76,9 @@ impl Thread {
     }
 
     pub(super) fn switch_in(&mut self, t: u64) {
+        if !std::mem::replace(&mut self.seen, true) {
+            self.first_in = Some(t);
+        }
         match self.ending(t) {
             Some(w) => w.back = Some(t),
             None => {
@@ -74,6 +88,39 @@ impl Thread {
                     self.ins.remove(0);
                 }
             }
+        }
+    }
+
+    /// Its EXIT (`exit`) or FORK at `t`: the waits not ended go (the task
+    /// is gone, or a new one has its tid), returned for their buffers.
+    pub(super) fn task(&mut self, t: u64, exit: bool) -> Vec<Wait> {
+        let open = self.waits.iter().any(|w| w.back.is_none());
+        let dropped = if open {
+            let (keep, gone) = std::mem::take(&mut self.waits)
+                .into_iter()
+                .partition(|w| w.back.is_some());
+            self.waits = keep;
+            gone
+        } else {
+            Vec::new()
+        };
+        if exit {
+            self.gone = Some(t);
+        } else {
+            *self = Thread {
+                seen: true,
+                waits: std::mem::take(&mut self.waits),
+                ..Thread::default()
+            };
+        }
+        dropped
+    }
+
+    /// The recording ends at `end`: every wait still open ends there.
+    pub(super) fn close_open(&mut self, end: u64) {
+        for w in self.waits.iter_mut().filter(|w| w.back.is_none()) {
+            w.back = Some(end.max(w.out));
+            w.blocked.get_or_insert(true);
         }
     }
 }

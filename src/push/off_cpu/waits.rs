@@ -22,6 +22,7 @@ pub(super) enum Seen {
     /// copied), or none where the waits hold a sample of that stack
     /// already (see [`Waits::known`]).
     Sample {
+        pid: u32,
         tid: u32,
         time: u64,
         key: Option<u64>,
@@ -29,23 +30,35 @@ pub(super) enum Seen {
     },
     /// A SWITCH record: `out` (with `preempt`) or in.
     Switch {
+        pid: u32,
         tid: u32,
         time: u64,
         out: bool,
         preempt: bool,
     },
+    /// A FORK (a new task with this tid) or an EXIT record.
+    Task { tid: u32, time: u64, exit: bool },
 }
 
 impl Seen {
     pub(super) fn time(&self) -> u64 {
         match self {
-            Seen::Sample { time, .. } | Seen::Switch { time, .. } => *time,
+            Seen::Sample { time, .. } | Seen::Switch { time, .. } | Seen::Task { time, .. } => {
+                *time
+            }
+        }
+    }
+
+    fn tid(&self) -> u32 {
+        match self {
+            Seen::Sample { tid, .. } | Seen::Switch { tid, .. } | Seen::Task { tid, .. } => *tid,
         }
     }
 }
 
-/// How often the short waits added up are written.
-const SUM_EVERY_NS: u64 = 1_000_000_000;
+/// How often the short waits added up are written (and threads gone
+/// forgotten).
+pub(super) const SUM_EVERY_NS: u64 = 1_000_000_000;
 
 /// What a sample is added up by, with its thread: a 64-bit hash of its
 /// pid and tid and its callchain (the bytes from the chain on: a
@@ -69,18 +82,26 @@ const MAX_STACKS: usize = 1 << 16;
 /// How long events of several drain units are held before they are taken
 /// in time order: a unit drains every ring at least each 100 ms, so by then
 /// every unit has handed in what came before.
-const ORDER_DELAY_NS: u64 = 300_000_000;
+pub(super) const ORDER_DELAY_NS: u64 = 300_000_000;
 
 /// The waits every drain unit of a recording shares.
 #[derive(Default)]
 pub(super) struct Waits {
-    threads: HashMap<u32, Thread>,
+    pub(super) threads: HashMap<u32, Thread>,
     /// Drain units feeding these waits.
     pub(super) units: usize,
     /// Several units: their events, held until every unit is past them.
     held: Vec<Seen>,
-    /// The latest event time handed in.
-    latest: u64,
+    /// The latest event time handed in: at the end, the end.
+    pub(super) latest: u64,
+    /// The earliest event time handed in (u64::MAX: none yet): the start.
+    pub(super) start: u64,
+    /// The off-CPU event's sample_type and an id of it: what a wait with
+    /// no sample (a thread off CPU from the start) is written as.
+    pub(super) bare: Option<(u64, u64)>,
+    /// (pid, tid) of the threads there at the start (-p, -t, -a): each one
+    /// never seen is written off CPU from the start to the end.
+    pub(super) expected: Vec<(u32, u32)>,
     /// When the sums were last written.
     summed_at: u64,
     /// What the ended waits became.
@@ -108,6 +129,8 @@ pub(super) struct WaitsEnded {
     pub seen: u64,
     /// Off-CPU samples written.
     pub written: u64,
+    /// Records of ids not the recording's, left out.
+    pub foreign: u64,
     /// Waits added up into those samples.
     pub waits_summed: u64,
     /// Switch-outs that were preemptions: written too (perf's BPF program
@@ -124,6 +147,7 @@ impl Waits {
                 thresh,
                 ..Default::default()
             },
+            start: u64::MAX,
             ..Default::default()
         }
     }
@@ -164,6 +188,7 @@ impl Waits {
             self.feed(ready.into_iter(), f, user_ip, out);
         }
         if all || self.latest.saturating_sub(self.summed_at) >= SUM_EVERY_NS {
+            self.sweep(all, f, user_ip, out);
             self.write_sums(f, out);
         }
     }
@@ -171,7 +196,7 @@ impl Waits {
     /// The short waits added up since the last time, a sample per
     /// (thread, stack), stamped now (the latest time seen: later than any
     /// round already written).
-    fn write_sums(&mut self, f: &Fields, out: &mut Vec<u8>) {
+    pub(super) fn write_sums(&mut self, f: &Fields, out: &mut Vec<u8>) {
         self.summed_at = self.latest;
         let t = &mut self.ended;
         for (key, ns) in t.sums.drain() {
@@ -192,9 +217,7 @@ impl Waits {
         out: &mut Vec<u8>,
     ) {
         for e in events {
-            let tid = match &e {
-                Seen::Sample { tid, .. } | Seen::Switch { tid, .. } => *tid,
-            };
+            let tid = e.tid();
             if self.threads.len() >= MAX_OPEN && !self.threads.contains_key(&tid) {
                 // Threads gone while switched out never come back.
                 self.threads.clear();
@@ -207,22 +230,46 @@ impl Waits {
                 ..
             } = self;
             let th = threads.entry(tid).or_default();
+            if th.gone.is_some_and(|g| e.time() >= g) && !matches!(e, Seen::Task { .. }) {
+                // The task exited: its last switches end in no wait.
+                if let Seen::Sample { bytes, .. } = e {
+                    ended.spare.give(bytes);
+                }
+                continue;
+            }
             match e {
                 Seen::Sample {
-                    time, key, bytes, ..
+                    pid,
+                    time,
+                    key,
+                    bytes,
+                    ..
                 } => {
                     ended.seen += 1;
+                    th.pid = pid;
                     let key = key.map(|h| (tid, h));
                     let (bytes, key) = ended.keep_stack(key, bytes, (f, user_ip), known);
                     th.sample(time, bytes, key);
                 }
                 Seen::Switch {
+                    pid,
                     time,
                     out: true,
                     preempt,
                     ..
-                } => th.switch_out(time, preempt),
-                Seen::Switch { time, .. } => th.switch_in(time),
+                } => {
+                    th.pid = pid;
+                    th.switch_out(time, preempt);
+                }
+                Seen::Switch { pid, time, .. } => {
+                    th.pid = pid;
+                    th.switch_in(time);
+                }
+                Seen::Task { time, exit, .. } => {
+                    for w in th.task(time, exit) {
+                        ended.spare.give(w.sample);
+                    }
+                }
             }
             ended.settle(th, f, user_ip, out);
         }
@@ -264,7 +311,7 @@ impl WaitsEnded {
 
     /// Writes the waits of `th` that are known (ended, and whether
     /// blocked), or adds them up.
-    fn settle(&mut self, th: &mut Thread, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
+    pub(super) fn settle(&mut self, th: &mut Thread, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
         let mut i = 0;
         while i < th.waits.len() {
             let w = &th.waits[i];
@@ -302,14 +349,14 @@ impl WaitsEnded {
 }
 
 /// `sample` appended to `out` with its period `ns` and its time `time`.
-fn append(out: &mut Vec<u8>, sample: &[u8], f: &Fields, ns: u64, time: u64) {
+pub(super) fn append(out: &mut Vec<u8>, sample: &[u8], f: &Fields, ns: u64, time: u64) {
     let at = out.len();
     out.extend_from_slice(sample);
     put(&mut out[at..], f.period, ns);
     put(&mut out[at..], f.time, time);
 }
 
-fn put(s: &mut [u8], at: usize, v: u64) {
+pub(super) fn put(s: &mut [u8], at: usize, v: u64) {
     if let Some(w) = s.get_mut(at..at + 8) {
         w.copy_from_slice(&v.to_le_bytes());
     }

@@ -23,6 +23,7 @@ fn sample(t: u64) -> Seen {
     }
     let key = chain_hash(&s, &Fields::of(TYPE).unwrap());
     Seen::Sample {
+        pid: 7,
         tid: 7,
         time: t,
         key,
@@ -39,8 +40,13 @@ fn take_in(w: &mut Waits, mut events: Vec<Seen>, all: bool, out: &mut Vec<u8>) {
     w.take_in(&mut events, (latest, sorted), all, &f, true, out);
 }
 
+/// Bytes of a stackless sample of [`TYPE`]: header, ip, pid/tid, time,
+/// id, period, an empty chain.
+const FIXED_SAMPLE: usize = 56;
+
 fn switch(t: u64, out: bool) -> Seen {
     Seen::Switch {
+        pid: 7,
         tid: 7,
         time: t,
         out,
@@ -128,6 +134,7 @@ fn a_sample_without_its_bytes_is_written_as_its_stacks_sample() {
         unreachable!()
     };
     let bare = Seen::Sample {
+        pid: 7,
         tid: 7,
         time: 30,
         key,
@@ -145,6 +152,7 @@ fn a_sample_without_its_bytes_is_written_as_its_stacks_sample() {
     let mut w = Waits::with_thresh(0);
     let mut out = Vec::new();
     let lost = Seen::Sample {
+        pid: 7,
         tid: 7,
         time: 30,
         key: Some(1),
@@ -157,4 +165,130 @@ fn a_sample_without_its_bytes_is_written_as_its_stacks_sample() {
         &mut out,
     );
     assert!(out.is_empty());
+}
+
+/// `e` as thread `tid`'s (of process `tid`).
+fn of(tid: u32, e: Seen) -> Seen {
+    match e {
+        Seen::Sample {
+            time, key, bytes, ..
+        } => Seen::Sample {
+            pid: tid,
+            tid,
+            time,
+            key,
+            bytes,
+        },
+        Seen::Switch {
+            time, out, preempt, ..
+        } => Seen::Switch {
+            pid: tid,
+            tid,
+            time,
+            out,
+            preempt,
+        },
+        Seen::Task { time, exit, .. } => Seen::Task { tid, time, exit },
+    }
+}
+
+fn task(t: u64, exit: bool) -> Seen {
+    Seen::Task {
+        tid: 7,
+        time: t,
+        exit,
+    }
+}
+
+#[test]
+fn a_task_gone_leaves_no_wait_for_the_next_task_with_its_tid() {
+    // Issue 41, item 8: the task's EXIT, then its last switch-out (the
+    // kernel's order); its tid reused 1000 ns later: the new task's first
+    // switch-in ends no wait of the old one's.
+    let mut w = Waits::with_thresh(0);
+    let mut out = Vec::new();
+    let seen = vec![
+        task(5, true),
+        sample(10),
+        switch(11, true),
+        task(1000, false),
+        switch(1010, false),
+        sample(1020),
+        switch(1021, true),
+        switch(1030, false),
+    ];
+    take_in(&mut w, seen, true, &mut out);
+    let f = Fields::of(TYPE).unwrap();
+    assert_eq!(written(&out, &f), [(10, 1030, 0x1234)]);
+    // A wait open at an EXIT (its switch-in lost) goes with it.
+    let mut w = Waits::with_thresh(0);
+    let mut out = Vec::new();
+    let seen = vec![sample(10), switch(11, true), task(20, true)];
+    take_in(&mut w, seen, false, &mut out);
+    assert!(w.threads[&7].waits.is_empty());
+}
+
+#[test]
+fn threads_gone_are_forgotten_with_their_samples() {
+    // Issue 41, item 17: a fork-churning machine's tasks each leave a
+    // switched-out thread behind; a second after its EXIT it is forgotten.
+    let mut w = Waits::with_thresh(0);
+    let mut out = Vec::new();
+    for tid in 100..1100 {
+        let t = u64::from(tid) * 1000;
+        let seen = vec![
+            of(tid, task(t, true)),
+            of(tid, sample(t + 10)),
+            of(tid, switch(t + 11, true)),
+        ];
+        take_in(&mut w, seen, false, &mut out);
+    }
+    take_in(
+        &mut w,
+        vec![switch(3 * SUM_EVERY_NS, false)],
+        false,
+        &mut out,
+    );
+    assert_eq!(w.threads.len(), 1, "only thread 7 is left");
+    assert!(out.is_empty());
+}
+
+#[test]
+fn a_wait_open_at_the_end_is_written_up_to_the_end() {
+    // Issue 41, item 9: thread 7 switches out at 10 and never comes back;
+    // the recording's last event (thread 8's) is at 500.
+    let f = Fields::of(TYPE).unwrap();
+    let mut w = Waits::with_thresh(0);
+    let mut out = Vec::new();
+    let seen = vec![sample(10), switch(11, true), of(8, switch(500, false))];
+    take_in(&mut w, seen, true, &mut out);
+    assert_eq!(written(&out, &f), [(490, 500, 0x1234)]);
+}
+
+#[test]
+fn a_thread_off_cpu_from_the_start_is_written_from_the_start() {
+    // Issue 41, item 9 (-p): the recording starts at 10 (thread 8 comes
+    // back then); thread 7's first record is a switch-in at 50; thread 9
+    // was there at the start and never ran until the end, at 300. Each
+    // gets a stackless sample from the start.
+    let f = Fields::of(TYPE).unwrap();
+    let mut w = Waits::with_thresh(0);
+    w.bare = Some((TYPE, 1));
+    w.expected = vec![(7, 7), (9, 9)];
+    w.start = 10;
+    let mut out = Vec::new();
+    let seen = vec![
+        of(8, switch(10, false)),
+        switch(50, false),
+        of(8, switch(300, false)),
+    ];
+    take_in(&mut w, seen, true, &mut out);
+    let got: Vec<(u64, u64, u64)> = out
+        .chunks(FIXED_SAMPLE)
+        .map(|s| {
+            let tid = get(s, f.tid).unwrap() >> 32;
+            (tid, get(s, f.period).unwrap(), get(s, f.time).unwrap())
+        })
+        .collect();
+    assert_eq!(got, [(7, 40, 50), (9, 290, 300)], "{out:?}");
 }
