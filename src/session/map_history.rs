@@ -7,8 +7,7 @@
 //! history for every strategy: the serial file, the `--threads` directory,
 //! the flight recorder.
 
-use super::recording::side_band_hits;
-use crate::push::scan::Hits;
+use crate::push::scan::{scan_hits, Hits};
 
 /// Maps and sample pages across a recording's outputs.
 pub struct MapHistory {
@@ -51,4 +50,15 @@ fn maps_of(h: &Hits) -> Hits {
         maps: h.maps.clone(),
         ..Default::default()
     }
+}
+
+/// The maps of a side band, for the build-id pass.
+fn side_band_hits(side_band: &[u8]) -> Hits {
+    let mut h = Hits::default();
+    scan_hits(
+        perfz_codecs::Input::one(side_band),
+        &mut Default::default(),
+        Some(&mut h),
+    );
+    h
 }

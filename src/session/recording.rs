@@ -31,7 +31,7 @@ use crate::format::{CompressedInfo, FeatureSet};
 use crate::push::drain::{Drain, DrainReport};
 use crate::push::off_cpu::OffCpu;
 use crate::push::records::declared_mmap_len;
-use crate::push::scan::{scan_hits, Hits};
+use crate::push::scan::Hits;
 use crate::push::{Output, StackTail};
 use crate::synth;
 
@@ -337,13 +337,7 @@ impl<'o> Recording<'o> {
                 .map_or(0, |r| r + 1),
             seconds: self.started.elapsed().as_secs_f64(),
             stop_signal: ended.stop_signal,
-            // A signal that ended it: 128 + the signal, as a shell says
-            // (not where perfz was stopped, and ended it, on a signal).
-            workload_exit: ended.exit_status.and_then(|s| {
-                use std::os::unix::process::ExitStatusExt;
-                let own = s.signal().filter(|_| ended.stop_signal.is_none());
-                s.code().or(own.map(|sig| 128 + sig))
-            }),
+            workload_exit: exit_code(ended.exit_status, ended.stop_signal),
             sink: report.sink,
             checkpoints: ended.drained.checkpoints.count,
             checkpoint_bytes: ended.drained.checkpoints.bytes,
@@ -407,15 +401,15 @@ pub(super) fn set_realtime(prio: i32) -> std::io::Result<()> {
     }
 }
 
-/// The maps of a side band, for the build-id pass.
-pub fn side_band_hits(side_band: &[u8]) -> Hits {
-    let mut h = Hits::default();
-    scan_hits(
-        perfz_codecs::Input::one(side_band),
-        &mut Default::default(),
-        Some(&mut h),
-    );
-    h
+/// A workload's exit code; 128 + the signal that killed it, as a shell
+/// says (not where perfz was stopped, and ended it, on a signal).
+fn exit_code(status: Option<std::process::ExitStatus>, stopped: Option<i32>) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    let s = status?;
+    s.code().or(s
+        .signal()
+        .filter(|_| stopped.is_none())
+        .map(|sig| 128 + sig))
 }
 
 /// LOST_SAMPLES: `u64 lost` and a sample_id trailer carrying the event's id.
