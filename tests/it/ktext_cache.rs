@@ -131,11 +131,9 @@ fn records_past(name: &str, plant: impl FnOnce(&Path)) {
         &home,
         &["record", "-q", "-e", "dummy", "-o", o, "--", "true"],
     );
-    assert_ne!(
-        run.code,
-        Some(137),
-        "{name}: perfz hung on the cache (killed at 60 s)"
-    );
+    // `timeout -s KILL` kills itself with perfz (no exit code).
+    let hung = run.code.is_none() || run.code == Some(124);
+    assert!(!hung, "{name}: perfz hung on the cache (killed at 60 s)");
     assert_eq!(run.code, Some(0), "{name}: {}", run.stderr);
     assert!(
         run.peak_mib < 256,
