@@ -36,7 +36,7 @@ impl SynthSideBand<'_> {
             || self.tracking_flags & flags::MMAP_DATA != 0;
         let namespaces = self.tracking_flags & flags::NAMESPACES != 0;
         let mut out = Vec::new();
-        match synth::kernel::synthesize(trailer) {
+        match synth::kernel::synthesize(trailer, notes) {
             Ok(rec) => out.extend_from_slice(&rec),
             Err(why) => notes.push(why),
         }

@@ -74,9 +74,9 @@ pub fn kernel_mmap(text: u64, end: u64, trailer: usize) -> Vec<u8> {
 
 /// The kernel map of the running kernel (its text range as
 /// [`kernel_range::this_boot`](super::kernel_range::this_boot) finds it),
-/// or why not.
-pub fn synthesize(trailer: usize) -> Result<Vec<u8>, String> {
-    let (text, end) = super::kernel_range::this_boot()?;
+/// or why not; `notes` gets why a kept range was not used.
+pub fn synthesize(trailer: usize, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+    let (text, end) = super::kernel_range::this_boot(notes)?;
     Ok(kernel_mmap(text, end, trailer))
 }
 

@@ -5,6 +5,8 @@
 pub mod build_id;
 pub mod features;
 pub mod kernel;
+pub mod kernel_cache;
+pub mod kernel_image;
 pub mod kernel_range;
 pub mod ns_cgroup;
 pub mod proc;

@@ -20,6 +20,7 @@ mod flight_recorder;
 mod hostile;
 mod hostile_inputs;
 mod interop;
+mod ktext_cache;
 mod long_captures;
 mod loss_advice;
 mod newer_perf;
