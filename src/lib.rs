@@ -4,6 +4,7 @@
 //! (ring → codec → sink) → `format` (perf.data). See docs/ARCHITECTURE.md.
 
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod advice;
 pub mod cli;

@@ -57,7 +57,7 @@ pub mod feat {
     pub const CLOCKID: u32 = 23;
     /// `HEADER_DIR_FORMAT`: the file is the `data` of a `--threads` directory.
     pub const DIR_FORMAT: u32 = 24;
-    /// `HEADER_COMPRESSED`: the codec of COMPRESSED records ([`CompressedInfo`]).
+    /// `HEADER_COMPRESSED`: the codec of COMPRESSED records ([`CompressedInfo`](super::CompressedInfo)).
     pub const COMPRESSED: u32 = 27;
     /// `HEADER_CLOCK_DATA`: one moment in both the event clock and wall-clock time.
     pub const CLOCK_DATA: u32 = 29;

@@ -13,10 +13,10 @@
 //!   in the next one when it does. So a window filled up holds a block end,
 //!   and the next one holds the end of the block it continues. (zstd's own
 //!   block ends, 128 KiB apart, only add ends.)
-//! - Pushes need not end with a flush ([`Compressor::set_hold`]): the window
+//! - Pushes need not end with a flush (`Compressor::set_hold`): the window
 //!   and zstd's input stay open across pushes, so blocks stay long and a
 //!   push costs nothing at its end. Whoever holds flushes
-//!   ([`Compressor::flush_into`]) before anything that must follow the held
+//!   (`Compressor::flush_into`) before anything that must follow the held
 //!   bytes in the file, and now and then.
 //! - A record takes at most [`RECORD_RAW_LIMIT`] raw bytes: with what was
 //!   held when it began it decodes within [`DECLARED_MMAP_LEN`].
@@ -38,7 +38,7 @@ const P: usize = MAX_RECORD_PAYLOAD;
 const HELD_MAX: usize = 2 * P;
 
 /// Raw bytes a record takes before it is flushed and sealed: with the
-/// [`HELD_MAX`] bytes a block may have taken before it began, it decodes to
+/// `HELD_MAX` bytes a block may have taken before it began, it decodes to
 /// at most [`DECLARED_MMAP_LEN`], the room perf's reader makes per record.
 pub const RECORD_RAW_LIMIT: usize = DECLARED_MMAP_LEN as usize - HELD_MAX;
 

@@ -87,7 +87,7 @@ pub struct SerialSink {
     pub(crate) ends: RecentEnds,
 }
 
-/// The last [`RecentEnds::N`] data sizes a sink reached.
+/// The last `RecentEnds::N` data sizes a sink reached.
 #[derive(Default)]
 pub struct RecentEnds {
     ends: [u64; RecentEnds::N],

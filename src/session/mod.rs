@@ -1,7 +1,8 @@
 //! One recording, shaped like ripgrep's searcher: plain setup code
-//! ([`setup`], [`output`], [`side_band`]), one runtime choice of codec, sink
-//! and meter ([`glue`]), one generic unit that drains rings ([`drain`]), and
-//! a plain control loop ([`run`]) and finish around it.
+//! (`setup`, `file_output`, `synth_side_band`), one runtime choice of codec,
+//! sink and meter (`glue`), one generic unit that drains rings
+//! ([`crate::push::drain`]), and a plain control loop (`run`) and finish
+//! around it.
 //!
 //! ```text
 //! record ─ setup::prepare ─ Output::open ─ glue (CodecSpec::visit) ─▶ Box<dyn Drain>

@@ -7,7 +7,7 @@
 //! while the running kernel confirms both: the listing's first page still
 //! says the same `_text` (KASLR, and addresses the user may see:
 //! `kptr_restrict`), and the end covers the kernel's code and lies within
-//! its image as /proc/iomem gives them ([`kernel_image`](super::kernel_image)).
+//! its image as /proc/iomem gives them ([`super::kernel_image`]).
 //! Where /proc/iomem hides them (not root), nothing can confirm a kept
 //! range cheaply: the cache is neither read nor written.
 

@@ -37,7 +37,7 @@ struct Slot {
     done: usize,
 }
 
-/// Writes through io_uring, one `IORING_OP_WRITE` per buffer; after a [`STALL`],
+/// Writes through io_uring, one `IORING_OP_WRITE` per buffer; after a stall (`STALL`),
 /// with `pwrite` for good.
 pub struct UringBackend {
     ring: IoUring,
