@@ -337,7 +337,10 @@ impl<'o> Recording<'o> {
                 .map_or(0, |r| r + 1),
             seconds: self.started.elapsed().as_secs_f64(),
             stop_signal: ended.stop_signal,
-            workload_exit: exit_code(ended.exit_status, ended.stop_signal),
+            workload_exit: exit_code(
+                ended.exit_status,
+                ended.stop_signal.is_some() || ended.ended_workload,
+            ),
             sink: report.sink,
             checkpoints: ended.drained.checkpoints.count,
             checkpoint_bytes: ended.drained.checkpoints.bytes,
@@ -402,14 +405,12 @@ pub(super) fn set_realtime(prio: i32) -> std::io::Result<()> {
 }
 
 /// A workload's exit code; 128 + the signal that killed it, as a shell
-/// says (not where perfz was stopped, and ended it, on a signal).
-fn exit_code(status: Option<std::process::ExitStatus>, stopped: Option<i32>) -> Option<i32> {
+/// says (not where perfz ended it: stopped itself, a limit, a command).
+fn exit_code(status: Option<std::process::ExitStatus>, ended_by_perfz: bool) -> Option<i32> {
     use std::os::unix::process::ExitStatusExt;
     let s = status?;
-    s.code().or(s
-        .signal()
-        .filter(|_| stopped.is_none())
-        .map(|sig| 128 + sig))
+    let own = s.signal().filter(|_| !ended_by_perfz);
+    s.code().or(own.map(|sig| 128 + sig))
 }
 
 /// LOST_SAMPLES: `u64 lost` and a sample_id trailer carrying the event's id.

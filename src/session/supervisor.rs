@@ -24,6 +24,9 @@ pub struct Ended {
     pub notes: Vec<String>,
     pub stop_signal: Option<i32>,
     pub exit_status: Option<ExitStatus>,
+    /// perfz ended the workload (a limit, `--control stop`, a failed
+    /// write): its exit status is perfz's doing, not its own.
+    pub ended_workload: bool,
     /// Waiting for the workload failed (the recording ended there).
     pub wait_error: Option<io::Error>,
 }
@@ -115,8 +118,23 @@ impl<'a> SessionControl<'a> {
             s.clear();
         }
         let _ = self.set.disable();
+        let mut ended_workload = false;
         if let Some(mut c) = self.child.take() {
+            // Ended on its own meanwhile? The rings hang up as its events
+            // go, a moment before it is a zombie: give it that moment.
+            for _ in 0..20 {
+                if self.exit_status.is_some() {
+                    break;
+                }
+                self.exit_status = c.try_wait().ok().flatten();
+                if self.exit_status.is_none() && self.stop_signal.is_none() {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                } else {
+                    break;
+                }
+            }
             if self.exit_status.is_none() {
+                ended_workload = true;
                 // SAFETY: kill has no memory effects; the pid is our own child.
                 unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
                 self.exit_status = c.wait().ok();
@@ -129,6 +147,7 @@ impl<'a> SessionControl<'a> {
             notes,
             stop_signal: self.stop_signal,
             exit_status: self.exit_status,
+            ended_workload,
             wait_error: self.wait_error,
         }
     }
