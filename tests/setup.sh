@@ -15,6 +15,8 @@
 #   gdb                       describes a hung test's threads
 #   go (golang-go)            `go tool pprof` reads `perfz export` profiles
 #   node, npm, pprof-format   a second pprof decoder (tests/node)
+#   debuginfod                elfutils' server: export fetches a stripped binary's
+#                             symbols from it (tests/it/export_debuginfod.rs)
 #   chromium                  opens `perfz export --format svg` as a person would
 #                             (headless: frames drawn, search works)
 #
@@ -37,6 +39,7 @@ want go golang-go
 want node nodejs
 want npm npm
 want chromium chromium
+want debuginfod debuginfod
 # perf 6.12's libraries that bookworm's perf 6.1 does not pull in; the
 # fonts chromium only recommends (the flame graph's text).
 for lib in libtraceevent1 libopencsd1 libbabeltrace1 fonts-liberation; do

@@ -57,6 +57,25 @@ pub struct Args {
     /// Folded: kernel functions end in `_[k]`, as stackcollapse-perf --kernel.
     #[arg(long)]
     kernel: bool,
+    /// Look for the recorded files under DIR, as perf's --symfs: DIR +
+    /// each recorded path (`DIR,flat`: DIR + its base name), the build-id
+    /// cache DIR/.debug, the debug files under DIR/usr/lib/debug.
+    #[arg(long, value_name = "DIR[,flat]")]
+    symfs: Option<String>,
+    /// The kernel's symbols from FILE instead of /proc/kallsyms, as perf's
+    /// --kallsyms: with a copy of the recording machine's, its kernel
+    /// frames are named whatever kernel runs here.
+    #[arg(long, value_name = "FILE")]
+    kallsyms: Option<PathBuf>,
+    /// Fetch the symbols of stripped files (and files missing here) by
+    /// build id from debuginfod servers: URLS (space-separated), or
+    /// without it $DEBUGINFOD_URLS, which is used by default too.
+    #[arg(long, value_name = "URLS", num_args = 0..=1, require_equals = true,
+          default_missing_value = "system", conflicts_with = "no_debuginfod")]
+    debuginfod: Option<String>,
+    /// Ask no debuginfod server, whatever $DEBUGINFOD_URLS says.
+    #[arg(long)]
+    no_debuginfod: bool,
     /// Folded and svg: each sample counts 1 (by default it weighs its
     /// period, as `perf script | inferno-collapse-perf` weighs it).
     #[arg(long)]
@@ -78,6 +97,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             _ => Time::Wall,
         },
         inline: a.inline,
+        symfs: a.symfs.as_deref().map(crate::export::locate::Symfs::parse),
+        kallsyms: a.kallsyms.clone(),
+        debuginfod: debuginfod_urls(a.debuginfod.as_deref(), a.no_debuginfod),
     };
     let format = match a.format {
         Format::Folded => crate::export::ExportFormat::Folded,
@@ -167,6 +189,7 @@ fn said(done: &crate::export::Exported) -> String {
     if let Some(why) = &done.not_unwound {
         notes.push(why.clone());
     }
+    notes.extend(done.debuginfod.iter().cloned());
     if !done.kernel_symbols {
         notes.push(
             "the recording is from another kernel: kernel frames keep their module, not names"
@@ -181,6 +204,17 @@ fn said(done: &crate::export::Exported) -> String {
         done.frames,
         notes.iter().map(|n| format!("; {n}")).collect::<String>()
     )
+}
+
+/// The debuginfod servers to ask: `--debuginfod=URLS`, else (`--debuginfod`
+/// alone, `system` as perf's, or nothing) $DEBUGINFOD_URLS; none with
+/// `--no-debuginfod`.
+fn debuginfod_urls(option: Option<&str>, off: bool) -> Option<String> {
+    match option {
+        _ if off => None,
+        Some(urls) if urls != "system" => Some(urls.to_string()),
+        _ => std::env::var("DEBUGINFOD_URLS").ok(),
+    }
 }
 
 /// At most one -e: a second would otherwise silently replace the first.

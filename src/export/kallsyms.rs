@@ -1,4 +1,6 @@
-//! The kernel's symbols from /proc/kallsyms, read on a thread of their own
+//! The kernel's symbols from /proc/kallsyms (or the copy `--kallsyms`
+//! names, as perf's: a recording from another machine gets its kernel's
+//! names from a copy of that machine's), read on a thread of their own
 //! while the export reads the recording: functions only (t/T/w/W), as
 //! perf reads them.
 
@@ -9,9 +11,11 @@ use super::table::{Sym, Table, TableBuilder};
 pub struct Kallsyms(std::thread::JoinHandle<Option<Table>>);
 
 impl Kallsyms {
-    /// Starts reading.
-    pub fn read() -> Kallsyms {
-        Kallsyms(std::thread::spawn(load_kallsyms))
+    /// Starts reading `file` (None: /proc/kallsyms).
+    pub fn read(file: Option<std::path::PathBuf>) -> Kallsyms {
+        Kallsyms(std::thread::spawn(move || {
+            load_kallsyms(file.as_deref().unwrap_or("/proc/kallsyms".as_ref()))
+        }))
     }
 
     /// The table read (None: no kallsyms, or none readable).
@@ -22,9 +26,9 @@ impl Kallsyms {
 
 /// /proc/kallsyms' functions (t/T/w/W), as perf reads them: line by line,
 /// their names gathered in one buffer.
-fn load_kallsyms() -> Option<Table> {
+fn load_kallsyms(file: &std::path::Path) -> Option<Table> {
     use std::io::Read;
-    let mut f = std::fs::File::open("/proc/kallsyms").ok()?;
+    let mut f = std::fs::File::open(file).ok()?;
     let mut b = TableBuilder::default();
     // Whole lines of what was read; the rest waits for the next read.
     let (mut buf, mut have) = (vec![0u8; 1 << 16], 0);

@@ -14,6 +14,8 @@
 //!         ─▶ Symbols ─▶ Folded (folded lines, svg) | pprof::ProfileBuilder (pprof)
 //! ```
 
+pub mod cfi_cover;
+pub mod debuginfod;
 pub mod demangle;
 pub mod events;
 pub mod file;
@@ -23,6 +25,7 @@ pub mod inline;
 pub mod jit;
 pub mod jitdump;
 pub mod kallsyms;
+pub mod locate;
 pub mod plt;
 pub mod pprof;
 pub mod pprof_proto;
@@ -72,6 +75,8 @@ pub struct Exported {
     pub other_events: Vec<String>,
     /// Inputs cut short or damaged, read up to the damage.
     pub cut_short: Vec<String>,
+    /// What went wrong asking debuginfod servers, once each.
+    pub debuginfod: Vec<String>,
 }
 
 /// What `perfz export` writes.
@@ -96,6 +101,14 @@ pub struct ExportOptions {
     pub time: events::Time,
     /// Inline frames where DWARF says so, as perf script shows them.
     pub inline: bool,
+    /// `--symfs`: the recorded paths are looked up under this root.
+    pub symfs: Option<locate::Symfs>,
+    /// `--kallsyms`: the kernel's symbols from this file, whichever
+    /// kernel the recording is from.
+    pub kallsyms: Option<PathBuf>,
+    /// The debuginfod servers (space-separated URLs) to fetch missing
+    /// symbols from; None or empty: none.
+    pub debuginfod: Option<String>,
 }
 
 /// Exports every sample of `inputs` (read in order, as one recording) to
@@ -109,15 +122,14 @@ pub fn export(
 ) -> Result<Exported, FormatError> {
     // Read beside the first pass; left unread where the recording turns
     // out to be from another kernel.
-    let kallsyms = Some(kallsyms::Kallsyms::read());
+    let kallsyms = kallsyms::Kallsyms::read(kallsyms_file(o));
     let survey = survey::survey(inputs)?;
     let Survey { procs, events, .. } = &survey;
-    let kernel_here = survey.kernel_here;
     let first = survey.first_event.as_deref();
     let chosen = events::choose(events, first, o.event.as_deref(), o.time, format)?;
-    let mut syms = Symbols::new(kernel_here.then_some(kallsyms).flatten(), o.inline);
-    syms.note_jitdumps(procs.jitdumps());
-    let (mut done, mut unwind) = begin(&survey, &chosen);
+    let (mut syms, locate) = sources(&survey, o, kallsyms);
+    let (mut done, mut unwind) = begin(&survey, &chosen, &locate);
+    done.kernel_symbols |= o.kallsyms.is_some();
     let mut folded = Folded::default();
     let mut profile = pprof::ProfileBuilder::new();
     let mut table = FrameTable::default();
@@ -169,6 +181,7 @@ pub fn export(
         done.frames += n.max(1) * hits;
         done.unknown_frames += (n == 0) as u64 * hits;
     }
+    done.debuginfod = locate.debuginfod.iter().flat_map(|d| d.trouble()).collect();
     let about = || pprof::about(inputs, &chosen, (first, last));
     let title = format!("perfz: {}", inputs[0].display());
     done.stacks = write_output(
@@ -182,9 +195,45 @@ pub fn export(
     Ok(done)
 }
 
+/// The kernel's symbols: `--kallsyms`'s file, else /proc/kallsyms (under
+/// `--symfs`, as every file perf opens then: "every single file opened by
+/// perf is relative to symfs").
+fn kallsyms_file(o: &ExportOptions) -> Option<PathBuf> {
+    let under_symfs = o.symfs.as_ref().map(|s| s.join("/proc/kallsyms"));
+    o.kallsyms.clone().or(under_symfs)
+}
+
+/// Where the recording's files are found, and the symbols named from
+/// them: the kernel's from `kallsyms` where they are the recording
+/// kernel's (or `--kallsyms` gave them).
+fn sources(
+    survey: &Survey,
+    o: &ExportOptions,
+    kallsyms: kallsyms::Kallsyms,
+) -> (Symbols, std::sync::Arc<locate::Locate>) {
+    let kernel_named = survey.kernel_here || o.kallsyms.is_some();
+    let locate = std::sync::Arc::new(locate::Locate {
+        symfs: o.symfs.clone(),
+        // The vDSO is read from memory only where files are read from here.
+        this_kernel: survey.kernel_here && o.symfs.is_none(),
+        debuginfod: o
+            .debuginfod
+            .as_deref()
+            .and_then(debuginfod::Debuginfod::new),
+    });
+    let kernel = kernel_named.then_some(kallsyms);
+    let mut syms = Symbols::new(kernel, locate.clone(), o.inline);
+    syms.note_jitdumps(survey.procs.jitdumps());
+    (syms, locate)
+}
+
 /// What the export says of itself before its pass (the event, the inputs
 /// cut short, the other events), and the dwarf unwinder for the recording.
-fn begin(survey: &Survey, chosen: &[&events::EventSamples]) -> (Exported, Option<Unwind>) {
+fn begin(
+    survey: &Survey,
+    chosen: &[&events::EventSamples],
+    locate: &std::sync::Arc<locate::Locate>,
+) -> (Exported, Option<Unwind>) {
     let names: Vec<&str> = chosen.iter().map(|e| e.0.as_str()).collect();
     let mut done = Exported {
         kernel_symbols: survey.kernel_here,
@@ -193,15 +242,19 @@ fn begin(survey: &Survey, chosen: &[&events::EventSamples]) -> (Exported, Option
         other_events: events::others(&survey.events, chosen),
         ..Default::default()
     };
-    let unwind = unwinder(survey.arch.as_deref(), survey.kernel_here, &mut done);
+    let unwind = unwinder(survey.arch.as_deref(), locate, &mut done);
     (done, unwind)
 }
 
 /// The dwarf unwinder for a recording of `arch`: framehop unwinds x86-64
 /// and aarch64, perfz reads x86-64's registers; another's is said in `done`.
-fn unwinder(arch: Option<&str>, kernel_here: bool, done: &mut Exported) -> Option<Unwind> {
+fn unwinder(
+    arch: Option<&str>,
+    locate: &std::sync::Arc<locate::Locate>,
+    done: &mut Exported,
+) -> Option<Unwind> {
     match arch {
-        None | Some("x86_64") => Some(Unwind::new(kernel_here)),
+        None | Some("x86_64") => Some(Unwind::new(locate.clone())),
         Some(other) => {
             done.not_unwound = Some(format!(
                 "the recording is from {other}: dwarf stacks are unwound for x86_64 only"

@@ -13,9 +13,9 @@ use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, Sy
 use super::file::FileBytes;
 use super::inline::Inline;
 use super::kallsyms::Kallsyms;
+use super::locate::Locate;
 use super::process::Mapping;
 use super::table::{Sym, Table, TableBuilder};
-use crate::synth::build_id;
 
 /// An ELF file's PT_LOAD segments: (file offset, file size, address).
 pub(super) fn segments(file: &object::File<'_>) -> Vec<(u64, u64, u64)> {
@@ -166,7 +166,8 @@ pub struct Symbols {
     /// until a kernel frame needs them.
     kernel: std::sync::OnceLock<Option<Table>>,
     loading: std::sync::Mutex<Option<Kallsyms>>,
-    this_kernel: bool,
+    /// Where files are found.
+    locate: Arc<Locate>,
     /// Each file's DWARF for inline frames, when they are asked for.
     inline: Option<HashMap<FileKey, Option<Inline>>>,
     /// Each process's JIT symbol map (`/tmp/perf-PID.map`), once read.
@@ -176,13 +177,14 @@ pub struct Symbols {
 }
 
 impl Symbols {
-    /// `kallsyms`: this machine's kernel symbols (see [`Kallsyms::read`]),
-    /// when the recording is from this kernel (else kernel frames stay
-    /// addresses). `inline`: name the functions inlined at each address too.
-    pub fn new(kallsyms: Option<Kallsyms>, inline: bool) -> Symbols {
+    /// `kallsyms`: the kernel's symbols (see [`Kallsyms::read`]), when
+    /// they are the recording's kernel's (else kernel frames stay
+    /// addresses); `locate`: where files are found. `inline`: name the
+    /// functions inlined at each address too.
+    pub fn new(kallsyms: Option<Kallsyms>, locate: Arc<Locate>, inline: bool) -> Symbols {
         Symbols {
             files: HashMap::new(),
-            this_kernel: kallsyms.is_some(),
+            locate,
             kernel: std::sync::OnceLock::new(),
             loading: std::sync::Mutex::new(kallsyms),
             inline: inline.then(HashMap::new),
@@ -210,7 +212,7 @@ impl Symbols {
             if &*m.path == "[vdso]" {
                 return None;
             }
-            let (image, debug) = image(m, false)?;
+            let (image, debug) = self.locate.image(m)?;
             Inline::load(&image, &debug)
         });
         dwarf.as_ref().map_or_else(Vec::new, |d| d.at(svma))
@@ -234,9 +236,9 @@ impl Symbols {
         if loading >= LOADING_AT_ONCE || self.files.contains_key(&key) {
             return;
         }
-        let (m, kernel) = (m.clone(), self.this_kernel);
+        let (m, locate) = (m.clone(), self.locate.clone());
         let load = move || {
-            let (image, debug) = image(&m, kernel)?;
+            let (image, debug) = locate.image(&m)?;
             Elf::load(Arc::new(image), &debug)
         };
         self.files
@@ -246,10 +248,11 @@ impl Symbols {
     /// The function at `addr`, which `m` maps (user space).
     pub fn user(&mut self, m: &Mapping, addr: u64) -> Option<Arc<str>> {
         let key = (m.path.clone(), m.build_id.clone());
-        let kernel = self.this_kernel;
+        let locate = &self.locate;
         let elf = self.files.entry(key).or_insert_with(|| {
-            let elf =
-                image(m, kernel).and_then(|(image, debug)| Elf::load(Arc::new(image), &debug));
+            let elf = locate
+                .image(m)
+                .and_then(|(image, debug)| Elf::load(Arc::new(image), &debug));
             ElfLoad::Ready(elf)
         });
         let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
@@ -299,84 +302,4 @@ impl Symbols {
         });
         table.as_ref()?.lookup(addr)
     }
-}
-
-/// The bytes of the file `m` maps (checked by build id, else the cache's
-/// copy; the vDSO when the recording is from this kernel) and where its
-/// separate debug files may be.
-pub(super) fn image(m: &Mapping, this_kernel: bool) -> Option<(FileBytes, Vec<PathBuf>)> {
-    if &*m.path == "[vdso]" {
-        // The recording is from this kernel: its vDSO is ours.
-        return this_kernel
-            .then(vdso)
-            .flatten()
-            .map(|v| (FileBytes::Owned(v), Vec::new()));
-    }
-    let (path, id) = elf_path(&m.path, m.build_id.as_deref())?;
-    Some((
-        super::file::map(&path)?,
-        debug_files(&m.path, id.as_deref()),
-    ))
-}
-
-/// The file mapped as `path`, and its build id: `path` itself when its
-/// build id is the recorded one (or none was recorded), else the build-id
-/// cache's copy (`~/.debug/.build-id/xx/rest/elf`, as perf and perfz fill
-/// it).
-fn elf_path(path: &str, id: Option<&[u8]>) -> Option<(PathBuf, Option<Vec<u8>>)> {
-    let p = Path::new(path);
-    let on_disk = build_id::of_file(p);
-    let Some(id) = id else {
-        return p.is_file().then(|| (p.to_path_buf(), on_disk));
-    };
-    if on_disk.as_deref() == Some(id) {
-        return Some((p.to_path_buf(), on_disk));
-    }
-    let cached = cache_entry(id)?.join("elf");
-    cached.is_file().then(|| (cached, Some(id.to_vec())))
-}
-
-/// `~/.debug/.build-id/xx/rest` (a directory of the cache).
-fn cache_entry(id: &[u8]) -> Option<PathBuf> {
-    let hex = build_id::hex(id);
-    Some(
-        build_id::cache_dir()?
-            .join(".build-id")
-            .join(&hex[..2])
-            .join(&hex[2..]),
-    )
-}
-
-/// Where a file's separate debug symbols may be, perf's order: the
-/// build-id cache's debug file, `/usr/lib/debug/.build-id/xx/rest.debug`,
-/// `/usr/lib/debug/PATH`.
-fn debug_files(path: &str, id: Option<&[u8]>) -> Vec<PathBuf> {
-    let mut v = Vec::new();
-    if let Some(id) = id {
-        let hex = build_id::hex(id);
-        v.extend(cache_entry(id).map(|d| d.join("debug")));
-        v.push(PathBuf::from(format!(
-            "/usr/lib/debug/.build-id/{}/{}.debug",
-            &hex[..2],
-            &hex[2..]
-        )));
-    }
-    v.push(Path::new("/usr/lib/debug").join(path.trim_start_matches('/')));
-    v
-}
-
-/// This process's vDSO image (the same for every process of this kernel).
-fn vdso() -> Option<Vec<u8>> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
-    let (range, _) = line.split_once(' ')?;
-    let (a, b) = range.split_once('-')?;
-    let (start, end) = (
-        u64::from_str_radix(a, 16).ok()?,
-        u64::from_str_radix(b, 16).ok()?,
-    );
-    // SAFETY: [start, end) is this process's vDSO mapping (read-only, mapped
-    // for the process's whole life); it is copied out at once.
-    let bytes = unsafe { std::slice::from_raw_parts(start as *const u8, (end - start) as usize) };
-    Some(bytes.to_vec())
 }

@@ -14,10 +14,12 @@ use std::ops::{Deref, Range};
 use std::sync::Arc;
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
-use framehop::{ExplicitModuleSectionInfo, Module, Unwinder};
+use framehop::{ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
 use object::{Object, ObjectSection};
 
+use super::cfi_cover::{frame_pointer_step, CfiCover};
 use super::file::FileBytes;
+use super::locate::Locate;
 use super::process::Mapping;
 use super::symbols;
 use super::view::View;
@@ -69,6 +71,8 @@ struct Image {
     eh_frame_hdr: Option<UnwindSection>,
     got: Option<Range<u64>>,
     debug_frame: Option<Bytes>,
+    /// What its FDEs cover, read where a sample's leaf is first looked up.
+    cover: std::sync::OnceLock<CfiCover>,
 }
 
 fn section(file: &object::File<'_>, bytes: &Arc<FileBytes>, name: &str) -> Option<UnwindSection> {
@@ -102,7 +106,21 @@ impl Image {
             eh_frame_hdr: section(&file, &bytes, ".eh_frame_hdr"),
             got: section(&file, &bytes, ".got").map(|s| s.svma),
             debug_frame,
+            cover: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Whether its CFI covers file offset `off`.
+    fn covers(&self, off: u64) -> bool {
+        let Some(svma) = self.svma_of(off) else {
+            return false;
+        };
+        let cover = self.cover.get_or_init(|| {
+            let eh = self.eh_frame.as_ref();
+            let eh = eh.and_then(|s| Some((&s.data.as_ref()?[..], s.svma.start)));
+            CfiCover::of(eh, self.debug_frame.as_deref())
+        });
+        cover.covers(svma)
     }
 
     /// The file's own address (SVMA) of file offset `off`.
@@ -145,7 +163,7 @@ struct Process {
 
 /// Unwinds the user stacks of one export.
 pub struct Unwind {
-    this_kernel: bool,
+    locate: Arc<Locate>,
     images: Images,
     processes: HashMap<u32, Process>,
     cache: CacheX86_64,
@@ -189,11 +207,10 @@ impl<'a> UserState<'a> {
 }
 
 impl Unwind {
-    /// An unwinder with nothing loaded yet; `this_kernel`: the recording is from
-    /// the running kernel (so its vDSO may be read from memory).
-    pub fn new(this_kernel: bool) -> Unwind {
+    /// An unwinder with nothing loaded yet, which finds files with `locate`.
+    pub fn new(locate: Arc<Locate>) -> Unwind {
         Unwind {
-            this_kernel,
+            locate,
             images: HashMap::new(),
             processes: HashMap::new(),
             cache: CacheX86_64::new(),
@@ -211,7 +228,7 @@ impl Unwind {
         let process = process(
             &mut self.processes,
             &mut self.images,
-            self.this_kernel,
+            &self.locate,
             (view, pid),
         );
         // Whether a read fell outside the stack copy: below sp, or past
@@ -232,40 +249,77 @@ impl Unwind {
                 }
             }
         };
-        let mut it = process.unwinder.iter_frames(
-            ip,
-            UnwindRegsX86_64::new(ip, sp, bp),
-            &mut self.cache,
-            &mut read_stack,
-        );
-        let mut frames = Vec::new();
-        loop {
-            let f = match it.next() {
-                Ok(Some(f)) => f,
-                Ok(None) => break,
-                Err(_) => {
-                    // The copy ended before the stack did: perf's unwinder
-                    // reads a 0 there and ends with an unknown frame
-                    // (`[unknown]` at the root of perf script | collapse).
-                    if outside.get() && !frames.is_empty() && frames.len() < MAX_FRAMES {
-                        frames.push(UNKNOWN_ROOT);
-                    }
-                    break;
-                }
+        // A leaf no FDE covers is left by its frame pointer, as perf does.
+        let by_fp = uncovered(&self.images, view, ip);
+        let mut regs = UnwindRegsX86_64::new(ip, sp, bp);
+        let mut at = FrameAddress::from_instruction_pointer(ip);
+        let mut frames = vec![ip];
+        while frames.len() < MAX_FRAMES {
+            let step = if frames.len() == 1 && by_fp {
+                frame_pointer_leaf(&mut regs, &mut read_stack)
+            } else {
+                let cache = &mut self.cache;
+                let step = process
+                    .unwinder
+                    .unwind_frame(at, &mut regs, cache, &mut read_stack);
+                step.map_err(|_| ())
             };
-            let addr = f.address_for_lookup();
+            let next = match step {
+                Ok(Some(ra)) => FrameAddress::from_return_address(ra),
+                Ok(None) => break,
+                Err(()) => None,
+            };
+            let Some(next) = next else {
+                // The copy ended before the stack did: perf's unwinder
+                // reads a 0 there and ends with an unknown frame
+                // (`[unknown]` at the root of perf script | collapse).
+                if outside.get() {
+                    frames.push(UNKNOWN_ROOT);
+                }
+                break;
+            };
+            at = next;
+            let addr = next.address_for_lookup();
             // A caller outside every mapping is a word past the stack's
             // end (ld.so's _start has no caller), not a frame: perf stops.
-            if !frames.is_empty() && !view.holds(addr) {
+            if !view.holds(addr) {
                 break;
             }
             frames.push(addr);
-            if frames.len() == MAX_FRAMES {
-                break;
-            }
         }
         frames
     }
+}
+
+/// Whether `ip` is in a file whose CFI does not cover it.
+fn uncovered(images: &Images, view: &View<'_>, ip: u64) -> bool {
+    let Some(m) = view.find(ip) else {
+        return false;
+    };
+    let Some(Some(image)) = images.get(&(m.path.clone(), m.build_id.clone())) else {
+        return false;
+    };
+    let off = ip.checked_sub(m.start).and_then(|d| d.checked_add(m.pgoff));
+    off.is_some_and(|off| !image.covers(off))
+}
+
+/// The leaf's caller by its frame pointer (see [`frame_pointer_step`]);
+/// Ok(None): the stack ends (bp or the return address is 0).
+fn frame_pointer_leaf(
+    regs: &mut UnwindRegsX86_64,
+    read: &mut impl FnMut(u64) -> Result<u64, ()>,
+) -> Result<Option<u64>, ()> {
+    if regs.bp() == 0 {
+        return Ok(None);
+    }
+    let (ra, sp, bp) = frame_pointer_step((regs.sp(), regs.bp()), read).ok_or(())?;
+    if ra == 0 {
+        return Ok(None);
+    }
+    regs.set_ip(ra);
+    regs.set_sp(sp);
+    regs.set_bp(bp);
+    Ok(Some(ra))
 }
 
 type Images = HashMap<(Arc<str>, Option<Arc<[u8]>>), Option<Arc<Image>>>;
@@ -274,7 +328,7 @@ type Images = HashMap<(Arc<str>, Option<Arc<[u8]>>), Option<Arc<Image>>>;
 fn process<'a>(
     processes: &'a mut HashMap<u32, Process>,
     images: &mut Images,
-    this_kernel: bool,
+    locate: &Locate,
     (view, pid): (&View<'_>, u32),
 ) -> &'a mut Process {
     if processes.get(&pid).is_some_and(|p| p.view == view.id) {
@@ -302,7 +356,7 @@ fn process<'a>(
         let image = images
             .entry((m.path.clone(), m.build_id.clone()))
             .or_insert_with(|| {
-                let (bytes, debug) = symbols::image(m, this_kernel)?;
+                let (bytes, debug) = locate.image(m)?;
                 Image::load(bytes, &debug).map(Arc::new)
             });
         if let Some(module) = image.as_ref().and_then(|i| i.module(m)) {
