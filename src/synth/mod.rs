@@ -6,7 +6,9 @@ pub mod build_id;
 pub mod features;
 pub mod kernel;
 pub mod kernel_range;
+pub mod pmus;
 pub mod proc;
+pub mod topology;
 pub mod tracing;
 
 /// Builds one record: header, body, then a zeroed sample_id trailer of
