@@ -17,6 +17,7 @@ mod export_pprof;
 mod export_tools;
 mod fixtures;
 mod flight_recorder;
+mod header_features;
 mod hostile;
 mod hostile_inputs;
 mod interop;
