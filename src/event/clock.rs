@@ -59,7 +59,18 @@ pub fn note(f: &mut FeatureSet, clockid: i32) {
     if let Some(res) = read(clockid, true) {
         f.set(feat::CLOCKID, res.to_le_bytes().to_vec());
     }
-    if let (Some(wall), Some(clock)) = (read(libc::CLOCK_REALTIME, false), read(clockid, false)) {
+    // perf's record__init_clock: the time of day by gettimeofday (whole
+    // microseconds), then the clock's time right after it.
+    let tod = || -> Option<u64> {
+        let mut tv = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        };
+        // SAFETY: a valid pointer to a local timeval; no timezone asked.
+        let rc = unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) };
+        (rc == 0).then(|| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000)
+    };
+    if let (Some(wall), Some(clock)) = (tod(), read(clockid, false)) {
         let mut b = Vec::with_capacity(24);
         b.extend_from_slice(&1u32.to_le_bytes());
         b.extend_from_slice(&(clockid as u32).to_le_bytes());
@@ -95,5 +106,16 @@ mod tests {
             &data[..8],
             &[1, 0, 0, 0, libc::CLOCK_MONOTONIC as u8, 0, 0, 0]
         );
+        let wall = u64::from_le_bytes(data[8..16].try_into().unwrap());
+        assert_eq!(wall % 1000, 0, "gettimeofday's microseconds, as perf");
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: a valid pointer to a local timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+        let mono = u64::from_le_bytes(data[16..24].try_into().unwrap());
+        let now = now.tv_sec as u64 * 1_000_000_000 + now.tv_nsec as u64;
+        assert!(mono <= now && now - mono < 10_000_000_000);
     }
 }

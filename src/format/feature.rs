@@ -53,16 +53,26 @@ pub mod feat {
     pub const CACHE: u32 = 20;
     /// `HEADER_SAMPLE_TIME`: the first and last sample times.
     pub const SAMPLE_TIME: u32 = 21;
+    /// `HEADER_MEM_TOPOLOGY`: the memory blocks of each NUMA node.
+    pub const MEM_TOPOLOGY: u32 = 22;
     /// `HEADER_CLOCKID`: the resolution (ns) of the clock `attr.clockid` names.
     pub const CLOCKID: u32 = 23;
     /// `HEADER_DIR_FORMAT`: the file is the `data` of a `--threads` directory.
     pub const DIR_FORMAT: u32 = 24;
+    /// `HEADER_BPF_PROG_INFO`: loaded BPF programs (perfz writes none).
+    pub const BPF_PROG_INFO: u32 = 25;
+    /// `HEADER_BPF_BTF`: BTF of loaded BPF programs (perfz writes none).
+    pub const BPF_BTF: u32 = 26;
     /// `HEADER_COMPRESSED`: the codec of COMPRESSED records ([`CompressedInfo`](super::CompressedInfo)).
     pub const COMPRESSED: u32 = 27;
+    /// `HEADER_CPU_PMU_CAPS`: the capabilities of the core PMU.
+    pub const CPU_PMU_CAPS: u32 = 28;
     /// `HEADER_CLOCK_DATA`: one moment in both the event clock and wall-clock time.
     pub const CLOCK_DATA: u32 = 29;
     /// `HEADER_HYBRID_TOPOLOGY`: the cpus of each core PMU on hybrid machines.
     pub const HYBRID_TOPOLOGY: u32 = 30;
+    /// `HEADER_PMU_CAPS`: the capabilities of the other PMUs that have some.
+    pub const PMU_CAPS: u32 = 31;
     /// Not a feature: the end marker of pipe-mode feature records.
     pub const LAST_FEATURE: u32 = 32;
 

@@ -20,7 +20,55 @@ pub struct RecordCounts {
     pub lost_events: u64,
     /// The largest `lost` of one LOST record: the worst single overflow.
     pub max_lost: u64,
+    /// The earliest and latest sample times seen (HEADER_SAMPLE_TIME).
+    #[serde(skip)]
+    pub times: SampleTimes,
 }
+
+/// The first and last sample times of a stretch of records, as
+/// HEADER_SAMPLE_TIME says them: the least and the greatest `time` of its
+/// SAMPLE records (perf takes the first and last in file order; rings
+/// drained one after another are not in time order, so the extremes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleTimes {
+    /// The least sample time (`u64::MAX` before the first sample).
+    pub first: u64,
+    /// The greatest sample time (0 before the first sample).
+    pub last: u64,
+}
+
+impl Default for SampleTimes {
+    fn default() -> Self {
+        SampleTimes {
+            first: u64::MAX,
+            last: 0,
+        }
+    }
+}
+
+impl SampleTimes {
+    /// Notes one sample's time.
+    #[inline]
+    pub fn note(&mut self, t: u64) {
+        self.first = self.first.min(t);
+        self.last = self.last.max(t);
+    }
+
+    /// Adds another stretch's times.
+    pub fn merge(&mut self, o: SampleTimes) {
+        self.first = self.first.min(o.first);
+        self.last = self.last.max(o.last);
+    }
+
+    /// `(first, last)`, or `None` when no sample was seen.
+    pub fn range(&self) -> Option<(u64, u64)> {
+        (self.first <= self.last).then_some((self.first, self.last))
+    }
+}
+
+/// Offset of `u64 time` in a SAMPLE record: perfz's attrs sample IP, TID
+/// and TIME, never IDENTIFIER, so it follows the header, ip and pid/tid.
+const SAMPLE_TIME_FIELD: usize = RecordHeader::SIZE + 16;
 
 /// Offset of `u64 lost` in a LOST record (after the header and `u64 id`).
 const LOST_FIELD: usize = RecordHeader::SIZE + 8;
@@ -211,7 +259,13 @@ pub fn note(
         hits.record(region, at, h);
     }
     match h.type_ {
-        RecordType::SAMPLE => counts.samples += 1,
+        RecordType::SAMPLE => {
+            counts.samples += 1;
+            if size >= SAMPLE_TIME_FIELD + 8 {
+                let t = u64::from_le_bytes(region.read8(at + SAMPLE_TIME_FIELD));
+                counts.times.note(t);
+            }
+        }
         RecordType::LOST if size >= LOST_FIELD + 8 => {
             let lost = u64::from_le_bytes(region.read8(at + LOST_FIELD));
             counts.lost_records += 1;
@@ -250,7 +304,9 @@ mod tests {
                     samples: 2,
                     lost_records: 1,
                     lost_events: 5,
-                    max_lost: 5
+                    max_lost: 5,
+                    // The first sample's body (1s) reaches its time field.
+                    times: SampleTimes { first: 1, last: 1 },
                 },
                 "cut {cut}"
             );

@@ -19,6 +19,7 @@ use super::rotation::Rotation;
 use crate::format::writer::FileWriter;
 use crate::format::{feat, CompressedInfo, FeatureSet, FormatError};
 use crate::push::drain::DrainReport;
+use crate::push::scan::SampleTimes;
 
 /// Where the threads' compressed bytes go.
 pub enum Dest {
@@ -189,7 +190,8 @@ impl Dir {
     }
 
     /// The directory's end: LOST_SAMPLES and the features (with the build
-    /// ids of what it holds) into `data`, synced; a unit's `failure` (its
+    /// ids of what it holds, and `times`, its first and last sample times,
+    /// where known) into `data`, synced; a unit's `failure` (its
     /// error, what the failed units kept) said as the directory's; the
     /// last output sealed like the others. Returns the output, every output
     /// and the side band's bytes.
@@ -198,10 +200,14 @@ impl Dir {
         rec: &Recording<'_>,
         reports: &[DrainReport],
         lost_recs: &[u8],
+        times: Option<SampleTimes>,
         failure: Option<(io::Error, Option<Kept>)>,
         notes: &mut Vec<String>,
     ) -> Result<(String, Vec<String>, u64), RecordError> {
         let mut dir_f = dir_features(&rec.features, combined_compressed(reports));
+        if let Some(t) = times {
+            crate::synth::features::set_sample_time(&mut dir_f, t);
+        }
         rec.add_build_ids(&mut dir_f, &self.maps.output, notes);
         let main_kept = self.main.checkpoint_end();
         let side_band_bytes = self.side_band_bytes;

@@ -14,7 +14,9 @@ use super::supervisor::Ended;
 use super::unit_end::end_unit;
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::push::drain::Drain;
+use crate::push::scan::SampleTimes;
 use crate::push::Output;
+use crate::synth::features::set_sample_time;
 
 /// A file or pipe output being written, across its switches.
 pub struct FileOutput {
@@ -42,6 +44,8 @@ impl FileOutput {
             if let Some(c) = rec.announced_codec() {
                 f.set_compressed(c);
             }
+            // Features go first in a pipe: perf says no sample times there.
+            set_sample_time(&mut f, SampleTimes::default());
             Output::Pipe(PipeWriter::new(file, attrs, &f)?)
         } else {
             Output::File(FileWriter::new(file, attrs)?)
@@ -78,6 +82,7 @@ impl FileOutput {
         &mut self,
         rec: &Recording<'_>,
         drain: &mut (dyn Drain + Send),
+        times: SampleTimes,
         notes: &mut Vec<String>,
     ) -> Result<(), RecordError> {
         let Some(rotation) = self.rotation.as_mut() else {
@@ -97,7 +102,7 @@ impl FileOutput {
             kept: destination::cut_back(&o.output, kept),
         };
         let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
-        let sb = switch_to(rec, drain, next, maps, notes).map_err(failed)?;
+        let sb = switch_to(rec, drain, next, maps, times, notes).map_err(failed)?;
         // The current output is finished: from here a failure concerns only
         // the next one, whose temporary is removed.
         let sealed = rotation.seal(notes).map_err(RecordError::Output)?;
@@ -126,9 +131,11 @@ fn switch_to(
     drain: &mut (dyn Drain + Send),
     next: std::fs::File,
     maps: &mut MapHistory,
+    times: SampleTimes,
     notes: &mut Vec<String>,
 ) -> std::io::Result<Vec<u8>> {
     let mut f = rec.features.clone();
+    set_sample_time(&mut f, times);
     if let Some(hits) = drain.take_hits() {
         maps.seen(hits);
         rec.add_build_ids(&mut f, &maps.output, notes);
@@ -158,8 +165,10 @@ impl FileOutput {
         } = self;
         let (lost_recs, lost_samples) = rec.lost_samples();
         let error = ended.drained.write_error.take();
+        let times = ended.drained.counts.times;
         let end = end_unit(drain, error, &lost_recs, out.current_path(), |hits| {
             let mut f = rec.features.clone();
+            set_sample_time(&mut f, times);
             if let Some(h) = hits.take() {
                 maps.seen(h);
                 rec.add_build_ids(&mut f, &maps.output, &mut notes);

@@ -59,6 +59,7 @@ impl Drained {
         a.lost_records += b.lost_records;
         a.lost_events += b.lost_events;
         a.max_lost = a.max_lost.max(b.max_lost);
+        a.times.merge(b.times);
         self.wakeups += d.wakeups;
         self.checkpoints.count += d.checkpoints.count;
         self.checkpoints.bytes += d.checkpoints.bytes;

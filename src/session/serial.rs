@@ -19,8 +19,10 @@ pub fn record(mut rec: Recording<'_>, mut notes: Vec<String>) -> Result<Summary,
     let channel = rec.channel.take();
     let mut ctl = rec.control(channel, child, true);
     let mut switch_failed = None;
-    let on_switch = |drain: &mut (dyn Drain + Send), _: &mut run::Drained| {
-        switch_failed = out.switch(&rec, drain, &mut notes).err();
+    let on_switch = |drain: &mut (dyn Drain + Send), d: &mut run::Drained| {
+        switch_failed = out.switch(&rec, drain, d.counts.times, &mut notes).err();
+        // The next output's sample times start afresh.
+        d.counts.times = Default::default();
         switch_failed.is_none()
     };
     let drained = run::drain_all(

@@ -1,10 +1,14 @@
 //! The header features of a recording, gathered like perf does (format notes
 //! 3.2): host facts, the command line and the event descriptions.
 
+use std::path::Path;
+
+use super::topology;
 use crate::event::events::EventSpec;
 use crate::event::tracefs::Tracepoint;
 use crate::format::feature::{write_string, write_string_list};
 use crate::format::{feat, AttrEntry, FeatureSet};
+use crate::push::scan::SampleTimes;
 
 fn uname() -> Option<(String, String, String)> {
     // SAFETY: utsname is plain data; uname fills it in.
@@ -40,9 +44,11 @@ pub fn session_features(attrs: &[AttrEntry], argv: &[String]) -> FeatureSet {
         f.set_string(feat::ARCH, &machine);
     }
     f.set_string(feat::VERSION, concat!("perfz-", env!("CARGO_PKG_VERSION")));
+    let sys = Path::new("/sys");
     let online = crate::event::cpus::online().map(|c| c.len()).unwrap_or(1) as u32;
-    let avail = crate::event::cpus::possible()
-        .map(|c| c.len() as u32)
+    // perf's nr_cpus_avail: one past the highest present CPU.
+    let avail = topology::max_present_cpu(sys)
+        .or_else(|| crate::event::cpus::possible().ok().map(|c| c.len() as u32))
         .unwrap_or(online);
     f.set(
         feat::NRCPUS,
@@ -73,12 +79,48 @@ pub fn session_features(attrs: &[AttrEntry], argv: &[String]) -> FeatureSet {
     write_string_list(&mut b, &cmd);
     f.set(feat::CMDLINE, b);
     f.set(feat::EVENT_DESC, event_desc(attrs));
+    host_features(&mut f, sys, avail);
     f
 }
 
+/// The host facts perf 6.12 writes beside the basic ones: the CPU, NUMA,
+/// cache and memory topology (each left out where sysfs cannot say it, as
+/// perf does), and the BPF sections (perfz keeps no BPF program info:
+/// empty, as perf writes them where none are loaded).
+fn host_features(f: &mut FeatureSet, sys: &Path, nr_avail: u32) {
+    let machine = uname().map(|u| u.2).unwrap_or_default();
+    let sections = [
+        (
+            feat::CPU_TOPOLOGY,
+            topology::cpu_topology(sys, nr_avail, &machine),
+        ),
+        (feat::NUMA_TOPOLOGY, topology::numa_topology(sys)),
+        (feat::CACHE, topology::caches(sys)),
+        (feat::MEM_TOPOLOGY, topology::mem_topology(sys)),
+        (feat::BPF_PROG_INFO, Some(0u32.to_le_bytes().to_vec())),
+        (feat::BPF_BTF, Some(0u32.to_le_bytes().to_vec())),
+    ];
+    for (bit, payload) in sections {
+        if let Some(p) = payload {
+            f.set(bit, p);
+        }
+    }
+}
+
+/// HEADER_SAMPLE_TIME: the first and last sample times of an output (both
+/// 0 where it has no sample, as perf writes them then).
+pub fn set_sample_time(f: &mut FeatureSet, times: SampleTimes) {
+    let (first, last) = times.range().unwrap_or((0, 0));
+    f.set(
+        feat::SAMPLE_TIME,
+        [first.to_le_bytes(), last.to_le_bytes()].concat(),
+    );
+}
+
 /// What the events add: HEADER_TRACING_DATA for tracepoints, GROUP_DESC
-/// for `{...}` groups (as `{anon_group}`, leader index, members), and
-/// PMU_MAPPINGS (every PMU in sysfs), as perf writes them.
+/// for `{...}` groups (as `{anon_group}`, leader index, members), and the
+/// PMU sections (PMU_MAPPINGS, CPU_PMU_CAPS, PMU_CAPS, HYBRID_TOPOLOGY),
+/// as perf 6.12 writes them.
 pub fn event_features(f: &mut FeatureSet, specs: &[EventSpec]) -> std::io::Result<()> {
     let tps: Vec<&Tracepoint> = specs.iter().filter_map(|e| e.tracepoint.as_ref()).collect();
     if !tps.is_empty() {
@@ -107,15 +149,15 @@ pub fn event_features(f: &mut FeatureSet, specs: &[EventSpec]) -> std::io::Resul
         }
         f.set(feat::GROUP_DESC, b);
     }
-    let pmus = crate::event::pmu::mappings();
-    if !pmus.is_empty() {
-        let mut b = Vec::new();
-        b.extend_from_slice(&(pmus.len() as u32).to_le_bytes());
-        for (t, name) in pmus {
-            b.extend_from_slice(&t.to_le_bytes());
-            write_string(&mut b, &name);
-        }
-        f.set(feat::PMU_MAPPINGS, b);
+    let devices = Path::new("/sys/bus/event_source/devices");
+    let pmus = super::pmus::scan(devices);
+    f.set(feat::PMU_MAPPINGS, super::pmus::mappings(&pmus));
+    if let Some(b) = super::pmus::cpu_pmu_caps(devices, &pmus) {
+        f.set(feat::CPU_PMU_CAPS, b);
+    }
+    f.set(feat::PMU_CAPS, super::pmus::pmu_caps(devices, &pmus));
+    if let Some(b) = super::pmus::hybrid_topology(devices, &pmus) {
+        f.set(feat::HYBRID_TOPOLOGY, b);
     }
     Ok(())
 }

@@ -9,7 +9,9 @@ pub mod kernel_cache;
 pub mod kernel_image;
 pub mod kernel_range;
 pub mod ns_cgroup;
+pub mod pmus;
 pub mod proc;
+pub mod topology;
 pub mod tracing;
 
 /// Builds one record: header, body, then a zeroed sample_id trailer of

@@ -20,6 +20,7 @@ mod export_symfs;
 mod export_tools;
 mod fixtures;
 mod flight_recorder;
+mod header_features;
 mod hostile;
 mod hostile_inputs;
 mod interop;

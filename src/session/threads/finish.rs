@@ -47,7 +47,11 @@ pub fn finish(
         Dest::Dir(mut d) => {
             hits.for_each(|h| d.maps.seen(h));
             let failure = t.failure.take().map(|e| (e, t.kept_all));
-            let (output, outputs, sb) = d.finish(rec, &reports, &lost_recs, failure, &mut notes)?;
+            // The threads' sample times span every output of the
+            // recording: they are this directory's only if it is the one.
+            let times = rec.o.switch_output.is_none().then_some(t.all.counts.times);
+            let (output, outputs, sb) =
+                d.finish(rec, &reports, &lost_recs, times, failure, &mut notes)?;
             (output, outputs, sb, sb + t.report.bytes_written)
         }
     };
