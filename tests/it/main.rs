@@ -13,6 +13,7 @@ mod compressed2;
 mod eval;
 mod events;
 mod export;
+mod export_inputs;
 mod export_pprof;
 mod export_tools;
 mod fixtures;
