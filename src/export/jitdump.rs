@@ -155,6 +155,11 @@ mod tests {
     }
 
     fn load_record(addr: u64, len: u64, index: u64, name: &str) -> Vec<u8> {
+        load_with_code(addr, len, index, name, len as usize)
+    }
+
+    /// A code load whose code is `code` bytes long, whatever its code_size.
+    fn load_with_code(addr: u64, len: u64, index: u64, name: &str, code: usize) -> Vec<u8> {
         let mut v = Vec::new();
         v.extend_from_slice(&1234u32.to_le_bytes());
         v.extend_from_slice(&1234u32.to_le_bytes());
@@ -163,7 +168,7 @@ mod tests {
         }
         v.extend_from_slice(name.as_bytes());
         v.push(0);
-        v.extend_from_slice(&[0xcc; 8]); // the code
+        v.extend(std::iter::repeat_n(0xcc, code));
         v
     }
 
@@ -211,16 +216,17 @@ mod tests {
         // code_size 4 GB in a record of a few bytes of code: perf inject
         // --jit writes no function for it; taken as given it would cover
         // (and rename) ld.so and the vDSO.
-        let mut huge = load_record(0x7f00_0000_0000, 4 << 30, 1, "JS:huge");
-        huge.truncate(huge.len() - 8);
-        let mut no_nul = load_record(0x3000, 0x10, 3, "JS:nonul");
-        no_nul.truncate(no_nul.len() - 9); // the NUL and the code
+        let huge = load_with_code(0x7f00_0000_0000, 4 << 30, 1, "JS:huge", 8);
+        let mut no_nul = load_with_code(0x3000, 0, 3, "JS:nonul", 0);
+        no_nul.pop(); // the NUL
         let wraps = load_record(u64::MAX - 4, 8, 4, "JS:wraps");
+        let short = load_with_code(0x6000, 0x20, 5, "JS:short", 0x1f);
         let bytes = dump(&[
             (CODE_LOAD, huge),
             (CODE_LOAD, load_record(0x1000, 8, 2, "JS:fits")),
             (CODE_LOAD, no_nul),
             (CODE_LOAD, wraps),
+            (CODE_LOAD, short),
             (CODE_MOVE, move_record(0, 0x9000, 4 << 30, 1)),
             (CODE_MOVE, vec![0; 8]), // too short for its fields
             (CODE_MOVE, move_record(0x1000, 0x5000, 8, 2)),
@@ -231,6 +237,7 @@ mod tests {
         assert_eq!(t.lookup(0x9000), None, "a move of a dropped load");
         assert_eq!(t.lookup(0x3000), None);
         assert_eq!(t.lookup(u64::MAX - 2), None);
+        assert_eq!(t.lookup(0x6000), None, "code one byte short");
         assert_eq!(t.lookup(0x1004).as_deref(), Some("JS:fits"));
         assert_eq!(t.lookup(0x5004).as_deref(), Some("JS:fits"));
     }

@@ -50,7 +50,10 @@ fn a_stream_without_perfs_header_is_refused_before_it_is_spooled() {
     // A recording piped in, file mode and pipe mode, still exports.
     let data = fixture("z1-cmd");
     let want = perfz_ok(&["export", data.to_str().unwrap()]).stdout;
-    let o = sh_bounded(&format!("cat {} | \"$PERFZ\" export -", data.display()), &tmp);
+    let o = sh_bounded(
+        &format!("cat {} | \"$PERFZ\" export -", data.display()),
+        &tmp,
+    );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(o.stdout, want);
     let _ = std::fs::remove_dir_all(&dir);
@@ -61,7 +64,15 @@ fn contradictory_time_options_are_refused_and_nothing_is_written() {
     require_recording();
     let dir = tempdir("export-contradict");
     let data = dir.join("off.data");
-    perfz_ok(&["record", "-q", "--off-cpu", "-o", data.to_str().unwrap(), "sleep", "0.2"]);
+    perfz_ok(&[
+        "record",
+        "-q",
+        "--off-cpu",
+        "-o",
+        data.to_str().unwrap(),
+        "sleep",
+        "0.2",
+    ]);
     let out = dir.join("out.folded");
     let (d, o) = (data.to_str().unwrap(), out.to_str().unwrap());
     for args in [
@@ -87,7 +98,11 @@ fn anon_recording(dir: &Path) -> (PathBuf, u32, u64) {
     perfz_ok(&["record", "-q", "-o", d, w.to_str().unwrap(), "0.3", wh]);
     let text = std::fs::read_to_string(&where_).unwrap();
     let (pid, base) = text.trim().split_once(' ').unwrap();
-    (data, pid.parse().unwrap(), u64::from_str_radix(base, 16).unwrap())
+    (
+        data,
+        pid.parse().unwrap(),
+        u64::from_str_radix(base, 16).unwrap(),
+    )
 }
 
 /// A JIT map that reuses code space (a big entry, a small one inside it:
