@@ -101,6 +101,10 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         kallsyms: a.kallsyms.clone(),
         debuginfod: debuginfod_urls(a.debuginfod.as_deref(), a.no_debuginfod),
     };
+    // Before anything is read (a stream spooled) or written.
+    if let Some(why) = crate::export::events::contradiction(o.event.as_deref(), o.time) {
+        anyhow::bail!(why);
+    }
     let format = match a.format {
         Format::Folded => crate::export::ExportFormat::Folded,
         Format::Svg => crate::export::ExportFormat::Svg,
@@ -125,7 +129,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             );
         }
     }
-    let (inputs, _spools) = spooled(&a.inputs)?;
+    let (inputs, _spools) = super::export_spool::spooled(&a.inputs)?;
     let mut buf = Vec::new();
     let done = crate::export::export(&inputs, format, &o, &mut buf)
         .with_context(|| format!("reading {}", a.inputs[0].display()))?;
@@ -228,52 +232,4 @@ fn one_event(events: &[String]) -> anyhow::Result<Option<String>> {
             more.join(", ")
         ),
     }
-}
-
-/// The inputs as files the export can read twice (a pass for the processes,
-/// one for the samples): standard input (`-`, as perf script -i - takes
-/// it) and FIFOs are copied to temporary files first, which go with the
-/// returned guards.
-fn spooled(
-    inputs: &[std::path::PathBuf],
-) -> anyhow::Result<(Vec<std::path::PathBuf>, Vec<tempfile::TempPath>)> {
-    use std::os::unix::fs::FileTypeExt;
-    let mut paths = Vec::with_capacity(inputs.len());
-    let mut guards = Vec::new();
-    for input in inputs {
-        let stdin = input.as_os_str() == "-";
-        let stream = stdin
-            || std::fs::metadata(input).is_ok_and(|m| {
-                let t = m.file_type();
-                t.is_fifo() || t.is_char_device() || t.is_socket()
-            });
-        if !stream {
-            paths.push(input.clone());
-            continue;
-        }
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".perfz-export-input-")
-            .tempfile()
-            .context("a temporary file for a streamed input")?;
-        let copied = if stdin {
-            std::io::copy(&mut std::io::stdin().lock(), &mut tmp)
-        } else {
-            std::fs::File::open(input).and_then(|mut f| std::io::copy(&mut f, &mut tmp))
-        };
-        copied.with_context(|| {
-            format!(
-                "reading {} into {}",
-                if stdin {
-                    "standard input".into()
-                } else {
-                    input.display().to_string()
-                },
-                tmp.path().display()
-            )
-        })?;
-        let path = tmp.into_temp_path();
-        paths.push(path.to_path_buf());
-        guards.push(path);
-    }
-    Ok((paths, guards))
 }

@@ -5,6 +5,7 @@ mod codecs;
 mod convert;
 mod eval;
 mod export;
+mod export_spool;
 mod perf_usage;
 mod record;
 mod record_args;

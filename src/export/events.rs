@@ -65,6 +65,9 @@ pub fn choose<'a>(
     format: ExportFormat,
 ) -> Result<Vec<&'a EventSamples>, FormatError> {
     let no = |s: String| Err(FormatError::Unsupported(s));
+    if let Some(why) = contradiction(want, time) {
+        return no(why);
+    }
     if let Some(want) = want {
         return match events.iter().find(|e| e.0 == want) {
             Some(e) => Ok(vec![e]),
@@ -103,6 +106,24 @@ pub fn choose<'a>(
             .and_then(|f| events.iter().find(|e| e.0 == f))
             .into_iter()
             .collect()),
+    }
+}
+
+/// Where `-e want` is an event that `time` leaves out (`-e offcpu-time
+/// --on-cpu-only`, an on-CPU event with `--off-cpu-only`): what to give
+/// instead. Nothing is exported of options that contradict each other.
+pub fn contradiction(want: Option<&str>, time: Time) -> Option<String> {
+    let want = want?;
+    match time {
+        Time::OnCpu if want == OFF_CPU_NAME => Some(format!(
+            "-e {want} is the off-CPU event, which --on-cpu-only leaves out: give one of them \
+             (-e {want} or --off-cpu-only for the off-CPU time, --on-cpu-only for the on-CPU event)"
+        )),
+        Time::OffCpu if want != OFF_CPU_NAME => Some(format!(
+            "-e {want} is an on-CPU event, which --off-cpu-only leaves out: give one of them \
+             (-e {want} for that event, --off-cpu-only for the off-CPU time)"
+        )),
+        _ => None,
     }
 }
 

@@ -29,21 +29,25 @@ impl Deref for FileBytes {
 /// The regular file at `path`, mapped read-only; None for anything else
 /// (missing, a FIFO, a device, a directory, empty).
 pub fn map(path: &Path) -> Option<FileBytes> {
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .ok()?;
-    let meta = f.metadata().ok()?;
-    if !meta.is_file() || meta.len() == 0 {
-        return None;
-    }
+    let f = open(path)?;
     // SAFETY: a private read-only mapping of a regular file. Its bytes are
     // only parsed (bounds-checked, as untrusted input); a file truncated
     // while it is mapped would fault on the pages cut off, a risk perf's
     // own mapping of DSOs takes too.
     let m = unsafe { memmap2::Mmap::map(&f) }.ok()?;
     Some(FileBytes::Mapped(m))
+}
+
+/// The regular file at `path`, open for reading without blocking; None
+/// for anything else (missing, a FIFO, a device, a directory, empty).
+pub fn open(path: &Path) -> Option<std::fs::File> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    (meta.is_file() && meta.len() > 0).then_some(f)
 }
 
 #[cfg(test)]

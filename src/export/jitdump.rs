@@ -7,6 +7,8 @@
 
 use std::path::Path;
 
+use rustc_hash::FxHashMap;
+
 use super::table::{Sym, Table, TableBuilder};
 
 /// The header's magic, as the JIT wrote it (its own byte order).
@@ -32,8 +34,9 @@ pub(super) fn load(path: &Path) -> Option<Table> {
     Some(functions(&bytes)?.table())
 }
 
-/// The code loads and moves of a jitdump's bytes. A record cut short ends
-/// the reading (a JIT still writing, or killed).
+/// The code loads and moves of a jitdump's bytes, in one pass. A record
+/// cut short ends the reading (a JIT still writing, or killed); one whose
+/// fields do not fit in its own size is dropped, as perf drops it.
 pub(super) fn functions(bytes: &[u8]) -> Option<TableBuilder> {
     let magic = u32_at(bytes, 0, false)?;
     let swap = match magic {
@@ -43,8 +46,9 @@ pub(super) fn functions(bytes: &[u8]) -> Option<TableBuilder> {
     };
     let header_size = u32_at(bytes, 8, swap)? as usize;
     let mut b = TableBuilder::default();
-    // Loads by code index, for the moves that name them.
-    let mut loads: Vec<(u64, u64, String)> = Vec::new();
+    // The latest load of each code index (size and name), for the moves
+    // that name them: one look-up a move, however many loads came before.
+    let mut loads: FxHashMap<u64, (u64, &str)> = FxHashMap::default();
     let mut at = header_size.max(40);
     while let (Some(id), Some(size)) = (u32_at(bytes, at, swap), u32_at(bytes, at + 4, swap)) {
         let size = size as usize;
@@ -53,28 +57,18 @@ pub(super) fn functions(bytes: &[u8]) -> Option<TableBuilder> {
         };
         match id {
             CODE_LOAD => {
-                // pid, tid, vma, code_addr, code_size, code_index, name\0, code.
-                let (Some(addr), Some(len), Some(index)) = (
-                    u64_at(rec, 32, swap),
-                    u64_at(rec, 40, swap),
-                    u64_at(rec, 48, swap),
-                ) else {
-                    break;
-                };
-                let name = rec.get(56..).and_then(|n| n.split(|&c| c == 0).next());
-                if let Some(name) = name.and_then(|n| std::str::from_utf8(n).ok()) {
-                    push(&mut b, addr, len, name);
-                    loads.push((index, len, name.to_string()));
+                if let Some(l) = code_load(rec, swap) {
+                    push(&mut b, l.addr, l.len, l.name);
+                    loads.insert(l.index, (l.len, l.name));
                 }
             }
             CODE_MOVE => {
-                // pid, tid, vma, old_code_addr, new_code_addr, code_size, code_index.
-                let (Some(new), Some(index)) = (u64_at(rec, 40, swap), u64_at(rec, 56, swap))
-                else {
-                    break;
-                };
-                if let Some((_, len, name)) = loads.iter().rev().find(|l| l.0 == index) {
-                    push(&mut b, new, *len, name);
+                // pid, tid, vma, old_code_addr, new_code_addr, code_size,
+                // code_index: a record too short for them is dropped.
+                if let (Some(new), Some(index)) = (u64_at(rec, 40, swap), u64_at(rec, 56, swap)) {
+                    if let Some(&(len, name)) = loads.get(&index) {
+                        push(&mut b, new, len, name);
+                    }
                 }
             }
             _ => {}
@@ -82,6 +76,39 @@ pub(super) fn functions(bytes: &[u8]) -> Option<TableBuilder> {
         at += size;
     }
     Some(b)
+}
+
+/// A code load's fields that name code.
+struct CodeLoad<'a> {
+    addr: u64,
+    len: u64,
+    index: u64,
+    name: &'a str,
+}
+
+/// A code load record (pid, tid, vma, code_addr, code_size, code_index,
+/// name\0, then the code itself); None where its sizes do not fit in the
+/// record (a code_size past its end, a name without its NUL, code that
+/// wraps the address space), which `perf inject --jit` writes no function
+/// for either.
+fn code_load(rec: &[u8], swap: bool) -> Option<CodeLoad<'_>> {
+    let addr = u64_at(rec, 32, swap)?;
+    let len = u64_at(rec, 40, swap)?;
+    let index = u64_at(rec, 48, swap)?;
+    let rest = rec.get(56..)?;
+    let nul = rest.iter().position(|&c| c == 0)?;
+    // The code follows the name's NUL, to the record's end.
+    let room = (rest.len() - nul - 1) as u64;
+    if len > room || addr.checked_add(len).is_none() {
+        return None;
+    }
+    let name = std::str::from_utf8(&rest[..nul]).ok()?;
+    Some(CodeLoad {
+        addr,
+        len,
+        index,
+        name,
+    })
 }
 
 fn push(b: &mut TableBuilder, addr: u64, len: u64, name: &str) {
@@ -128,6 +155,11 @@ mod tests {
     }
 
     fn load_record(addr: u64, len: u64, index: u64, name: &str) -> Vec<u8> {
+        load_with_code(addr, len, index, name, len as usize)
+    }
+
+    /// A code load whose code is `code` bytes long, whatever its code_size.
+    fn load_with_code(addr: u64, len: u64, index: u64, name: &str, code: usize) -> Vec<u8> {
         let mut v = Vec::new();
         v.extend_from_slice(&1234u32.to_le_bytes());
         v.extend_from_slice(&1234u32.to_le_bytes());
@@ -136,7 +168,7 @@ mod tests {
         }
         v.extend_from_slice(name.as_bytes());
         v.push(0);
-        v.extend_from_slice(&[0xcc; 8]); // the code
+        v.extend(std::iter::repeat_n(0xcc, code));
         v
     }
 
@@ -167,6 +199,66 @@ mod tests {
             let _ = functions(&bytes[..cut]).map(TableBuilder::table);
         }
         assert!(functions(b"not a dump at all, no").is_none());
+    }
+
+    fn move_record(old: u64, new: u64, len: u64, index: u64) -> Vec<u8> {
+        let mut v = Vec::new();
+        v.extend_from_slice(&1234u32.to_le_bytes());
+        v.extend_from_slice(&1234u32.to_le_bytes());
+        for x in [0u64, old, new, len, index] {
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v
+    }
+
+    #[test]
+    fn a_load_whose_sizes_do_not_fit_its_record_is_dropped() {
+        // code_size 4 GB in a record of a few bytes of code: perf inject
+        // --jit writes no function for it; taken as given it would cover
+        // (and rename) ld.so and the vDSO.
+        let huge = load_with_code(0x7f00_0000_0000, 4 << 30, 1, "JS:huge", 8);
+        let mut no_nul = load_with_code(0x3000, 0, 3, "JS:nonul", 0);
+        no_nul.pop(); // the NUL
+        let wraps = load_record(u64::MAX - 4, 8, 4, "JS:wraps");
+        let short = load_with_code(0x6000, 0x20, 5, "JS:short", 0x1f);
+        let bytes = dump(&[
+            (CODE_LOAD, huge),
+            (CODE_LOAD, load_record(0x1000, 8, 2, "JS:fits")),
+            (CODE_LOAD, no_nul),
+            (CODE_LOAD, wraps),
+            (CODE_LOAD, short),
+            (CODE_MOVE, move_record(0, 0x9000, 4 << 30, 1)),
+            (CODE_MOVE, vec![0; 8]), // too short for its fields
+            (CODE_MOVE, move_record(0x1000, 0x5000, 8, 2)),
+        ]);
+        let t = functions(&bytes).unwrap().table();
+        assert_eq!(t.lookup(0x7f00_0000_0000), None);
+        assert_eq!(t.lookup(0x7f00_1000_0000), None);
+        assert_eq!(t.lookup(0x9000), None, "a move of a dropped load");
+        assert_eq!(t.lookup(0x3000), None);
+        assert_eq!(t.lookup(u64::MAX - 2), None);
+        assert_eq!(t.lookup(0x6000), None, "code one byte short");
+        assert_eq!(t.lookup(0x1004).as_deref(), Some("JS:fits"));
+        assert_eq!(t.lookup(0x5004).as_deref(), Some("JS:fits"));
+    }
+
+    #[test]
+    fn moves_are_matched_in_linear_time() {
+        // 100 000 loads, then a move of each, oldest first: searching the
+        // loads for each move took minutes (N^2); an index takes a moment.
+        const N: u64 = 100_000;
+        let mut recs: Vec<(u32, Vec<u8>)> = (0..N)
+            .map(|i| (CODE_LOAD, load_record(0x10_0000 + i * 16, 16, i, "JS:f")))
+            .collect();
+        recs.extend((0..N).map(|i| (CODE_MOVE, move_record(0, 0x100_0000 + i * 16, 16, i))));
+        let bytes = dump(&recs);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let t = functions(&bytes).unwrap().table();
+            let _ = tx.send(t.lookup(0x100_0000 + (N - 1) * 16).is_some());
+        });
+        let named = rx.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(named, Ok(true), "the moves were not matched within 10 s");
     }
 
     #[test]

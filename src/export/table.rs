@@ -21,6 +21,7 @@ pub(super) struct Sym<'a> {
 
 /// A symbol: its name at `at` in the table's names, its length and kind
 /// in `bits`.
+#[derive(Clone, Copy)]
 struct Entry {
     start: u64,
     end: u64,
@@ -42,15 +43,17 @@ impl Entry {
 }
 
 /// A table's names, one after the other.
+/// A table's names, one after the other, as read (a JIT map's are any
+/// bytes: each is made text when it is looked up).
 #[derive(Default)]
 struct Names {
-    own: String,
+    own: Vec<u8>,
 }
 
 impl Names {
     fn of(&self, e: &Entry) -> &[u8] {
         let (at, len) = (e.at as usize, (e.bits & LEN) as usize);
-        self.own.as_bytes().get(at..at + len).unwrap_or_default()
+        self.own.get(at..at + len).unwrap_or_default()
     }
 }
 
@@ -63,20 +66,29 @@ pub(super) struct TableBuilder {
 
 impl TableBuilder {
     pub fn push(&mut self, s: Sym<'_>) {
+        let kind = if s.weak { WEAK } else { 0 } | if s.global { GLOBAL } else { 0 };
+        self.push_bytes(s.start..s.end, s.name.as_bytes(), kind);
+    }
+
+    /// A global symbol named by bytes as they were read (a JIT map's).
+    pub fn push_global(&mut self, range: std::ops::Range<u64>, name: &[u8]) {
+        self.push_bytes(range, name, GLOBAL);
+    }
+
+    fn push_bytes(&mut self, range: std::ops::Range<u64>, name: &[u8], kind: u32) {
         // Names of 512 MiB, or past 4 GiB in all, are left out (no symbol
         // table has them).
-        let len = match u32::try_from(s.name.len()) {
+        let len = match u32::try_from(name.len()) {
             Ok(len) if len <= LEN => len,
             _ => return,
         };
         let Ok(at) = u32::try_from(self.names.own.len()) else {
             return;
         };
-        self.names.own.push_str(s.name);
-        let kind = if s.weak { WEAK } else { 0 } | if s.global { GLOBAL } else { 0 };
+        self.names.own.extend_from_slice(name);
         self.entries.push(Entry {
-            start: s.start,
-            end: s.end,
+            start: range.start,
+            end: range.end,
             at,
             bits: len | kind,
         });
@@ -124,6 +136,7 @@ impl TableBuilder {
             same
         });
         run_to_next(&mut entries);
+        let mut entries = innermost(entries);
         entries.shrink_to_fit();
         Table {
             syms: entries,
@@ -140,6 +153,49 @@ fn run_to_next(v: &mut [Entry]) {
             v[i].end = v.get(i + 1).map_or(u64::MAX, |n| n.start);
         }
     }
+}
+
+/// Symbols that overlap (a JIT map's big entry with smaller ones inside,
+/// as JITs that reuse code space write them) as pieces that do not: each
+/// address is the innermost symbol's that covers it (the one that starts
+/// last), else the enclosing one's, as perf's lookup names it. Symbols
+/// that do not overlap (ELF tables, mostly) stay as they are.
+fn innermost(v: Vec<Entry>) -> Vec<Entry> {
+    if v.windows(2).all(|w| w[0].end <= w[1].start) {
+        return v;
+    }
+    let mut out: Vec<Entry> = Vec::with_capacity(v.len() + v.len() / 4);
+    // The symbols that cover `pos`, the latest-starting on top (those that
+    // ended are dropped when they come to the top).
+    let mut open = std::collections::BinaryHeap::new();
+    let (mut next, mut pos) = (0, v.first().map_or(0, |e| e.start));
+    loop {
+        while next < v.len() && v[next].start <= pos {
+            open.push(next);
+            next += 1;
+        }
+        while open.peek().is_some_and(|&i| v[i].end <= pos) {
+            open.pop();
+        }
+        let Some(&top) = open.peek() else {
+            match v.get(next) {
+                Some(e) => pos = e.start,
+                None => break,
+            }
+            continue;
+        };
+        let stop = v.get(next).map_or(u64::MAX, |e| e.start).min(v[top].end);
+        match out.last_mut() {
+            Some(l) if l.end == pos && l.at == v[top].at => l.end = stop,
+            _ => out.push(Entry {
+                start: pos,
+                end: stop,
+                ..v[top]
+            }),
+        }
+        pos = stop;
+    }
+    out
 }
 
 /// Whether `b` is the one of two symbols at one address that perf keeps
@@ -160,12 +216,13 @@ fn better(names: &Names, a: &Entry, b: &Entry) -> bool {
     key(b) > key(a)
 }
 
-/// Sorted, non-overlapping symbols.
+/// Sorted, non-overlapping symbols (pieces of overlapping ones).
 #[derive(Default)]
 pub struct Table {
     syms: Vec<Entry>,
     names: Names,
-    /// The names looked up so far, by symbol.
+    /// The names looked up so far, by where the name is (every piece of a
+    /// symbol shares it).
     shared: RefCell<FxHashMap<u32, Arc<str>>>,
 }
 
@@ -180,7 +237,7 @@ impl Table {
         (addr < s.end).then(|| {
             self.shared
                 .borrow_mut()
-                .entry(i as u32)
+                .entry(s.at)
                 .or_insert_with(|| String::from_utf8_lossy(self.names.of(s)).into())
                 .clone()
         })
@@ -221,5 +278,38 @@ mod tests {
             &t.lookup(0x300).unwrap(),
             &t.lookup(0x304).unwrap()
         ));
+    }
+
+    #[test]
+    fn an_address_is_the_innermost_symbols_else_the_enclosing_ones() {
+        // A JIT map of reused code space: a big entry, a small one inside
+        // it, one that overlaps its end. Code covered by the big one alone
+        // is the big one's (perf script names it), not unknown.
+        let mut b = TableBuilder::default();
+        b.push(sym(0x1000, 0x1000, "big", false, true));
+        b.push(sym(0x1100, 0x100, "small", false, true));
+        b.push(sym(0x1f00, 0x900, "tail", false, true));
+        let t = b.table();
+        let at = |a| t.lookup(a).map(|n| n.to_string());
+        assert_eq!(at(0x1050).as_deref(), Some("big"));
+        assert_eq!(at(0x1150).as_deref(), Some("small"));
+        assert_eq!(at(0x1200).as_deref(), Some("big"));
+        assert_eq!(at(0x1800).as_deref(), Some("big"));
+        assert_eq!(at(0x1f00).as_deref(), Some("tail"));
+        assert_eq!(at(0x27ff).as_deref(), Some("tail"));
+        assert_eq!(at(0x2800), None);
+        assert_eq!(at(0xfff), None);
+        assert!(Arc::ptr_eq(
+            &t.lookup(0x1050).unwrap(),
+            &t.lookup(0x1800).unwrap()
+        ));
+        // Deep nesting stays a table of as many pieces, not more per level.
+        let mut b = TableBuilder::default();
+        for i in 0..1000u64 {
+            b.push(sym(0x10_0000 + i, 0x10_0000 - 2 * i, "n", false, true));
+        }
+        let t = b.table();
+        assert!(t.syms.len() < 2 * 1000);
+        assert!(t.lookup(0x10_0000 + 0x10_0000 - 1).is_some());
     }
 }

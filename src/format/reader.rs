@@ -121,6 +121,15 @@ impl PerfReader {
         Ok(r)
     }
 
+    /// Reads a pipe-mode stream from `src` (named `name`), its records
+    /// framed but COMPRESSED ones left undecoded: for following a stream
+    /// to its end (or its damage) without decoding it.
+    pub fn frame_stream(name: &Path, src: Box<dyn Read + Send>) -> Result<Self, FormatError> {
+        let mut r = Self::from_pipe(name, src)?;
+        r.stream.raw = true;
+        Ok(r)
+    }
+
     fn from_pipe(path: &Path, mut src: Box<dyn Read + Send>) -> Result<Self, FormatError> {
         let (endian, size) = read_prefix(&mut src)?;
         if size != PIPE_HEADER_SIZE {

@@ -31,7 +31,7 @@ fn app_recording(dir: &Path) -> (PathBuf, PathBuf) {
 /// (wait4's, of this child alone).
 // wait4 below reaps the child (and reads its peak RSS, which wait() does not).
 #[allow(clippy::zombie_processes)]
-fn perfz_with_peak(cache: &Path, args: &[&str]) -> (String, i64) {
+pub(crate) fn perfz_with_peak(cache: &Path, args: &[&str]) -> (String, i64) {
     let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
         .env("PERF_BUILDID_DIR", cache)
         .args(args)

@@ -15,6 +15,7 @@ mod events;
 mod export;
 mod export_debuginfod;
 mod export_fp_fallback;
+mod export_inputs;
 mod export_pprof;
 mod export_symfs;
 mod export_tools;

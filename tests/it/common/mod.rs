@@ -249,6 +249,13 @@ pub fn workload() -> PathBuf {
     built("deep", &BUILT)
 }
 
+/// tests/workload/anon_code.c (a loop in anonymous memory, as a JIT's).
+#[allow(dead_code)]
+pub fn anon_code_workload() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    built("anon_code", &BUILT)
+}
+
 /// tests/workload/phases.c (phase one, then phase two).
 #[allow(dead_code)]
 pub fn phases_workload() -> PathBuf {
