@@ -19,6 +19,9 @@ pub enum Format {
     /// A gzipped pprof profile (go tool pprof, Pyroscope, Parca, cloud
     /// profilers): one event; choose it with -e when there are several.
     Pprof,
+    /// speedscope's JSON (speedscope.app): a profile per thread, its
+    /// samples in time order with their weights.
+    Speedscope,
 }
 
 #[derive(Debug, clap::Args)]
@@ -57,10 +60,20 @@ pub struct Args {
     /// Folded: kernel functions end in `_[k]`, as stackcollapse-perf --kernel.
     #[arg(long)]
     kernel: bool,
-    /// Folded and svg: each sample counts 1 (by default it weighs its
-    /// period, as `perf script | inferno-collapse-perf` weighs it).
+    /// Folded, svg and speedscope: each sample counts 1 (by default it
+    /// weighs its period, as `perf script | inferno-collapse-perf` weighs it).
     #[arg(long)]
     sample_counts: bool,
+    /// Two recordings, BASE NEW: how NEW differs. Folded: `stack base new`
+    /// lines (inferno-diff-folded's); svg: the differential flame graph
+    /// (red grew, blue shrank); pprof: NEW with BASE's samples negated
+    /// (as go tool pprof -diff_base).
+    #[arg(long)]
+    diff: bool,
+    /// With --diff: the base's counts scaled to the new's total (as
+    /// inferno-diff-folded --normalize).
+    #[arg(long, requires = "diff")]
+    normalize: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -83,7 +96,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Format::Folded => crate::export::ExportFormat::Folded,
         Format::Svg => crate::export::ExportFormat::Svg,
         Format::Pprof => crate::export::ExportFormat::Pprof,
+        Format::Speedscope => crate::export::ExportFormat::Speedscope,
     };
+    if a.diff && a.inputs.len() != 2 {
+        anyhow::bail!(
+            "--diff takes two recordings, BASE NEW ({} given): perfz export --diff base.data new.data",
+            a.inputs.len()
+        );
+    }
     let to_stdout = a.output.as_ref().is_none_or(|p| p.as_os_str() == "-");
     if matches!(a.format, Format::Pprof) && to_stdout && std::io::stdout().is_terminal() {
         anyhow::bail!("a pprof profile is binary: give -o FILE (e.g. -o profile.pb.gz), or redirect the output");
@@ -105,6 +125,28 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     }
     let (inputs, _spools) = spooled(&a.inputs)?;
     let mut buf = Vec::new();
+    if a.diff {
+        let d = crate::export::diff::diff(
+            (&inputs[..1], &inputs[1..]),
+            format,
+            &o,
+            a.normalize,
+            &mut buf,
+        )
+        .with_context(|| {
+            format!(
+                "diffing {} and {}",
+                a.inputs[0].display(),
+                a.inputs[1].display()
+            )
+        })?;
+        write_out(output.map(|p| p.as_path()), &buf)?;
+        for (what, done) in [("base", &d.base), ("new", &d.new)] {
+            eprintln!("{} ({what})", said(done));
+        }
+        eprintln!("perfz export --diff: {} stacks", d.stacks);
+        return Ok(());
+    }
     let done = crate::export::export(&inputs, format, &o, &mut buf)
         .with_context(|| format!("reading {}", a.inputs[0].display()))?;
     write_out(output.map(|p| p.as_path()), &buf)?;

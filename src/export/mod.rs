@@ -11,10 +11,14 @@
 //! pass 1: PerfReader ─ side band (by time) ─▶ Timeline (names per thread, maps per process)
 //! pass 2: PerfReader ─ SAMPLE ─▶ callchain (kernel / user contexts) at its time
 //!         (dwarf: kernel part + user frames unwound from regs and stack, [unwind])
-//!         ─▶ Symbols ─▶ Folded (folded lines, svg) | pprof::ProfileBuilder (pprof)
+//!         ─▶ Symbols ─▶ sink::Sink: Folded (folded lines, svg) | pprof::ProfileBuilder (pprof)
+//!                       | speedscope::Speedscope (speedscope)
 //! ```
+//!
+//! [`diff`] exports two recordings and writes their difference.
 
 pub mod demangle;
+pub mod diff;
 pub mod events;
 pub mod file;
 pub mod folded;
@@ -25,9 +29,13 @@ pub mod jitdump;
 pub mod kallsyms;
 pub mod plt;
 pub mod pprof;
+pub mod pprof_diff;
 pub mod pprof_proto;
 pub mod process;
 pub mod report;
+pub mod sink;
+pub mod speedscope;
+pub mod stacks;
 pub mod survey;
 pub mod symbols;
 pub mod table;
@@ -39,8 +47,8 @@ use std::path::PathBuf;
 
 use crate::format::record::misc;
 use crate::format::FormatError;
-use folded::Folded;
 use frames::{FrameTable, CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_MAX, CONTEXT_USER};
+use sink::Sink;
 use survey::{next, open_input, Survey};
 use symbols::Symbols;
 use unwind::{Unwind, UserState};
@@ -83,6 +91,8 @@ pub enum ExportFormat {
     Svg,
     /// A gzipped pprof profile.
     Pprof,
+    /// speedscope's JSON: a time-ordered profile per thread.
+    Speedscope,
 }
 
 /// How to export.
@@ -118,8 +128,7 @@ pub fn export(
     let mut syms = Symbols::new(kernel_here.then_some(kallsyms).flatten(), o.inline);
     syms.note_jitdumps(procs.jitdumps());
     let (mut done, mut unwind) = begin(&survey, &chosen);
-    let mut folded = Folded::default();
-    let mut profile = pprof::ProfileBuilder::new();
+    let mut sink = Sink::new(format);
     let mut table = FrameTable::default();
     let mut views = view::Views::new(procs);
     let mut ids = Vec::new();
@@ -151,16 +160,11 @@ pub fn export(
             table.take_new_maps().for_each(|m| syms.load_beside(m));
             let comm = procs.comm(tid, time);
             done.samples += 1;
-            match format {
-                ExportFormat::Folded | ExportFormat::Svg => {
-                    folded.add(&o.fold, (&comm, pid, tid), &ids, s.period)
-                }
-                ExportFormat::Pprof => {
-                    table.name_new(&mut syms);
-                    let who = (comm.as_ref(), pid, tid);
-                    profile.add(&table.named, &ids, who, (slot, s.period.unwrap_or(1)))
-                }
+            if sink.names_as_it_goes() {
+                table.name_new(&mut syms);
             }
+            let sample = (slot, time, s.period);
+            sink.add(&o.fold, (&table.named, &ids), (&comm, pid, tid), sample);
         }
     }
     table.name_new(&mut syms);
@@ -171,14 +175,9 @@ pub fn export(
     }
     let about = || pprof::about(inputs, &chosen, (first, last));
     let title = format!("perfz: {}", inputs[0].display());
-    done.stacks = write_output(
-        format,
-        (&folded, profile, about),
-        &table.named,
-        &o.fold,
-        &title,
-        out,
-    )?;
+    let unit = events::unit(&chosen, o.fold.sample_counts);
+    let heading = speedscope::Heading { name: &title, unit };
+    done.stacks = sink.write((&table.named, &o.fold), &heading, about, out)?;
     Ok(done)
 }
 
@@ -209,36 +208,6 @@ fn unwinder(arch: Option<&str>, kernel_here: bool, done: &mut Exported) -> Optio
             None
         }
     }
-}
-
-/// Writes what the samples were gathered into as `format`: the folded
-/// lines, their flame graph titled `title`, or the profile with what it
-/// says of itself (`about`). Returns how many stacks it holds.
-fn write_output(
-    format: ExportFormat,
-    (folded, profile, about): (
-        &Folded,
-        pprof::ProfileBuilder,
-        impl FnOnce() -> pprof::About,
-    ),
-    named: &[Named<'_>],
-    fold: &FoldOptions,
-    title: &str,
-    out: &mut dyn std::io::Write,
-) -> Result<usize, FormatError> {
-    Ok(match format {
-        ExportFormat::Folded => folded.write(fold, named, out)?,
-        ExportFormat::Svg => {
-            let lines = folded.lines(fold, named);
-            draw_svg(&lines, title, out)?;
-            lines.len()
-        }
-        ExportFormat::Pprof => {
-            let p = profile.finish(about());
-            pprof::write(&p, out)?;
-            p.sample.len()
-        }
-    })
 }
 
 /// A sample's callchain with perf's context markers: the kernel's part and
@@ -273,23 +242,6 @@ fn callchain(
     } else {
         (&s.callchain[..]).into()
     }
-}
-
-/// The flame graph of folded `lines`, drawn by inferno.
-fn draw_svg(
-    lines: &[String],
-    title: &str,
-    out: &mut dyn std::io::Write,
-) -> Result<(), FormatError> {
-    let mut opts = inferno::flamegraph::Options::default();
-    opts.title = title.to_string();
-    opts.count_name = "samples".into();
-    inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out).map_err(|e| {
-        match e.downcast::<std::io::Error>() {
-            Ok(io) => FormatError::Io(io),
-            Err(other) => FormatError::Unsupported(format!("drawing the flame graph: {other}")),
-        }
-    })
 }
 
 #[cfg(test)]
