@@ -13,7 +13,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::sink::draw_svg;
+use super::gather::draw_svg;
 use super::{export, pprof_diff, ExportFormat, ExportOptions, Exported};
 use crate::format::FormatError;
 

@@ -11,7 +11,7 @@
 //! pass 1: PerfReader ─ side band (by time) ─▶ Timeline (names per thread, maps per process)
 //! pass 2: PerfReader ─ SAMPLE ─▶ callchain (kernel / user contexts) at its time
 //!         (dwarf: kernel part + user frames unwound from regs and stack, [unwind])
-//!         ─▶ Symbols ─▶ sink::Sink: Folded (folded lines, svg) | pprof::ProfileBuilder (pprof)
+//!         ─▶ Symbols ─▶ gather::Gather: Folded (folded lines, svg) | pprof::ProfileBuilder (pprof)
 //!                       | speedscope::Speedscope (speedscope)
 //! ```
 //!
@@ -23,6 +23,7 @@ pub mod events;
 pub mod file;
 pub mod folded;
 pub mod frames;
+pub mod gather;
 pub mod inline;
 pub mod jit;
 pub mod jitdump;
@@ -33,7 +34,6 @@ pub mod pprof_diff;
 pub mod pprof_proto;
 pub mod process;
 pub mod report;
-pub mod sink;
 pub mod speedscope;
 pub mod stacks;
 pub mod survey;
@@ -48,7 +48,7 @@ use std::path::PathBuf;
 use crate::format::record::misc;
 use crate::format::FormatError;
 use frames::{FrameTable, CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_MAX, CONTEXT_USER};
-use sink::Sink;
+use gather::Gather;
 use survey::{next, open_input, Survey};
 use symbols::Symbols;
 use unwind::{Unwind, UserState};
@@ -128,7 +128,7 @@ pub fn export(
     let mut syms = Symbols::new(kernel_here.then_some(kallsyms).flatten(), o.inline);
     syms.note_jitdumps(procs.jitdumps());
     let (mut done, mut unwind) = begin(&survey, &chosen);
-    let mut sink = Sink::new(format);
+    let mut gather = Gather::new(format);
     let mut table = FrameTable::default();
     let mut views = view::Views::new(procs);
     let mut ids = Vec::new();
@@ -160,11 +160,11 @@ pub fn export(
             table.take_new_maps().for_each(|m| syms.load_beside(m));
             let comm = procs.comm(tid, time);
             done.samples += 1;
-            if sink.names_as_it_goes() {
+            if gather.names_as_it_goes() {
                 table.name_new(&mut syms);
             }
             let sample = (slot, time, s.period);
-            sink.add(&o.fold, (&table.named, &ids), (&comm, pid, tid), sample);
+            gather.add(&o.fold, (&table.named, &ids), (&comm, pid, tid), sample);
         }
     }
     table.name_new(&mut syms);
@@ -177,7 +177,7 @@ pub fn export(
     let title = format!("perfz: {}", inputs[0].display());
     let unit = events::unit(&chosen, o.fold.sample_counts);
     let heading = speedscope::Heading { name: &title, unit };
-    done.stacks = sink.write((&table.named, &o.fold), &heading, about, out)?;
+    done.stacks = gather.write((&table.named, &o.fold), &heading, about, out)?;
     Ok(done)
 }
 

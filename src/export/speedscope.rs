@@ -28,7 +28,7 @@ struct Timed {
 }
 
 /// A thread's samples and the name it had at its latest one.
-struct Thread {
+struct ThreadSamples {
     comm: Arc<str>,
     latest: u64,
     samples: Vec<Timed>,
@@ -38,7 +38,7 @@ struct Thread {
 #[derive(Default)]
 pub struct Speedscope {
     stacks: StackIds,
-    threads: FxHashMap<(u32, u32), Thread>,
+    threads: FxHashMap<(u32, u32), ThreadSamples>,
 }
 
 /// What the file says of itself: its name and the weights' unit
@@ -66,11 +66,14 @@ impl Speedscope {
             return;
         }
         let stack = self.stacks.id(ids);
-        let t = self.threads.entry((pid, tid)).or_insert_with(|| Thread {
-            comm: comm.clone(),
-            latest: time,
-            samples: Vec::new(),
-        });
+        let t = self
+            .threads
+            .entry((pid, tid))
+            .or_insert_with(|| ThreadSamples {
+                comm: comm.clone(),
+                latest: time,
+                samples: Vec::new(),
+            });
         if time >= t.latest && !Arc::ptr_eq(&t.comm, comm) {
             t.comm = comm.clone();
         }
@@ -116,7 +119,7 @@ impl Speedscope {
         }
         let mut threads: Vec<_> = self.threads.into_iter().collect();
         threads.sort_unstable_by_key(|(who, _)| *who);
-        let total = |t: &Thread| {
+        let total = |t: &ThreadSamples| {
             t.samples
                 .iter()
                 .map(|s| s.weight)

@@ -11,7 +11,7 @@ use super::{ExportFormat, Named};
 use crate::format::FormatError;
 
 /// The samples gathered so far, for one format.
-pub enum Sink {
+pub enum Gather {
     /// Folded lines (`svg`: drawn as a flame graph).
     Folded {
         /// The lines' counts.
@@ -28,23 +28,23 @@ pub enum Sink {
 /// A sample's thread: `(comm, pid, tid)`.
 pub type Who<'a> = (&'a Arc<str>, u32, u32);
 
-impl Sink {
+impl Gather {
     /// An empty sink for `format`.
-    pub fn new(format: ExportFormat) -> Sink {
+    pub fn new(format: ExportFormat) -> Gather {
         match format {
-            ExportFormat::Folded | ExportFormat::Svg => Sink::Folded {
+            ExportFormat::Folded | ExportFormat::Svg => Gather::Folded {
                 folded: Folded::default(),
                 svg: format == ExportFormat::Svg,
             },
-            ExportFormat::Pprof => Sink::Pprof(Box::new(ProfileBuilder::new())),
-            ExportFormat::Speedscope => Sink::Speedscope(Speedscope::default()),
+            ExportFormat::Pprof => Gather::Pprof(Box::new(ProfileBuilder::new())),
+            ExportFormat::Speedscope => Gather::Speedscope(Speedscope::default()),
         }
     }
 
     /// Whether each sample's frames must be named before it is added
     /// (the others name them once, at the end).
     pub fn names_as_it_goes(&self) -> bool {
-        matches!(self, Sink::Pprof(_))
+        matches!(self, Gather::Pprof(_))
     }
 
     /// Adds one sample of `who` whose stack is the frames `ids` of
@@ -57,12 +57,12 @@ impl Sink {
         (slot, time, period): (usize, u64, Option<u64>),
     ) {
         match self {
-            Sink::Folded { folded, .. } => folded.add(fold, who, ids, period),
-            Sink::Pprof(p) => {
+            Gather::Folded { folded, .. } => folded.add(fold, who, ids, period),
+            Gather::Pprof(p) => {
                 let (comm, pid, tid) = who;
                 p.add(named, ids, (&**comm, pid, tid), (slot, period.unwrap_or(1)))
             }
-            Sink::Speedscope(s) => s.add(fold, who, ids, (time, period)),
+            Gather::Speedscope(s) => s.add(fold, who, ids, (time, period)),
         }
     }
 
@@ -78,18 +78,18 @@ impl Sink {
         out: &mut dyn std::io::Write,
     ) -> Result<usize, FormatError> {
         Ok(match self {
-            Sink::Folded { folded, svg: false } => folded.write(fold, named, out)?,
-            Sink::Folded { folded, svg: true } => {
+            Gather::Folded { folded, svg: false } => folded.write(fold, named, out)?,
+            Gather::Folded { folded, svg: true } => {
                 let lines = folded.lines(fold, named);
                 draw_svg(&lines, heading.name, out)?;
                 lines.len()
             }
-            Sink::Pprof(profile) => {
+            Gather::Pprof(profile) => {
                 let p = profile.finish(about());
                 super::pprof::write(&p, out)?;
                 p.sample.len()
             }
-            Sink::Speedscope(s) => s.write(fold, named, heading, out)?,
+            Gather::Speedscope(s) => s.write(fold, named, heading, out)?,
         })
     }
 }
