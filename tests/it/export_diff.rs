@@ -211,3 +211,41 @@ fn diff_pprof_reads_in_go_pprof_as_new_less_base() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A recording against itself: every stack's two counts equal, the pprof
+/// diff sums to nothing; what --diff cannot do is refused with the way.
+#[test]
+fn a_recording_against_itself_and_what_diff_refuses() {
+    let dir = tempdir("export-diff-self");
+    let f = fixture("z1-cmd");
+    let f = f.to_str().unwrap();
+    let lines = perfz_ok(&["export", "--diff", f, f]).stdout;
+    let lines = String::from_utf8(lines).unwrap();
+    assert!(lines.lines().count() > 3, "{lines}");
+    for l in lines.lines() {
+        let c: Vec<&str> = l.rsplitn(3, ' ').collect();
+        assert_eq!(c[0], c[1], "{l}");
+    }
+    let diff = export_to(&dir, "self.pb.gz", &["--diff", "--format", "pprof", f, f]);
+    let flat = pprof_flat(&diff, "samples");
+    assert!(flat.values().all(|&v| v == 0), "{flat:?}");
+    let o = Command::new("go")
+        .args(["tool", "pprof", "-top", "-sample_index=samples"])
+        .arg(&diff)
+        .output_within();
+    let top = String::from_utf8_lossy(&o.stdout);
+    assert!(top.contains("accounting for 0, 0% of 106 total"), "{top}");
+    for (args, says) in [
+        (&["--diff", f][..], "--diff takes two recordings"),
+        (
+            &["--diff", "--format", "speedscope", f, f][..],
+            "not speedscope",
+        ),
+        (&["--normalize", f][..], "--diff"),
+    ] {
+        let o = perfz(&[&["export"][..], args].concat());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{args:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
