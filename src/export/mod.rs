@@ -5,7 +5,8 @@
 //! and maps through time, [`process`]), the second names each sample's
 //! callchain as it was at the sample's time ([`symbols`]) and collapses it
 //! ([`folded`]). Memory grows with the side band, the symbol tables and
-//! the distinct stacks, not with the samples.
+//! the distinct stacks, not with the samples (but for speedscope's, which
+//! keeps each sample's time, weight and stack id to sort them by time).
 //!
 //! ```text
 //! pass 1: PerfReader ─ side band (by time) ─▶ Timeline (names per thread, maps per process)
