@@ -17,6 +17,8 @@
 #   node, npm, pprof-format   a second pprof decoder (tests/node)
 #   debuginfod                elfutils' server: export fetches a stripped binary's
 #                             symbols from it (tests/it/export_debuginfod.rs)
+#   speedscope 1.25.0, ajv    speedscope's schema and page for `perfz export
+#                             --format speedscope`, a JSON schema validator (tests/node)
 #   chromium                  opens `perfz export --format svg` as a person would
 #                             (headless: frames drawn, search works)
 #
@@ -68,8 +70,11 @@ if ! tests/tools/inferno/bin/inferno-collapse-perf --help >/dev/null 2>&1; then
     cargo install --quiet --locked --version "$INFERNO_VERSION" --root tests/tools/inferno inferno
 fi
 
-if [ ! -d tests/node/node_modules/pprof-format ]; then
-    echo "tests/setup.sh: npm install --prefix tests/node (pprof-format)"
+# The packages tests/node/package.json pins (a package added there is
+# installed on the next run).
+if [ ! -d tests/node/node_modules/pprof-format ] || [ ! -d tests/node/node_modules/ajv ] ||
+    ! grep -qs '"version": "1.25.0"' tests/node/node_modules/speedscope/package.json; then
+    echo "tests/setup.sh: npm install --prefix tests/node (pprof-format, speedscope, ajv)"
     npm install --prefix tests/node --no-audit --no-fund --silent
 fi
 

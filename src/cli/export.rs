@@ -1,7 +1,7 @@
 //! `perfz export`: a recording's stacks for flame graphs (folded lines or
 //! the flame graph itself) and for the fleet's profilers (pprof).
 
-use std::io::{IsTerminal, Write};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
@@ -19,6 +19,9 @@ pub enum Format {
     /// A gzipped pprof profile (go tool pprof, Pyroscope, Parca, cloud
     /// profilers): one event; choose it with -e when there are several.
     Pprof,
+    /// speedscope's JSON (speedscope.app): a profile per thread, its
+    /// samples in time order with their weights.
+    Speedscope,
 }
 
 #[derive(Debug, clap::Args)]
@@ -76,10 +79,20 @@ pub struct Args {
     /// Ask no debuginfod server, whatever $DEBUGINFOD_URLS says.
     #[arg(long)]
     no_debuginfod: bool,
-    /// Folded and svg: each sample counts 1 (by default it weighs its
-    /// period, as `perf script | inferno-collapse-perf` weighs it).
+    /// Folded, svg and speedscope: each sample counts 1 (by default it
+    /// weighs its period, as `perf script | inferno-collapse-perf` weighs it).
     #[arg(long)]
     sample_counts: bool,
+    /// Two recordings, BASE NEW: how NEW differs. Folded: `stack base new`
+    /// lines (inferno-diff-folded's); svg: the differential flame graph
+    /// (red grew, blue shrank); pprof: NEW with BASE's samples negated
+    /// (as go tool pprof -diff_base).
+    #[arg(long)]
+    diff: bool,
+    /// With --diff: the base's counts scaled to the new's total (as
+    /// inferno-diff-folded --normalize).
+    #[arg(long, requires = "diff")]
+    normalize: bool,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -109,7 +122,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         Format::Folded => crate::export::ExportFormat::Folded,
         Format::Svg => crate::export::ExportFormat::Svg,
         Format::Pprof => crate::export::ExportFormat::Pprof,
+        Format::Speedscope => crate::export::ExportFormat::Speedscope,
     };
+    if a.diff && a.inputs.len() != 2 {
+        anyhow::bail!(
+            "--diff takes two recordings, BASE NEW ({} given): perfz export --diff base.data new.data",
+            a.inputs.len()
+        );
+    }
     let to_stdout = a.output.as_ref().is_none_or(|p| p.as_os_str() == "-");
     if matches!(a.format, Format::Pprof) && to_stdout && std::io::stdout().is_terminal() {
         anyhow::bail!("a pprof profile is binary: give -o FILE (e.g. -o profile.pb.gz), or redirect the output");
@@ -130,44 +150,90 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         }
     }
     let (inputs, _spools) = super::export_spool::spooled(&a.inputs)?;
-    let mut buf = Vec::new();
-    let done = crate::export::export(&inputs, format, &o, &mut buf)
+    let mut out = ExportOutput::open(output.map(|p| p.as_path()))?;
+    if a.diff {
+        let (base, new) = (&a.inputs[0], &a.inputs[1]);
+        let d = crate::export::diff::diff(
+            (&inputs[..1], &inputs[1..]),
+            format,
+            &o,
+            a.normalize,
+            out.writer(),
+        )
+        .with_context(|| format!("diffing {} and {}", base.display(), new.display()))?;
+        out.finish()?;
+        for (what, done) in [("base", &d.base), ("new", &d.new)] {
+            eprintln!("{} ({what})", said(done));
+        }
+        eprintln!("perfz export --diff: {} stacks", d.stacks);
+        return Ok(());
+    }
+    let done = crate::export::export(&inputs, format, &o, out.writer())
         .with_context(|| format!("reading {}", a.inputs[0].display()))?;
-    write_out(output.map(|p| p.as_path()), &buf)?;
+    out.finish()?;
     eprintln!("{}", said(&done));
     Ok(())
 }
 
-/// Writes the export to `output` (None: standard output).
-fn write_out(output: Option<&std::path::Path>, buf: &[u8]) -> anyhow::Result<()> {
-    match output {
-        // A device or FIFO (/dev/null, a pipe) is written as it is: renaming
-        // a file over it would replace it.
-        Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()) => {
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(p)
-                .and_then(|mut f| f.write_all(buf))
-                .with_context(|| format!("writing {}", p.display()))?;
-        }
-        Some(p) => {
-            // Written whole under a temporary name, then renamed: a failure
-            // never leaves half a profile under the name asked for.
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
-            let mut tmp = tempfile::Builder::new()
-                .prefix(".perfz-export-")
-                .tempfile_in(dir.unwrap_or(std::path::Path::new(".")))?;
-            tmp.write_all(buf)?;
-            tmp.persist(p)
-                .with_context(|| format!("writing {}", p.display()))?;
-        }
-        None => std::io::stdout()
-            .lock()
-            .write_all(buf)
-            .and_then(|()| std::io::stdout().lock().flush())
-            .context("writing standard output")?,
+/// Where the export is written as it is made (nothing holds it whole: a
+/// speedscope file grows with the samples).
+enum ExportOutput {
+    /// A file, under a temporary name beside it until renamed when whole:
+    /// a failure never leaves half a profile under the name asked for.
+    File(BufWriter<tempfile::NamedTempFile>, std::path::PathBuf),
+    /// A device or FIFO (/dev/null, a pipe), written as it is: renaming a
+    /// file over it would replace it.
+    Device(BufWriter<std::fs::File>, std::path::PathBuf),
+    /// Standard output.
+    Stdout(BufWriter<std::io::Stdout>),
+}
+
+impl ExportOutput {
+    /// The output for `-o` (None: standard output).
+    fn open(output: Option<&std::path::Path>) -> anyhow::Result<ExportOutput> {
+        Ok(match output {
+            Some(p) if std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()) => {
+                let f = std::fs::OpenOptions::new().write(true).open(p);
+                let f = f.with_context(|| format!("writing {}", p.display()))?;
+                ExportOutput::Device(BufWriter::with_capacity(1 << 16, f), p.to_path_buf())
+            }
+            Some(p) => {
+                let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+                let tmp = tempfile::Builder::new()
+                    .prefix(".perfz-export-")
+                    .tempfile_in(dir.unwrap_or(std::path::Path::new(".")))
+                    .with_context(|| format!("a temporary file beside {}", p.display()))?;
+                ExportOutput::File(BufWriter::with_capacity(1 << 16, tmp), p.to_path_buf())
+            }
+            None => ExportOutput::Stdout(BufWriter::with_capacity(1 << 16, std::io::stdout())),
+        })
     }
-    Ok(())
+
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            ExportOutput::File(f, _) => f,
+            ExportOutput::Device(f, _) => f,
+            ExportOutput::Stdout(w) => w,
+        }
+    }
+
+    /// The output made whole: the file renamed to its name, standard
+    /// output flushed.
+    fn finish(self) -> anyhow::Result<()> {
+        match self {
+            ExportOutput::File(w, p) => {
+                let tmp = w.into_inner().map_err(|e| e.into_error());
+                let tmp = tmp.with_context(|| format!("writing {}", p.display()))?;
+                tmp.persist(&p)
+                    .with_context(|| format!("writing {}", p.display()))?;
+            }
+            ExportOutput::Device(mut f, p) => f
+                .flush()
+                .with_context(|| format!("writing {}", p.display()))?,
+            ExportOutput::Stdout(mut w) => w.flush().context("writing standard output")?,
+        }
+        Ok(())
+    }
 }
 
 /// The line perfz export says on stderr: what it read and wrote.

@@ -53,7 +53,7 @@ pub enum Command {
     Decompress(convert::DecompressArgs),
     /// Rewrite a perf.data with another codec (e.g. lz4 -> zstd:3 for perf report).
     Recompress(convert::RecompressArgs),
-    /// Stacks of a recording: folded lines (as perf script | inferno-collapse-perf), an SVG flame graph, or a pprof profile.
+    /// Stacks of a recording: folded lines (as perf script | inferno-collapse-perf), an SVG flame graph, a pprof profile or a speedscope file; or two recordings' difference (--diff).
     Export(export::Args),
     /// What a recording spent its samples on: perf report, or perfz's own table.
     Report(report::Args),

@@ -43,6 +43,18 @@ pub fn is_clock(a: &Attr) -> bool {
     a.type_() == 1 && a.config() <= 1
 }
 
+/// The unit of the weights of `chosen` (speedscope's names):
+/// `nanoseconds` where every event's period is (the clocks, off-CPU
+/// time), else `none` (counts, or `--sample-counts`).
+pub fn unit(chosen: &[&EventSamples], sample_counts: bool) -> &'static str {
+    let ns = |e: &&EventSamples| e.0 == OFF_CPU_NAME || is_clock(&e.1);
+    if !sample_counts && !chosen.is_empty() && chosen.iter().all(ns) {
+        "nanoseconds"
+    } else {
+        "none"
+    }
+}
+
 fn names(events: &[EventSamples]) -> String {
     if events.is_empty() {
         return "no samples".into();

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use super::stacks::StackIds;
 use super::tidy::tidy_frames;
 use super::Named;
 
@@ -36,10 +37,20 @@ type Stack = (Arc<str>, u32, u32, u32);
 #[derive(Default)]
 pub struct Folded {
     /// Each distinct stack's frame ids, leaf first, and its id.
-    stacks: FxHashMap<Box<[u32]>, u32>,
+    stacks: StackIds,
     counts: FxHashMap<Stack, u64>,
-    /// The last sample's stack and its id (one buffer, reused).
-    last: Option<(Vec<u32>, u32)>,
+}
+
+/// What a sample of `period` weighs (1 where it has none, or with
+/// `sample_counts`). A period past 2^40 is a damaged record (cpu-clock's
+/// is 250 000 ns, a cycles one 10^9 at most): capped, so sums stay far
+/// below u64::MAX whatever the file holds (and inferno's svg sums too).
+pub fn weight(o: &FoldOptions, period: Option<u64>) -> u64 {
+    if o.sample_counts {
+        1
+    } else {
+        period.unwrap_or(1).min(MAX_PERIOD)
+    }
 }
 
 impl Folded {
@@ -60,35 +71,8 @@ impl Folded {
         }
         let pid = if o.pid || o.tid { pid } else { 0 };
         let tid = if o.tid { tid } else { 0 };
-        // The last sample's stack, or looked up: most samples repeat a
-        // stack seen before.
-        let stack = match self.last {
-            Some((ref last, id)) if last[..] == *ids => id,
-            _ => {
-                let id = match self.stacks.get(ids) {
-                    Some(&id) => id,
-                    None => {
-                        let id = self.stacks.len() as u32;
-                        self.stacks.insert(Box::from(ids), id);
-                        id
-                    }
-                };
-                let mut last = self.last.take().map(|l| l.0).unwrap_or_default();
-                last.clear();
-                last.extend_from_slice(ids);
-                self.last = Some((last, id));
-                id
-            }
-        };
-        let key = (comm.clone(), pid, tid, stack);
-        // A period past 2^40 is a damaged record (cpu-clock's is 250 000 ns,
-        // a cycles one 10^9 at most): capped, so sums stay far below
-        // u64::MAX whatever the file holds (and inferno's svg sums too).
-        let weight = if o.sample_counts {
-            1
-        } else {
-            period.unwrap_or(1).min(MAX_PERIOD)
-        };
+        let key = (comm.clone(), pid, tid, self.stacks.id(ids));
+        let weight = weight(o, period);
         let n = self.counts.entry(key).or_default();
         *n = n.saturating_add(weight);
     }
@@ -106,10 +90,7 @@ impl Folded {
         // Frames are held as their texts' ids: distinct addresses often
         // tidy alike (`[cc1plus]`).
         let (tidied, mut texts) = tidy_frames(o, frames);
-        let mut by_id: Vec<&[u32]> = vec![&[]; self.stacks.len()];
-        for (ids, &id) in &self.stacks {
-            by_id[id as usize] = ids;
-        }
+        let by_id = self.stacks.by_id();
         // Each line: its thread (comm, and pid or tid where asked), then
         // each frame's texts, root first; all lines' texts in one buffer.
         let mut heads: FxHashMap<(*const u8, u32, u32), u32> = FxHashMap::default();

@@ -5,22 +5,28 @@
 //! and maps through time, [`process`]), the second names each sample's
 //! callchain as it was at the sample's time ([`symbols`]) and collapses it
 //! ([`folded`]). Memory grows with the side band, the symbol tables and
-//! the distinct stacks, not with the samples.
+//! the distinct stacks, not with the samples (but for speedscope's, which
+//! keeps each sample's time, weight and stack id to sort them by time).
 //!
 //! ```text
 //! pass 1: PerfReader ─ side band (by time) ─▶ Timeline (names per thread, maps per process)
 //! pass 2: PerfReader ─ SAMPLE ─▶ callchain (kernel / user contexts) at its time
 //!         (dwarf: kernel part + user frames unwound from regs and stack, [unwind])
-//!         ─▶ Symbols ─▶ Folded (folded lines, svg) | pprof::ProfileBuilder (pprof)
+//!         ─▶ Symbols ─▶ gather::Gather: Folded (folded lines, svg) | pprof::ProfileBuilder (pprof)
+//!                       | speedscope::Speedscope (speedscope)
 //! ```
+//!
+//! [`diff`] exports two recordings and writes their difference.
 
 pub mod cfi_cover;
 pub mod debuginfod;
 pub mod demangle;
+pub mod diff;
 pub mod events;
 pub mod file;
 pub mod folded;
 pub mod frames;
+pub mod gather;
 pub mod inline;
 pub mod jit;
 pub mod jitdump;
@@ -28,9 +34,12 @@ pub mod kallsyms;
 pub mod locate;
 pub mod plt;
 pub mod pprof;
+pub mod pprof_diff;
 pub mod pprof_proto;
 pub mod process;
 pub mod report;
+pub mod speedscope;
+pub mod stacks;
 pub mod survey;
 pub mod symbols;
 pub mod table;
@@ -42,8 +51,8 @@ use std::path::PathBuf;
 
 use crate::format::record::misc;
 use crate::format::FormatError;
-use folded::Folded;
 use frames::{FrameTable, CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_MAX, CONTEXT_USER};
+use gather::Gather;
 use survey::{next, open_input, Survey};
 use symbols::Symbols;
 use unwind::{Unwind, UserState};
@@ -88,6 +97,8 @@ pub enum ExportFormat {
     Svg,
     /// A gzipped pprof profile.
     Pprof,
+    /// speedscope's JSON: a time-ordered profile per thread.
+    Speedscope,
 }
 
 /// How to export.
@@ -130,8 +141,7 @@ pub fn export(
     let (mut syms, locate) = sources(&survey, o, kallsyms);
     let (mut done, mut unwind) = begin(&survey, &chosen, &locate);
     done.kernel_symbols |= o.kallsyms.is_some();
-    let mut folded = Folded::default();
-    let mut profile = pprof::ProfileBuilder::new();
+    let mut gather = Gather::new(format);
     let mut table = FrameTable::default();
     let mut views = view::Views::new(procs);
     let mut ids = Vec::new();
@@ -163,16 +173,11 @@ pub fn export(
             table.take_new_maps().for_each(|m| syms.load_beside(m));
             let comm = procs.comm(tid, time);
             done.samples += 1;
-            match format {
-                ExportFormat::Folded | ExportFormat::Svg => {
-                    folded.add(&o.fold, (&comm, pid, tid), &ids, s.period)
-                }
-                ExportFormat::Pprof => {
-                    table.name_new(&mut syms);
-                    let who = (comm.as_ref(), pid, tid);
-                    profile.add(&table.named, &ids, who, (slot, s.period.unwrap_or(1)))
-                }
+            if gather.names_as_it_goes() {
+                table.name_new(&mut syms);
             }
+            let sample = (slot, time, s.period);
+            gather.add(&o.fold, (&table.named, &ids), (&comm, pid, tid), sample);
         }
     }
     table.name_new(&mut syms);
@@ -184,14 +189,9 @@ pub fn export(
     done.debuginfod = locate.debuginfod.iter().flat_map(|d| d.trouble()).collect();
     let about = || pprof::about(inputs, &chosen, (first, last));
     let title = format!("perfz: {}", inputs[0].display());
-    done.stacks = write_output(
-        format,
-        (&folded, profile, about),
-        &table.named,
-        &o.fold,
-        &title,
-        out,
-    )?;
+    let unit = events::unit(&chosen, o.fold.sample_counts);
+    let heading = speedscope::Heading { name: &title, unit };
+    done.stacks = gather.write((&table.named, &o.fold), &heading, about, out)?;
     Ok(done)
 }
 
@@ -264,36 +264,6 @@ fn unwinder(
     }
 }
 
-/// Writes what the samples were gathered into as `format`: the folded
-/// lines, their flame graph titled `title`, or the profile with what it
-/// says of itself (`about`). Returns how many stacks it holds.
-fn write_output(
-    format: ExportFormat,
-    (folded, profile, about): (
-        &Folded,
-        pprof::ProfileBuilder,
-        impl FnOnce() -> pprof::About,
-    ),
-    named: &[Named<'_>],
-    fold: &FoldOptions,
-    title: &str,
-    out: &mut dyn std::io::Write,
-) -> Result<usize, FormatError> {
-    Ok(match format {
-        ExportFormat::Folded => folded.write(fold, named, out)?,
-        ExportFormat::Svg => {
-            let lines = folded.lines(fold, named);
-            draw_svg(&lines, title, out)?;
-            lines.len()
-        }
-        ExportFormat::Pprof => {
-            let p = profile.finish(about());
-            pprof::write(&p, out)?;
-            p.sample.len()
-        }
-    })
-}
-
 /// A sample's callchain with perf's context markers: the kernel's part and
 /// the `unwound` user frames (dwarf), else the recorded chain, else its ip
 /// alone. A chain with a context marker perf does not know (a stack walk
@@ -326,23 +296,6 @@ fn callchain(
     } else {
         (&s.callchain[..]).into()
     }
-}
-
-/// The flame graph of folded `lines`, drawn by inferno.
-fn draw_svg(
-    lines: &[String],
-    title: &str,
-    out: &mut dyn std::io::Write,
-) -> Result<(), FormatError> {
-    let mut opts = inferno::flamegraph::Options::default();
-    opts.title = title.to_string();
-    opts.count_name = "samples".into();
-    inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out).map_err(|e| {
-        match e.downcast::<std::io::Error>() {
-            Ok(io) => FormatError::Io(io),
-            Err(other) => FormatError::Unsupported(format!("drawing the flame graph: {other}")),
-        }
-    })
 }
 
 #[cfg(test)]

@@ -593,7 +593,7 @@ fn help_names_every_export_format() {
         .lines()
         .find(|l| l.trim_start().starts_with("export"))
         .unwrap();
-    for format in ["folded", "SVG", "pprof"] {
+    for format in ["folded", "SVG", "pprof", "speedscope", "--diff"] {
         assert!(line.contains(format), "{line}");
     }
 }

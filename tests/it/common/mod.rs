@@ -7,6 +7,7 @@ use std::process::{Command, Output};
 use perfz::format::{PerfReader, RecordType};
 
 mod bounded;
+pub mod browser;
 pub mod compressed2;
 pub mod inferno;
 pub use bounded::{WaitWithin, Within};

@@ -1,0 +1,113 @@
+//! What an export gathers its samples into, by the format it writes: the
+//! folded lines (and their flame graph), a pprof profile, or a speedscope
+//! file; and the writing of each.
+
+use std::sync::Arc;
+
+use super::folded::{FoldOptions, Folded};
+use super::pprof::{About, ProfileBuilder};
+use super::speedscope::{Heading, Speedscope};
+use super::{ExportFormat, Named};
+use crate::format::FormatError;
+
+/// The samples gathered so far, for one format.
+pub enum Gather {
+    /// Folded lines (`svg`: drawn as a flame graph).
+    Folded {
+        /// The lines' counts.
+        folded: Folded,
+        /// Drawn as a flame graph.
+        svg: bool,
+    },
+    /// A pprof profile.
+    Pprof(Box<ProfileBuilder>),
+    /// A speedscope file.
+    Speedscope(Speedscope),
+}
+
+/// A sample's thread: `(comm, pid, tid)`.
+pub type Who<'a> = (&'a Arc<str>, u32, u32);
+
+impl Gather {
+    /// An empty sink for `format`.
+    pub fn new(format: ExportFormat) -> Gather {
+        match format {
+            ExportFormat::Folded | ExportFormat::Svg => Gather::Folded {
+                folded: Folded::default(),
+                svg: format == ExportFormat::Svg,
+            },
+            ExportFormat::Pprof => Gather::Pprof(Box::new(ProfileBuilder::new())),
+            ExportFormat::Speedscope => Gather::Speedscope(Speedscope::default()),
+        }
+    }
+
+    /// Whether each sample's frames must be named before it is added
+    /// (the others name them once, at the end).
+    pub fn names_as_it_goes(&self) -> bool {
+        matches!(self, Gather::Pprof(_))
+    }
+
+    /// Adds one sample of `who` whose stack is the frames `ids` of
+    /// `named`, leaf first.
+    pub fn add(
+        &mut self,
+        fold: &FoldOptions,
+        (named, ids): (&[Named<'_>], &[u32]),
+        who: Who<'_>,
+        (slot, time, period): (usize, u64, Option<u64>),
+    ) {
+        match self {
+            Gather::Folded { folded, .. } => folded.add(fold, who, ids, period),
+            Gather::Pprof(p) => {
+                let (comm, pid, tid) = who;
+                p.add(named, ids, (&**comm, pid, tid), (slot, period.unwrap_or(1)))
+            }
+            Gather::Speedscope(s) => s.add(fold, who, ids, (time, period)),
+        }
+    }
+
+    /// Writes what was gathered, the frames named `named`: the folded
+    /// lines, their flame graph or the speedscope file (headed `heading`),
+    /// or the profile with what it says of itself (`about`). Returns how
+    /// many stacks it holds.
+    pub fn write(
+        self,
+        (named, fold): (&[Named<'_>], &FoldOptions),
+        heading: &Heading<'_>,
+        about: impl FnOnce() -> About,
+        out: &mut dyn std::io::Write,
+    ) -> Result<usize, FormatError> {
+        Ok(match self {
+            Gather::Folded { folded, svg: false } => folded.write(fold, named, out)?,
+            Gather::Folded { folded, svg: true } => {
+                let lines = folded.lines(fold, named);
+                draw_svg(&lines, heading.name, out)?;
+                lines.len()
+            }
+            Gather::Pprof(profile) => {
+                let p = profile.finish(about());
+                super::pprof::write(&p, out)?;
+                p.sample.len()
+            }
+            Gather::Speedscope(s) => s.write(fold, named, heading, out)?,
+        })
+    }
+}
+
+/// The flame graph of folded `lines` (differential where they hold two
+/// counts: red grew, blue shrank), drawn by inferno.
+pub fn draw_svg(
+    lines: &[String],
+    title: &str,
+    out: &mut dyn std::io::Write,
+) -> Result<(), FormatError> {
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = title.to_string();
+    opts.count_name = "samples".into();
+    inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out).map_err(|e| {
+        match e.downcast::<std::io::Error>() {
+            Ok(io) => FormatError::Io(io),
+            Err(other) => FormatError::Unsupported(format!("drawing the flame graph: {other}")),
+        }
+    })
+}
