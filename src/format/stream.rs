@@ -57,6 +57,9 @@ pub(crate) struct RecordStream {
     /// the last record, a record of size 0, a record cut off): the records
     /// before it are read, as perf reads them.
     pub damage: Option<FormatError>,
+    /// Whether a record was read: a stream damaged at its first is no
+    /// recording, and an error.
+    any: bool,
     /// Where outer records are read and decoded on a thread of their own.
     ahead: Option<ahead::Ahead>,
 }
@@ -84,6 +87,7 @@ impl RecordStream {
             inner_pos: 0,
             cut_off: 0,
             damage: None,
+            any: false,
             ahead: None,
             cur: (
                 false,
@@ -166,9 +170,13 @@ impl RecordStream {
     /// kept in `damage`.
     fn next_outer(&mut self, codec: Option<&CompressedInfo>) -> Result<bool, FormatError> {
         match self.read_outer(codec) {
-            Err(e) if self.end.is_none() && e.is_damage() => {
+            Err(e) if self.end.is_none() && self.any && e.is_damage() => {
                 self.damage = Some(e);
                 self.finish()
+            }
+            Ok(true) => {
+                self.any = true;
+                Ok(true)
             }
             other => other,
         }

@@ -11,7 +11,7 @@ use crate::format::feature::write_string;
 
 /// One PMU of sysfs.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pmu {
+pub struct PmuEntry {
     /// Its directory name (`cpu`, `msr`, `uncore_cha_2`).
     pub name: String,
     /// Its `type` file: the attr type that selects it.
@@ -56,7 +56,7 @@ fn pmus_cmp(a: &str, b: &str) -> Ordering {
 /// A stable insertion sort by `pmus_cmp` (perf's list_sort is a stable
 /// merge sort; the comparison is not a total order, which std's sorts may
 /// reject).
-fn sort_pmus(v: &mut [Pmu]) {
+fn sort_pmus(v: &mut [PmuEntry]) {
     for i in 1..v.len() {
         let mut j = i;
         while j > 0 && pmus_cmp(&v[j - 1].name, &v[j].name) == Ordering::Greater {
@@ -68,8 +68,8 @@ fn sort_pmus(v: &mut [Pmu]) {
 
 /// Every PMU with a readable `type`, in perf 6.12's scan order, with the
 /// placeholder `cpu` PMU where sysfs has no core PMU.
-pub fn scan(devices: &Path) -> Vec<Pmu> {
-    let mut all: Vec<Pmu> = std::fs::read_dir(devices)
+pub fn scan(devices: &Path) -> Vec<PmuEntry> {
+    let mut all: Vec<PmuEntry> = std::fs::read_dir(devices)
         .map(|d| {
             d.filter_map(|e| {
                 let name = e.ok()?.file_name().to_string_lossy().into_owned();
@@ -80,19 +80,20 @@ pub fn scan(devices: &Path) -> Vec<Pmu> {
                     .parse()
                     .ok()?;
                 let core = name == "cpu" || name == "cpum_cf" || dir.join("cpus").exists();
-                Some(Pmu { name, type_, core })
+                Some(PmuEntry { name, type_, core })
             })
             .collect()
         })
         .unwrap_or_default();
     if !all.iter().any(|p| p.core) {
-        all.push(Pmu {
+        all.push(PmuEntry {
             name: "cpu".into(),
             type_: PLACEHOLDER_TYPE,
             core: true,
         });
     }
-    let (mut core, mut other): (Vec<Pmu>, Vec<Pmu>) = all.into_iter().partition(|p| p.core);
+    let (mut core, mut other): (Vec<PmuEntry>, Vec<PmuEntry>) =
+        all.into_iter().partition(|p| p.core);
     sort_pmus(&mut core);
     sort_pmus(&mut other);
     core.extend(other);
@@ -100,7 +101,7 @@ pub fn scan(devices: &Path) -> Vec<Pmu> {
 }
 
 /// HEADER_PMU_MAPPINGS: `u32 nr; {u32 type; string name}[nr]`.
-pub fn mappings(pmus: &[Pmu]) -> Vec<u8> {
+pub fn mappings(pmus: &[PmuEntry]) -> Vec<u8> {
     let mut b = Vec::new();
     b.extend_from_slice(&(pmus.len() as u32).to_le_bytes());
     for p in pmus {
@@ -135,7 +136,7 @@ fn write_caps(b: &mut Vec<u8>, caps: &[(String, String)]) {
 }
 
 /// HEADER_CPU_PMU_CAPS: the caps of the first core PMU.
-pub fn cpu_pmu_caps(devices: &Path, pmus: &[Pmu]) -> Option<Vec<u8>> {
+pub fn cpu_pmu_caps(devices: &Path, pmus: &[PmuEntry]) -> Option<Vec<u8>> {
     let core = pmus.iter().find(|p| p.core)?;
     let mut b = Vec::new();
     write_caps(&mut b, &caps(devices, &core.name));
@@ -143,8 +144,8 @@ pub fn cpu_pmu_caps(devices: &Path, pmus: &[Pmu]) -> Option<Vec<u8>> {
 }
 
 /// HEADER_PMU_CAPS: every PMU but `cpu` that has caps, each with its name.
-pub fn pmu_caps(devices: &Path, pmus: &[Pmu]) -> Vec<u8> {
-    let with: Vec<(&Pmu, Vec<(String, String)>)> = pmus
+pub fn pmu_caps(devices: &Path, pmus: &[PmuEntry]) -> Vec<u8> {
+    let with: Vec<(&PmuEntry, Vec<(String, String)>)> = pmus
         .iter()
         .filter(|p| p.name != "cpu")
         .map(|p| (p, caps(devices, &p.name)))
@@ -161,8 +162,8 @@ pub fn pmu_caps(devices: &Path, pmus: &[Pmu]) -> Vec<u8> {
 
 /// HEADER_HYBRID_TOPOLOGY: each core PMU and its `cpus`, where there is
 /// more than one core PMU (`cpu_core` and `cpu_atom`); else `None`.
-pub fn hybrid_topology(devices: &Path, pmus: &[Pmu]) -> Option<Vec<u8>> {
-    let core: Vec<&Pmu> = pmus.iter().filter(|p| p.core).collect();
+pub fn hybrid_topology(devices: &Path, pmus: &[PmuEntry]) -> Option<Vec<u8>> {
+    let core: Vec<&PmuEntry> = pmus.iter().filter(|p| p.core).collect();
     if core.len() <= 1 {
         return None;
     }
@@ -190,7 +191,7 @@ mod tests {
         d
     }
 
-    fn names(p: &[Pmu]) -> Vec<(&str, u32)> {
+    fn names(p: &[PmuEntry]) -> Vec<(&str, u32)> {
         p.iter().map(|p| (p.name.as_str(), p.type_)).collect()
     }
 
