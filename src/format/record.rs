@@ -213,7 +213,10 @@ impl RecordHeader {
 pub struct Record<'a> {
     /// The record's header, decoded from the file's byte order.
     pub header: RecordHeader,
-    /// The whole record, header included, in the file's byte order.
+    /// The whole record, header included, in the file's byte order. An
+    /// AUXTRACE's trace follows its `header.size` bytes here, so that the
+    /// record travels with its payload: only for AUXTRACE is `bytes` longer
+    /// than `header.size`.
     pub bytes: &'a [u8],
     /// File offset of the record, or of the COMPRESSED record it was inside.
     pub offset: u64,

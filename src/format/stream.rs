@@ -264,6 +264,14 @@ impl RecordStream {
                     format!("AUXTRACE of {n} bytes of trace"),
                 ));
             }
+            if let Some(end) = self.end {
+                if offset + (size as u64) + n > end {
+                    return Err(FormatError::Truncated {
+                        offset,
+                        what: format!("AUXTRACE trace of {n} bytes runs past the end of the data section at {end:#x}"),
+                    });
+                }
+            }
             let got = self.fill(size, size + n as usize)?;
             if got < n as usize {
                 return Err(FormatError::Truncated {

@@ -288,7 +288,8 @@ fn speedscope_shows_the_threads_frames_in_its_own_page() {
         let spread = |p: &[u8; 3]| p.iter().max().unwrap() - p.iter().min().unwrap();
         let coloured = pixels.iter().filter(|p| spread(p) > 30).count();
         seen.push(format!("{coloured} of {}", pixels.len()));
-        drawn = coloured * 20 > pixels.len();
+        // Two phases' frames fill a few percent of the page: 2 % at least.
+        drawn = coloured * 50 > pixels.len();
     }
     assert!(
         drawn,
