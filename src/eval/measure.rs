@@ -7,10 +7,10 @@ use perfz_codecs::{AnyDecoder, Codec, CodecSpec, CodecVisitor, Decoder, Input};
 
 use super::{EvalError, Row};
 use crate::format::record::{records, RecordHeader};
-use crate::format::{AttrEntry, FeatureSet};
+use crate::format::AttrEntry;
 use crate::push::records::RECORD_MAX;
 use crate::push::stack_tail::Edit;
-use crate::push::{Copies, CopyMeter, Meter, NoMeter, Output, Pusher, Segments, Sink, StackTail};
+use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher, Sink, StackTail};
 use crate::replay::pushes;
 
 /// A sink that writes nowhere: it keeps the records (to verify them) or only
@@ -22,8 +22,6 @@ struct NullSink {
     scratch: Vec<u8>,
     keep: Option<Vec<u8>>,
     written: u64,
-    /// Never written to: what the sink's life methods answer with.
-    out: Output,
 }
 
 impl Sink for NullSink {
@@ -81,26 +79,8 @@ impl Sink for NullSink {
     fn bytes_written(&self) -> u64 {
         self.written
     }
-    fn describe(&self) -> String {
-        "null".into()
-    }
-    fn output(&self) -> &Output {
-        &self.out
-    }
-    fn output_mut(&mut self) -> &mut Output {
-        &mut self.out
-    }
-    fn checkpoint(&mut self, _: &FeatureSet) -> io::Result<Option<u64>> {
-        Ok(None)
-    }
-    fn switch_to(&mut self, next: Output) -> io::Result<Output> {
-        Ok(std::mem::replace(&mut self.out, next))
-    }
-    fn into_output(self) -> io::Result<Output> {
-        Ok(self.out)
-    }
-    fn salvage(self) -> (Output, Vec<u64>) {
-        (self.out, Vec::new())
+    fn describe(&self) -> &'static str {
+        "null"
     }
 }
 
@@ -144,7 +124,6 @@ impl OneRun<'_> {
             scratch: Vec::with_capacity(self.push + RECORD_MAX),
             keep: self.keep.then(Vec::new),
             written: 0,
-            out: Segments::new(0).into(),
         };
         let mut p = Pusher::<C, NullSink, M>::new(codec, sink);
         // As the recorder: pushes end without a flush where the codec can

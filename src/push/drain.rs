@@ -10,12 +10,12 @@ use std::io;
 use perfz_codecs::{Codec, Input};
 
 use crate::event::ring::Rings;
-use crate::format::{CompressedInfo, FeatureSet, FormatError};
+use crate::format::{CompressedInfo, FeatureSet};
 use crate::push::off_cpu::OffCpu;
-use crate::push::output::sync_in_background;
 use crate::push::scan::{headers, note, Hits, RecordCounts};
+use crate::push::sink::Returned;
 use crate::push::stack_tail::Edit;
-use crate::push::{Copies, Meter, Pusher, Sink, StackTail};
+use crate::push::{Copies, Meter, Output, Pusher, Segments, Sink, StackTail};
 
 /// The numbers a drain unit keeps, for the summary and the header.
 #[derive(Debug, Clone, Default)]
@@ -28,6 +28,10 @@ pub struct DrainReport {
     pub compressed: Option<CompressedInfo>,
     /// Bytes of records written so far (or queued).
     pub bytes_written: u64,
+    /// Where the output's last checkpoint left it (`None` before the
+    /// first, or an output without checkpoints): what a failed write rolls
+    /// back to.
+    pub checkpoint_end: Option<u64>,
     /// The copy meter's counts, when it is on.
     pub copies: Option<Copies>,
     /// Whether the codec copies its input into a buffer of its own.
@@ -35,7 +39,7 @@ pub struct DrainReport {
     /// Bytes held by the codec's state.
     pub codec_state_bytes: usize,
     /// How writes are done ("serial", "async (io_uring)").
-    pub sink: String,
+    pub sink: &'static str,
     /// Unwritten dwarf stack bytes left out.
     pub stack_bytes_cleared: u64,
     /// Samples with a stack left whole (they did not parse as their
@@ -64,6 +68,7 @@ impl DrainReport {
             compressed_bytes: self.compressed_bytes + b.compressed_bytes,
             compressed: self.compressed.or(b.compressed),
             bytes_written: self.bytes_written + b.bytes_written,
+            checkpoint_end: self.checkpoint_end,
             copies: Copies::add(self.copies, b.copies),
             codec_copies_input: self.codec_copies_input,
             codec_state_bytes: self.codec_state_bytes + b.codec_state_bytes,
@@ -106,50 +111,95 @@ fn hand_back_unit(
     len
 }
 
-/// A drain unit as the session sees it.
+/// How far [`Drain::flush`] empties the unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flush {
+    /// What the codec and the sink hold goes into the output.
+    Held,
+    /// The recording ends: also what the unit holds back to order it
+    /// (off-CPU samples of waits that have not ended).
+    End,
+}
+
+/// A drain unit as the session sees it: one indirect call per pass, never
+/// per record. Six methods; the output is the unit's only while lent
+/// ([`lend`](Drain::lend)) or returned ([`into_output`](Drain::into_output)):
+/// what is done with it (a checkpoint, a switch, a snapshot, a finish) is
+/// the session's.
 pub trait Drain {
-    /// Writes records that never were in a ring (side band, LOST_SAMPLES),
-    /// after what the codec holds.
-    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
-    /// Whether the codec or the sink holds pushed bytes not in the output yet.
-    fn holds(&self) -> bool;
-    /// Puts what the codec and the sink hold into the output.
-    fn flush(&mut self) -> io::Result<()>;
     /// One pass over `rings`: drains each holding at least `min` bytes (1:
     /// every non-empty one), counting records into `n`, and ends the round
     /// with FINISHED_ROUND (where the unit writes rounds). Returns whether
     /// anything moved.
     fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool>;
-    /// A checkpoint with `features` plus HEADER_COMPRESSED as it stands.
-    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
-    /// Where the last checkpoint left the output (`None` before the first):
-    /// what a failed write rolls back to.
-    fn checkpoint_end(&self) -> Option<u64>;
-    /// The numbers kept so far, for the summary and the header.
+    /// Writes records that never were in a ring (side band, LOST_SAMPLES),
+    /// after what the codec holds.
+    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// Puts what the unit holds into the output (nothing held: nothing to do).
+    fn flush(&mut self, how: Flush) -> io::Result<()>;
+    /// The numbers kept so far, for the summary and the header (cheap: no
+    /// allocation).
     fn report(&self) -> DrainReport;
-    /// Writes the features and the final header.
-    fn finish(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError>;
-    /// After a failed write: finalize with what was written, if possible.
-    fn salvage(self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError>;
-    /// What the build-id pass needs, gathered so far (None if not asked);
-    /// gathering starts over.
-    fn take_hits(&mut self) -> Option<Hits>;
-    /// `--switch-output`: finishes the output with `features` (plus
-    /// HEADER_COMPRESSED) and goes on in `next` (a new perf.data of
-    /// `attrs`: its header so far), the codec on a new stream.
-    fn switch_output(
-        &mut self,
-        next: std::fs::File,
-        attrs: &[crate::format::AttrEntry],
-        features: &FeatureSet,
-    ) -> Result<(), FormatError>;
-    /// Bytes of records in the current output (cheap; `--max-size`).
-    fn bytes_written(&self) -> u64;
-    /// Flight recorder: the retained records, oldest first.
-    fn snapshot(&self) -> Option<Vec<u8>>;
-    /// The recording ends: what the unit holds back to order it (off-CPU
-    /// events of several units) goes into the stream.
-    fn end(&mut self) -> io::Result<()>;
+    /// Flushes, waits until every write landed and lends the output, with
+    /// what the session needs to act on it.
+    fn lend(&mut self) -> io::Result<Lent<'_>>;
+    /// Flushes and returns the output (see [`Sink::into_output`]).
+    fn into_output(self: Box<Self>) -> Returned;
+}
+
+/// A drain unit's output, lent settled: every write has landed.
+pub struct Lent<'a> {
+    /// The output (None: the unit writes nowhere).
+    pub output: Option<&'a mut Output>,
+    /// HEADER_COMPRESSED as it stands (None: raw records).
+    pub compressed: Option<CompressedInfo>,
+    /// What the build-id pass needs, gathered since it was last taken
+    /// (None: not asked for).
+    pub hits: Option<&'a mut Hits>,
+    /// Set by [`switch`](Lent::switch): the codec starts a new stream.
+    restart: &'a mut bool,
+}
+
+impl Lent<'_> {
+    /// `features` plus HEADER_COMPRESSED as it stands.
+    pub fn features(&self, features: &FeatureSet) -> FeatureSet {
+        let mut f = features.clone();
+        if let Some(info) = self.compressed {
+            f.set_compressed(info);
+        }
+        f
+    }
+
+    /// A checkpoint with `features`: the bytes it used, `None` where the
+    /// output cannot (see [`Output::checkpoint`]).
+    pub fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        let f = self.features(features);
+        match self.output.as_deref_mut() {
+            Some(out) => out.checkpoint(&f),
+            None => Ok(None),
+        }
+    }
+
+    /// The unit goes on in `next`, the codec on a new stream; the output
+    /// written so far is returned, to be finished (with [`features`](Self::features)).
+    pub fn switch(&mut self, next: Output) -> io::Result<Output> {
+        let out = self
+            .output
+            .as_deref_mut()
+            .ok_or_else(|| io::Error::other("this unit writes nowhere: nothing to switch"))?;
+        *self.restart = true;
+        Ok(std::mem::replace(out, next))
+    }
+
+    /// What the build-id pass gathered; gathering starts over.
+    pub fn take_hits(&mut self) -> Option<Hits> {
+        self.hits.as_deref_mut().map(std::mem::take)
+    }
+
+    /// The flight recorder's retained records, oldest first.
+    pub fn snapshot(&self) -> Option<Vec<u8>> {
+        self.output.as_deref()?.segments().map(Segments::snapshot)
+    }
 }
 
 /// The one implementation: a [`Pusher`] specialised for one codec, sink and
@@ -173,6 +223,8 @@ pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
     off_cpu: Option<OffCpu>,
     /// The off-CPU samples a pass made, pushed at its end.
     made: Vec<u8>,
+    /// The output was switched while lent: the codec starts a new stream.
+    restart: bool,
 }
 
 impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
@@ -193,7 +245,7 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
     ) -> Self {
         // The flight recorder's segments are each whole when retained (a
         // snapshot takes them as they are): its codec never holds.
-        let holds = sink.output().segments().is_none();
+        let holds = sink.output().and_then(Output::segments).is_none();
         let mut pusher = Pusher::new(codec, sink);
         pusher.set_hold(holds);
         PushDrain {
@@ -209,7 +261,13 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
             hits: hits.then(Hits::default),
             off_cpu,
             made: Vec::new(),
+            restart: false,
         }
+    }
+
+    /// The flight recorder's memory, where the sink writes it.
+    fn segments(&self) -> Option<&Segments> {
+        self.pusher.sink().output().and_then(Output::segments)
     }
 
     /// Pushes one piece of a ring region (whole records, counted as
@@ -227,43 +285,50 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
         }
         // A flight-recorder segment closes after a push that ends the
         // codec's frame, so the next segment decodes on its own.
-        let close =
-            last && (self.pusher.sink().output().segments()).is_some_and(|m| m.segment_due());
+        let close = last && (self.segments()).is_some_and(Segments::segment_due);
         if close {
             self.pusher.end_frame_at_flush();
         }
         self.pusher.push_edited(region, &self.edits)?;
         if close {
-            if let Some(m) = self.pusher.sink_mut().output_mut().segments_mut() {
+            if let Some(m) = self
+                .pusher
+                .sink_mut()
+                .lend()?
+                .and_then(Output::segments_mut)
+            {
                 m.close_segment();
             }
         }
         Ok(())
     }
 
-    fn with_compressed(&self, features: &FeatureSet) -> FeatureSet {
-        let mut f = features.clone();
-        if let Some(info) = self.pusher.compressed_info() {
-            f.set_compressed(info);
+    /// After a switch (see [`Lent::switch`]): the codec starts a new stream
+    /// before anything goes into the new output.
+    fn take_up(&mut self) -> io::Result<()> {
+        if std::mem::take(&mut self.restart) {
+            self.pusher.restart_codec()?;
         }
-        f
+        Ok(())
+    }
+
+    /// `--off-cpu`: the waits that ended (at the `end`: every wait), into
+    /// the stream (and the codec).
+    fn settle_off_cpu(&mut self, end: bool) -> io::Result<()> {
+        if let Some(o) = &mut self.off_cpu {
+            self.made.clear();
+            o.settle(&mut self.made, end);
+            if !self.made.is_empty() {
+                self.pusher.push_edited(Input::one(&self.made), &[])?;
+            }
+        }
+        Ok(())
     }
 }
 
 impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
-    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.pusher.write_plain(bytes)
-    }
-
-    fn holds(&self) -> bool {
-        self.pusher.holds()
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.pusher.flush()
-    }
-
     fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool> {
+        self.take_up()?;
         // A pass drains every ring once one holds `min`: a round (and its
         // FINISHED_ROUND) covers every ring, or perf would sort a quiet
         // ring's old records (an exec's COMM and MMAPs, on the CPU the
@@ -306,41 +371,41 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             }
             moved = true;
         }
-        if let Some(o) = &mut self.off_cpu {
-            // The waits this pass ended, into the stream (and the codec).
-            self.made.clear();
-            o.settle(&mut self.made, false);
-            if !self.made.is_empty() {
-                self.pusher.push_edited(Input::one(&self.made), &[])?;
-            }
-        }
+        self.settle_off_cpu(false)?;
         if moved && self.rounds {
             self.pusher.end_round()?;
         }
         Ok(moved)
     }
 
-    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
-        // The checkpoint makes the file whole up to here: held bytes first.
-        self.pusher.flush()?;
-        let f = self.with_compressed(features);
-        self.pusher.sink_mut().checkpoint(&f)
+    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.take_up()?;
+        self.pusher.write_plain(bytes)
     }
 
-    fn checkpoint_end(&self) -> Option<u64> {
-        self.pusher.sink().output().checkpoint_end()
+    fn flush(&mut self, how: Flush) -> io::Result<()> {
+        if how == Flush::End {
+            self.take_up()?;
+            self.settle_off_cpu(true)?;
+        }
+        if self.pusher.holds() {
+            self.pusher.flush()?;
+        }
+        Ok(())
     }
 
     fn report(&self) -> DrainReport {
+        let sink = self.pusher.sink();
         DrainReport {
             ring_bytes: self.pusher.stats.ring_bytes,
             compressed_bytes: self.pusher.compressed_bytes(),
             compressed: self.pusher.compressed_info(),
-            bytes_written: self.pusher.sink().bytes_written(),
+            bytes_written: sink.bytes_written(),
+            checkpoint_end: sink.output().and_then(Output::checkpoint_end),
             copies: self.pusher.meter.copies(),
             codec_copies_input: C::COPIES_INPUT,
             codec_state_bytes: self.pusher.codec_state_size(),
-            sink: self.pusher.sink().describe(),
+            sink: sink.describe(),
             stack_bytes_cleared: self.stack_bytes_cleared,
             stack_samples_uncut: self.stack_samples_uncut,
             max_fill: self.max_fill,
@@ -350,59 +415,32 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
         }
     }
 
-    fn finish(mut self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
+    fn lend(&mut self) -> io::Result<Lent<'_>> {
+        self.take_up()?;
         self.pusher.flush()?;
-        let f = self.with_compressed(features);
-        self.pusher.into_sink().into_output()?.finish(&f)
+        let compressed = self.pusher.compressed_info();
+        let output = self.pusher.sink_mut().lend()?;
+        Ok(Lent {
+            output,
+            compressed,
+            hits: self.hits.as_mut(),
+            restart: &mut self.restart,
+        })
     }
 
-    fn salvage(mut self: Box<Self>, features: &FeatureSet) -> Result<(), FormatError> {
+    fn into_output(mut self: Box<Self>) -> Returned {
         // After a failed write, held bytes go in if the output takes them
         // (the serial sink writes records whole or not at all); if not,
-        // the file ends at its last whole record as before.
-        let _ = self.pusher.flush();
-        let f = self.with_compressed(features);
-        let (out, ends) = self.pusher.into_sink().salvage();
-        out.finish_cutting_back(&f, &ends)
-    }
-
-    fn take_hits(&mut self) -> Option<Hits> {
-        self.hits.as_mut().map(std::mem::take)
-    }
-
-    fn switch_output(
-        &mut self,
-        next: std::fs::File,
-        attrs: &[crate::format::AttrEntry],
-        features: &FeatureSet,
-    ) -> Result<(), FormatError> {
-        self.pusher.flush()?;
-        let f = self.with_compressed(features);
-        let sink = self.pusher.sink_mut();
-        let new = sink.output().successor(next, attrs)?;
-        let old = sink.switch_to(new)?;
-        sync_in_background(old.finish_unsynced(&f)?);
-        self.pusher.restart_codec()?;
-        Ok(())
-    }
-
-    fn bytes_written(&self) -> u64 {
-        self.pusher.sink().bytes_written()
-    }
-
-    fn snapshot(&self) -> Option<Vec<u8>> {
-        (self.pusher.sink().output().segments()).map(|m| m.snapshot())
-    }
-
-    fn end(&mut self) -> io::Result<()> {
-        if let Some(o) = &mut self.off_cpu {
-            self.made.clear();
-            o.settle(&mut self.made, true);
-            if !self.made.is_empty() {
-                self.pusher.push_edited(Input::one(&self.made), &[])?;
-            }
+        // the file ends at its last whole record.
+        let flushed = self.take_up().and_then(|()| self.pusher.flush());
+        let compressed = self.pusher.compressed_info();
+        let mut r = self.pusher.into_sink().into_output();
+        if let Err(e) = flushed {
+            r.error.get_or_insert(e);
         }
-        Ok(())
+        r.compressed = compressed;
+        r.hits = self.hits.take();
+        r
     }
 }
 

@@ -7,10 +7,9 @@ use perfz_codecs::{Input, NoneCodec};
 
 use super::{hand_back_unit, Drain, PushDrain, HAND_BACK_UNIT};
 use crate::event::ring::Ring;
-use crate::format::FeatureSet;
 use crate::push::scan::RecordCounts;
 use crate::push::stack_tail::{for_each_piece, Edit};
-use crate::push::{NoMeter, Output, Segments, Sink};
+use crate::push::{NoMeter, Sink};
 
 /// A sink of raw ring bytes that notes, at each write, how far the ring's
 /// data_tail had been handed back to the kernel.
@@ -18,8 +17,6 @@ struct TailWatch {
     tail: *const AtomicU64,
     out: Vec<u8>,
     tails_at_writes: Vec<u64>,
-    /// Never written to: what the life methods answer with.
-    output: Output,
 }
 
 impl TailWatch {
@@ -28,7 +25,6 @@ impl TailWatch {
             tail: ring.kernel_tail(),
             out: Vec::new(),
             tails_at_writes: Vec::new(),
-            output: Segments::new(0).into(),
         }
     }
 
@@ -67,27 +63,6 @@ impl Sink for TailWatch {
     }
     fn bytes_written(&self) -> u64 {
         self.out.len() as u64
-    }
-    fn describe(&self) -> String {
-        "tail watch".into()
-    }
-    fn output(&self) -> &Output {
-        &self.output
-    }
-    fn output_mut(&mut self) -> &mut Output {
-        &mut self.output
-    }
-    fn checkpoint(&mut self, _: &FeatureSet) -> io::Result<Option<u64>> {
-        Ok(None)
-    }
-    fn switch_to(&mut self, next: Output) -> io::Result<Output> {
-        Ok(std::mem::replace(&mut self.output, next))
-    }
-    fn into_output(self) -> io::Result<Output> {
-        Ok(self.output)
-    }
-    fn salvage(self) -> (Output, Vec<u64>) {
-        (self.output, Vec::new())
     }
 }
 

@@ -6,19 +6,20 @@ use perfz_codecs::Input;
 
 use super::output::Output;
 use super::stack_tail::{for_each_piece, Edit};
-use crate::format::FeatureSet;
+use crate::format::{CompressedInfo, FeatureSet, FormatError};
 use crate::push::records::RECORD_MAX;
+use crate::push::scan::Hits;
 
-/// What the pusher writes into, and how what it wrote reaches its
-/// [`Output`]: the push path's writes (raw slices, record buffers, plain
-/// records), then the few things only the sink can do for the output's
-/// life, because it may hold writes the output has not seen yet.
+/// What the pusher writes into. A sink only writes; three methods are what
+/// every sink does (a region as its edits make it, and a compressed record
+/// built in the sink's own buffer). The rest have defaults: a sink that
+/// writes to an [`Output`] lends it, settled, when asked
+/// ([`lend`](Sink::lend)) and returns it at the end
+/// ([`into_output`](Sink::into_output)); what the output then does (a
+/// checkpoint, a switch, a finish) is the output's and its owner's business.
 pub trait Sink {
-    /// Raw ring bytes (codec `none`), one or two slices. Returns how many
-    /// bytes it memcpy'd to do so (0 when it writes straight from the ring).
-    fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize>;
-    /// Raw ring bytes as `edits` make them (see `stack_tail`). Returns the
-    /// bytes it memcpy'd and the bytes written.
+    /// Raw ring bytes as `edits` make them (see `stack_tail`; none: the
+    /// region as it is). Returns the bytes it memcpy'd and the bytes written.
     fn write_raw_edited(&mut self, region: Input<'_>, edits: &[Edit])
         -> io::Result<(usize, usize)>;
     /// The buffer the next compressed record is built in (at least
@@ -28,12 +29,22 @@ pub trait Sink {
     /// Writes (or queues) the first `n` bytes of [`record_buf`](Sink::record_buf),
     /// a finished record.
     fn commit(&mut self, n: usize) -> io::Result<()>;
+
+    /// Raw ring bytes (codec `none`), one or two slices. Returns how many
+    /// bytes it memcpy'd to do so (0 when it writes straight from the ring).
+    fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
+        self.write_raw_edited(region, &[]).map(|(copied, _)| copied)
+    }
     /// A whole record built elsewhere (the zstd cutter's window); returns
     /// the bytes it memcpy'd to take it (0 when written from where it is).
     fn write_record(&mut self, rec: &[u8]) -> io::Result<usize> {
         self.record_buf()?[..rec.len()].copy_from_slice(rec);
         self.commit(rec.len())?;
         Ok(rec.len())
+    }
+    /// Plain records (synthesized metadata, FINISHED_ROUND, LOST_SAMPLES).
+    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.write_raw(Input::one(bytes)).map(drop)
     }
     /// The end of one push: an async sink may submit what it gathered.
     fn end_push(&mut self) -> io::Result<()> {
@@ -48,29 +59,89 @@ pub trait Sink {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
-    /// Plain records (synthesized metadata, FINISHED_ROUND, LOST_SAMPLES).
-    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Bytes of records written (or queued) so far.
-    fn bytes_written(&self) -> u64;
+    fn bytes_written(&self) -> u64 {
+        self.output().map_or(0, Output::data_size)
+    }
     /// How writes are done, for the summary.
-    fn describe(&self) -> String;
-    /// The output written to.
-    fn output(&self) -> &Output;
-    /// The output, for the flight recorder's segments.
-    fn output_mut(&mut self) -> &mut Output;
-    /// Makes what was written so far perf-readable (see
-    /// `FileWriter::checkpoint`) once every write has landed; the bytes it
-    /// used, `None` where the output cannot.
-    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>>;
-    /// `--switch-output`: once every write has landed, goes on in `next`
-    /// and hands back the output written so far, to be finished.
-    fn switch_to(&mut self, next: Output) -> io::Result<Output>;
-    /// Every write landed: the output, to finish.
-    fn into_output(self) -> io::Result<Output>;
-    /// After a failed write: the output cut back to what landed whole, and
-    /// the data sizes of recent write ends (where a finish that does not fit
-    /// may cut back to).
-    fn salvage(self) -> (Output, Vec<u64>);
+    fn describe(&self) -> &'static str {
+        match self.output() {
+            Some(Output::Memory(_)) => "memory (flight recorder)",
+            _ => "serial",
+        }
+    }
+    /// The output written to (None: a sink that writes nowhere).
+    fn output(&self) -> Option<&Output> {
+        None
+    }
+    /// Every write landed: the output, lent as it stands, for a checkpoint,
+    /// a switch or a snapshot. The sink takes up the output as it is after
+    /// the loan at its next write (a switched one included).
+    fn lend(&mut self) -> io::Result<Option<&mut Output>> {
+        Ok(None)
+    }
+    /// The output back, every write landed, or after a failed write cut
+    /// back to what landed whole (with the error and the data sizes where a
+    /// finish that does not fit may cut back to).
+    fn into_output(self) -> Returned
+    where
+        Self: Sized,
+    {
+        Returned::default()
+    }
+}
+
+/// An output returned by its sink (or drain unit) at the end.
+#[derive(Default)]
+pub struct Returned {
+    /// The output (None: the sink wrote nowhere).
+    pub output: Option<Output>,
+    /// Data sizes at the ends of recent writes (record boundaries): where a
+    /// salvage may cut back to when the features do not fit after the data.
+    pub ends: Vec<u64>,
+    /// The first write that failed while the last writes landed.
+    pub error: Option<io::Error>,
+    /// HEADER_COMPRESSED as the codec left it (None: raw records).
+    pub compressed: Option<CompressedInfo>,
+    /// What the build-id pass needs, gathered since it was last taken (a
+    /// drain unit's; None: not asked for).
+    pub hits: Option<Hits>,
+}
+
+impl Returned {
+    /// `features` plus HEADER_COMPRESSED as the codec left it.
+    fn features(&self, features: &FeatureSet) -> FeatureSet {
+        let mut f = features.clone();
+        if let Some(info) = self.compressed {
+            f.set_compressed(info);
+        }
+        f
+    }
+
+    /// The output, where every write landed; else the first error.
+    pub fn landed(self) -> io::Result<Output> {
+        match (self.error, self.output) {
+            (Some(e), _) => Err(e),
+            (None, Some(out)) => Ok(out),
+            (None, None) => Err(io::Error::other("this sink wrote nowhere")),
+        }
+    }
+
+    /// Every write landed: the output finished with `features` (plus
+    /// HEADER_COMPRESSED). Nothing to finish: Ok.
+    pub fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
+        let f = self.features(features);
+        self.output.map_or(Ok(()), |out| out.finish(&f))
+    }
+
+    /// After a failed write: the output finished with what landed whole,
+    /// cut back to a write end where the features do not fit after it.
+    pub fn salvage(self, features: &FeatureSet) -> Result<(), FormatError> {
+        let f = self.features(features);
+        let ends = self.ends;
+        self.output
+            .map_or(Ok(()), |out| out.finish_cutting_back(&f, &ends))
+    }
 }
 
 /// Slices per `writev` of an edited region (IOV_MAX is 1024).
@@ -85,6 +156,8 @@ pub struct SerialSink {
     /// Data sizes after the last writes (record boundaries): where a
     /// salvage may cut back to when the features do not fit after the data.
     pub(crate) ends: RecentEnds,
+    /// Lent since the last write (see [`wrote`](Self::wrote)).
+    lent: bool,
 }
 
 /// The last `RecentEnds::N` data sizes a sink reached.
@@ -116,24 +189,24 @@ impl SerialSink {
             out: out.into(),
             buf: vec![0u8; RECORD_MAX].into_boxed_slice(),
             ends: RecentEnds::default(),
+            lent: false,
         }
     }
 
-    /// Notes where the data ends after a write that succeeded.
+    /// Notes where the data ends after a write that succeeded. The first
+    /// write after a loan starts the ends over: the output may be a new one
+    /// (switched), and a lent one was checkpointed, which a salvage never
+    /// cuts below.
     fn wrote(&mut self) {
+        if std::mem::take(&mut self.lent) {
+            self.ends = RecentEnds::default();
+        }
         let end = self.out.data_size();
         self.ends.push(end);
     }
 }
 
 impl Sink for SerialSink {
-    fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
-        self.out
-            .write_records_vectored(&[region.first, region.second])?;
-        self.wrote();
-        Ok(if self.out.copies() { region.len() } else { 0 })
-    }
-
     fn write_raw_edited(
         &mut self,
         region: Input<'_>,
@@ -182,51 +255,23 @@ impl Sink for SerialSink {
         Ok(if self.out.copies() { rec.len() } else { 0 })
     }
 
-    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.out.write_records(bytes)?;
-        self.wrote();
-        Ok(())
+    fn output(&self) -> Option<&Output> {
+        Some(&self.out)
     }
 
-    fn bytes_written(&self) -> u64 {
-        self.out.data_size()
+    fn lend(&mut self) -> io::Result<Option<&mut Output>> {
+        // Writes are synchronous: every one has landed.
+        self.lent = true;
+        Ok(Some(&mut self.out))
     }
 
-    fn describe(&self) -> String {
-        match self.out {
-            Output::Memory(_) => "memory (flight recorder)".into(),
-            _ => "serial".into(),
-        }
-    }
-
-    fn output(&self) -> &Output {
-        &self.out
-    }
-
-    fn output_mut(&mut self) -> &mut Output {
-        &mut self.out
-    }
-
-    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
-        let r = self.out.checkpoint(features)?;
-        self.wrote();
-        Ok(r)
-    }
-
-    fn switch_to(&mut self, next: Output) -> io::Result<Output> {
-        // The write ends were the old output's.
-        self.ends = RecentEnds::default();
-        Ok(std::mem::replace(&mut self.out, next))
-    }
-
-    fn into_output(self) -> io::Result<Output> {
-        Ok(self.out)
-    }
-
-    fn salvage(self) -> (Output, Vec<u64>) {
+    fn into_output(self) -> Returned {
         // Records are written whole or counted as not written; the file
         // position of a half-done write does not matter (finish seeks).
-        let ends = self.ends.as_slice().to_vec();
-        (self.out, ends)
+        Returned {
+            ends: self.ends.as_slice().to_vec(),
+            output: Some(self.out),
+            ..Returned::default()
+        }
     }
 }

@@ -7,13 +7,12 @@ use super::destination::{self, Destination};
 use super::error::format_io;
 use super::error::RecordError;
 use super::map_history::MapHistory;
-use super::recording::{io_err_context, Recording, Unit};
+use super::recording::{io_err_context, Recording};
 use super::rotation::Rotation;
 use super::summary::Summary;
 use super::supervisor::Ended;
-use super::unit_end::end_unit;
+use super::unit::Unit;
 use crate::format::writer::{FileWriter, PipeWriter};
-use crate::push::drain::Drain;
 use crate::push::scan::SampleTimes;
 use crate::push::Output;
 use crate::synth::features::set_sample_time;
@@ -81,7 +80,7 @@ impl FileOutput {
     pub fn switch(
         &mut self,
         rec: &Recording<'_>,
-        drain: &mut (dyn Drain + Send),
+        drain: &mut Unit,
         times: SampleTimes,
         notes: &mut Vec<String>,
     ) -> Result<(), RecordError> {
@@ -128,7 +127,7 @@ impl FileOutput {
 /// named.
 fn switch_to(
     rec: &Recording<'_>,
-    drain: &mut (dyn Drain + Send),
+    drain: &mut Unit,
     next: std::fs::File,
     maps: &mut MapHistory,
     times: SampleTimes,
@@ -136,13 +135,13 @@ fn switch_to(
 ) -> std::io::Result<Vec<u8>> {
     let mut f = rec.features.clone();
     set_sample_time(&mut f, times);
-    if let Some(hits) = drain.take_hits() {
+    if let Some(hits) = drain.take_hits()? {
         maps.seen(hits);
         rec.add_build_ids(&mut f, &maps.output, notes);
     }
     let sb = rec.later_side_band(maps.all_maps(), notes);
     drain
-        .switch_output(next, &rec.prepared.set.attrs, &f)
+        .switch(next, &rec.prepared.set.attrs, &f)
         .map_err(format_io)?;
     Ok(sb)
 }
@@ -166,7 +165,7 @@ impl FileOutput {
         let (lost_recs, lost_samples) = rec.lost_samples();
         let error = ended.drained.write_error.take();
         let times = ended.drained.counts.times;
-        let end = end_unit(drain, error, &lost_recs, out.current_path(), |hits| {
+        let end = drain.end(error, &lost_recs, out.current_path(), |hits| {
             let mut f = rec.features.clone();
             set_sample_time(&mut f, times);
             if let Some(h) = hits.take() {

@@ -13,7 +13,7 @@ use super::options::SwitchOutput;
 use super::recording::Recording;
 use super::run;
 use super::summary::Summary;
-use crate::push::drain::Drain;
+use super::unit::Unit;
 use crate::push::Segments;
 
 pub fn record(
@@ -38,13 +38,13 @@ pub fn record(
     let mut ctl = rec.control(channel, child, true);
     // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
     ctl.limits.switch = Some(SwitchOutput::Signal);
-    let on_snapshot = |drain: &mut (dyn Drain + Send), drained: &mut run::Drained| {
+    let on_snapshot = |drain: &mut Unit, drained: &mut run::Drained| {
         let taken = w.snapshot_unit(&rec, drain, &mut notes);
         drained.write_error = taken.err();
         drained.write_error.is_none()
     };
     let drained = run::drain_all(
-        drain.as_mut(),
+        &mut drain,
         &mut rings,
         &event_fds,
         &mut ctl,
@@ -57,7 +57,7 @@ pub fn record(
         return Err(w.failed(&rec, err));
     }
     // The end writes what the recorder holds, like a last snapshot.
-    let last = match w.snapshot_unit(&rec, drain.as_mut(), &mut notes) {
+    let last = match w.snapshot_unit(&rec, &mut drain, &mut notes) {
         Ok(p) => p,
         Err(err) => return Err(w.failed(&rec, err)),
     };

@@ -11,9 +11,10 @@ use super::mailbox::Reply;
 use super::map_history::MapHistory;
 use super::recording::Recording;
 use super::rotation::stamped;
+use super::unit::Unit;
 use crate::format::writer::FileWriter;
 use crate::format::FeatureSet;
-use crate::push::drain::{Drain, DrainReport};
+use crate::push::drain::DrainReport;
 
 /// What a snapshot holds besides its side band: the drain's retained
 /// records (in the snapshot's file), or each drain thread's (`--threads`:
@@ -159,17 +160,17 @@ impl FlightWindow {
     pub fn snapshot_unit(
         &mut self,
         rec: &Recording<'_>,
-        drain: &mut (dyn Drain + Send),
+        drain: &mut Unit,
         notes: &mut Vec<String>,
     ) -> io::Result<PathBuf> {
-        if let Some(h) = drain.take_hits() {
+        if let Some(h) = drain.take_hits()? {
             self.maps.seen(h);
         }
         let mut f = rec.features.clone();
         if let Some(c) = drain.report().compressed {
             f.set_compressed(c);
         }
-        let records = drain.snapshot().unwrap_or_default();
+        let records = drain.snapshot()?;
         self.write(rec, Retained::InFile(&records), f, notes)
     }
 }

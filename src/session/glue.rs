@@ -8,7 +8,8 @@ use perfz_codecs::{Codec, CodecVisitor};
 
 use super::error::RecordError;
 use super::options::AioBackend;
-use crate::push::drain::{Drain, PushDrain};
+use super::unit::Unit;
+use crate::push::drain::PushDrain;
 use crate::push::off_cpu::OffCpu;
 use crate::push::{
     AsyncSink, CopyMeter, NoMeter, Output, SerialSink, Sink, StackTail, ThreadBackend, UringBackend,
@@ -35,7 +36,7 @@ pub struct Glue {
 }
 
 /// The drain unit and notes for the user about choices made.
-pub type Built = (Box<dyn Drain + Send>, Vec<String>);
+pub type Built = (Unit, Vec<String>);
 
 /// What a drain unit is built with besides its codec and sink.
 #[derive(Clone)]
@@ -48,30 +49,26 @@ struct UnitConfig {
 }
 
 impl UnitConfig {
-    fn build<C: Codec + Send + 'static, S: Sink + Send + 'static>(
-        self,
-        codec: C,
-        sink: S,
-    ) -> Box<dyn Drain + Send> {
+    fn build<C: Codec + Send + 'static, S: Sink + Send + 'static>(self, codec: C, sink: S) -> Unit {
         let (t, oc) = (self.stack_tail, self.off_cpu);
         if self.copy_meter {
-            Box::new(PushDrain::<C, S, CopyMeter>::with_off_cpu(
+            Unit::new(Box::new(PushDrain::<C, S, CopyMeter>::with_off_cpu(
                 codec,
                 sink,
                 t,
                 self.rounds,
                 self.hits,
                 oc,
-            ))
+            )))
         } else {
-            Box::new(PushDrain::<C, S, NoMeter>::with_off_cpu(
+            Unit::new(Box::new(PushDrain::<C, S, NoMeter>::with_off_cpu(
                 codec,
                 sink,
                 t,
                 self.rounds,
                 self.hits,
                 oc,
-            ))
+            )))
         }
     }
 }

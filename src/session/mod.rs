@@ -37,7 +37,7 @@ mod summary;
 mod supervisor;
 mod synth_side_band;
 mod threads;
-mod unit_end;
+mod unit;
 
 use std::time::Instant;
 

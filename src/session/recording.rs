@@ -28,7 +28,7 @@ use crate::format::attr::sample_type as st;
 use crate::format::record::RecordType;
 use crate::format::sample::id_trailer_offset;
 use crate::format::{CompressedInfo, FeatureSet};
-use crate::push::drain::{Drain, DrainReport};
+use crate::push::drain::DrainReport;
 use crate::push::off_cpu::OffCpu;
 use crate::push::records::declared_mmap_len;
 use crate::push::scan::Hits;
@@ -341,7 +341,7 @@ impl<'o> Recording<'o> {
                 ended.exit_status,
                 ended.stop_signal.is_some() || ended.ended_workload,
             ),
-            sink: report.sink,
+            sink: report.sink.to_string(),
             checkpoints: ended.drained.checkpoints.count,
             checkpoint_bytes: ended.drained.checkpoints.bytes,
             checkpoint_seconds: ended.drained.checkpoints.seconds,
@@ -430,8 +430,6 @@ pub fn io_err_context(e: std::io::Error, what: &str) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("{what}: {e}"))
 }
 
-/// The drain unit behind a box, as strategies hold it.
-pub type Unit = Box<dyn Drain + Send>;
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! drain thread (see `threads`). Plain code; the per-record work is inside
 //! [`Drain::pass`].
 
+use super::unit::Unit;
 use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
@@ -12,7 +13,6 @@ use std::time::{Duration, Instant};
 use super::cpu_wait::{CpuWait, CpuWaitStats};
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
-use crate::push::drain::Drain;
 use crate::push::scan::RecordCounts;
 
 /// What the loop was told.
@@ -86,7 +86,7 @@ pub trait Control {
     /// Asked between passes: [`Next::Stop`] ends the loop after one final
     /// pass over every ring (the implementation disables the events it owns
     /// first).
-    fn stop(&mut self, drain: &dyn Drain, counts: &RecordCounts) -> Next;
+    fn stop(&mut self, drain: &Unit, counts: &RecordCounts) -> Next;
     /// Every event fd of the loop hung up (their tasks are gone).
     fn hung_up(&mut self);
     /// An fd that turns readable when [`stop`](Control::stop) should be
@@ -107,11 +107,7 @@ pub trait Control {
 /// 100 ms costs one short block, where one per push cost one per wake-up.
 pub const HOLD_MAX: Duration = Duration::from_millis(100);
 
-fn checkpoint(
-    drain: &mut dyn Drain,
-    features: &FeatureSet,
-    cp: &mut CheckpointStats,
-) -> io::Result<()> {
+fn checkpoint(drain: &mut Unit, features: &FeatureSet, cp: &mut CheckpointStats) -> io::Result<()> {
     let t = Instant::now();
     if let Some(n) = drain.checkpoint(features)? {
         cp.count += 1;
@@ -126,12 +122,12 @@ fn checkpoint(
 /// control asked for with `on_switch` (given the drain and what was drained
 /// so far); `on_switch` returning false ends the recording.
 pub fn drain_all(
-    drain: &mut (dyn Drain + Send),
+    drain: &mut Unit,
     rings: &mut [(u32, Ring)],
     event_fds: &[RawFd],
     ctl: &mut dyn Control,
     o: &LoopOptions<'_>,
-    mut on_switch: impl FnMut(&mut (dyn Drain + Send), &mut Drained) -> bool,
+    mut on_switch: impl FnMut(&mut Unit, &mut Drained) -> bool,
 ) -> Drained {
     let mut drained = Drained::default();
     loop {
@@ -151,7 +147,7 @@ pub fn drain_all(
 /// Drains `rings` until `ctl` says stop, every fd in `event_fds` hung up, or
 /// a write fails; then makes one final pass over every ring.
 pub fn drain_loop(
-    drain: &mut dyn Drain,
+    drain: &mut Unit,
     rings: &mut [(u32, Ring)],
     event_fds: &[RawFd],
     ctl: &mut dyn Control,
@@ -181,7 +177,7 @@ pub fn drain_loop(
     // whatever waits.
     let mut threshold = o.min_bytes.max(o.min_push);
     // Since when the codec holds bytes not in the output.
-    let mut held_since: Option<Instant> = None;
+    let mut last_flush = Instant::now();
     let mut cpu_wait = CpuWait::default();
     loop {
         let lost_before = d.counts.lost_events;
@@ -198,7 +194,7 @@ pub fn drain_loop(
         if final_pass {
             break;
         }
-        if let Err(err) = upkeep(drain, rings, o, &mut d, &mut held_since, &mut last_cp) {
+        if let Err(err) = upkeep(drain, rings, o, &mut d, &mut last_flush, &mut last_cp) {
             d.write_error = Some(err);
             break;
         }
@@ -229,21 +225,21 @@ pub fn drain_loop(
 }
 
 /// The loop's own writes between passes: what the codec held flushed once
-/// it has waited [`HOLD_MAX`], a checkpoint when one is due (after a pass:
+/// [`HOLD_MAX`] has passed, a checkpoint when one is due (after a pass:
 /// everything that waits goes into the file before it is made whole).
 fn upkeep(
-    drain: &mut dyn Drain,
+    drain: &mut Unit,
     rings: &mut [(u32, Ring)],
     o: &LoopOptions<'_>,
     d: &mut Drained,
-    held_since: &mut Option<Instant>,
+    last_flush: &mut Instant,
     last_cp: &mut Instant,
 ) -> io::Result<()> {
-    if !drain.holds() {
-        *held_since = None;
-    } else if held_since.get_or_insert_with(Instant::now).elapsed() >= HOLD_MAX {
+    // Whatever was held is flushed at most HOLD_MAX after it was pushed
+    // (a unit that holds nothing does nothing).
+    if last_flush.elapsed() >= HOLD_MAX {
         drain.flush()?;
-        *held_since = None;
+        *last_flush = Instant::now();
     }
     if o.checkpoint.is_some_and(|every| last_cp.elapsed() >= every) {
         drain.pass(rings, o.min_bytes, &mut d.counts)?;

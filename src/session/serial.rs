@@ -7,7 +7,7 @@ use super::file_output::FileOutput;
 use super::recording::Recording;
 use super::run;
 use super::summary::Summary;
-use crate::push::drain::Drain;
+use super::unit::Unit;
 
 /// Runs a serial recording to the end.
 pub fn record(mut rec: Recording<'_>, mut notes: Vec<String>) -> Result<Summary, RecordError> {
@@ -19,14 +19,14 @@ pub fn record(mut rec: Recording<'_>, mut notes: Vec<String>) -> Result<Summary,
     let channel = rec.channel.take();
     let mut ctl = rec.control(channel, child, true);
     let mut switch_failed = None;
-    let on_switch = |drain: &mut (dyn Drain + Send), d: &mut run::Drained| {
+    let on_switch = |drain: &mut Unit, d: &mut run::Drained| {
         switch_failed = out.switch(&rec, drain, d.counts.times, &mut notes).err();
         // The next output's sample times start afresh.
         d.counts.times = Default::default();
         switch_failed.is_none()
     };
     let drained = run::drain_all(
-        drain.as_mut(),
+        &mut drain,
         &mut rings,
         &event_fds,
         &mut ctl,

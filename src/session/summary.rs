@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::error::Kept;
 use super::layout::DrainGroup;
 use super::run::Drained;
-use super::unit_end::ThreadEnd;
+use super::unit::ThreadEnd;
 use crate::push::drain::DrainReport;
 
 /// What a recording did: the numbers of perf's closing lines, and perfz's own.

@@ -3,6 +3,7 @@
 //! [`super::limits`]; it ends the workload and disables the events when the
 //! recording stops.
 
+use super::unit::Unit;
 use std::io;
 use std::os::fd::RawFd;
 use std::process::{Child, ExitStatus};
@@ -14,7 +15,6 @@ use super::run::{Control, Drained, Next};
 use super::signals;
 use super::status::StatusLine;
 use crate::event::open::EventSet;
-use crate::push::drain::Drain;
 use crate::push::scan::RecordCounts;
 
 /// How a serial session's loop ended.
@@ -154,7 +154,7 @@ impl<'a> SessionControl<'a> {
 }
 
 impl Control for SessionControl<'_> {
-    fn stop(&mut self, drain: &dyn Drain, counts: &RecordCounts) -> Next {
+    fn stop(&mut self, drain: &Unit, counts: &RecordCounts) -> Next {
         if let Some(s) = self.status.as_mut().filter(|s| s.due()) {
             s.update(&drain.report(), counts.lost_events);
         }

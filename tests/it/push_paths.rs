@@ -63,7 +63,7 @@ impl CodecVisitor for Write<'_> {
                 if let Some(i) = info {
                     features.set_compressed(i);
                 }
-                (c, s.into_output().unwrap())
+                (c, s.into_output().landed().unwrap())
             }
             Path_::Uring(n) => {
                 let b = UringBackend::new(w.get_ref()).unwrap_or_else(|e| panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)"));
@@ -71,7 +71,7 @@ impl CodecVisitor for Write<'_> {
                 if let Some(i) = info {
                     features.set_compressed(i);
                 }
-                (c, s.into_output().unwrap())
+                (c, s.into_output().landed().unwrap())
             }
             Path_::Thread(n) => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
@@ -79,7 +79,7 @@ impl CodecVisitor for Write<'_> {
                 if let Some(i) = info {
                     features.set_compressed(i);
                 }
-                (c, s.into_output().unwrap())
+                (c, s.into_output().landed().unwrap())
             }
         };
         w.finish(&features).unwrap();

@@ -69,7 +69,12 @@ fn finish_async<C: Codec, B: Into<Backend>>(
     if let Some(info) = p.compressed_info() {
         f.set_compressed(info);
     }
-    p.into_sink().into_output().unwrap().finish(&f).unwrap();
+    p.into_sink()
+        .into_output()
+        .landed()
+        .unwrap()
+        .finish(&f)
+        .unwrap();
 }
 
 impl CodecVisitor for Push<'_> {
@@ -85,7 +90,12 @@ impl CodecVisitor for Push<'_> {
                 if let Some(info) = p.compressed_info() {
                     f.set_compressed(info);
                 }
-                p.into_sink().into_output().unwrap().finish(&f).unwrap();
+                p.into_sink()
+                    .into_output()
+                    .landed()
+                    .unwrap()
+                    .finish(&f)
+                    .unwrap();
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
@@ -105,7 +115,7 @@ impl CodecVisitor for Push<'_> {
                 if let Some(info) = p.compressed_info() {
                     f.set_compressed(info);
                 }
-                let out = p.into_sink().into_output().unwrap();
+                let out = p.into_sink().into_output().landed().unwrap();
                 let records = out.segments().expect("memory").snapshot();
                 let mut w = w;
                 w.write_records(&records).unwrap();

@@ -228,7 +228,12 @@ impl CodecVisitor for RecorderPath<'_> {
                 if let Some(info) = p.compressed_info() {
                     f.set_compressed(info);
                 }
-                p.into_sink().into_output().unwrap().finish(&f).unwrap();
+                p.into_sink()
+                    .into_output()
+                    .landed()
+                    .unwrap()
+                    .finish(&f)
+                    .unwrap();
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
@@ -257,7 +262,12 @@ fn push_async<C: Codec, B: Into<Backend>>(
     if let Some(info) = p.compressed_info() {
         f.set_compressed(info);
     }
-    p.into_sink().into_output().unwrap().finish(f).unwrap();
+    p.into_sink()
+        .into_output()
+        .landed()
+        .unwrap()
+        .finish(f)
+        .unwrap();
 }
 
 proptest! {
@@ -415,7 +425,12 @@ fn a_record_cut_off_by_an_unflushed_end_is_dropped_and_counted() {
     // Finished without the flush the recorder's drain would make.
     let mut f = FeatureSet::default();
     f.set_compressed(p.compressed_info().unwrap());
-    p.into_sink().into_output().unwrap().finish(&f).unwrap();
+    p.into_sink()
+        .into_output()
+        .landed()
+        .unwrap()
+        .finish(&f)
+        .unwrap();
     let mut r = PerfReader::open(&path).unwrap();
     let mut n = 0;
     while let Some((rec, _)) = r.next_record().unwrap() {

@@ -20,9 +20,9 @@ pub use thread::ThreadBackend;
 pub use uring::UringBackend;
 
 use super::output::Output;
+use super::sink::Returned;
 use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
-use crate::format::FeatureSet;
 use crate::push::records::RECORD_MAX;
 
 /// Most buffers in flight, like perf's `--aio` (1..=4).
@@ -110,6 +110,17 @@ pub struct AsyncSink {
     next_offset: u64,
     /// Which writes landed, for a salvage after one failed.
     landed: Landed,
+    /// The output was lent: the next write takes it up as it is now.
+    lent: bool,
+    /// The file the backend writes (device, inode).
+    file_id: (u64, u64),
+}
+
+/// A file's device and inode: which file it is, whatever its descriptor.
+fn file_id(f: &File) -> io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = f.metadata()?;
+    Ok((m.dev(), m.ino()))
 }
 
 impl AsyncSink {
@@ -131,6 +142,8 @@ impl AsyncSink {
             .map(|_| vec![0u8; cap].into_boxed_slice())
             .collect();
         let next_offset = out.next_offset();
+        // Unknown: the first loan retargets the backend, as after a switch.
+        let file_id = out.file().and_then(|f| file_id(f).ok()).unwrap_or_default();
         AsyncSink {
             out,
             backend,
@@ -138,6 +151,8 @@ impl AsyncSink {
             cur: None,
             next_offset,
             landed: Landed::new(next_offset),
+            lent: false,
+            file_id,
         }
     }
 
@@ -176,6 +191,27 @@ impl AsyncSink {
         Ok(())
     }
 
+    /// After a loan (nothing in flight): writes go on where the output
+    /// stands now, a checkpoint's header written or a new file switched to
+    /// (whose file the backend then writes).
+    fn take_up(&mut self) -> io::Result<()> {
+        if !std::mem::take(&mut self.lent) {
+            return Ok(());
+        }
+        let file = self
+            .out
+            .file()
+            .ok_or_else(|| io::Error::other("the async sink writes at file offsets"))?;
+        let id = file_id(file)?;
+        if id != self.file_id {
+            self.backend.retarget(file)?;
+            self.file_id = id;
+        }
+        self.next_offset = self.out.next_offset();
+        self.landed = Landed::new(self.next_offset);
+        Ok(())
+    }
+
     /// Makes sure the current buffer has `need` free bytes.
     fn room(&mut self, need: usize) -> io::Result<&mut (Box<[u8]>, usize)> {
         if self
@@ -186,6 +222,7 @@ impl AsyncSink {
             self.submit_cur()?;
         }
         if self.cur.is_none() {
+            self.take_up()?;
             // Take back whatever finished; wait only when nothing is free.
             while let Some(d) = self.backend.reclaim(false)? {
                 self.settle(d)?;
@@ -282,67 +319,57 @@ impl Sink for AsyncSink {
         self.out.data_size() + self.cur.as_ref().map_or(0, |c| c.1 as u64)
     }
 
-    fn describe(&self) -> String {
-        format!("async ({})", self.backend.name())
+    fn describe(&self) -> &'static str {
+        match self.backend.name() {
+            "io_uring" => "async (io_uring)",
+            _ => "async (pwrite thread)",
+        }
     }
 
-    fn output(&self) -> &Output {
-        &self.out
+    fn output(&self) -> Option<&Output> {
+        Some(&self.out)
     }
 
-    fn output_mut(&mut self) -> &mut Output {
-        &mut self.out
-    }
-
-    /// Every write in flight lands first, so the header never points past
-    /// data still in a buffer.
-    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+    /// Every write in flight lands first, so a checkpoint's header never
+    /// points past data still in a buffer; the next write takes up the
+    /// output as the loan left it (see [`take_up`](AsyncSink::take_up)).
+    fn lend(&mut self) -> io::Result<Option<&mut Output>> {
         self.submit_cur()?;
         self.drain_all()?;
-        let used = self.out.checkpoint(features)?;
-        self.next_offset = self.out.next_offset();
-        // Written synchronously: all of it is in the file.
-        self.landed = Landed::new(self.next_offset);
-        Ok(used)
-    }
-
-    fn switch_to(&mut self, next: Output) -> io::Result<Output> {
-        self.submit_cur()?;
-        self.drain_all()?;
-        let file = next
-            .file()
-            .ok_or_else(|| io::Error::other("the async sink writes at file offsets"))?;
-        self.backend.retarget(file)?;
-        self.next_offset = next.next_offset();
-        self.landed = Landed::new(self.next_offset);
-        Ok(std::mem::replace(&mut self.out, next))
-    }
-
-    fn into_output(mut self) -> io::Result<Output> {
-        self.submit_cur()?;
-        self.drain_all()?;
-        Ok(self.out)
+        self.lent = true;
+        Ok(Some(&mut self.out))
     }
 
     /// The records of the writes that landed before the first one that did
     /// not (a finish that does not fit after them cuts back to an earlier
     /// buffer's end), instead of falling back to the last checkpoint.
-    fn salvage(mut self) -> (Output, Vec<u64>) {
-        // Never submitted: not in the file. Whatever is in flight lands or
-        // fails first.
+    fn into_output(mut self) -> Returned {
+        let mut error = self.take_up().err();
+        if error.is_none() {
+            error = self.submit_cur().err();
+        }
+        // Whatever is in flight lands or fails first; what was never
+        // submitted is not in the file.
         self.cur = None;
-        let _ = self.drain_all();
+        if let Err(e) = self.drain_all() {
+            error.get_or_insert(e);
+        }
         let end = self.landed.end();
         let data_start = self.out.next_offset() - self.out.data_size();
         let past = self.out.next_offset().saturating_sub(end);
         self.out.forget(past);
-        let sizes = self
+        let ends = self
             .landed
             .recent_ends()
             .iter()
             .map(|e| e - data_start)
             .collect();
-        (self.out, sizes)
+        Returned {
+            output: Some(self.out),
+            ends,
+            error,
+            ..Returned::default()
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use crate::session::error::RecordError;
 use crate::session::layout::DrainGroup;
 use crate::session::recording::Recording;
 use crate::session::summary::{tally, Summary};
-use crate::session::unit_end::ThreadEnd;
+use crate::session::unit::ThreadEnd;
 
 /// After the threads: the last output finished (LOST_SAMPLES, features and
 /// build ids into `data`; or the flight recorder's last snapshot), and the

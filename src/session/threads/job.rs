@@ -12,13 +12,12 @@ use std::time::Duration;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
-use crate::push::drain::Drain;
-use crate::push::scan::RecordCounts;
+use crate::push::scan::{Hits, RecordCounts};
 use crate::session::cpu_wait;
 use crate::session::error::{format_io, RecordError};
 use crate::session::mailbox::{signal, Mailbox, Reply, Request};
 use crate::session::run::{self, Control, Drained, LoopOptions, Next};
-use crate::session::unit_end::{end_unit, ThreadEnd};
+use crate::session::unit::{ThreadEnd, Unit};
 
 /// What the main thread and the drain threads share.
 pub struct Shared {
@@ -72,7 +71,7 @@ impl Pool {
 struct ThreadControl(Arc<Shared>, usize);
 
 impl Control for ThreadControl {
-    fn stop(&mut self, drain: &dyn Drain, _: &RecordCounts) -> Next {
+    fn stop(&mut self, drain: &Unit, _: &RecordCounts) -> Next {
         // For --max-size, summed by the main thread (a count, no ordering).
         self.0.bytes[self.1].store(drain.bytes_written(), Ordering::Relaxed);
         if let Some(max) = self.0.max_streams {
@@ -102,7 +101,7 @@ impl Control for ThreadControl {
 
 /// Everything a drain thread owns.
 pub struct Job {
-    pub drain: Box<dyn Drain + Send>,
+    pub drain: Unit,
     pub rings: Vec<(u32, Ring)>,
     pub fds: Vec<RawFd>,
     pub affinity: Vec<u32>,
@@ -121,7 +120,7 @@ impl Job {
         let mut drained = self.drain_all(&shared, index, &replies, &features);
         let error = drained.write_error.take();
         // data.N has no features of its own (they are in `data`).
-        let end = end_unit(self.drain, error, &[], Some(&self.path), |_| features);
+        let end = self.drain.end(error, &[], Some(&self.path), |_| features);
         if mailbox.close().is_some() {
             let _ = replies.send(Reply {
                 index,
@@ -156,7 +155,7 @@ impl Job {
         features: &FeatureSet,
     ) -> Drained {
         let mailbox = &shared.mailboxes[index];
-        let on_request = |drain: &mut (dyn Drain + Send), _: &mut Drained| {
+        let on_request = |drain: &mut Unit, _: &mut Drained| {
             let Some(r) = mailbox.take() else {
                 return true;
             };
@@ -173,7 +172,7 @@ impl Job {
         };
         let mut ctl = ThreadControl(shared.clone(), index);
         run::drain_all(
-            self.drain.as_mut(),
+            &mut self.drain,
             &mut self.rings,
             &self.fds,
             &mut ctl,
@@ -184,14 +183,10 @@ impl Job {
 }
 
 /// Acts on a request after a pass that drained everything waiting.
-fn answer(drain: &mut (dyn Drain + Send), r: Request, index: usize) -> Reply {
-    let hits = drain.take_hits();
-    let (records, error) = match r {
-        Request::Snapshot => (drain.snapshot().unwrap_or_default(), None),
-        Request::Switch(next) => {
-            let e = drain.switch_output(next, &[], &FeatureSet::default());
-            (Vec::new(), e.err().map(format_io))
-        }
+fn answer(drain: &mut Unit, r: Request, index: usize) -> Reply {
+    let (hits, records, error) = match answer_with(drain, r) {
+        Ok((hits, records)) => (hits, records, None),
+        Err(e) => (None, Vec::new(), Some(e)),
     };
     Reply {
         index,
@@ -201,4 +196,20 @@ fn answer(drain: &mut (dyn Drain + Send), r: Request, index: usize) -> Reply {
         error,
         gone: false,
     }
+}
+
+/// A snapshot's records or a switch, with the hits gathered before it.
+fn answer_with(drain: &mut Unit, r: Request) -> io::Result<(Option<Hits>, Vec<u8>)> {
+    let hits = drain.take_hits()?;
+    let records = match r {
+        Request::Snapshot => drain.snapshot()?,
+        Request::Switch(next) => {
+            // data.N has no features of its own (they are in `data`).
+            drain
+                .switch(next, &[], &FeatureSet::default())
+                .map_err(format_io)?;
+            Vec::new()
+        }
+    };
+    Ok((hits, records))
 }

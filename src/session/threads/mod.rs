@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! main: prepare ─ Output::open_dir ─ data (FileWriter: side band, checkpoint)
-//!       ─ per group: glue ─▶ Box<dyn Drain + Send> over data.N ─ spawn
+//!       ─ per group: glue ─▶ Unit over data.N ─ spawn
 //!       ─ start ─ wait (signals, workload, threads) ─ stop ─ join
 //!       ─ LOST_SAMPLES + features into data
 //! drain thread i: pin ─ run::drain_loop(its rings) ─ finish data.i
@@ -37,7 +37,7 @@ use super::options::SwitchOutput;
 use super::recording::Recording;
 use super::run::{Drained, Next};
 use super::summary::Summary;
-use super::unit_end::ThreadEnd;
+use super::unit::ThreadEnd;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::data_stream::DataStreamWriter;

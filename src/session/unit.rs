@@ -1,0 +1,177 @@
+//! A drain unit as the session holds it: the one codec-generic [`Drain`]
+//! behind a box (one indirect call per pass), and what the session does
+//! with the unit's output while the unit lends it (a checkpoint, a switch,
+//! a snapshot) or once it returns it (the finish, or the salvage after a
+//! failed write).
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+use super::destination::cut_back;
+use super::error::{format_io, Kept};
+use super::run::Drained;
+use crate::event::ring::Rings;
+use crate::format::{AttrEntry, FeatureSet, FormatError};
+use crate::push::drain::{Drain, DrainReport, Flush};
+use crate::push::output::sync_in_background;
+use crate::push::scan::{Hits, RecordCounts};
+use crate::push::{Output, Segments};
+
+/// One drain unit: it owns its codec, sink and output; its rings are
+/// lent to it pass by pass.
+pub struct Unit(Box<dyn Drain + Send>);
+
+/// What an ended unit leaves.
+pub struct UnitEnd {
+    /// Its numbers, taken once nothing is held (they count the last record).
+    pub report: DrainReport,
+    /// What the build-id pass needs, where the features did not take it.
+    pub hits: Option<Hits>,
+    /// The flight recorder: the records it retained.
+    pub retained: Option<Vec<u8>>,
+    /// A write or the finish failed: the error, and what the output kept.
+    pub failed: Option<(io::Error, Option<Kept>)>,
+}
+
+/// What a drain thread hands back.
+pub struct ThreadEnd {
+    /// How its loop went.
+    pub drained: Drained,
+    /// How its unit ended (a failed write or finish: what its data.N kept).
+    pub end: UnitEnd,
+    /// CPU time the thread used.
+    pub cpu_seconds: f64,
+}
+
+impl Unit {
+    /// The unit `drain` (as `glue` builds it).
+    pub fn new(drain: Box<dyn Drain + Send>) -> Self {
+        Unit(drain)
+    }
+
+    /// One pass over `rings` (see [`Drain::pass`]).
+    pub fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool> {
+        self.0.pass(rings, min, n)
+    }
+
+    /// Records that never were in a ring (side band, LOST_SAMPLES).
+    pub fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.0.write_plain(bytes)
+    }
+
+    /// What the codec and the sink hold goes into the output.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.0.flush(Flush::Held)
+    }
+
+    /// The numbers kept so far.
+    pub fn report(&self) -> DrainReport {
+        self.0.report()
+    }
+
+    /// Bytes of records in the current output (`--max-size`, switches).
+    pub fn bytes_written(&self) -> u64 {
+        self.0.report().bytes_written
+    }
+
+    /// Where the output's last checkpoint left it: what a failed write
+    /// rolls back to.
+    pub fn checkpoint_end(&self) -> Option<u64> {
+        self.0.report().checkpoint_end
+    }
+
+    /// Makes the output perf-readable as it is now, with `features` (plus
+    /// HEADER_COMPRESSED); the bytes it used, `None` where it cannot.
+    pub fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        self.0.lend()?.checkpoint(features)
+    }
+
+    /// What the build-id pass gathered so far; gathering starts over.
+    pub fn take_hits(&mut self) -> io::Result<Option<Hits>> {
+        Ok(self.0.lend()?.take_hits())
+    }
+
+    /// The flight recorder's retained records, oldest first (empty: not
+    /// the flight recorder).
+    pub fn snapshot(&mut self) -> io::Result<Vec<u8>> {
+        Ok(self.0.lend()?.snapshot().unwrap_or_default())
+    }
+
+    /// `--switch-output`: the unit goes on in `next` (an output of the
+    /// same kind: a perf.data of `attrs`, or a `data.N` stream), the codec
+    /// on a new stream; the output so far is finished with `features` (plus
+    /// HEADER_COMPRESSED) without waiting for the disk.
+    pub fn switch(
+        &mut self,
+        next: File,
+        attrs: &[AttrEntry],
+        features: &FeatureSet,
+    ) -> Result<(), FormatError> {
+        let mut lent = self.0.lend()?;
+        let f = lent.features(features);
+        let Some(out) = lent.output.as_deref() else {
+            return Ok(());
+        };
+        let next = out.successor(next, attrs)?;
+        let old = lent.switch(next)?;
+        sync_in_background(old.finish_unsynced(&f)?);
+        Ok(())
+    }
+
+    /// Ends the unit, whose loop ended with `error` (a failed write) or
+    /// not: held-back records and `plain` go out first, then the output is
+    /// finished with `features` (made from the hits, taking them where it
+    /// uses them); after a failed write it is salvaged where it can be (it
+    /// is at `path`: None for a pipe or memory), or else cut back to its
+    /// last checkpoint.
+    pub fn end(
+        self,
+        mut error: Option<io::Error>,
+        plain: &[u8],
+        path: Option<&Path>,
+        features: impl FnOnce(&mut Option<Hits>) -> FeatureSet,
+    ) -> UnitEnd {
+        let mut d = self.0;
+        if error.is_none() {
+            error = d.flush(Flush::End).err();
+        }
+        if error.is_none() && !plain.is_empty() {
+            error = d.write_plain(plain).err();
+        }
+        // What the codec holds goes out before the report is taken: the sizes
+        // (and a directory's HEADER_COMPRESSED) count the last record.
+        if error.is_none() {
+            error = d.flush(Flush::Held).err();
+        }
+        let report = d.report();
+        let kept_at = report.checkpoint_end;
+        let mut returned = d.into_output();
+        let retained = (returned.output.as_ref())
+            .and_then(Output::segments)
+            .map(Segments::snapshot);
+        let mut hits = returned.hits.take();
+        let f = features(&mut hits);
+        let failed = match error.or(returned.error.take()) {
+            Some(err) => {
+                let salvaged = path.is_some() && returned.salvage(&f).is_ok();
+                let kept = match path {
+                    Some(p) if salvaged => Some(Kept::Everything(crate::format::size_on_disk(p))),
+                    Some(p) => cut_back(p, kept_at),
+                    None => None,
+                };
+                Some((err, kept))
+            }
+            None => match returned.finish(&f) {
+                Ok(()) => None,
+                Err(e) => Some((format_io(e), path.and_then(|p| cut_back(p, kept_at)))),
+            },
+        };
+        UnitEnd {
+            report,
+            hits,
+            retained,
+            failed,
+        }
+    }
+}
