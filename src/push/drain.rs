@@ -59,6 +59,25 @@ pub struct DrainReport {
 }
 
 impl DrainReport {
+    /// HEADER_COMPRESSED for `data`, from every thread's stream: the same codec
+    /// and level, the largest mmap_len, the ratio over all of them.
+    pub fn combined_compressed(reports: &[DrainReport]) -> Option<CompressedInfo> {
+        let mut info = reports.iter().find_map(|r| r.compressed)?;
+        let raw: u64 = reports.iter().map(|r| r.ring_bytes).sum();
+        let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
+        info.mmap_len = reports
+            .iter()
+            .filter_map(|r| r.compressed.map(|c| c.mmap_len))
+            .max()
+            .unwrap_or(info.mmap_len);
+        info.ratio = if comp == 0 {
+            0
+        } else {
+            (raw as f64 / comp as f64 + 0.5) as u32
+        };
+        Some(info)
+    }
+
     /// Two units' reports as one: sums, the fullest ring, the first's sink.
     pub fn combined(self, b: &DrainReport) -> DrainReport {
         let mut stack_use = self.stack_use;

@@ -17,9 +17,10 @@ use super::map_history::MapHistory;
 use super::recording::{io_err_context, Recording};
 use super::rotation::Rotation;
 use crate::format::writer::FileWriter;
-use crate::format::{feat, CompressedInfo, FeatureSet, FormatError};
+use crate::format::FormatError;
 use crate::push::drain::DrainReport;
 use crate::push::scan::SampleTimes;
+use crate::synth::features::dir_features;
 
 /// Where the threads' compressed bytes go.
 pub enum Dest {
@@ -35,34 +36,6 @@ impl Dest {
             Dest::Memory(w) => w.side_band_bytes,
         }
     }
-}
-
-/// HEADER_COMPRESSED for `data`, from every thread's stream: the same codec
-/// and level, the largest mmap_len, the ratio over all of them.
-pub fn combined_compressed(reports: &[DrainReport]) -> Option<CompressedInfo> {
-    let mut info = reports.iter().find_map(|r| r.compressed)?;
-    let raw: u64 = reports.iter().map(|r| r.ring_bytes).sum();
-    let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
-    info.mmap_len = reports
-        .iter()
-        .filter_map(|r| r.compressed.map(|c| c.mmap_len))
-        .max()
-        .unwrap_or(info.mmap_len);
-    info.ratio = if comp == 0 {
-        0
-    } else {
-        (raw as f64 / comp as f64 + 0.5) as u32
-    };
-    Some(info)
-}
-
-pub fn dir_features(features: &FeatureSet, compressed: Option<CompressedInfo>) -> FeatureSet {
-    let mut f = features.clone();
-    f.set(feat::DIR_FORMAT, 1u64.to_le_bytes().to_vec());
-    if let Some(c) = compressed {
-        f.set_compressed(c);
-    }
-    f
 }
 
 /// A directory output being written.
@@ -164,7 +137,7 @@ impl Dir {
         }
         // A thread that ended before the switch reported nothing here; its
         // data.N is compressed all the same.
-        let compressed = combined_compressed(&reports).or(rec.announced_codec());
+        let compressed = DrainReport::combined_compressed(&reports).or(rec.announced_codec());
         let mut f = dir_features(&rec.features, compressed);
         rec.add_build_ids(&mut f, &self.maps.output, notes);
         let side_band_bytes = new_main.data_size();
@@ -204,7 +177,7 @@ impl Dir {
         failure: Option<(io::Error, Option<Kept>)>,
         notes: &mut Vec<String>,
     ) -> Result<(String, Vec<String>, u64), RecordError> {
-        let mut dir_f = dir_features(&rec.features, combined_compressed(reports));
+        let mut dir_f = dir_features(&rec.features, DrainReport::combined_compressed(reports));
         if let Some(t) = times {
             crate::synth::features::set_sample_time(&mut dir_f, t);
         }

@@ -5,7 +5,6 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use super::destination::{create_in, dir_of};
-use super::dir_output::{combined_compressed, dir_features};
 use super::error::{format_io, RecordError};
 use super::mailbox::Reply;
 use super::map_history::MapHistory;
@@ -15,6 +14,7 @@ use super::unit::Unit;
 use crate::format::writer::FileWriter;
 use crate::format::FeatureSet;
 use crate::push::drain::DrainReport;
+use crate::synth::features::dir_features;
 
 /// What a snapshot holds besides its side band: the drain's retained
 /// records (in the snapshot's file), or each drain thread's (`--threads`:
@@ -132,7 +132,7 @@ impl FlightWindow {
         reports: &[DrainReport],
         notes: &mut Vec<String>,
     ) -> Result<PathBuf, RecordError> {
-        let f = dir_features(&rec.features, combined_compressed(reports));
+        let f = dir_features(&rec.features, DrainReport::combined_compressed(reports));
         self.write(rec, Retained::PerThread(parts), f, notes)
             .map_err(|err| self.failed(rec, err))
     }

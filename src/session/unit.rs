@@ -10,7 +10,6 @@ use std::path::Path;
 
 use super::destination::cut_back;
 use super::error::{format_io, Kept};
-use super::run::Drained;
 use crate::event::ring::Rings;
 use crate::format::{AttrEntry, FeatureSet, FormatError};
 use crate::push::drain::{Drain, DrainReport, Flush};
@@ -32,16 +31,6 @@ pub struct UnitEnd {
     pub retained: Option<Vec<u8>>,
     /// A write or the finish failed: the error, and what the output kept.
     pub failed: Option<(io::Error, Option<Kept>)>,
-}
-
-/// What a drain thread hands back.
-pub struct ThreadEnd {
-    /// How its loop went.
-    pub drained: Drained,
-    /// How its unit ended (a failed write or finish: what its data.N kept).
-    pub end: UnitEnd,
-    /// CPU time the thread used.
-    pub cpu_seconds: f64,
 }
 
 impl Unit {

@@ -7,7 +7,7 @@ use super::topology;
 use crate::event::events::EventSpec;
 use crate::event::tracefs::Tracepoint;
 use crate::format::feature::{write_string, write_string_list};
-use crate::format::{feat, AttrEntry, FeatureSet};
+use crate::format::{feat, AttrEntry, CompressedInfo, FeatureSet};
 use crate::push::scan::SampleTimes;
 
 fn uname() -> Option<(String, String, String)> {
@@ -210,4 +210,15 @@ mod tests {
         );
         assert!(f.total_mem_kb().unwrap() > 0);
     }
+}
+
+/// The features of a `--threads` directory's `data`: the recording's,
+/// with HEADER_DIR_FORMAT and HEADER_COMPRESSED (over every stream).
+pub fn dir_features(features: &FeatureSet, compressed: Option<CompressedInfo>) -> FeatureSet {
+    let mut f = features.clone();
+    f.set(feat::DIR_FORMAT, 1u64.to_le_bytes().to_vec());
+    if let Some(c) = compressed {
+        f.set_compressed(c);
+    }
+    f
 }

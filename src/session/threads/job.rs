@@ -17,7 +17,7 @@ use crate::session::cpu_wait;
 use crate::session::error::{format_io, RecordError};
 use crate::session::mailbox::{signal, Mailbox, Reply, Request};
 use crate::session::run::{self, Control, Drained, LoopOptions, Next};
-use crate::session::unit::{ThreadEnd, Unit};
+use crate::session::unit::{Unit, UnitEnd};
 
 /// What the main thread and the drain threads share.
 pub struct Shared {
@@ -97,6 +97,16 @@ impl Control for ThreadControl {
     fn wake_fd(&self) -> Option<RawFd> {
         Some(self.0.mailboxes[self.1].wake_fd())
     }
+}
+
+/// What a drain thread hands back.
+pub struct ThreadEnd {
+    /// How its loop went.
+    pub drained: Drained,
+    /// How its unit ended (a failed write or finish: what its data.N kept).
+    pub end: UnitEnd,
+    /// CPU time the thread used.
+    pub cpu_seconds: f64,
 }
 
 /// Everything a drain thread owns.

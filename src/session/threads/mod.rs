@@ -37,11 +37,11 @@ use super::options::SwitchOutput;
 use super::recording::Recording;
 use super::run::{Drained, Next};
 use super::summary::Summary;
-use super::unit::ThreadEnd;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::data_stream::DataStreamWriter;
 use crate::push::{Output, Segments};
+pub use job::ThreadEnd;
 use job::{Job, Pool, Shared};
 
 mod finish;
