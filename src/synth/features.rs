@@ -187,6 +187,17 @@ pub fn mem_total_kb() -> Option<u64> {
         .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
 }
 
+/// The features of a `--threads` directory's `data`: the recording's,
+/// with HEADER_DIR_FORMAT and HEADER_COMPRESSED (over every stream).
+pub fn dir_features(features: &FeatureSet, compressed: Option<CompressedInfo>) -> FeatureSet {
+    let mut f = features.clone();
+    f.set(feat::DIR_FORMAT, 1u64.to_le_bytes().to_vec());
+    if let Some(c) = compressed {
+        f.set_compressed(c);
+    }
+    f
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,15 +221,4 @@ mod tests {
         );
         assert!(f.total_mem_kb().unwrap() > 0);
     }
-}
-
-/// The features of a `--threads` directory's `data`: the recording's,
-/// with HEADER_DIR_FORMAT and HEADER_COMPRESSED (over every stream).
-pub fn dir_features(features: &FeatureSet, compressed: Option<CompressedInfo>) -> FeatureSet {
-    let mut f = features.clone();
-    f.set(feat::DIR_FORMAT, 1u64.to_le_bytes().to_vec());
-    if let Some(c) = compressed {
-        f.set_compressed(c);
-    }
-    f
 }
