@@ -1,7 +1,26 @@
 //! perfz: a Linux event recorder that writes compressed perf.data files.
 //!
 //! The data flow shows in the module tree: `event` (kernel side) → `push`
-//! (ring → codec → sink) → `format` (perf.data). See docs/ARCHITECTURE.md.
+//! (ring → codec → sink) → `format` (perf.data), with `session` running one
+//! recording around them. docs/ARCHITECTURE.md has the words, the picture
+//! and the module map; each module's own docs have the details.
+//!
+//! Imports only go down the layers (tests/it/code_shape.rs): `format` and
+//! `units` at the bottom; `event` and `push`; then `session`, `export`,
+//! `eval`, `recover`, `convert`, `replay`, `advice`, `stats` and `synth`;
+//! `cli` on top. The `perfz-codecs` crate (codecs/) is below them all.
+//!
+//! Hostile surroundings (tests/it/hostile.rs): every file perfz creates
+//! where others may write (outputs, snapshots, conversions, recover's copy,
+//! build-id cache entries) is created exclusively under a random name and
+//! renamed or linked in, so a symlink planted at any name is never written
+//! through, and an existing cache entry is left alone; a directory at the
+//! output or its `.old` name is moved aside or replaced only when it is a
+//! perf recording, a device or FIFO never (session/destination.rs);
+//! `--control` lines are at most 256 bytes and 64 KiB are read per tick,
+//! `ack` lines are ignored and unknown commands get no answer, as perf's
+//! (session/control.rs); memory the options ask for is checked against
+//! MemAvailable before anything is allocated (session/memory_asks.rs).
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]

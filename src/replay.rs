@@ -1,6 +1,11 @@
 //! Raw ring-buffer streams for benches, `perfz eval` and tests: the records a
 //! recording's rings held, extracted from any perf.data, and replayed as
 //! ring-sized pushes.
+//!
+//! `ring_stream` takes the records inside COMPRESSED records, those of
+//! `data.N` streams, or the kernel records after FINISHED_INIT of a plain
+//! file: what passed through a ring (`Record::from_ring` in format/record.rs
+//! is the one rule).
 
 use std::path::Path;
 

@@ -1,5 +1,9 @@
 //! What `perfz stat` reports: header facts, compression, per-type record counts
 //! like `perf report --stats`, lost totals and sizes.
+//!
+//! It sits above `push` in the layers: it reads a file's dwarf stack use
+//! (`push::stack_use`) and gives the loss advice (`advice`) as the record
+//! summary does.
 
 use std::collections::BTreeMap;
 

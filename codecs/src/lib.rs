@@ -41,6 +41,46 @@
 //! let written = spec.visit(Run(&[b"hello", b" world"])).unwrap().unwrap();
 //! assert_eq!(written, 11);
 //! ```
+//!
+//! # The contract
+//!
+//! [`Codec::compress`] compresses one push (one slice or two) into a buffer
+//! the caller owns. After it returns, everything pushed so far decodes from
+//! the outputs so far (zstd flushes, block codecs write whole units), which
+//! is what lets each output be exactly one perf COMPRESSED record that
+//! decodes to at least one byte (perf 6.1 aborts on a record that decodes to
+//! nothing). Empty input writes nothing. [`Codec::bound`] is the worst case
+//! for any split of `len` bytes into two slices; [`Codec::max_input`]
+//! inverts it (a binary search over `bound`), and perfz cuts a push into
+//! parts of at most `max_input(MAX_RECORD_PAYLOAD)`, one record each.
+//!
+//! Output-driven codecs (streaming zstd, lz4: [`Codec::OUTPUT_DRIVEN`],
+//! [`Codec::stream`]) take a push part by part instead and fill
+//! record-sized output windows, so a record holds up to 64 KiB of
+//! *compressed* data, as perf's do; where records and blocks end is perfz's
+//! record cutter's (src/push/cutter.rs). lz4, which only perfz reads, lets
+//! records end anywhere ([`Codec::BLOCK_ENDS_PER_RECORD`] is false; its
+//! decoder waits for a whole block), so one of its records may decode to far
+//! more than perf's ring size ([`CodecId::LZ4_RECORD_DECODE_MAX`]).
+//!
+//! No allocation after construction: zstd's workspace is allocated by a
+//! one-byte priming call followed by a session reset, lz4's frame encoder
+//! allocates its window and block buffer in a warm-up frame, and snappy's
+//! large table is warmed with one 64 KiB block. codecs/tests/all/no_alloc.rs
+//! proves it with a counting global allocator; libzstd's own allocations go
+//! through Rust's allocator (zstd-safe's `with-rust-allocator`), so they
+//! count.
+//!
+//! Decoders append to a `Vec` and never grow it by more than a caller-given
+//! limit (perfz's reader passes the file's declared `mmap_len`): snappy and
+//! the older lz4 unit formats check a unit's declared length before
+//! allocating, lz4's stream decoder refuses a block over 4 MiB and takes
+//! output in 128 KiB steps, zstd decodes in 128 KiB steps and caps its
+//! window at 2^27.
+//!
+//! Words: a *unit* in this crate is what one `compress` call writes,
+//! self-contained for the decoder (framing.rs frames the block codecs'
+//! units); it is not perfz's drain unit. A *push* is the input of one call.
 
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -163,8 +203,9 @@ pub struct Step {
 
 /// A compressor for the byte stream copied out of perf ring buffers.
 ///
-/// One call compresses one push: the bytes of one ring-buffer drain, given as one
-/// slice or two (when the region wraps around the end of the buffer). The output
+/// One call compresses one push: ring-buffer bytes (in perfz, one piece of a
+/// ring region), given as one slice or two (when they wrap around the end of
+/// the buffer). The output
 /// of one call is one self-contained *unit* for the decoder: after a call returns,
 /// everything given so far can be decoded from the outputs so far (zstd flushes,
 /// block codecs emit whole blocks). That is what lets every unit become exactly one
@@ -234,7 +275,7 @@ pub trait Codec {
     /// most [`bound`](Codec::bound) of them, and a flush ends a block (all
     /// that was taken then decodes from the output so far). Where records
     /// end is the caller's: perfz's cutter flushes so that every record
-    /// holds a block end (src/format/cutter.rs). A window may end mid-block;
+    /// holds a block end (src/push/cutter.rs). A window may end mid-block;
     /// the next one continues it.
     ///
     /// The default compresses one whole unit of at most

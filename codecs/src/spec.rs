@@ -17,6 +17,12 @@
 //! `zstd` alone is `zstd:1`, perf's `-z` default. [`Display`](std::fmt::Display)
 //! prints the canonical form (`zstd:3,wlog=23,long`), which parses back to the
 //! same spec.
+//!
+//! [`CodecSpec::visit`] matches the spec once and calls `visitor.visit::<C>(codec)`
+//! with the concrete codec type, like ripgrep's matcher dispatch: everything
+//! below it is monomorphized per codec. Codecs left out of the build (Cargo
+//! features `zstd`, `lz4`, `snappy`) still parse and are refused with the
+//! feature to enable (`Error::NotBuilt`).
 
 use std::fmt;
 use std::str::FromStr;

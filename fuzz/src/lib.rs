@@ -1,4 +1,8 @@
 //! What the decoder fuzz targets share: one question, asked of each codec.
+//!
+//! The fuzz crate (`perfz-fuzz`) is a cargo-fuzz crate with a workspace of
+//! its own, so it never joins the main build; its targets are
+//! fuzz_targets/*.rs, its habits docs/FUZZING.md.
 
 use perfz_codecs::{AnyDecoder, CodecId, Decoder};
 

@@ -4,6 +4,12 @@
 //! whole dump in the ring, whatever it used) and the worst single overflow
 //! (the largest `lost` of one LOST record: what the kernel could not write
 //! while the ring was full). Used by the record summary and `perfz stat`.
+//!
+//! The inputs: the stack use (`push::stack_use`), the worst loss (a lost
+//! small record, such as a SWITCH, is counted small: `Mix`) and the ring
+//! timing; and whether the drain had waited for its CPU before its losses
+//! (session/cpu_wait.rs): then `-r PRIO` is the lever, else a bigger ring.
+//! tests.rs checks it on made-up streams.
 
 use serde::Serialize;
 

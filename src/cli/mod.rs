@@ -1,5 +1,9 @@
 //! The command line: one module per subcommand. `anyhow` lives only here, at
 //! the edge; the library below speaks `thiserror` enums.
+//!
+//! record_events.rs reads -e, --filter and -F as perf does; the rest of
+//! `perfz record`'s command line is record.rs, record_args.rs,
+//! record_perf.rs and perf_usage.rs.
 
 mod codecs;
 mod convert;

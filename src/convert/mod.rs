@@ -5,6 +5,16 @@
 //! buffers (the records inside COMPRESSED records, records of `data.N` streams,
 //! and kernel records after FINISHED_INIT in a plain file) go through the codec;
 //! synthesized metadata and perf's own user records stay plain, in place.
+//!
+//! `PerfReader` reads the input; the output has the input's mode (pipe mode
+//! for `-o -`). The conversion runs through `CodecSpec::visit`, so the
+//! converter is monomorphized per codec; `none` is a constant branch that
+//! writes raw records, the others cut records with the recorder's
+//! `push::compressor::Compressor`. Dwarf samples are cut as the recorder
+//! cuts them (`push::stack_tail`) unless `--keep-stack-padding`. The output
+//! is written to a temporary file beside it (a random `.perfz-*.tmp` name,
+//! created exclusively) and renamed at the end, so an error never leaves a
+//! half-written file under the final name.
 
 use std::fs::File;
 use std::io::BufWriter;

@@ -5,6 +5,16 @@
 //! are timed, each on a region read once just before it (the recorder's
 //! drain takes bytes the kernel has just written, in cache); where the
 //! replayed pushes end is found before timing.
+//!
+//! The stream is what the recording's rings held (`replay::ring_stream`).
+//! Each codec's row comes from `measure`: one run with the copy meter whose
+//! records must decode back to the stream byte for byte (else the row is an
+//! error), then timed runs without the meter until `--min-time` has passed
+//! (three at least), then timed decodes. Speeds are of raw trace in MB
+//! (10^6 bytes). A row no other row beats on both ratio and speed is marked
+//! Pareto-optimal; the recommendation is the best ratio whose push path
+//! sustains `HEADROOM` (4) × the recording's own trace rate (raw bytes over
+//! the span of its sample timestamps).
 
 mod measure;
 mod oracle;

@@ -1,5 +1,11 @@
 //! The attr perfz opens for an event: built as perf 6.1 builds it, from the
 //! event's spec and what every event of the session shares.
+//!
+//! Checked against the fixtures with `perf evlist -v`: tracepoints sample
+//! RAW, CPU and PERIOD; a `:S` group's leader samples READ with
+//! read_format GROUP, its members have sample_period 0 and are not
+//! disabled (they start with the leader, which event/open.rs passes as
+//! their group_fd); inherit is off for leader sampling, as perf 6.1 has it.
 
 use super::events::{user_regs_mask, CallGraph, EventSpec, Sampling};
 use crate::format::attr::{flags, read_format as rf, sample_type as st, Attr};

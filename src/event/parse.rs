@@ -3,6 +3,16 @@
 //! `pmu/term=value,.../` from sysfs, per-event terms on any event
 //! (`cpu-clock/period=10000/`), and the modifiers `:u :k :h :G :H :p... :P
 //! :S :D`.
+//!
+//! Details as perf has them: top-level commas only (not inside `{...}` or
+//! `pmu/.../`); a generic cache event is type 3 with config
+//! `cache | op << 8 | result << 16` (cache.rs); raw `rNNNN` is type 4;
+//! tracepoint ids come from tracefs (tracefs.rs, mounted as perf does
+//! where nothing is), and a tracepoint samples at period 1 unless -F/-c
+//! says otherwise; a PMU's type, `format/` bit ranges and `events/`
+//! aliases come from sysfs (pmu.rs). The modifiers follow perf's
+//! get_event_modifier: the first of u/k/h excludes the other two, G/H the
+//! same, each p adds one to precise_ip.
 
 use super::cache::cache_event;
 use super::error::OptionError;

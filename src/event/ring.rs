@@ -7,6 +7,12 @@
 //! reads of those bytes happen before the kernel may see the space as free and
 //! overwrite it. With a writable mapping the kernel never overwrites unread
 //! data; it drops records and reports LOST instead.
+//!
+//! The three steps are `Ring::head` (the acquire load), `Ring::region`
+//! (`[tail, head)` as an `Input` of one slice, or two where it wraps, never
+//! copied) and `Ring::consume` (the release store). The drain hands a
+//! region back piece by piece (push/drain.rs), so the kernel reuses space
+//! while the rest of the region is still being compressed.
 
 use std::io;
 use std::os::fd::OwnedFd;

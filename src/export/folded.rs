@@ -2,6 +2,10 @@
 //! line per distinct stack, as `perf script | stackcollapse-perf.pl`
 //! writes them (function names tidied as its defaults do; an unknown
 //! function is named after its module, or `unknown`).
+//!
+//! Each stack weighs the sum of its samples' periods (1 each with
+//! `--sample-counts`), and lines are sorted by ranks of their texts, as
+//! inferno sorts them; the svg is drawn from the lines by inferno.
 
 use std::io::Write;
 use std::sync::Arc;

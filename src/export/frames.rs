@@ -2,6 +2,12 @@
 //! (with perf's context markers) become ids of a table of frames named as
 //! `perf script` prints them, so names are looked up (and tidied, by
 //! folded) once per frame, not once per sample.
+//!
+//! Each distinct (mapping, address) is interned during the second pass and
+//! named after it (`FrameTable::name_new`), the user frames first, so the
+//! kernel's symbols, read beside the pass (kallsyms.rs), are waited for last.
+//! `FrameTable::hits` counts the samples that hold each frame (not the
+//! build-id pass's `push::scan::Hits`).
 
 use std::sync::Arc;
 

@@ -4,6 +4,10 @@
 //! reads them through `perf inject --jit`, which turns each code load into
 //! an ELF file of one function; perfz names the JIT's frames from the dump
 //! itself (tools/perf/util/jitdump.h gives the layout).
+//!
+//! The dump's code loads name whatever is mapped at their addresses, as
+//! after `perf inject --jit`; moves are matched to their loads by code
+//! index, and a record too short for its fields is dropped.
 
 use std::path::Path;
 

@@ -3,6 +3,8 @@
 //! every side-band record first (sorted by time: a `--threads` directory's
 //! streams, and a recording's CPUs, interleave), then asked about each
 //! sample at its own time, so samples may come in any order.
+//!
+//! A map's build id comes from its MMAP2 record or from HEADER_BUILD_ID.
 
 use std::collections::HashMap;
 use std::sync::Arc;

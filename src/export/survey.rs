@@ -2,6 +2,13 @@
 //! samples (and the earliest sample's), what the recordings say of their
 //! kernel and architecture, and which inputs are cut short. The second
 //! pass names each sample's frames against it.
+//!
+//! Inputs are opened by `open_input`, read ahead and decoded on a thread of
+//! their own (`PerfReader::read_ahead`); one whose header describes more
+//! than the file holds (cut short, or a crash before it was finished) is
+//! opened as `perfz recover` opens it (`recover::open_damaged`) and read up
+//! to the damage, as perf reads it. Standard input and FIFOs reach here
+//! spooled to a file by cli/export_spool.rs.
 
 use std::path::PathBuf;
 

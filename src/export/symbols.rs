@@ -3,6 +3,11 @@
 //! perf fill), and the kernel's from /proc/kallsyms. Symbols are looked up
 //! as perf does: a symbol covers [start, start + size), one of size 0 runs
 //! to the next symbol.
+//!
+//! A file's symbols are its ELF .symtab or .dynsym (by `object`), those of
+//! its debug file or its build-id cache copy (locate.rs), its PLT entries
+//! (plt.rs) and the vDSO's; each file is loaded on a thread of its own as
+//! samples first reach it. Tables are table.rs's.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -4,6 +4,9 @@
 //! kernel's list has 100 000 and more), each made an `Arc` the first time
 //! it is looked up and that one `Arc` after (the folded output tidies each
 //! name once).
+//!
+//! Overlapping symbols (a JIT map's big entry with smaller ones inside) are
+//! cut into pieces of the innermost symbol that covers each address.
 
 use std::cell::RefCell;
 use std::sync::Arc;

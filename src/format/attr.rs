@@ -1,4 +1,8 @@
 //! `struct perf_event_attr` and the ids that belong to it.
+//!
+//! An `Attr` is kept as the little-endian bytes perf would write, with
+//! accessors for the fields read; an `AttrEntry` is an attr with its ids and
+//! its name.
 
 use super::endian::{Cursor, Endian};
 use super::FormatError;

@@ -6,6 +6,9 @@
 //! u16 `header.size` wrapped (0 for a lone record of 65529-65535 bytes), its
 //! `data_size` held the total less 16 and no padding was written; the later
 //! records kept a true `header.size` and an uninitialised `data_size`.
+//!
+//! stream.rs asks this module where each COMPRESSED2 record ends and writes
+//! the true size and data_size back into the record as it reads one.
 
 /// Bytes before the payload: header and `data_size`.
 pub const PREFIX: usize = 16;

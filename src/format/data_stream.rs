@@ -1,6 +1,15 @@
 //! One `data.N` file of perf's `--threads` directory format: a bare record
 //! stream (no header, no features), read by perf up to the file's size. The
 //! header, attrs and features live in the directory's `data` file.
+//!
+//! No FINISHED_ROUND either: perf's reader merges the directory's files by
+//! timestamp, and a round in one file would flush the others' queued events
+//! early. Nothing is patched, so a checkpoint only notes where the stream
+//! stands (`DataStreamWriter::checkpoint`, no bytes written). After
+//! `kill -9` perf opens the directory as long as no write was cut mid-way
+//! (a torn `data.N` makes perf 6.1 stop with "failed to process sample");
+//! `perfz recover DIR` cuts every `data.N` after its last whole record
+//! (recover.rs).
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};

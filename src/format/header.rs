@@ -1,4 +1,7 @@
 //! The file-mode header (104 bytes) and the pipe-mode header (16 bytes).
+//!
+//! The fields' offsets are named in `field`; `read_prefix` (magic and size)
+//! is the one place that tells file mode from pipe mode.
 
 use super::endian::{Cursor, Endian};
 use super::FormatError;

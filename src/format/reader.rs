@@ -1,6 +1,20 @@
 //! Opening a perf.data: file mode, pipe mode (also from stdin), or perf's
 //! `--threads` directory format. Metadata is read up front (file mode) or as
 //! its records arrive (pipe mode); records are then streamed one at a time.
+//!
+//! `PerfReader::open` looks at the path: a directory is perf's `--threads`
+//! format (`data`, then every `data.N` in numeric order, each its own stream
+//! with its own decoder; records are not merged by time, perf's reader sorts
+//! them); a file whose header size field is 16 (or `-`, stdin) is pipe mode;
+//! anything else is file mode, whose attrs, ids and feature sections are
+//! read and bounds-checked against the file length up front (sections.rs).
+//! Records are then streamed (`PerfReader::next_record`), never loaded
+//! whole: a COMPRESSED (81) or COMPRESSED2 (83) record is returned itself,
+//! then the records decoded from it (stream.rs). In pipe mode, HEADER_ATTR
+//! and HEADER_FEATURE records update the `Meta` as they pass. A stream whose
+//! last COMPRESSED record decodes only in part (a recorder killed before its
+//! codec's last flush) loses that part, as perf loses it
+//! (`PerfReader::cut_off` counts it).
 
 use std::collections::HashMap;
 use std::fs::File;

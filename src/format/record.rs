@@ -1,5 +1,9 @@
 //! Record headers and types. Types are an open newtype: a record type we do not
 //! know passes through every tool untouched.
+//!
+//! `records` is the one walker of in-memory record streams, and
+//! `Record::from_ring` the one rule for "this record passed through a ring"
+//! (replay, and through it eval, and convert ask it).
 
 use super::endian::Endian;
 

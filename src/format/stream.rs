@@ -2,6 +2,13 @@
 //! COMPRESSED records decoded on the fly through one decoder for the whole
 //! stream. Decoded records may straddle COMPRESSED records; the partial tail is
 //! carried over, as perf does.
+//!
+//! The decoder is made at the first compressed record, from
+//! HEADER_COMPRESSED's codec id, and appends into a carry-over buffer whose
+//! incomplete tail waits for the next compressed record. Memory per stream
+//! is bounded by `mmap_len + DECODE_MARGIN` (64 KiB) of decoded bytes, with
+//! `mmap_len` in 1..=`MAX_MMAP_LEN` (256 MiB), plus one 64 KiB outer record;
+//! the zstd decoder's window is capped at 2^27 (codecs' `MAX_WINDOW_LOG`).
 
 use std::io::Read;
 

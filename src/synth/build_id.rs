@@ -1,6 +1,11 @@
 //! Build ids: the NT_GNU_BUILD_ID note of an ELF file (read from its
 //! PT_NOTE segments, or its SHT_NOTE sections when a file has no program
 //! headers), and of the running kernel (/sys/kernel/notes).
+//!
+//! The synthesized MMAP2 records carry the build id of their file (proc.rs,
+//! `MMAP_BUILD_ID` in misc), as the kernel writes its own with
+//! `attr.build_id`. HEADER_BUILD_ID and the build-id cache are the
+//! session's, at the end of a recording (session/build_ids.rs).
 
 use std::collections::HashMap;
 use std::os::unix::fs::FileExt;

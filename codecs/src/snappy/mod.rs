@@ -1,4 +1,6 @@
 //! `snappy`: snap's raw format in perfz unit framing (see `framing`).
+//!
+//! The encoder's hash table is warmed at construction (one 64 KiB block).
 
 mod decoder;
 mod encoder;

@@ -26,7 +26,7 @@ impl ZstdCodec {
     /// warm-up call), so that pushes never allocate.
     pub fn new(params: &ZstdParams) -> Result<Self, Error> {
         // zstd's own block size (128 KiB): the record cutter ends blocks
-        // with flushes where a record needs one (perfz src/format/cutter.rs).
+        // with flushes where a record needs one (perfz src/push/cutter.rs).
         let mut cctx = super::context(params)?;
         // libzstd sizes and allocates its workspace on the first streaming call.
         // Make that call now, then forget the session (keeping the parameters and

@@ -1,5 +1,8 @@
 //! `zstd`: one streaming context per output stream (one endless frame, as
 //! perf writes it), flushed where perfz's record cutter ends a block.
+//!
+//! `oneshot` (`ZstdOneShotCodec`) makes a complete frame per push slice
+//! instead, cut by input like the block codecs.
 
 mod decoder;
 mod encoder;

@@ -1,6 +1,6 @@
 //! Output-driven compression (`Codec::stream`, streaming zstd): what a
 //! flush ends decodes, the output of what is taken between two flushes stays
-//! within `bound` at any ratio (the record cutter, src/format/cutter.rs in
+//! within `bound` at any ratio (the record cutter, src/push/cutter.rs in
 //! perfz, relies on it), and frames end where asked.
 
 use crate::util::*;

@@ -4,6 +4,8 @@
 //! record. The thread hands over whole records only; the start of a record
 //! that a COMPRESSED record's end cuts waits there for the rest, so the
 //! records handed out are the ones a stream read in place hands out.
+//!
+//! Turned on by `PerfReader::read_ahead` (export's inputs).
 
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
