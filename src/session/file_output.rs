@@ -51,8 +51,8 @@ impl FileOutput {
         };
         // Build ids need the maps; so do switched outputs (their side band).
         let hits = (o.build_ids.table || o.switch_output.is_some()) && !out.is_pipe();
-        let (mut drain, glue_notes) = rec.drain_unit(writer, true, hits)?;
-        notes.extend(glue_notes);
+        let (mut drain, build_notes) = rec.drain_unit(writer, true, hits)?;
+        notes.extend(build_notes);
 
         let side_band = rec.side_band(notes);
         drain

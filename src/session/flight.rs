@@ -22,8 +22,8 @@ pub fn record(
     mut notes: Vec<String>,
 ) -> Result<Summary, RecordError> {
     let o = rec.o;
-    let (mut drain, glue_notes) = rec.drain_unit(Segments::new(cap).into(), true, true)?;
-    notes.extend(glue_notes);
+    let (mut drain, build_notes) = rec.drain_unit(Segments::new(cap).into(), true, true)?;
+    notes.extend(build_notes);
     let side_band = rec.side_band(&mut notes);
     let mut w = FlightWindow::new(&side_band);
     let mut out = Destination::Memory {
@@ -35,7 +35,7 @@ pub fn record(
     let features = rec.features.clone();
     let opts = rec.loop_options(&features, None);
     let channel = rec.channel.take();
-    let mut ctl = rec.control(channel, child, true);
+    let mut ctl = rec.supervisor(channel, child, true);
     // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
     ctl.limits.switch = Some(SwitchOutput::Signal);
     let on_snapshot = |drain: &mut Unit, drained: &mut run::Drained| {

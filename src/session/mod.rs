@@ -1,6 +1,6 @@
 //! One recording, shaped like ripgrep's searcher: plain setup code
 //! (`setup`, `file_output`, `synth_side_band`), one runtime choice of codec,
-//! sink and meter (`glue`), one generic unit that drains rings
+//! sink and meter (`unit_build`), one generic unit that drains rings
 //! ([`crate::push::drain`]), and a plain control loop (`run`) and finish
 //! around it.
 //!
@@ -19,7 +19,6 @@ mod error;
 mod file_output;
 mod flight;
 mod flight_window;
-mod glue;
 mod layout;
 mod limits;
 mod mailbox;
@@ -38,6 +37,7 @@ mod supervisor;
 mod synth_side_band;
 mod threads;
 mod unit;
+mod unit_build;
 
 use std::time::Instant;
 

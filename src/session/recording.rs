@@ -12,15 +12,15 @@ use super::control::Channel;
 use super::destination::Destination;
 use super::error::io_err;
 use super::error::RecordError;
-use super::glue::{Built, Glue};
 use super::limits::{Limits, Switching};
 use super::options::RecordOptions;
 use super::run::LoopOptions;
 use super::setup::Prepared;
 use super::status::StatusLine;
 use super::summary::Summary;
-use super::supervisor::{Ended, SessionControl};
+use super::supervisor::{Ended, SessionSupervisor};
 use super::synth_side_band::SynthSideBand;
+use super::unit_build::{Built, UnitBuild};
 use crate::event::ring::Ring;
 use crate::event::sys;
 use crate::event::target::Target;
@@ -101,7 +101,7 @@ impl<'o> Recording<'o> {
         hits: bool,
     ) -> Result<Built, RecordError> {
         let o = self.o;
-        o.codec.visit(Glue {
+        o.codec.visit(UnitBuild {
             output,
             aio: o.aio,
             aio_backend: o.aio_backend,
@@ -231,12 +231,12 @@ impl<'o> Recording<'o> {
     /// `--duration`, `--max-size`, `--switch-output` (`switch` overrides
     /// the last: the flight recorder snapshots on SIGUSR2).
     /// `channel` is [`Recording::channel`], taken by the strategy.
-    pub fn control(
+    pub fn supervisor(
         &self,
         channel: Option<Channel>,
         child: Option<std::process::Child>,
         status: bool,
-    ) -> SessionControl<'_> {
+    ) -> SessionSupervisor<'_> {
         let o = self.o;
         let now = Instant::now();
         let switching = Switching {
@@ -248,7 +248,7 @@ impl<'o> Recording<'o> {
             ..Default::default()
         };
         let status = (status && o.status).then(StatusLine::new);
-        let mut ctl = SessionControl::new(&self.prepared.set, child, status, switching);
+        let mut ctl = SessionSupervisor::new(&self.prepared.set, child, status, switching);
         ctl.limits = Limits {
             end_at: o.duration.map(|d| now + d),
             max_size: o.max_size,

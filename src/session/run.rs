@@ -1,5 +1,5 @@
 //! The drain loop around one drain unit: passes over its rings, checkpoints,
-//! and poll() when there is nothing to do; a [`Control`] says when to stop.
+//! and poll() when there is nothing to do; a [`Supervisor`] says when to stop.
 //! The serial session runs it on the main thread with the supervisor
 //! (signals, the workload's end, the status line); `--threads` runs one per
 //! drain thread (see `threads`). Plain code; the per-record work is inside
@@ -70,7 +70,7 @@ impl Drained {
     }
 }
 
-/// What a [`Control`] wants after a pass.
+/// What a [`Supervisor`] wants after a pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
     Go,
@@ -82,14 +82,14 @@ pub enum Next {
 }
 
 /// Tells a drain loop when to end.
-pub trait Control {
+pub trait Supervisor {
     /// Asked between passes: [`Next::Stop`] ends the loop after one final
     /// pass over every ring (the implementation disables the events it owns
     /// first).
     fn stop(&mut self, drain: &Unit, counts: &RecordCounts) -> Next;
     /// Every event fd of the loop hung up (their tasks are gone).
     fn hung_up(&mut self);
-    /// An fd that turns readable when [`stop`](Control::stop) should be
+    /// An fd that turns readable when [`stop`](Supervisor::stop) should be
     /// asked again, so a sleeping loop wakes at once.
     fn wake_fd(&self) -> Option<RawFd> {
         None
@@ -125,7 +125,7 @@ pub fn drain_all(
     drain: &mut Unit,
     rings: &mut [(u32, Ring)],
     event_fds: &[RawFd],
-    ctl: &mut dyn Control,
+    ctl: &mut dyn Supervisor,
     o: &LoopOptions<'_>,
     mut on_switch: impl FnMut(&mut Unit, &mut Drained) -> bool,
 ) -> Drained {
@@ -150,7 +150,7 @@ pub fn drain_loop(
     drain: &mut Unit,
     rings: &mut [(u32, Ring)],
     event_fds: &[RawFd],
-    ctl: &mut dyn Control,
+    ctl: &mut dyn Supervisor,
     o: &LoopOptions<'_>,
 ) -> Drained {
     let mut d = Drained::default();
@@ -255,7 +255,7 @@ fn upkeep(
 fn sleep(
     pfds: &mut [libc::pollfd],
     n_events: usize,
-    ctl: &mut dyn Control,
+    ctl: &mut dyn Supervisor,
     o: &LoopOptions<'_>,
     d: &mut Drained,
 ) -> (u64, bool) {

@@ -17,7 +17,7 @@ pub fn record(mut rec: Recording<'_>, mut notes: Vec<String>) -> Result<Summary,
     let features = rec.features.clone();
     let loop_options = rec.loop_options(&features, rec.o.checkpoint);
     let channel = rec.channel.take();
-    let mut ctl = rec.control(channel, child, true);
+    let mut ctl = rec.supervisor(channel, child, true);
     let mut switch_failed = None;
     let on_switch = |drain: &mut Unit, d: &mut run::Drained| {
         switch_failed = out.switch(&rec, drain, d.counts.times, &mut notes).err();

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::control::Channel;
 use super::limits::{Limits, Switching};
-use super::run::{Control, Drained, Next};
+use super::run::{Drained, Next, Supervisor};
 use super::signals;
 use super::status::StatusLine;
 use crate::event::open::EventSet;
@@ -33,7 +33,7 @@ pub struct Ended {
 
 /// The serial session's control: stop signals, the workload's end, the
 /// status line, `-D` and `--control`; disables the events when it stops.
-pub struct SessionControl<'a> {
+pub struct SessionSupervisor<'a> {
     pub set: &'a EventSet,
     pub child: Option<Child>,
     pub status: Option<StatusLine>,
@@ -44,14 +44,14 @@ pub struct SessionControl<'a> {
     pub wait_error: Option<io::Error>,
 }
 
-impl<'a> SessionControl<'a> {
+impl<'a> SessionSupervisor<'a> {
     pub fn new(
         set: &'a EventSet,
         child: Option<Child>,
         status: Option<StatusLine>,
         switching: Switching,
     ) -> Self {
-        SessionControl {
+        SessionSupervisor {
             set,
             child,
             status,
@@ -153,7 +153,7 @@ impl<'a> SessionControl<'a> {
     }
 }
 
-impl Control for SessionControl<'_> {
+impl Supervisor for SessionSupervisor<'_> {
     fn stop(&mut self, drain: &Unit, counts: &RecordCounts) -> Next {
         if let Some(s) = self.status.as_mut().filter(|s| s.due()) {
             s.update(&drain.report(), counts.lost_events);

@@ -34,7 +34,7 @@ pub struct UnitEnd {
 }
 
 impl Unit {
-    /// The unit `drain` (as `glue` builds it).
+    /// The unit `drain` (as `unit_build` builds it).
     pub fn new(drain: Box<dyn Drain + Send>) -> Self {
         Unit(drain)
     }

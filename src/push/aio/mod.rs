@@ -165,7 +165,7 @@ impl AsyncSink {
     }
 
     /// Waits for every write in flight; the first error of any.
-    fn drain_all(&mut self) -> io::Result<()> {
+    fn land_all(&mut self) -> io::Result<()> {
         let mut done = Vec::new();
         let mut first_err = self.backend.drain(&mut done).err();
         for d in done {
@@ -335,7 +335,7 @@ impl Sink for AsyncSink {
     /// output as the loan left it (see [`take_up`](AsyncSink::take_up)).
     fn lend(&mut self) -> io::Result<Option<&mut Output>> {
         self.submit_cur()?;
-        self.drain_all()?;
+        self.land_all()?;
         self.lent = true;
         Ok(Some(&mut self.out))
     }
@@ -351,7 +351,7 @@ impl Sink for AsyncSink {
         // Whatever is in flight lands or fails first; what was never
         // submitted is not in the file.
         self.cur = None;
-        if let Err(e) = self.drain_all() {
+        if let Err(e) = self.land_all() {
             error.get_or_insert(e);
         }
         let end = self.landed.end();

@@ -201,7 +201,7 @@ fn pushed_with(held: bool, cancellable: bool) -> (Vec<u8>, bool, Option<io::Erro
             p.flush().unwrap();
         }
         let mut s = p.into_sink();
-        let r = s.drain_all();
+        let r = s.land_all();
         let Backend::Uring(b) = &s.backend else {
             unreachable!("built over io_uring")
         };

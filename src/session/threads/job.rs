@@ -16,7 +16,7 @@ use crate::push::scan::{Hits, RecordCounts};
 use crate::session::cpu_wait;
 use crate::session::error::{format_io, RecordError};
 use crate::session::mailbox::{signal, Mailbox, Reply, Request};
-use crate::session::run::{self, Control, Drained, LoopOptions, Next};
+use crate::session::run::{self, Drained, LoopOptions, Next, Supervisor};
 use crate::session::unit::{Unit, UnitEnd};
 
 /// What the main thread and the drain threads share.
@@ -68,9 +68,9 @@ impl Pool {
 }
 
 /// A drain thread's control: stop when the main thread says so.
-struct ThreadControl(Arc<Shared>, usize);
+struct ThreadSupervisor(Arc<Shared>, usize);
 
-impl Control for ThreadControl {
+impl Supervisor for ThreadSupervisor {
     fn stop(&mut self, drain: &Unit, _: &RecordCounts) -> Next {
         // For --max-size, summed by the main thread (a count, no ordering).
         self.0.bytes[self.1].store(drain.bytes_written(), Ordering::Relaxed);
@@ -180,7 +180,7 @@ impl Job {
             checkpoint: self.checkpoint,
             features,
         };
-        let mut ctl = ThreadControl(shared.clone(), index);
+        let mut ctl = ThreadSupervisor(shared.clone(), index);
         run::drain_all(
             &mut self.drain,
             &mut self.rings,

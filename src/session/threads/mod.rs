@@ -1,13 +1,13 @@
 //! `--threads`: parallel drain threads, each owning a group of rings with its
 //! own codec instance (monomorphized, as the serial unit: the same
-//! [`glue`](super::glue) builds it) and its own `data.N` file, written as
+//! [`unit_build`](super::unit_build) builds it) and its own `data.N` file, written as
 //! perf 6.1's directory format: `DIR/data` holds the header, attrs, features
 //! (HEADER_DIR_FORMAT = 1) and the synthesized records; `DIR/data.N` are bare
 //! record streams with no FINISHED_ROUND (perf's reader merges them by time).
 //!
 //! ```text
 //! main: prepare ─ Output::open_dir ─ data (FileWriter: side band, checkpoint)
-//!       ─ per group: glue ─▶ Unit over data.N ─ spawn
+//!       ─ per group: unit_build ─▶ Unit over data.N ─ spawn
 //!       ─ start ─ wait (signals, workload, threads) ─ stop ─ join
 //!       ─ LOST_SAMPLES + features into data
 //! drain thread i: pin ─ run::drain_loop(its rings) ─ finish data.i
@@ -111,7 +111,7 @@ pub fn record(
     // Wait for a stop signal, the workload's end, a limit, or every drain
     // thread's end (their tasks all gone); switch or snapshot on the way.
     let channel = rec.channel.take();
-    let mut ctl = rec.control(channel, child, false);
+    let mut ctl = rec.supervisor(channel, child, false);
     if matches!(dest, Dest::Memory(_)) {
         // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
         ctl.limits.switch = Some(SwitchOutput::Signal);
@@ -166,9 +166,9 @@ fn jobs(
             }
         };
         let hits = o.build_ids.table || matches!(dest, Dest::Memory(_));
-        let (drain, glue_notes) = rec.drain_unit(writer, false, hits)?;
+        let (drain, build_notes) = rec.drain_unit(writer, false, hits)?;
         if i == 0 {
-            notes.extend(glue_notes);
+            notes.extend(build_notes);
         }
         let fds = rec
             .prepared
@@ -241,7 +241,7 @@ fn spawn(
 /// end, switching or snapshotting on the way. A switch that fails ends it.
 fn wait(
     rec: &Recording<'_>,
-    ctl: &mut super::supervisor::SessionControl<'_>,
+    ctl: &mut super::supervisor::SessionSupervisor<'_>,
     dest: &mut Dest,
     pool: &Pool,
     notes: &mut Vec<String>,

@@ -16,7 +16,7 @@ use crate::push::{
 };
 
 /// How the drain unit writes.
-pub struct Glue {
+pub struct UnitBuild {
     /// Where the unit's records go.
     pub output: Output,
     /// `--aio[=N]`.
@@ -122,7 +122,7 @@ impl Async {
     }
 }
 
-impl CodecVisitor for Glue {
+impl CodecVisitor for UnitBuild {
     type Output = Result<Built, RecordError>;
 
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> Self::Output {
