@@ -55,12 +55,12 @@ impl Dir {
     /// The directory (under a temporary name until the start), `data` with
     /// the side band, whole from here: a crash leaves a directory perf opens.
     pub fn create(rec: &Recording<'_>, notes: &mut Vec<String>) -> Result<Dir, RecordError> {
-        let o = rec.o;
+        let o = rec.options();
         let out = Destination::open_dir(&o.output).map_err(RecordError::Output)?;
         let dir = out.current_path().expect("a directory");
         let mut main = FileWriter::new(
             create_in(dir, "data").map_err(RecordError::Output)?,
-            &rec.prepared.set.attrs,
+            rec.attrs(),
         )?;
         let sb = rec.side_band(notes);
         begin(rec, &mut main, &sb).map_err(RecordError::Output)?;
@@ -96,7 +96,7 @@ impl Dir {
         ask: impl FnOnce(Vec<Request>) -> Result<Vec<Reply>, RecordError>,
         notes: &mut Vec<String>,
     ) -> Result<(), RecordError> {
-        let o = rec.o;
+        let o = rec.options();
         let Some(rotation) = self.rotation.as_mut() else {
             // A `snapshot` command without --switch-output: nothing to do.
             return Ok(());
@@ -111,7 +111,7 @@ impl Dir {
             .map_err(RecordError::Output)?;
         let mut new_main = FileWriter::new(
             create_in(next.path(), "data").map_err(RecordError::Output)?,
-            &rec.prepared.set.attrs,
+            rec.attrs(),
         )?;
         let mut sb = rec.later_side_band(self.maps.all_maps(), notes);
         begin(rec, &mut new_main, &sb).map_err(|e| failed("starting the next output", e))?;
@@ -130,7 +130,7 @@ impl Dir {
             new_main
                 .write_records(&seen)
                 .and_then(|_| {
-                    new_main.checkpoint(&dir_features(&rec.features, rec.announced_codec()))
+                    new_main.checkpoint(&dir_features(rec.features(), rec.announced_codec()))
                 })
                 .map_err(|e| failed("writing the next output's side band", e))?;
             sb.extend_from_slice(&seen);
@@ -138,7 +138,7 @@ impl Dir {
         // A thread that ended before the switch reported nothing here; its
         // data.N is compressed all the same.
         let compressed = DrainReport::combined_compressed(&reports).or(rec.announced_codec());
-        let mut f = dir_features(&rec.features, compressed);
+        let mut f = dir_features(rec.features(), compressed);
         rec.add_build_ids(&mut f, &self.maps.output, notes);
         let side_band_bytes = new_main.data_size();
         let done = std::mem::replace(&mut self.main, new_main)
@@ -177,7 +177,7 @@ impl Dir {
         failure: Option<(io::Error, Option<Kept>)>,
         notes: &mut Vec<String>,
     ) -> Result<(String, Vec<String>, u64), RecordError> {
-        let mut dir_f = dir_features(&rec.features, DrainReport::combined_compressed(reports));
+        let mut dir_f = dir_features(rec.features(), DrainReport::combined_compressed(reports));
         if let Some(t) = times {
             crate::synth::features::set_sample_time(&mut dir_f, t);
         }
@@ -256,7 +256,7 @@ fn gather(
 fn begin(rec: &Recording<'_>, main: &mut FileWriter<File>, sb: &[u8]) -> io::Result<()> {
     main.write_records(sb)
         .map_err(|e| io_err_context(e, "writing the side band"))?;
-    main.checkpoint(&dir_features(&rec.features, rec.announced_codec()))
+    main.checkpoint(&dir_features(rec.features(), rec.announced_codec()))
         .map_err(|e| io_err_context(e, "writing data"))?;
     Ok(())
 }

@@ -33,13 +33,13 @@ impl FileOutput {
         rec: &Recording<'_>,
         notes: &mut Vec<String>,
     ) -> Result<(FileOutput, Unit), RecordError> {
-        let o = rec.o;
+        let o = rec.options();
         // From here the output exists, under a temporary name until the
         // recording has started.
         let (out, file) = Destination::open(&o.output).map_err(RecordError::Output)?;
-        let attrs = &rec.prepared.set.attrs;
+        let attrs = rec.attrs();
         let writer = if out.is_pipe() {
-            let mut f = rec.features.clone();
+            let mut f = rec.features().clone();
             if let Some(c) = rec.announced_codec() {
                 f.set_compressed(c);
             }
@@ -89,7 +89,7 @@ impl FileOutput {
             return Ok(());
         };
         let maps = &mut self.maps;
-        let o = rec.o;
+        let o = rec.options();
         let kept = drain.checkpoint_end();
         let tmp = tempfile::Builder::new()
             .prefix(".perfz-next-")
@@ -133,16 +133,14 @@ fn switch_to(
     times: SampleTimes,
     notes: &mut Vec<String>,
 ) -> std::io::Result<Vec<u8>> {
-    let mut f = rec.features.clone();
+    let mut f = rec.features().clone();
     set_sample_time(&mut f, times);
     if let Some(hits) = drain.take_hits()? {
         maps.seen(hits);
         rec.add_build_ids(&mut f, &maps.output, notes);
     }
     let sb = rec.later_side_band(maps.all_maps(), notes);
-    drain
-        .switch(next, &rec.prepared.set.attrs, &f)
-        .map_err(format_io)?;
+    drain.switch(next, rec.attrs(), &f).map_err(format_io)?;
     Ok(sb)
 }
 
@@ -166,7 +164,7 @@ impl FileOutput {
         let error = ended.drained.write_error.take();
         let times = ended.drained.counts.times;
         let end = drain.end(error, &lost_recs, out.current_path(), |hits| {
-            let mut f = rec.features.clone();
+            let mut f = rec.features().clone();
             set_sample_time(&mut f, times);
             if let Some(h) = hits.take() {
                 maps.seen(h);

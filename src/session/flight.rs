@@ -9,11 +9,8 @@
 use super::destination::Destination;
 use super::error::RecordError;
 use super::flight_window::FlightWindow;
-use super::options::SwitchOutput;
 use super::recording::Recording;
-use super::run;
 use super::summary::Summary;
-use super::unit::Unit;
 use crate::push::Segments;
 
 pub fn record(
@@ -21,7 +18,7 @@ pub fn record(
     cap: u64,
     mut notes: Vec<String>,
 ) -> Result<Summary, RecordError> {
-    let o = rec.o;
+    let o = rec.options();
     let (mut drain, build_notes) = rec.drain_unit(Segments::new(cap).into(), true, true)?;
     notes.extend(build_notes);
     let side_band = rec.side_band(&mut notes);
@@ -31,28 +28,11 @@ pub fn record(
     };
     let child = rec.start(&mut out)?;
 
-    let (mut rings, event_fds) = rec.take_rings();
-    let features = rec.features.clone();
-    let opts = rec.loop_options(&features, None);
-    let channel = rec.channel.take();
-    let mut ctl = rec.supervisor(channel, child, true);
-    // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
-    ctl.limits.switch = Some(SwitchOutput::Signal);
-    let on_snapshot = |drain: &mut Unit, drained: &mut run::Drained| {
-        let taken = w.snapshot_unit(&rec, drain, &mut notes);
+    let mut ended = rec.run(&mut drain, child, |rec, drain, drained| {
+        let taken = w.snapshot_unit(rec, drain, &mut notes);
         drained.write_error = taken.err();
         drained.write_error.is_none()
-    };
-    let drained = run::drain_all(
-        &mut drain,
-        &mut rings,
-        &event_fds,
-        &mut ctl,
-        &opts,
-        on_snapshot,
-    );
-    let mut ended = ctl.end(drained);
-    rec.prepared.set.rings = rings;
+    });
     if let Some(err) = ended.drained.write_error.take() {
         return Err(w.failed(&rec, err));
     }

@@ -60,12 +60,12 @@ impl FlightWindow {
         mut f: FeatureSet,
         notes: &mut Vec<String>,
     ) -> io::Result<PathBuf> {
-        let o = rec.o;
+        let o = rec.options();
         let mut tmp = tempfile::Builder::new();
         tmp.prefix(".perfz-snapshot-");
         let side_band = rec.later_side_band(self.maps.all_maps(), notes);
         rec.add_build_ids(&mut f, &self.maps.output, notes);
-        let attrs = &rec.prepared.set.attrs;
+        let attrs = rec.attrs();
         let path = match retained {
             Retained::InFile(records) => {
                 let tmp = tmp.tempfile_in(dir_of(&o.output))?;
@@ -109,7 +109,7 @@ impl FlightWindow {
         RecordError::Io {
             what: format!(
                 "writing a snapshot of {} failed (no partial snapshot is left){}",
-                rec.o.output.display(),
+                rec.options().output.display(),
                 if self.written.is_empty() {
                     "; no snapshot was written before".to_string()
                 } else {
@@ -132,7 +132,7 @@ impl FlightWindow {
         reports: &[DrainReport],
         notes: &mut Vec<String>,
     ) -> Result<PathBuf, RecordError> {
-        let f = dir_features(&rec.features, DrainReport::combined_compressed(reports));
+        let f = dir_features(rec.features(), DrainReport::combined_compressed(reports));
         self.write(rec, Retained::PerThread(parts), f, notes)
             .map_err(|err| self.failed(rec, err))
     }
@@ -166,7 +166,7 @@ impl FlightWindow {
         if let Some(h) = drain.take_hits()? {
             self.maps.seen(h);
         }
-        let mut f = rec.features.clone();
+        let mut f = rec.features().clone();
         if let Some(c) = drain.report().compressed {
             f.set_compressed(c);
         }

@@ -14,12 +14,14 @@ use super::error::io_err;
 use super::error::RecordError;
 use super::limits::{Limits, Switching};
 use super::options::RecordOptions;
-use super::run::LoopOptions;
+use super::options::SwitchOutput;
+use super::run::{self, Drained, LoopOptions};
 use super::setup::Prepared;
 use super::status::StatusLine;
 use super::summary::Summary;
 use super::supervisor::{Ended, SessionSupervisor};
 use super::synth_side_band::SynthSideBand;
+use super::unit::Unit;
 use super::unit_build::{Built, UnitBuild};
 use crate::event::ring::Ring;
 use crate::event::sys;
@@ -38,18 +40,18 @@ use crate::synth;
 /// One recording's shared state: what was asked, the events opened for
 /// it, and the features every output of it carries.
 pub struct Recording<'o> {
-    pub o: &'o RecordOptions,
-    pub prepared: Prepared,
-    pub features: FeatureSet,
-    pub started: Instant,
+    o: &'o RecordOptions,
+    prepared: Prepared,
+    features: FeatureSet,
+    started: Instant,
     /// `--control`, until the loop takes it.
-    pub channel: Option<Channel>,
+    channel: Option<Channel>,
     /// The dwarf stack cut for every drain unit (None: off or not dwarf).
-    pub stack_tail: Option<StackTail>,
+    stack_tail: Option<StackTail>,
     /// The largest ring's data size, taken before strategies take the rings.
-    pub ring_size: usize,
+    ring_size: usize,
     /// `--off-cpu`'s conversion, shared by every drain unit.
-    pub off_cpu: Option<OffCpu>,
+    off_cpu: Option<OffCpu>,
 }
 
 impl<'o> Recording<'o> {
@@ -90,6 +92,77 @@ impl<'o> Recording<'o> {
             stack_tail,
             off_cpu,
         })
+    }
+
+    /// What was asked.
+    pub fn options(&self) -> &'o RecordOptions {
+        self.o
+    }
+
+    /// The features every output of the recording carries.
+    pub fn features(&self) -> &FeatureSet {
+        &self.features
+    }
+
+    /// The events' attributes, as every output's header holds them.
+    pub fn attrs(&self) -> &[crate::format::AttrEntry] {
+        &self.prepared.set.attrs
+    }
+
+    /// Each ring's CPU, in ring order (before strategies take the rings).
+    pub fn ring_cpus(&self) -> Vec<u32> {
+        self.prepared.set.rings.iter().map(|(c, _)| *c).collect()
+    }
+
+    /// The fds of the events whose records go to `rings` (ring indexes).
+    pub fn event_fds(&self, rings: &[usize]) -> Vec<RawFd> {
+        let fds = self.prepared.set.fds.iter();
+        fds.filter(|f| rings.contains(&f.ring))
+            .map(|f| f.fd.as_raw_fd())
+            .collect()
+    }
+
+    /// Disables every event (the drain threads' final passes see all).
+    pub fn disable_events(&self) -> std::io::Result<()> {
+        self.prepared.set.disable()
+    }
+
+    /// `--control`'s channel, for a loop of its own (`--threads`).
+    pub fn take_channel(&mut self) -> Option<Channel> {
+        self.channel.take()
+    }
+
+    /// The drain loop on this thread, from the start to the end: the rings
+    /// taken, drained by `unit` until the recording ends, acting on each
+    /// `--switch-output` (or, for the flight recorder, each snapshot) with
+    /// `on_switch` (false ends the recording), and put back.
+    pub fn run(
+        &mut self,
+        unit: &mut Unit,
+        child: Option<std::process::Child>,
+        mut on_switch: impl FnMut(&Recording<'o>, &mut Unit, &mut Drained) -> bool,
+    ) -> Ended {
+        let (mut rings, fds) = self.take_rings();
+        let flight = self.o.flight_recorder.is_some();
+        // A flight recorder's memory has no checkpoints.
+        let checkpoint = self.o.checkpoint.filter(|_| !flight);
+        let channel = self.channel.take();
+        let features = self.features.clone();
+        let ended = {
+            let this = &*self;
+            let opts = this.loop_options(&features, checkpoint);
+            let mut ctl = this.supervisor(channel, child, true);
+            if flight {
+                // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
+                ctl.limits.switch = Some(SwitchOutput::Signal);
+            }
+            let drained = run::drain_all(unit, &mut rings, &fds, &mut ctl, &opts, |u, d| {
+                on_switch(this, u, d)
+            });
+            ctl.end(drained)
+        };
+        self.prepared.set.rings = rings;
+        ended
     }
 
     /// A drain unit writing to `output`, with the recording's codec, async

@@ -51,7 +51,11 @@ pub fn finish(
             let failure = t.failure.take().map(|e| (e, t.kept_all));
             // The threads' sample times span every output of the
             // recording: they are this directory's only if it is the one.
-            let times = rec.o.switch_output.is_none().then_some(t.all.counts.times);
+            let times = rec
+                .options()
+                .switch_output
+                .is_none()
+                .then_some(t.all.counts.times);
             let (output, outputs, sb) =
                 d.finish(rec, &reports, &lost_recs, times, failure, &mut notes)?;
             (output, outputs, sb, sb + t.report.bytes_written)

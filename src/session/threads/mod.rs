@@ -74,8 +74,8 @@ pub fn record(
     spec: &ThreadSpec,
     mut notes: Vec<String>,
 ) -> Result<Summary, RecordError> {
-    let o = rec.o;
-    let ring_cpus: Vec<u32> = rec.prepared.set.rings.iter().map(|(c, _)| *c).collect();
+    let o = rec.options();
+    let ring_cpus = rec.ring_cpus();
     let groups = groups(spec, &ring_cpus)?;
     let n = groups.len();
     let mut dest = match o.flight_recorder {
@@ -110,7 +110,7 @@ pub fn record(
 
     // Wait for a stop signal, the workload's end, a limit, or every drain
     // thread's end (their tasks all gone); switch or snapshot on the way.
-    let channel = rec.channel.take();
+    let channel = rec.take_channel();
     let mut ctl = rec.supervisor(channel, child, false);
     if matches!(dest, Dest::Memory(_)) {
         // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
@@ -118,7 +118,7 @@ pub fn record(
     }
     let failed = wait(&rec, &mut ctl, &mut dest, &pool, &mut notes).err();
     // Disable first, then tell the threads: their final pass sees all.
-    let _ = rec.prepared.set.disable();
+    let _ = rec.disable_events();
     shared.stop.store(true, Ordering::Release);
     for m in &shared.mailboxes {
         m.wake();
@@ -147,12 +147,9 @@ fn jobs(
     dest: &Dest,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Job>, RecordError> {
-    let o = rec.o;
+    let o = rec.options();
     let n = groups.len();
-    let mut slots: Vec<Option<(u32, Ring)>> = std::mem::take(&mut rec.prepared.set.rings)
-        .into_iter()
-        .map(Some)
-        .collect();
+    let mut slots: Vec<Option<(u32, Ring)>> = rec.take_rings().0.into_iter().map(Some).collect();
     let mut jobs = Vec::with_capacity(n);
     for (i, g) in groups.iter().enumerate() {
         let name = format!("data.{i}");
@@ -170,15 +167,8 @@ fn jobs(
         if i == 0 {
             notes.extend(build_notes);
         }
-        let fds = rec
-            .prepared
-            .set
-            .fds
-            .iter()
-            .filter(|f| g.rings.contains(&f.ring))
-            .map(|f| f.fd.as_raw_fd())
-            .collect();
-        let lo = rec.loop_options(&rec.features, o.checkpoint);
+        let fds = rec.event_fds(&g.rings);
+        let lo = rec.loop_options(rec.features(), o.checkpoint);
         jobs.push(Job {
             drain,
             rings: g
