@@ -14,6 +14,7 @@ mod perf_usage;
 mod record;
 mod record_args;
 mod record_events;
+mod record_options;
 mod record_perf;
 mod recover;
 mod report;
@@ -44,7 +45,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Record events into a compressed perf.data that perf report reads.
-    Record(Box<record::Args>),
+    Record(Box<record_options::Args>),
     /// List the codecs of this build, their ids and parameters.
     Codecs(codecs::Args),
     /// Make a crashed recording readable again (scan records, rebuild the header).

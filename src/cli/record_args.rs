@@ -12,7 +12,7 @@ use crate::event::ring::parse_mmap_pages;
 use clap::{Args as _, FromArgMatches as _};
 
 use super::perf_usage::{perf_options, refusal, split, usage_line, OptionSpec, Takes};
-use super::record::Args;
+use super::record_options::Args;
 
 /// The lines perf's usage starts with.
 pub const USAGE_HEAD: &str = " Usage: perfz record [<options>] [<command>]\n    or: perfz record [<options>] -- <command> [<options>]";

@@ -93,7 +93,7 @@ impl Folded {
     ) -> std::io::Result<usize> {
         // Frames are held as their texts' ids: distinct addresses often
         // tidy alike (`[cc1plus]`).
-        let (tidied, mut texts) = tidy_frames(o, frames);
+        let (tidied, mut texts) = tidy_frames(o.annotate_kernel, frames);
         let by_id = self.stacks.by_id();
         // Each line: its thread (comm, and pid or tid where asked), then
         // each frame's texts, root first; all lines' texts in one buffer.

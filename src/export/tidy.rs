@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::folded::FoldOptions;
 use super::Named;
 
 /// One frame as perf script prints it: its function (None: `[unknown]`)
@@ -56,11 +55,12 @@ impl Tidied {
     }
 }
 
-/// Each frame of `frames` (every one some sample holds), tidied. A
-/// function's name, and an unknown function's module, is tidied once
+/// Each frame of `frames` (every one some sample holds), tidied (kernel
+/// functions ending in `_[k]` with `annotate_kernel`, folded's `--kernel`).
+/// A function's name, and an unknown function's module, is tidied once
 /// however many addresses in it the samples hold; frames that tidy alike
 /// share a text id.
-pub(super) fn tidy_frames(o: &FoldOptions, frames: &[Named<'_>]) -> (Tidied, Texts) {
+pub(super) fn tidy_frames(annotate_kernel: bool, frames: &[Named<'_>]) -> (Tidied, Texts) {
     let mut texts = Texts::default();
     let mut tidied = Tidied {
         starts: Vec::with_capacity(frames.len() + 1),
@@ -84,7 +84,7 @@ pub(super) fn tidy_frames(o: &FoldOptions, frames: &[Named<'_>]) -> (Tidied, Tex
                     module: f.module.as_deref(),
                     kernel: f.kernel,
                 };
-                let t = tidy(&frame, o);
+                let t = tidy(&frame, annotate_kernel);
                 // A name that starts with `(` is left out, as the collapse
                 // tools leave it (perf's `(anonymous namespace)::f`).
                 (!t.starts_with('(')).then(|| texts.id(t))
@@ -106,8 +106,9 @@ pub(super) fn tidy_frames(o: &FoldOptions, frames: &[Named<'_>]) -> (Tidied, Tex
 /// tidies perf script's by default: an unknown function is `[module]` (its
 /// file name) or `[unknown]`; `;` becomes `:`; the parameter list goes, cut
 /// at the first `(` outside `<>`, `{}` and `[]` that is neither a Go method's
-/// `.(` nor `(anonymous namespace)`.
-fn tidy(f: &Frame<'_>, o: &FoldOptions) -> String {
+/// `.(` nor `(anonymous namespace)`; a kernel function ends in `_[k]` with
+/// `annotate_kernel`.
+fn tidy(f: &Frame<'_>, annotate_kernel: bool) -> String {
     let mut func = match (f.func, f.module) {
         (Some(name), _) => super::demangle::demangle(name).into_owned(),
         (None, Some(m)) => format!("[{}]", m.rsplit('/').next().unwrap_or(m)),
@@ -117,7 +118,7 @@ fn tidy(f: &Frame<'_>, o: &FoldOptions) -> String {
     if f.func.is_some() {
         func.truncate(without_parameters(&func));
     }
-    if o.annotate_kernel && f.kernel && f.func.is_some() {
+    if annotate_kernel && f.kernel && f.func.is_some() {
         func.push_str("_[k]");
     }
     func
@@ -158,7 +159,7 @@ mod tests {
             module: None,
             kernel: false,
         };
-        tidy(&f, &FoldOptions::default())
+        tidy(&f, false)
     }
 
     #[test]
@@ -183,17 +184,16 @@ mod tests {
 
     #[test]
     fn unknown_functions_are_named_after_their_module_in_brackets() {
-        let o = FoldOptions::default();
         let f = |module| Frame {
             func: None,
             module,
             kernel: false,
         };
-        assert_eq!(tidy(&f(Some("/usr/lib/libc.so.6")), &o), "[libc.so.6]");
+        assert_eq!(tidy(&f(Some("/usr/lib/libc.so.6")), false), "[libc.so.6]");
         assert_eq!(
-            tidy(&f(Some("[kernel.kallsyms]")), &o),
+            tidy(&f(Some("[kernel.kallsyms]")), false),
             "[[kernel.kallsyms]]"
         );
-        assert_eq!(tidy(&f(None), &o), "[unknown]");
+        assert_eq!(tidy(&f(None), false), "[unknown]");
     }
 }

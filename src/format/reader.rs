@@ -29,21 +29,11 @@ use super::header::{
 use super::meta::parse_header_attr;
 pub use super::meta::{Meta, Mode};
 use super::record::{Record, RecordType};
-use super::sections::{check_header, read_attrs, read_features};
+use super::sections::{check_header, read_attrs, read_features, DataEnd};
 use super::stream::RecordStream;
 use super::FormatError;
 
 const READ_BUF: usize = 256 * 1024;
-
-/// Where a file-mode data section ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum DataEnd {
-    /// Where the header says (a finished file).
-    Header,
-    /// At the end of the file (a recording that crashed: its header may not
-    /// describe its data); features that cannot be read are left out.
-    EndOfFile,
-}
 
 /// An open perf.data and the position in its record stream.
 pub struct PerfReader {

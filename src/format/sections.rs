@@ -8,13 +8,22 @@ use super::attr::{Attr, AttrEntry};
 use super::endian::{Cursor, Endian};
 use super::feature::{feat, FeatureSet};
 use super::header::{field, read_up_to, FileHeader, Section};
-use super::reader::DataEnd;
 use super::FormatError;
 
 /// Largest feature section we read (perf's are a few KiB).
 const MAX_FEATURE_SIZE: u64 = 64 << 20;
 /// Largest number of ids of one event (CPUs × threads).
 const MAX_IDS: u64 = 1 << 20;
+
+/// Where a file-mode data section ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum DataEnd {
+    /// Where the header says (a finished file).
+    Header,
+    /// At the end of the file (a recording that crashed: its header may not
+    /// describe its data); features that cannot be read are left out.
+    EndOfFile,
+}
 
 /// `s` lies within the file's `file_len` bytes.
 fn within(s: Section, what: &str, file_len: u64) -> Result<(), FormatError> {

@@ -180,8 +180,8 @@ fn look_at(rec: &[u8], dir: &Path, seen: &mut HashSet<(String, u32)>) -> Option<
         let rel = path.trim_start_matches('/');
         let at = dir.join(rel).join(&hexid);
         std::fs::create_dir_all(&at).map_err(|e| e.to_string())?;
-        super::build_ids::cache_elf(&at, &source, &id).map_err(|e| e.to_string())?;
-        super::build_ids::link_build_id(dir, rel, &hexid).map_err(|e| e.to_string())?;
+        super::build_ids::cache::cache_elf(&at, &source, &id).map_err(|e| e.to_string())?;
+        super::build_ids::cache::link_build_id(dir, rel, &hexid).map_err(|e| e.to_string())?;
         update(|s| s.bytes += size);
         Ok(id)
     };

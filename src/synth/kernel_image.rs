@@ -99,7 +99,7 @@ mod tests {
     fn this_machines_text_is_confirmed() {
         let s = running().expect("/proc/iomem shows the kernel's image to root only: run as root");
         let ks = super::super::kernel_range::read_kallsyms().unwrap();
-        if let Some(r) = super::super::kernel::kernel_text_range(&ks) {
+        if let Some(r) = super::super::kernel_range::kernel_text_range(&ks) {
             assert!(s.confirms(r), "{s:x?} against {r:x?}");
         }
     }

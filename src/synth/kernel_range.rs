@@ -15,7 +15,6 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use super::kernel::kernel_text_range;
 use super::kernel_cache::CacheDir;
 use super::kernel_image::{self, ImageSpan};
 
@@ -55,6 +54,62 @@ pub(super) fn read_kallsyms() -> std::io::Result<Vec<u8>> {
     let mut v = Vec::with_capacity(16 << 20);
     std::fs::File::open("/proc/kallsyms")?.read_to_end(&mut v)?;
     Ok(v)
+}
+
+/// `(_text address, end of kernel text)` from a kallsyms listing, or `None`
+/// when the addresses are hidden (kptr_restrict) or missing. The end is
+/// past the last text symbol (`T`/`t`) of the kernel itself (a module's
+/// lines end with `\t[module]`).
+///
+/// A listing is about 120 000 lines, read at every recording's start: one
+/// pass over the bytes, a line's address parsed only where its kind is
+/// text.
+pub fn kernel_text_range(kallsyms: &[u8]) -> Option<(u64, u64)> {
+    let mut text = None;
+    let mut end = 0u64;
+    let mut rest = kallsyms;
+    while !rest.is_empty() {
+        let n = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let line = &rest[..n];
+        rest = rest.get(n + 1..).unwrap_or_default();
+        // "ADDR KIND NAME", or "ADDR KIND NAME\t[module]".
+        let Some(sp) = memchr::memchr(b' ', line) else {
+            continue;
+        };
+        let (kind, name) = match line.get(sp + 1..) {
+            Some([k, b' ', name @ ..]) => (*k, name),
+            _ => continue,
+        };
+        let is_text = matches!(kind, b'T' | b't');
+        if !is_text && name != b"_text" {
+            continue;
+        }
+        if memchr::memchr2(b'\t', b' ', name).is_some() {
+            continue; // a module symbol
+        }
+        let Some(a) = hex(&line[..sp]) else {
+            continue;
+        };
+        if name == b"_text" {
+            text = Some(a);
+        }
+        if is_text {
+            end = end.max(a);
+        }
+    }
+    let start = text.filter(|&a| a != 0)?;
+    (end > start).then(|| (start, (end | 0xfff) + 1))
+}
+
+/// A hexadecimal address of at most 16 digits.
+fn hex(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 16 {
+        return None;
+    }
+    s.iter().try_fold(0u64, |a, &c| {
+        let d = (c as char).to_digit(16)?;
+        Some(a << 4 | u64::from(d))
+    })
 }
 
 /// `_text` as the listing's first page gives it (it comes in the first
@@ -189,5 +244,55 @@ mod tests {
     fn the_first_page_gives_the_listings_text() {
         let whole = kernel_text_range(&read_kallsyms().unwrap()).map(|r| r.0);
         assert_eq!(first_page_text(), whole);
+    }
+
+    #[test]
+    fn finds_text_and_skips_modules() {
+        let ks = b"ffffffff81000000 T _text\nffffffff81001000 T foo\nffffffff82000000 T _etext\nffffffffc0000000 t modfn\t[ext4]\n";
+        assert_eq!(
+            kernel_text_range(ks),
+            Some((0xffffffff81000000, 0xffffffff82001000))
+        );
+        assert_eq!(kernel_text_range(b"0000000000000000 T _text\n"), None);
+    }
+
+    /// The listing read the plain way, split on white space: the model.
+    fn model(kallsyms: &str) -> Option<(u64, u64)> {
+        let (mut text, mut end) = (None, 0u64);
+        for line in kallsyms.lines() {
+            let w: Vec<&str> = line.split_whitespace().collect();
+            let [addr, kind, name] = w[..] else {
+                continue;
+            };
+            let Ok(a) = u64::from_str_radix(addr, 16) else {
+                continue;
+            };
+            if name == "_text" {
+                text = Some(a);
+            }
+            if matches!(kind, "T" | "t") {
+                end = end.max(a);
+            }
+        }
+        let start = text.filter(|&a| a != 0)?;
+        (end > start).then(|| (start, (end | 0xfff) + 1))
+    }
+
+    #[test]
+    fn this_machines_listing_reads_as_the_model_reads_it() {
+        let ks = read_kallsyms().expect("/proc/kallsyms");
+        let got = kernel_text_range(&ks);
+        assert_eq!(got, model(std::str::from_utf8(&ks).unwrap()));
+        // Odd lines: no kind, a bad address, a last line without its end.
+        let odd =
+            b"zz T _text\nffffffff81000000\nffffffff81000000 T _text\n\n \nffffffff81200000 t x";
+        assert_eq!(
+            kernel_text_range(odd),
+            model(std::str::from_utf8(odd).unwrap())
+        );
+        assert_eq!(
+            kernel_text_range(odd),
+            Some((0xffffffff81000000, 0xffffffff81201000))
+        );
     }
 }
