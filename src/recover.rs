@@ -1,23 +1,9 @@
-//! `perfz recover`: make a crashed recording readable again. Scans the records
-//! from the start of the data section, keeps every record up to the first one
-//! that is cut off or not a record at all (decoding COMPRESSED records to be
-//! sure), and rewrites the features and the header after them — in place,
-//! without touching the records it keeps.
-//!
-//! A file is recovered in a copy beside it: the records are read from
-//! `data.offset` to the end whatever `data.size` says (the codec found from
-//! the first COMPRESSED record where HEADER_COMPRESSED is missing or names
-//! none, guess.rs); every outer record is kept up to where the stream
-//! breaks, the last one too when the break is after it (features, a zero
-//! tail), not when it is inside it (a payload that does not decode); then
-//! the features (HEADER_TRACING_DATA rebuilt from tracefs where it was lost)
-//! and the header are rewritten after them. The copy replaces the file only
-//! when it reads back whole with at least the samples the file gave before;
-//! otherwise the file is left untouched and recover fails. A file with perf
-//! 6.16's COMPRESSED2 records is then rewritten with COMPRESSED records
-//! through `perfz recompress`'s conversion (compressed2.rs). A `--threads`
-//! directory: `data` is recovered as a file and every `data.N` is cut after
-//! its last whole record.
+//! `perfz recover`: makes a crashed recording readable again, in a copy beside it: every record
+//! up to the first one cut off or not a record (COMPRESSED ones decoded to be sure; the codec
+//! guessed, guess.rs, where the header lost it), then the features and the header rewritten after
+//! them. The copy replaces the file only when it reads back whole with at least the samples the
+//! file gave before. COMPRESSED2 records become COMPRESSED (compressed2.rs); a `--threads`
+//! directory's `data` is recovered as a file and each `data.N` cut after its last whole record.
 
 use std::fs::OpenOptions;
 use std::io::{Seek, SeekFrom, Write};

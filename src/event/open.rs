@@ -1,14 +1,5 @@
-//! Opening the session's events: one fd per (event, CPU, thread), one ring per
-//! CPU, every other fd on that CPU redirected into it (PERF_EVENT_IOC_SET_OUTPUT).
-//!
-//! With `--per-thread` there is one ring per task instead (cpu -1, keyed
-//! `ANY_CPU`), and the session leaves inherit off (session/setup.rs). `-D`
-//! and `--control` add a `dummy` tracking event (mmap, comm and task
-//! records, `Tracking::Dummy`), so the sampling events can start late or be
-//! switched by `enable`/`disable` without losing the maps made meanwhile. A
-//! hardware event the PMU refuses falls back to its software event, and a
-//! ring the locked-memory limit refuses is halved, each with a note for the
-//! summary.
+//! Opening the session's events: one fd per (event, CPU, thread), one ring per CPU, every other
+//! fd on that CPU redirected into it (PERF_EVENT_IOC_SET_OUTPUT); `--per-thread`: one per task.
 
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};

@@ -1,16 +1,9 @@
 //! Writing perf.data: file mode (header patched at the end) and pipe mode.
 //!
-//! `FileWriter::new` writes the id arrays, the attr entries (trimmed to the
-//! 128 bytes perf 6.1 accepts) and a header with `data.size = 0`; records are
-//! appended; `FileWriter::finish` writes the feature table at `data.offset +
-//! data.size`, the sections and the final header. `FileWriter::checkpoint`
-//! makes the file whole mid-way (docs/FORMAT.md), and after a failed write
-//! `FileWriter::finish_cutting_back` cuts the data back to a recent record
-//! end where the features do not fit. `PipeWriter` writes the 16-byte
-//! header, a HEADER_ATTR per event, a HEADER_FEATURE per pipe-capable
-//! feature (COMPRESSED among them, before any compressed record), the end
-//! marker (HEADER_FEATURE of `LAST_FEATURE`) and HEADER_TRACING_DATA where
-//! there are tracepoints; then the records.
+//! `FileWriter`: id arrays, attrs (trimmed to the 128 bytes perf 6.1 takes), records, then at
+//! `finish` (or a `checkpoint`, docs/FORMAT.md) the features after the data and the header.
+//! `PipeWriter`: the 16-byte header, HEADER_ATTR / HEADER_FEATURE records (COMPRESSED before any
+//! compressed record), the end marker and HEADER_TRACING_DATA, then the records.
 
 use std::io::{Seek, SeekFrom, Write};
 

@@ -8,6 +8,7 @@ pub mod aio;
 pub mod compressor;
 pub mod cutter;
 pub mod drain;
+pub mod lent;
 pub mod meter;
 pub mod off_cpu;
 pub mod output;

@@ -35,6 +35,7 @@ mod status;
 mod summary;
 mod supervisor;
 mod synth_side_band;
+mod thread_tally;
 mod threads;
 mod unit;
 mod unit_build;

@@ -18,7 +18,6 @@ use super::options::SwitchOutput;
 use super::run::{self, Drained, LoopOptions};
 use super::setup::Prepared;
 use super::status::StatusLine;
-use super::summary::Summary;
 use super::supervisor::{Ended, SessionSupervisor};
 use super::synth_side_band::SynthSideBand;
 use super::unit::Unit;
@@ -30,12 +29,13 @@ use crate::format::attr::sample_type as st;
 use crate::format::record::RecordType;
 use crate::format::sample::id_trailer_offset;
 use crate::format::{CompressedInfo, FeatureSet};
-use crate::push::drain::DrainReport;
 use crate::push::off_cpu::OffCpu;
 use crate::push::records::declared_mmap_len;
 use crate::push::scan::Hits;
 use crate::push::{Output, StackTail};
 use crate::synth;
+
+mod summary_of;
 
 /// One recording's shared state: what was asked, the events opened for
 /// it, and the features every output of it carries.
@@ -374,89 +374,6 @@ impl<'o> Recording<'o> {
             mmap_len: declared_mmap_len(id, 0),
         })
     }
-
-    /// A summary from one drain unit's report and how its loop ended; the
-    /// strategy sets what differs.
-    pub fn summary(&self, report: DrainReport, ended: &mut Ended, notes: Vec<String>) -> Summary {
-        let o = self.o;
-        let mut notes = notes;
-        if let Some(e) = &ended.wait_error {
-            notes.push(format!(
-                "waiting for the workload failed ({e}); the recording ended there"
-            ));
-        }
-        notes.append(&mut ended.notes);
-        let c = ended.drained.counts;
-        Summary {
-            output: o.output.display().to_string(),
-            codec: o.codec.to_string(),
-            wakeups: ended.drained.wakeups,
-            samples: c.samples,
-            records: c.records,
-            lost_events: c.lost_events,
-            lost_samples: 0,
-            ring_bytes: report.ring_bytes,
-            side_band_bytes: 0,
-            bytes_written: report.bytes_written,
-            compressed_bytes: report.compressed_bytes,
-            pages: self.prepared.set.pages,
-            rings: self
-                .prepared
-                .set
-                .fds
-                .iter()
-                .map(|f| f.ring)
-                .max()
-                .map_or(0, |r| r + 1),
-            seconds: self.started.elapsed().as_secs_f64(),
-            stop_signal: ended.stop_signal,
-            workload_exit: exit_code(
-                ended.exit_status,
-                ended.stop_signal.is_some() || ended.ended_workload,
-            ),
-            sink: report.sink.to_string(),
-            checkpoints: ended.drained.checkpoints.count,
-            checkpoint_bytes: ended.drained.checkpoints.bytes,
-            checkpoint_seconds: ended.drained.checkpoints.seconds,
-            copies: report.copies,
-            codec_copies_input: report.codec_copies_input,
-            codec_state_bytes: report.codec_state_bytes,
-            stack_bytes_cleared: report.stack_bytes_cleared,
-            stack_samples_uncut: report.stack_samples_uncut,
-            max_ring_fill: report.max_fill,
-            near_full_pushes: report.near_full_pushes,
-            stack_use: report.stack_use,
-            largest_loss: c.max_lost,
-            advice: (c.lost_events > 0).then(|| {
-                let ring = (self.prepared.set.pages * crate::event::ring::page_size()) as u64;
-                let rings = self.prepared.set.rings.len().max(1) as f64;
-                let secs = self.started.elapsed().as_secs_f64().max(1e-3);
-                let waits_ms: Vec<f64> = ended
-                    .drained
-                    .cpu_wait
-                    .waits
-                    .iter()
-                    .map(|&w| w as f64 / 1e6)
-                    .collect();
-                let timing = crate::advice::RingTiming {
-                    ring_bytes: ring,
-                    rate: report.ring_bytes as f64 / secs / rings,
-                    max_fill: report.max_fill,
-                    cpu_waits_ms: &waits_ms,
-                    dwarf_size: match self.o.call_graph {
-                        crate::event::events::CallGraph::Dwarf(n) => n as u64,
-                        _ => 0,
-                    },
-                };
-                let mix = crate::advice::Mix::of(report.ring_bytes, c.records, c.samples);
-                crate::advice::advise(&report.stack_use, Some(timing), c.max_lost, mix)
-            }),
-            off_cpu: report.off_cpu,
-            threads: Vec::new(),
-            outputs: Vec::new(),
-            notes,
-        }
-    }
 }
 
 /// The calling thread at SCHED_FIFO priority `prio`; children it forks
@@ -475,15 +392,6 @@ pub(super) fn set_realtime(prio: i32) -> std::io::Result<()> {
     } else {
         Err(std::io::Error::last_os_error())
     }
-}
-
-/// A workload's exit code; 128 + the signal that killed it, as a shell
-/// says (not where perfz ended it: stopped itself, a limit, a command).
-fn exit_code(status: Option<std::process::ExitStatus>, ended_by_perfz: bool) -> Option<i32> {
-    use std::os::unix::process::ExitStatusExt;
-    let s = status?;
-    let own = s.signal().filter(|_| !ended_by_perfz);
-    s.code().or(own.map(|sig| 128 + sig))
 }
 
 /// LOST_SAMPLES: `u64 lost` and a sample_id trailer carrying the event's id.

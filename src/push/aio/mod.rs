@@ -332,7 +332,7 @@ impl Sink for AsyncSink {
 
     /// Every write in flight lands first, so a checkpoint's header never
     /// points past data still in a buffer; the next write takes up the
-    /// output as the loan left it (see [`take_up`](AsyncSink::take_up)).
+    /// output as the loan left it (see `take_up`).
     fn lend(&mut self) -> io::Result<Option<&mut Output>> {
         self.submit_cur()?;
         self.land_all()?;

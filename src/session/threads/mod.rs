@@ -45,7 +45,7 @@ pub use job::ThreadEnd;
 use job::{Job, Pool, Shared};
 
 mod finish;
-mod job;
+pub(super) mod job;
 
 /// The rings' groups, one per drain thread, from `--threads`.
 fn groups(spec: &ThreadSpec, ring_cpus: &[u32]) -> Result<Vec<DrainGroup>, RecordError> {
