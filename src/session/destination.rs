@@ -1,375 +1,290 @@
-//! Where a recording goes, and the promise that a failed start touches no
-//! existing file.
+//! Where a recording goes, owned by the session from its begin to its
+//! finish: a perf.data file or a pipe (`file_output.rs`), a `--threads`
+//! directory (`dir_output.rs`), or the flight recorder's memory
+//! (`flight_window.rs`). Each kind's begin, switch (`--switch-output`, or a
+//! flight-recorder snapshot), finish and salvage are this type's methods;
+//! a strategy only says where its drain units run ([`Units`]) and hands
+//! them over.
 //!
-//! `-` is pipe mode on stdout. A path is file mode: the recording is first
-//! written to a hidden temporary file beside the path (mode 0600); only when
-//! the recording has really started (the workload exec'd, the events are
-//! enabled) does [`Destination::commit`] move an existing file to `FILE.old` and
-//! rename the new one into place, as perf's rotation does. Before that, any
-//! failure just drops the temporary file.
-//!
-//! The commit comes after the events are enabled, so it must be quick: a
-//! replaced `FILE.old` is held open, not freed, while the recording runs
-//! (freeing a large file's blocks takes the filesystem milliseconds to
-//! seconds, and a 512 KiB ring holds under a millisecond of a dwarf
-//! stream). Its blocks go back when the [`Destination`] is dropped, after the
-//! recording.
+//! ```text
+//! begin ─ (Recording::start commits the place) ─ switch … switch ─ finish
+//! ```
 
-use std::fs::File;
-use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
-use tempfile::{TempDir, TempPath};
+use super::dir_output::{Dir, DirEnd};
+use super::error::RecordError;
+use super::file_output::FileOutput;
+use super::flight_window::FlightWindow;
+use super::layout::DrainGroup;
+use super::mailbox::Request;
+use super::place::{create_in, Place};
+use super::recording::Recording;
+use super::summary::Summary;
+use super::supervisor::Ended;
+use super::thread_tally::tally;
+use super::threads::job::{Pool, ThreadEnd};
+use super::unit::Unit;
+use crate::format::data_stream::DataStreamWriter;
+use crate::push::drain::DrainReport;
+use crate::push::scan::SampleTimes;
+use crate::push::{Output, Segments};
 
-use super::error::Kept;
+/// Where a recording goes.
+pub struct Destination {
+    kind: Kind,
+    /// Where it is on disk (memory: only the path snapshots are named after).
+    place: Place,
+}
 
-pub enum Destination {
-    /// Pipe mode on stdout.
-    Pipe,
-    /// File mode; `pending` holds the temporary file until the commit.
-    File {
-        path: PathBuf,
-        pending: Option<TempPath>,
-        displaced: Displaced,
+enum Kind {
+    /// A perf.data file or a pipe, written by the unit on this thread.
+    File(FileOutput),
+    /// A `--threads` directory: `data` written here, a `data.N` per drain
+    /// thread.
+    Dir(Box<Dir>),
+    /// `--flight-recorder`: the units keep the newest records in memory;
+    /// each snapshot is written out as a file (or directory) of its own.
+    Memory(FlightWindow),
+}
+
+/// The drain units as the destination reaches them.
+pub enum Units<'a> {
+    /// The one unit, on this thread.
+    Here(&'a mut Unit),
+    /// One unit per drain thread, asked through its mailbox.
+    Threads(&'a Pool),
+}
+
+/// How the drain units ended.
+pub enum UnitsEnd {
+    /// The one unit on this thread, its loop ended.
+    Here(Unit),
+    /// Each drain thread's end, with its rings' group and file; `ring_cpus`
+    /// gives each ring's CPU.
+    Threads {
+        ring_cpus: Vec<u32>,
+        ends: Vec<(DrainGroup, PathBuf, ThreadEnd)>,
     },
-    /// `--flight-recorder`: nothing on disk until a snapshot.
-    Memory { path: PathBuf },
-    /// `--threads`: a directory of `data` and `data.N` files; `pending`
-    /// holds the temporary directory until the commit.
-    Dir {
-        path: PathBuf,
-        pending: Option<TempDir>,
-        displaced: Displaced,
-    },
-}
-
-/// The files a commit replaced (an older `FILE.old` and, for directories,
-/// its files), unlinked but held open: the kernel frees their blocks only
-/// when this is dropped, after the recording, not in the commit.
-#[derive(Debug, Default)]
-pub struct Displaced(Vec<File>);
-
-impl Displaced {
-    /// Unlinks the regular file at `path`, holding it open first where it
-    /// can be opened (if not, it is freed now, as before).
-    pub fn remove_file(&mut self, path: &Path) -> io::Result<()> {
-        self.hold(path);
-        std::fs::remove_file(path)
-    }
-
-    /// Opens `path` if it is a regular file, to be freed when dropped.
-    /// Non-blocking: a FIFO put there is never waited on (and not held).
-    fn hold(&mut self, path: &Path) {
-        use std::os::unix::fs::OpenOptionsExt;
-        if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file()) {
-            return;
-        }
-        if let Ok(f) = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-            .open(path)
-        {
-            self.0.push(f);
-        }
-    }
-
-    /// Removes the directory `path`: its files held open, then unlinked.
-    pub fn remove_dir(&mut self, path: &Path) -> io::Result<()> {
-        for e in std::fs::read_dir(path)?.flatten() {
-            if e.file_type().is_ok_and(|t| t.is_file()) {
-                self.remove_file(&e.path())?;
-            }
-        }
-        std::fs::remove_dir_all(path)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// Frees the held files on a thread of their own, so the drain does
-    /// not wait for the filesystem (mid-recording: `--switch-max-files`).
-    pub fn free_in_background(self) {
-        if self.is_empty() {
-            return;
-        }
-        // If the thread cannot start, the closure (and the files) is
-        // dropped here: freed now, as before.
-        let _ = std::thread::Builder::new()
-            .name("perfz-free".into())
-            .spawn(move || drop(self));
-    }
-}
-
-/// Whether `path` means stdout.
-pub fn is_stdout(path: &Path) -> bool {
-    path == Path::new("-")
-}
-
-/// `FILE.old`, where an existing output is moved.
-pub fn old_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_os_string();
-    s.push(".old");
-    PathBuf::from(s)
-}
-
-pub fn dir_of(path: &Path) -> &Path {
-    path.parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
-
-/// Checks, without creating or touching anything, that `path` can be an
-/// output: its directory exists and it is not itself a directory.
-pub fn check(path: &Path) -> io::Result<()> {
-    if is_stdout(path) {
-        return Ok(());
-    }
-    let dir = dir_of(path);
-    let meta = std::fs::metadata(dir).map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("cannot write {}: {}: {e}", path.display(), dir.display()),
-        )
-    })?;
-    if !meta.is_dir() {
-        return Err(io::Error::other(format!(
-            "cannot write {}: {} is not a directory",
-            path.display(),
-            dir.display()
-        )));
-    }
-    // A device, FIFO or socket is never moved aside and replaced (that
-    // would turn /dev/null into a regular file).
-    if let Ok(m) = std::fs::metadata(path) {
-        if !m.is_file() && !m.is_dir() {
-            return Err(io::Error::other(format!(
-                "cannot record into {}: it is not a regular file (perfz writes a new file and \
-                 moves the old one aside); to write a stream there, use -o - and redirect: \
-                 -o - > {}",
-                path.display(),
-                path.display()
-            )));
-        }
-    }
-    let old = old_path(path);
-    if std::fs::symlink_metadata(path).is_ok()
-        && std::fs::symlink_metadata(&old).is_ok_and(|m| m.is_dir())
-        && !is_perf_dir(&old)
-    {
-        return Err(io::Error::other(format!(
-            "cannot move {} aside: {} is a directory that is not a perf recording \
-             (perfz replaces only a perf.data file or a --threads directory there); \
-             move it away or choose another -o",
-            path.display(),
-            old.display()
-        )));
-    }
-    if path.is_dir() && !is_perf_dir(path) {
-        return Err(io::Error::other(format!(
-            "cannot write {}: it is a directory{}",
-            path.display(),
-            if path.join("data").exists() {
-                ""
-            } else {
-                " (and not a --threads recording, which perfz would move to .old)"
-            }
-        )));
-    }
-    Ok(())
-}
-
-/// Whether `path` is a directory perf's (or perfz's) `--threads` wrote: one
-/// a new recording may move aside to `.old`, as perf does.
-pub fn is_perf_dir(path: &Path) -> bool {
-    path.join("data").is_file()
-        && std::fs::read_dir(path).is_ok_and(|d| {
-            d.filter_map(|e| e.ok()).all(|e| {
-                let n = e.file_name();
-                let n = n.to_string_lossy();
-                n == "data"
-                    || n.strip_prefix("data.")
-                        .is_some_and(|k| k.parse::<u32>().is_ok())
-            })
-        })
-}
-
-/// Creates `name` in `dir`, new, mode 0600.
-pub fn create_in(dir: &Path, name: &str) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let p = dir.join(name);
-    std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&p)
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot create {}: {e}", p.display())))
-}
-
-/// Moves an existing `path` (file or directory) to `path.old`, replacing an
-/// older `.old`, as perf does. What is replaced goes to `displaced`.
-fn move_aside(path: &Path, displaced: &mut Displaced) -> io::Result<()> {
-    if std::fs::symlink_metadata(path).is_err() {
-        return Ok(());
-    }
-    let old = old_path(path);
-    if let Ok(m) = std::fs::symlink_metadata(&old) {
-        if m.is_dir() {
-            // Only a recording perf or perfz wrote (checked before the
-            // recording started, again here).
-            if !is_perf_dir(&old) {
-                return Err(io::Error::other(format!(
-                    "{} is a directory that is not a perf recording; not replaced",
-                    old.display()
-                )));
-            }
-            displaced.remove_dir(&old)?;
-        } else if std::fs::metadata(path)?.is_dir() {
-            displaced.remove_file(&old)?;
-        } else {
-            // The rename below replaces it.
-            displaced.hold(&old);
-        }
-    }
-    std::fs::rename(path, old)
-}
-
-/// A hidden temporary file or directory beside `path`, named after it.
-fn temp_beside<T>(
-    path: &Path,
-    make: impl FnOnce(&tempfile::Builder<'_, '_>, &Path) -> io::Result<T>,
-) -> io::Result<T> {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "perf.data".into());
-    let prefix = format!(".{name}.");
-    let mut b = tempfile::Builder::new();
-    b.prefix(&prefix).suffix(".perfz-new");
-    make(&b, dir_of(path))
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot write {}: {e}", path.display())))
 }
 
 impl Destination {
-    /// Opens the output: stdout (a duplicate of fd 1, unbuffered, so records
-    /// go out without a copy into a buffer of ours) or a new temporary file
-    /// beside `path`.
-    pub fn open(path: &Path) -> io::Result<(Destination, File)> {
-        if is_stdout(path) {
-            let fd: OwnedFd = io::stdout().as_fd().try_clone_to_owned()?;
-            return Ok((Destination::Pipe, File::from(fd)));
+    /// For one unit on this thread: the output (a file under a temporary
+    /// name until the recording has started, a pipe, or memory) and the
+    /// unit writing to it, its side band written.
+    pub fn begin(
+        rec: &Recording<'_>,
+        notes: &mut Vec<String>,
+    ) -> Result<(Self, Unit), RecordError> {
+        let o = rec.options();
+        if let Some(cap) = o.flight_recorder {
+            let (unit, build_notes) = rec.drain_unit(Segments::new(cap).into(), true, true)?;
+            notes.extend(build_notes);
+            // The side band is the window's: each snapshot writes it first.
+            let window = FlightWindow::new(&rec.side_band(notes));
+            let place = Place::Memory {
+                path: o.output.clone(),
+            };
+            return Ok((Destination::of(Kind::Memory(window), place), unit));
         }
-        check(path)?;
-        // tempfile creates with O_EXCL and mode 0600 at an unpredictable name.
-        let tmp = temp_beside(path, |b, dir| b.tempfile_in(dir))?;
-        let (file, pending) = tmp.into_parts();
-        Ok((
-            Destination::File {
-                path: path.to_path_buf(),
-                pending: Some(pending),
-                displaced: Displaced::default(),
-            },
-            file,
-        ))
+        let (out, place, unit) = FileOutput::begin(rec, notes)?;
+        Ok((Destination::of(Kind::File(out), place), unit))
     }
 
-    /// Opens a `--threads` output: a new temporary directory (mode 0700)
-    /// beside `path`, where the caller creates `data` and `data.N`.
-    pub fn open_dir(path: &Path) -> io::Result<Destination> {
-        if is_stdout(path) {
-            return Err(io::Error::other(
-                "--threads writes a directory of files and cannot write a pipe: give -o DIR",
-            ));
+    /// For units on drain threads: the directory (under a temporary name
+    /// until the recording has started, `data` with the side band whole
+    /// from here), or the flight recorder's memory.
+    pub fn begin_for_threads(
+        rec: &Recording<'_>,
+        notes: &mut Vec<String>,
+    ) -> Result<Self, RecordError> {
+        let o = rec.options();
+        if o.flight_recorder.is_some() {
+            let window = FlightWindow::new(&rec.side_band(notes));
+            let place = Place::Memory {
+                path: o.output.clone(),
+            };
+            return Ok(Destination::of(Kind::Memory(window), place));
         }
-        check(path)?;
-        let tmp = temp_beside(path, |b, dir| b.tempdir_in(dir))?;
-        Ok(Destination::Dir {
-            path: path.to_path_buf(),
-            pending: Some(tmp),
-            displaced: Displaced::default(),
+        let (dir, place) = Dir::create(rec, notes)?;
+        Ok(Destination::of(Kind::Dir(Box::new(dir)), place))
+    }
+
+    fn of(kind: Kind, place: Place) -> Self {
+        Destination { kind, place }
+    }
+
+    /// The output of drain thread `i` of `n`: its `data.i`, or its share of
+    /// the flight recorder's memory.
+    pub fn thread_output(
+        &self,
+        rec: &Recording<'_>,
+        i: usize,
+        n: usize,
+    ) -> Result<Output, RecordError> {
+        Ok(match &self.kind {
+            Kind::Memory(_) => {
+                let cap = rec.options().flight_recorder.unwrap_or(0);
+                Segments::new((cap / n as u64).max(16 << 10)).into()
+            }
+            _ => Output::Stream(DataStreamWriter::new(
+                create_in(self.dir()?, &format!("data.{i}")).map_err(RecordError::Output)?,
+            )),
         })
     }
 
-    pub fn is_pipe(&self) -> bool {
-        matches!(self, Destination::Pipe)
+    /// The directory the drain threads' files are in (its final name once
+    /// the recording has started).
+    fn dir(&self) -> Result<&Path, RecordError> {
+        self.place
+            .current_path()
+            .ok_or_else(|| RecordError::Usage("this output is not a directory".into()))
     }
 
-    /// The recording has started: move an existing file to `FILE.old` and put
-    /// the new one in its place. Idempotent.
-    pub fn commit(&mut self) -> io::Result<()> {
-        match self {
-            Destination::Pipe | Destination::Memory { .. } => Ok(()),
-            Destination::File {
-                path,
-                pending,
-                displaced,
-            } => {
-                let Some(tmp) = pending.take() else {
-                    return Ok(());
-                };
-                move_aside(path, displaced)?;
-                tmp.persist(&*path).map_err(|e| e.error)
+    /// Where the drain threads' files are, once the recording has started
+    /// (memory: none).
+    pub fn threads_dir(&self) -> PathBuf {
+        match self.kind {
+            Kind::Memory(_) => PathBuf::new(),
+            _ => self.dir().map(Path::to_path_buf).unwrap_or_default(),
+        }
+    }
+
+    /// Whether the units gather what the build-id pass and later side
+    /// bands need.
+    pub fn wants_hits(&self, rec: &Recording<'_>) -> bool {
+        rec.options().build_ids.table || self.is_memory()
+    }
+
+    /// Whether the recording keeps memory (a switch is a snapshot; SIGUSR2
+    /// asks for one).
+    pub fn is_memory(&self) -> bool {
+        matches!(self.kind, Kind::Memory(_))
+    }
+
+    /// Where it is on disk, for the start to commit.
+    pub fn place_mut(&mut self) -> &mut Place {
+        &mut self.place
+    }
+
+    /// Bytes of the side band written (`--max-size` counts them).
+    pub fn side_band_bytes(&self) -> u64 {
+        match &self.kind {
+            Kind::File(f) => f.side_band_bytes,
+            Kind::Dir(d) => d.side_band_bytes,
+            Kind::Memory(w) => w.side_band_bytes,
+        }
+    }
+
+    /// One switch: `--switch-output` goes on in a new file or directory
+    /// (the one so far finished and named `OUTPUT.<timestamp>`); the flight
+    /// recorder writes a snapshot. `times`: the current output's first and
+    /// last sample times (one unit on this thread).
+    pub fn switch(
+        &mut self,
+        rec: &Recording<'_>,
+        units: Units<'_>,
+        times: SampleTimes,
+        notes: &mut Vec<String>,
+    ) -> Result<(), RecordError> {
+        match (&mut self.kind, units) {
+            (Kind::File(f), Units::Here(u)) => f.switch(rec, u, times, notes),
+            (Kind::Memory(w), Units::Here(u)) => {
+                (w.snapshot_unit(rec, u, notes).map(drop)).map_err(|err| w.failed(rec, err))
             }
-            Destination::Dir {
-                path,
-                pending,
-                displaced,
-            } => {
-                let Some(tmp) = pending.take() else {
-                    return Ok(());
-                };
-                move_aside(path, displaced)?;
-                let from = tmp.keep();
-                std::fs::rename(&from, &*path).inspect_err(|_| {
-                    let _ = std::fs::remove_dir_all(&from);
-                })
+            (Kind::Dir(d), Units::Threads(pool)) => {
+                d.switch(rec, pool.threads(), |r| pool.ask(r), notes)
             }
+            (Kind::Memory(w), Units::Threads(pool)) => {
+                let requests = (0..pool.threads()).map(|_| Request::Snapshot).collect();
+                w.snapshot_answers(rec, pool.ask(requests)?, notes)
+                    .map(drop)
+            }
+            _ => unreachable!("a file is written on this thread, a directory by drain threads"),
         }
     }
 
-    /// Where the file (or directory) is now (the temporary name until the
-    /// commit).
-    pub fn current_path(&self) -> Option<&Path> {
-        match self {
-            Destination::Pipe | Destination::Memory { .. } => None,
-            Destination::File {
-                pending: Some(t), ..
-            } => Some(t),
-            Destination::Dir {
-                pending: Some(t), ..
-            } => Some(t.path()),
-            Destination::File { path, .. } | Destination::Dir { path, .. } => Some(path),
+    /// The end: the units' last records and LOST_SAMPLES in, the features
+    /// and the header written (the flight recorder: its last snapshot), or
+    /// after a failed write the output salvaged and the error said with what
+    /// it kept; the last output named like the others; the summary.
+    pub fn finish(
+        self,
+        rec: &Recording<'_>,
+        end: UnitsEnd,
+        ended: Ended,
+        notes: Vec<String>,
+    ) -> Result<Summary, RecordError> {
+        let Destination { kind, place } = self;
+        match (kind, end) {
+            (Kind::File(f), UnitsEnd::Here(u)) => f.finish(rec, &place, u, ended, notes),
+            (Kind::Memory(w), UnitsEnd::Here(u)) => w.finish(rec, u, ended, notes),
+            (kind, UnitsEnd::Threads { ring_cpus, ends }) => {
+                finish_threads(rec, kind, &place, &ring_cpus, ends, ended, notes)
+            }
+            _ => unreachable!("a file or memory is written on this thread"),
         }
-    }
-
-    /// What the user asked for, for messages.
-    pub fn display(&self) -> String {
-        match self {
-            Destination::Pipe => "-".into(),
-            Destination::File { path, .. }
-            | Destination::Dir { path, .. }
-            | Destination::Memory { path } => path.display().to_string(),
-        }
-    }
-
-    /// Bytes in the file (or the directory's files) now.
-    pub fn size(&self) -> u64 {
-        self.current_path().map_or(0, crate::format::size_on_disk)
     }
 }
 
-/// Cuts the file at `path` back to `end` (its last checkpoint) after a
-/// failed write whose extent is unknown.
-pub fn cut_back(path: &Path, end: Option<u64>) -> Option<Kept> {
-    let end = end?;
-    let f = std::fs::OpenOptions::new().write(true).open(path).ok()?;
-    f.set_len(end).ok()?;
-    f.sync_all().ok()?;
-    Some(Kept::Checkpoint(end))
+/// After the drain threads: the last output finished (LOST_SAMPLES,
+/// features and build ids into `data`; or the flight recorder's last
+/// snapshot), and the summary with every thread's line.
+fn finish_threads(
+    rec: &Recording<'_>,
+    kind: Kind,
+    place: &Place,
+    ring_cpus: &[u32],
+    ends: Vec<(DrainGroup, PathBuf, ThreadEnd)>,
+    mut ended: Ended,
+    mut notes: Vec<String>,
+) -> Result<Summary, RecordError> {
+    let (lost_recs, lost_samples) = rec.lost_samples();
+    let reports: Vec<DrainReport> = ends.iter().map(|(_, _, e)| e.end.report.clone()).collect();
+    let mut t = tally(ring_cpus, &ends);
+    let hits = ends.iter().filter_map(|(_, _, e)| e.end.hits.clone());
+    let (output, outputs, side_band_bytes, bytes_written) = match kind {
+        Kind::Memory(mut w) => {
+            hits.for_each(|h| w.maps.seen(h));
+            // The end writes what the threads hold, like a last snapshot.
+            let parts: Vec<(usize, Vec<u8>)> = ends
+                .iter()
+                .enumerate()
+                .map(|(i, (_, _, e))| (i, e.end.retained.clone().unwrap_or_default()))
+                .collect();
+            let last = w.snapshot_units(rec, &parts, &reports, &mut notes)?;
+            let written = std::mem::take(&mut w.written);
+            let (sb, bytes) = (w.side_band_bytes, w.bytes);
+            (last.display().to_string(), written, sb, bytes)
+        }
+        Kind::Dir(mut d) => {
+            hits.for_each(|h| d.maps.seen(h));
+            let failure = t.failure.take().map(|e| (e, t.kept_all));
+            // The threads' sample times span every output of the
+            // recording: they are this directory's only if it is the one.
+            let times = (rec.options().switch_output.is_none()).then_some(t.all.counts.times);
+            let end = DirEnd {
+                reports: &reports,
+                lost_recs: &lost_recs,
+                times,
+                failure,
+            };
+            let (output, outputs, sb) = d.finish(rec, place, end, &mut notes)?;
+            (output, outputs, sb, sb + t.report.bytes_written)
+        }
+        Kind::File(_) => unreachable!("drain threads write a directory or memory"),
+    };
+    let sink = format!("{} ({} threads)", t.report.sink, ends.len());
+    ended.drained = t.all;
+    Ok(Summary {
+        output,
+        outputs,
+        lost_samples,
+        side_band_bytes,
+        bytes_written,
+        rings: ring_cpus.len(),
+        sink,
+        threads: t.threads,
+        ..rec.summary(t.report, &mut ended, notes)
+    })
 }
-
-#[cfg(test)]
-#[path = "destination_tests.rs"]
-mod tests;

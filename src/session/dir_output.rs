@@ -3,17 +3,15 @@
 //! `data.N` per unit), begun whole, switched to a new directory on
 //! `--switch-output` and finished at the end; the new name appears only
 //! once the directory under it is finished. (With `--flight-recorder` the
-//! units keep memory instead, written out by the [`FlightWindow`].)
+//! units keep memory instead, written out by the flight window.)
 
 use std::fs::File;
 use std::io;
-use std::path::Path;
 
-use super::destination::{create_in, cut_back, dir_of, Destination};
 use super::error::{format_io, Kept, RecordError};
-use super::flight_window::FlightWindow;
 use super::mailbox::{Reply, Request};
 use super::map_history::MapHistory;
+use super::place::{create_in, cut_back, dir_of, Place};
 use super::recording::{io_err_context, Recording};
 use super::rotation::Rotation;
 use crate::format::writer::FileWriter;
@@ -22,25 +20,20 @@ use crate::push::drain::DrainReport;
 use crate::push::scan::SampleTimes;
 use crate::synth::features::dir_features;
 
-/// Where the threads' compressed bytes go.
-pub enum Dest {
-    Dir(Box<Dir>),
-    Memory(FlightWindow),
-}
-
-impl Dest {
-    /// Bytes of the side band written (`--max-size` counts them).
-    pub fn side_band_bytes(&self) -> u64 {
-        match self {
-            Dest::Dir(d) => d.side_band_bytes,
-            Dest::Memory(w) => w.side_band_bytes,
-        }
-    }
+/// How the drain threads of a directory ended, for its finish.
+pub struct DirEnd<'a> {
+    /// Each thread's numbers.
+    pub reports: &'a [DrainReport],
+    /// LOST_SAMPLES records, for `data`.
+    pub lost_recs: &'a [u8],
+    /// The first and last sample times, where they are this directory's.
+    pub times: Option<SampleTimes>,
+    /// The first thread's write error, and what the failed threads kept.
+    pub failure: Option<(io::Error, Option<Kept>)>,
 }
 
 /// A directory output being written.
 pub struct Dir {
-    pub out: Destination,
     /// The current directory's `data`.
     pub main: FileWriter<File>,
     /// Bytes of its side band.
@@ -54,9 +47,12 @@ pub struct Dir {
 impl Dir {
     /// The directory (under a temporary name until the start), `data` with
     /// the side band, whole from here: a crash leaves a directory perf opens.
-    pub fn create(rec: &Recording<'_>, notes: &mut Vec<String>) -> Result<Dir, RecordError> {
+    pub fn create(
+        rec: &Recording<'_>,
+        notes: &mut Vec<String>,
+    ) -> Result<(Dir, Place), RecordError> {
         let o = rec.options();
-        let out = Destination::open_dir(&o.output).map_err(RecordError::Output)?;
+        let out = Place::open_dir(&o.output).map_err(RecordError::Output)?;
         let dir = out.current_path().expect("a directory");
         let mut main = FileWriter::new(
             create_in(dir, "data").map_err(RecordError::Output)?,
@@ -64,20 +60,15 @@ impl Dir {
         )?;
         let sb = rec.side_band(notes);
         begin(rec, &mut main, &sb).map_err(RecordError::Output)?;
-        Ok(Dir {
-            out,
+        let dir = Dir {
             side_band_bytes: main.data_size(),
             main,
             rotation: o
                 .switch_output
                 .map(|_| Rotation::new(&o.output, o.switch_max_files)),
             maps: MapHistory::new(&sb),
-        })
-    }
-
-    /// The current directory (its final name once the recording started).
-    pub fn path(&self) -> &Path {
-        self.out.current_path().expect("a directory")
+        };
+        Ok((dir, out))
     }
 
     /// One `--switch-output`, in the order that leaves every name whole:
@@ -163,20 +154,23 @@ impl Dir {
     }
 
     /// The directory's end: LOST_SAMPLES and the features (with the build
-    /// ids of what it holds, and `times`, its first and last sample times,
-    /// where known) into `data`, synced; a unit's `failure` (its
-    /// error, what the failed units kept) said as the directory's; the
-    /// last output sealed like the others. Returns the output, every output
-    /// and the side band's bytes.
+    /// ids of what it holds, and its first and last sample times, where
+    /// known) into `data`, synced; a unit's failure said as the
+    /// directory's; the last output sealed like the others. Returns the
+    /// output, every output and the side band's bytes.
     pub fn finish(
         mut self,
         rec: &Recording<'_>,
-        reports: &[DrainReport],
-        lost_recs: &[u8],
-        times: Option<SampleTimes>,
-        failure: Option<(io::Error, Option<Kept>)>,
+        out: &Place,
+        end: DirEnd<'_>,
         notes: &mut Vec<String>,
     ) -> Result<(String, Vec<String>, u64), RecordError> {
+        let DirEnd {
+            reports,
+            lost_recs,
+            times,
+            failure,
+        } = end;
         let mut dir_f = dir_features(rec.features(), DrainReport::combined_compressed(reports));
         if let Some(t) = times {
             crate::synth::features::set_sample_time(&mut dir_f, t);
@@ -184,7 +178,6 @@ impl Dir {
         rec.add_build_ids(&mut dir_f, &self.maps.output, notes);
         let main_kept = self.main.checkpoint_end();
         let side_band_bytes = self.side_band_bytes;
-        let out = &self.out;
         let main_done = self
             .main
             .write_records(lost_recs)
@@ -219,10 +212,7 @@ impl Dir {
             r.seal_last(notes);
             outputs = std::mem::take(&mut r.written);
         }
-        let output = outputs
-            .last()
-            .cloned()
-            .unwrap_or_else(|| self.out.display());
+        let output = outputs.last().cloned().unwrap_or_else(|| out.display());
         Ok((output, outputs, side_band_bytes))
     }
 }

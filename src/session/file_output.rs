@@ -3,10 +3,10 @@
 //! `--switch-output` and finished at the end. (Units on threads of their
 //! own write a directory: `dir_output.rs`.)
 
-use super::destination::{self, Destination};
 use super::error::format_io;
 use super::error::RecordError;
 use super::map_history::MapHistory;
+use super::place::{self, Place};
 use super::recording::{io_err_context, Recording};
 use super::rotation::Rotation;
 use super::summary::Summary;
@@ -19,9 +19,8 @@ use crate::synth::features::set_sample_time;
 
 /// A file or pipe output being written, across its switches.
 pub struct FileOutput {
-    /// Where it goes.
-    pub out: Destination,
-    side_band_bytes: u64,
+    /// Bytes of the side band written (`--max-size` counts them).
+    pub side_band_bytes: u64,
     rotation: Option<Rotation>,
     maps: MapHistory,
 }
@@ -32,11 +31,11 @@ impl FileOutput {
     pub fn begin(
         rec: &Recording<'_>,
         notes: &mut Vec<String>,
-    ) -> Result<(FileOutput, Unit), RecordError> {
+    ) -> Result<(FileOutput, Place, Unit), RecordError> {
         let o = rec.options();
         // From here the output exists, under a temporary name until the
         // recording has started.
-        let (out, file) = Destination::open(&o.output).map_err(RecordError::Output)?;
+        let (out, file) = Place::open(&o.output).map_err(RecordError::Output)?;
         let attrs = rec.attrs();
         let writer = if out.is_pipe() {
             let mut f = rec.features().clone();
@@ -60,14 +59,13 @@ impl FileOutput {
             .map_err(|e| RecordError::Output(io_err_context(e, "writing the side band")))?;
         let side_band_bytes = drain.report().bytes_written;
         let output = FileOutput {
-            out,
             side_band_bytes,
             rotation: o
                 .switch_output
                 .map(|_| Rotation::new(&o.output, o.switch_max_files)),
             maps: MapHistory::new(&side_band),
         };
-        Ok((output, drain))
+        Ok((output, out, drain))
     }
 
     /// One `--switch-output`: the recording goes on in a new output (a hidden
@@ -93,12 +91,12 @@ impl FileOutput {
         let kept = drain.checkpoint_end();
         let tmp = tempfile::Builder::new()
             .prefix(".perfz-next-")
-            .tempfile_in(destination::dir_of(&o.output))
+            .tempfile_in(place::dir_of(&o.output))
             .map_err(RecordError::Output)?;
         let failed = |err: std::io::Error| RecordError::WriteFailed {
             path: o.output.display().to_string(),
             err,
-            kept: destination::cut_back(&o.output, kept),
+            kept: place::cut_back(&o.output, kept),
         };
         let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
         let sb = switch_to(rec, drain, next, maps, times, notes).map_err(failed)?;
@@ -150,12 +148,12 @@ impl FileOutput {
     pub fn finish(
         self,
         rec: &Recording<'_>,
+        out: &Place,
         drain: Unit,
         mut ended: Ended,
         mut notes: Vec<String>,
     ) -> Result<Summary, RecordError> {
         let FileOutput {
-            out,
             side_band_bytes,
             mut rotation,
             mut maps,

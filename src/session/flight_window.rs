@@ -4,12 +4,14 @@ use std::io;
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::destination::{create_in, dir_of};
 use super::error::{format_io, RecordError};
 use super::mailbox::Reply;
 use super::map_history::MapHistory;
+use super::place::{create_in, dir_of};
 use super::recording::Recording;
 use super::rotation::stamped;
+use super::summary::Summary;
+use super::supervisor::Ended;
 use super::unit::Unit;
 use crate::format::writer::FileWriter;
 use crate::format::FeatureSet;
@@ -172,5 +174,33 @@ impl FlightWindow {
         }
         let records = drain.snapshot()?;
         self.write(rec, Retained::InFile(&records), f, notes)
+    }
+}
+
+impl FlightWindow {
+    /// The end of a recording whose unit runs on this thread: what it
+    /// holds written like a last snapshot (a snapshot that failed ended the
+    /// recording, said with the snapshots kept), and the summary.
+    pub fn finish(
+        mut self,
+        rec: &Recording<'_>,
+        mut drain: Unit,
+        mut ended: Ended,
+        mut notes: Vec<String>,
+    ) -> Result<Summary, RecordError> {
+        if let Some(err) = ended.drained.write_error.take() {
+            return Err(self.failed(rec, err));
+        }
+        let last = match self.snapshot_unit(rec, &mut drain, &mut notes) {
+            Ok(p) => p,
+            Err(err) => return Err(self.failed(rec, err)),
+        };
+        Ok(Summary {
+            output: last.display().to_string(),
+            side_band_bytes: self.side_band_bytes,
+            bytes_written: self.bytes,
+            outputs: std::mem::take(&mut self.written),
+            ..rec.summary(drain.report(), &mut ended, notes)
+        })
     }
 }

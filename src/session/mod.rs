@@ -17,7 +17,6 @@ mod dir_output;
 mod dso_capture;
 mod error;
 mod file_output;
-mod flight;
 mod flight_window;
 mod layout;
 mod limits;
@@ -25,6 +24,7 @@ mod mailbox;
 mod map_history;
 mod memory_asks;
 mod options;
+mod place;
 mod recording;
 mod rotation;
 mod run;
@@ -63,7 +63,7 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     signals::install().map_err(io_err("installing signal handlers"))?;
     let started = Instant::now();
     let mut notes = Vec::new();
-    let capture = o.build_ids.cache && o.build_ids.table && !destination::is_stdout(&o.output);
+    let capture = o.build_ids.cache && o.build_ids.table && !place::is_stdout(&o.output);
     if let Some(dir) = crate::synth::build_id::cache_dir().filter(|_| capture) {
         dso_capture::start(dir);
     }
@@ -82,9 +82,8 @@ fn by_strategy(
     rec: Recording<'_>,
     notes: Vec<String>,
 ) -> Result<Summary, RecordError> {
-    match (&o.threads, o.flight_recorder) {
-        (Some(spec), _) => threads::record(rec, spec, notes),
-        (None, Some(cap)) => flight::record(rec, cap, notes),
-        (None, None) => serial::record(rec, notes),
+    match &o.threads {
+        Some(spec) => threads::record(rec, spec, notes),
+        None => serial::record(rec, notes),
     }
 }

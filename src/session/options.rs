@@ -284,8 +284,8 @@ impl RecordOptions {
             return usage("the sampling frequency/period must be at least 1 (-F/-c)");
         }
         self.codec.check_built()?;
-        super::destination::check(&self.output).map_err(RecordError::Output)?;
-        let stdout = super::destination::is_stdout(&self.output);
+        super::place::check(&self.output).map_err(RecordError::Output)?;
+        let stdout = super::place::is_stdout(&self.output);
         if self.flight_recorder.is_some()
             && (stdout || self.switch_output.is_some() || self.max_size.is_some())
         {

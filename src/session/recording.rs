@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 
 use super::build_ids;
 use super::control::Channel;
-use super::destination::Destination;
 use super::error::io_err;
 use super::error::RecordError;
 use super::limits::{Limits, Switching};
 use super::options::RecordOptions;
 use super::options::SwitchOutput;
+use super::place::Place;
 use super::run::{self, Drained, LoopOptions};
 use super::setup::Prepared;
 use super::status::StatusLine;
@@ -250,10 +250,7 @@ impl<'o> Recording<'o> {
     /// Starts the recording: enables the events (a forked workload enables
     /// its own, on exec), starts the workload or timing command, and only
     /// then lets the output replace an existing one.
-    pub fn start(
-        &mut self,
-        out: &mut Destination,
-    ) -> Result<Option<std::process::Child>, RecordError> {
+    pub fn start(&mut self, out: &mut Place) -> Result<Option<std::process::Child>, RecordError> {
         let o = self.o;
         if !matches!(o.target, Target::Workload(_)) {
             let set = &self.prepared.set;

@@ -6,7 +6,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::destination::Displaced;
+use super::place::Displaced;
 
 pub struct Rotation {
     path: PathBuf,

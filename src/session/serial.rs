@@ -1,25 +1,24 @@
 //! The serial strategy: every ring drained by one unit on this thread into
-//! one output (a file or a pipe, [`FileOutput`]), switched to a new file on
-//! `--switch-output`.
+//! one [`Destination`] (a file, a pipe or the flight recorder's memory),
+//! switched on `--switch-output` (or a snapshot).
 
+use super::destination::{Destination, Units, UnitsEnd};
 use super::error::RecordError;
-use super::file_output::FileOutput;
 use super::recording::Recording;
 use super::summary::Summary;
 
 /// Runs a serial recording to the end.
 pub fn record(mut rec: Recording<'_>, mut notes: Vec<String>) -> Result<Summary, RecordError> {
-    let (mut out, mut drain) = FileOutput::begin(&rec, &mut notes)?;
-    let child = rec.start(&mut out.out)?;
+    let (mut dest, mut unit) = Destination::begin(&rec, &mut notes)?;
+    let child = rec.start(dest.place_mut())?;
     let mut switch_failed = None;
-    let ended = rec.run(&mut drain, child, |rec, drain, d| {
-        switch_failed = out.switch(rec, drain, d.counts.times, &mut notes).err();
-        // The next output's sample times start afresh.
-        d.counts.times = Default::default();
+    let ended = rec.run(&mut unit, child, |rec, unit, d| {
+        let times = std::mem::take(&mut d.counts.times);
+        switch_failed = dest.switch(rec, Units::Here(unit), times, &mut notes).err();
         switch_failed.is_none()
     });
     if let Some(e) = switch_failed {
         return Err(e);
     }
-    out.finish(&rec, drain, ended, notes)
+    dest.finish(&rec, UnitsEnd::Here(unit), ended, notes)
 }

@@ -8,8 +8,8 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-use super::destination::cut_back;
 use super::error::{format_io, Kept};
+use super::place::cut_back;
 use crate::event::ring::Rings;
 use crate::format::{AttrEntry, FeatureSet, FormatError};
 use crate::push::drain::{Drain, DrainReport, Flush};

@@ -26,25 +26,20 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
-use super::destination::{create_in, Destination};
-use super::dir_output::{Dest, Dir};
+use super::destination::{Destination, Units, UnitsEnd};
 use super::error::io_err;
 use super::error::RecordError;
-use super::flight_window::FlightWindow;
 use super::layout::{layout, DrainGroup, SysTopology, ThreadSpec};
-use super::mailbox::{clear, eventfd, Mailbox, Request};
+use super::mailbox::{clear, eventfd, Mailbox};
 use super::options::SwitchOutput;
 use super::recording::Recording;
 use super::run::{Drained, Next};
 use super::summary::Summary;
 use crate::event::cpus;
 use crate::event::ring::Ring;
-use crate::format::data_stream::DataStreamWriter;
-use crate::push::{Output, Segments};
 pub use job::ThreadEnd;
 use job::{Job, Pool, Shared};
 
-mod finish;
 pub(super) mod job;
 
 /// The rings' groups, one per drain thread, from `--threads`.
@@ -78,10 +73,7 @@ pub fn record(
     let ring_cpus = rec.ring_cpus();
     let groups = groups(spec, &ring_cpus)?;
     let n = groups.len();
-    let mut dest = match o.flight_recorder {
-        Some(_) => Dest::Memory(FlightWindow::new(&rec.side_band(&mut notes))),
-        None => Dest::Dir(Box::new(Dir::create(&rec, &mut notes)?)),
-    };
+    let mut dest = Destination::begin_for_threads(&rec, &mut notes)?;
     let jobs = jobs(&mut rec, &groups, &dest, &mut notes)?;
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
@@ -94,25 +86,16 @@ pub fn record(
         bytes: (0..n).map(|_| AtomicU64::new(0)).collect(),
         max_streams: o.max_size.map(|m| m.saturating_sub(dest.side_band_bytes())),
     });
-    let mut memory = Destination::Memory {
-        path: o.output.clone(),
-    };
-    let child = rec.start(match &mut dest {
-        Dest::Dir(d) => &mut d.out,
-        Dest::Memory(_) => &mut memory,
-    })?;
+    let child = rec.start(dest.place_mut())?;
     // Committed: the files now live under the final name.
-    let final_dir = match &dest {
-        Dest::Dir(d) => d.path().to_path_buf(),
-        Dest::Memory(_) => PathBuf::new(),
-    };
+    let final_dir = dest.threads_dir();
     let (handles, pool) = spawn(jobs, groups, &final_dir, &shared, o.realtime)?;
 
     // Wait for a stop signal, the workload's end, a limit, or every drain
     // thread's end (their tasks all gone); switch or snapshot on the way.
     let channel = rec.take_channel();
     let mut ctl = rec.supervisor(channel, child, false);
-    if matches!(dest, Dest::Memory(_)) {
+    if dest.is_memory() {
         // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
         ctl.limits.switch = Some(SwitchOutput::Signal);
     }
@@ -125,7 +108,7 @@ pub fn record(
     }
     let ends = join(handles)?;
     let ended = ctl.end(Drained::default());
-    let summary = finish::finish(&rec, dest, &ring_cpus, ends, ended, notes);
+    let summary = dest.finish(&rec, UnitsEnd::Threads { ring_cpus, ends }, ended, notes);
     match (failed, summary) {
         (None, s) => s,
         // A switch failed (a full disk): the current output was finished
@@ -144,7 +127,7 @@ pub fn record(
 fn jobs(
     rec: &mut Recording<'_>,
     groups: &[DrainGroup],
-    dest: &Dest,
+    dest: &Destination,
     notes: &mut Vec<String>,
 ) -> Result<Vec<Job>, RecordError> {
     let o = rec.options();
@@ -153,16 +136,8 @@ fn jobs(
     let mut jobs = Vec::with_capacity(n);
     for (i, g) in groups.iter().enumerate() {
         let name = format!("data.{i}");
-        let writer = match (dest, o.flight_recorder) {
-            (Dest::Dir(d), _) => Output::Stream(DataStreamWriter::new(
-                create_in(d.path(), &name).map_err(RecordError::Output)?,
-            )),
-            // Each thread keeps its share of the memory.
-            (Dest::Memory(_), cap) => {
-                Segments::new((cap.unwrap_or(0) / n as u64).max(16 << 10)).into()
-            }
-        };
-        let hits = o.build_ids.table || matches!(dest, Dest::Memory(_));
+        let writer = dest.thread_output(rec, i, n)?;
+        let hits = dest.wants_hits(rec);
         let (drain, build_notes) = rec.drain_unit(writer, false, hits)?;
         if i == 0 {
             notes.extend(build_notes);
@@ -232,7 +207,7 @@ fn spawn(
 fn wait(
     rec: &Recording<'_>,
     ctl: &mut super::supervisor::SessionSupervisor<'_>,
-    dest: &mut Dest,
+    dest: &mut Destination,
     pool: &Pool,
     notes: &mut Vec<String>,
 ) -> Result<(), RecordError> {
@@ -243,13 +218,8 @@ fn wait(
         match ctl.next(dest.side_band_bytes() + streams) {
             Next::Stop => break,
             Next::Switch => {
-                match dest {
-                    Dest::Dir(d) => d.switch(rec, pool.threads(), |r| pool.ask(r), notes)?,
-                    Dest::Memory(w) => {
-                        let requests = (0..pool.threads()).map(|_| Request::Snapshot).collect();
-                        w.snapshot_answers(rec, pool.ask(requests)?, notes)?;
-                    }
-                };
+                // The threads' sample times are theirs (counted at the end).
+                dest.switch(rec, Units::Threads(pool), Default::default(), notes)?;
                 continue;
             }
             Next::Go => {}

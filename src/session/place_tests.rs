@@ -5,9 +5,9 @@ use std::os::unix::fs::MetadataExt;
 
 use super::*;
 
-fn displaced(out: &Destination) -> &Displaced {
+fn displaced(out: &Place) -> &Displaced {
     match out {
-        Destination::File { displaced, .. } | Destination::Dir { displaced, .. } => displaced,
+        Place::File { displaced, .. } | Place::Dir { displaced, .. } => displaced,
         _ => panic!("no files here"),
     }
 }
@@ -26,8 +26,8 @@ fn held_contents(d: &Displaced) -> Vec<String> {
 
 /// Commits a new file over `path`, which holds "previous": checks that it
 /// became FILE.old.
-fn commit_over_previous(path: &Path) -> Destination {
-    let (mut out, _f) = Destination::open(path).unwrap();
+fn commit_over_previous(path: &Path) -> Place {
+    let (mut out, _f) = Place::open(path).unwrap();
     out.commit().unwrap();
     assert_eq!(std::fs::read_to_string(old_path(path)).unwrap(), "previous");
     out
@@ -39,7 +39,7 @@ fn commit_holds_the_replaced_old_file_until_the_output_is_dropped() {
     let path = dir.path().join("perf.data");
     std::fs::write(&path, "previous").unwrap();
     std::fs::write(old_path(&path), "older").unwrap();
-    let (mut out, mut f) = Destination::open(&path).unwrap();
+    let (mut out, mut f) = Place::open(&path).unwrap();
     f.write_all(b"new").unwrap();
     assert!(displaced(&out).is_empty());
     out.commit().unwrap();
@@ -74,7 +74,7 @@ fn a_replaced_old_directory_is_held_file_by_file() {
     std::fs::create_dir(&old).unwrap();
     std::fs::write(old.join("data"), "older").unwrap();
     std::fs::write(old.join("data.1"), "older.1").unwrap();
-    let mut out = Destination::open_dir(&path).unwrap();
+    let mut out = Place::open_dir(&path).unwrap();
     out.commit().unwrap();
     assert!(is_perf_dir(&old));
     assert_eq!(
