@@ -1,10 +1,7 @@
-//! `--flight-recorder SIZE`: the drain compresses into memory segments
-//! (`push::MemorySink`) and keeps the newest SIZE bytes of compressed
-//! trace; SIGUSR2, `--control` `snapshot`, or the end of the recording
-//! write what it holds as `OUTPUT.<timestamp>`: header, attrs, a side band
-//! for the window (processes as they are now, plus every mapping seen since
-//! the start, so maps of processes created before the window or gone since
-//! are there), the retained records, and the features.
+//! `--flight-recorder SIZE`: one unit on this thread compresses into memory
+//! (`push::Output::Memory`, [`Segments`]) and keeps the newest SIZE bytes of
+//! compressed trace; SIGUSR2, `--control` `snapshot` and the end write what
+//! it holds as `OUTPUT.<timestamp>` ([`FlightWindow`]).
 
 use super::destination::Destination;
 use super::error::RecordError;
