@@ -6,9 +6,17 @@
 //! byte) and never two frame ends, and no record decoding to more than
 //! `mmap_len` bytes.
 //!
-//! Codecs that cut units by input (lz4, snappy, zstd one-shot) make one
-//! record per unit here; output-driven codecs (zstd streaming) are cut by
-//! output in a record window the compressor keeps (`cutter.rs`).
+//! Codecs that cut units by input (snappy, zstd one-shot) make one record
+//! per unit here (a push larger than `max_input`, the most input whose output
+//! fits a record's 65 527 bytes, makes several); output-driven codecs
+//! (streaming zstd, lz4) are cut by output in a record window the compressor
+//! keeps (`cutter.rs`).
+//!
+//! One compressor cuts records for every caller, into a [`Records`]: the
+//! recorder lends its sink's buffer (`Sink::record_buf` and `commit`), so
+//! the codec's output, written straight after the 8-byte header, is the
+//! only copy; conversions and eval use the compressor's own buffer
+//! ([`Compressor::push`], each record handed to a closure).
 
 use perfz_codecs::{Codec, Input, MAX_RECORD_PAYLOAD};
 

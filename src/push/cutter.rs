@@ -1,6 +1,8 @@
-//! The record cutter of output-driven codecs (zstd streaming): the codec's
-//! output fills a record window the compressor keeps, and records are cut
-//! wherever it is full — by output, as perf does (format notes 5.7b).
+//! The record cutter of output-driven codecs (streaming zstd, lz4): the
+//! codec takes the push piece by piece and its output fills a record window
+//! the compressor keeps; records are cut wherever it is full — by output, as
+//! perf does (format notes 5.7b) — so a record holds up to 64 KiB of
+//! *compressed* data, not the compression of at most 64 KiB of input.
 //!
 //! perf 6.1's rules: every record holds a block end (a record that decodes
 //! to nothing is fatal), no record holds two frame ends, none decodes to
@@ -12,19 +14,36 @@
 //!   still ends in this window when the window holds no block end yet, or
 //!   in the next one when it does. So a window filled up holds a block end,
 //!   and the next one holds the end of the block it continues. (zstd's own
-//!   block ends, 128 KiB apart, only add ends.)
+//!   block ends, 128 KiB apart, only add ends.) perf's own code lacks this
+//!   guarantee.
 //! - Pushes need not end with a flush (`Compressor::set_hold`): the window
-//!   and zstd's input stay open across pushes, so blocks stay long and a
-//!   push costs nothing at its end. Whoever holds flushes
-//!   (`Compressor::flush_into`) before anything that must follow the held
-//!   bytes in the file, and now and then.
+//!   and zstd's input stay open across pushes, so blocks stay long (as
+//!   `zstd -b` makes them) and a push costs nothing at its end. Whoever
+//!   holds flushes (`Compressor::flush_into`) before anything that must
+//!   follow the held bytes in the file, and now and then. The recorder
+//!   flushes every 100 ms (`session::run::HOLD_MAX`), before plain records
+//!   (FINISHED_ROUND goes into the stream instead while bytes are held:
+//!   `Pusher::end_round`), when the unit lends its output (checkpoints,
+//!   switches, snapshots) and at the end, before the numbers that make
+//!   HEADER_COMPRESSED are taken. A recorder killed before its last flush
+//!   leaves a last record cut off inside; readers drop it, as perf does
+//!   (`PerfReader::cut_off` counts it).
 //! - A record takes at most [`RECORD_RAW_LIMIT`] raw bytes: with what was
 //!   held when it began it decodes within [`DECLARED_MMAP_LEN`].
 //! - lz4, which only perfz reads, needs neither rule
 //!   (`Codec::BLOCK_ENDS_PER_RECORD`): its records end where they are full,
-//!   its blocks where its encoder ends them (1 MiB) or a flush does.
+//!   its blocks where its encoder ends them (1 MiB) or a flush does, so a
+//!   record may decode to more than perf's ring; lz4 outputs declare
+//!   `CodecId::LZ4_RECORD_DECODE_MAX` (`records::declared_mmap_len`).
 //! - A frame ends only at the last flush of a push (flight-recorder
 //!   segments), and the record is sealed right after it.
+//!
+//! Tests: `compressor.rs` (zstd on incompressible, 4:3, zero and perf-like
+//! data, with and without holding: every record decodes to 1..=mmap_len
+//! bytes, through the `zstd` crate; lz4 within what it declares), the
+//! recorder-path proptest (tests/it/writer_props.rs) and
+//! codecs/tests/all/stream.rs (output between flushes within `bound`). The
+//! same cutter serves `perfz recompress` and eval.
 
 use perfz_codecs::{Codec, Input, MAX_RECORD_PAYLOAD};
 

@@ -1,9 +1,9 @@
-//! The drain unit: the only part of a recording that is generic over the
-//! codec, the sink and the copy meter. One pass takes every ring it owns,
-//! pushes `[tail, head)` through the codec into the sink and hands the space
-//! back to the kernel. The session (or, later, one drain thread per ring
-//! group) drives it through the object-safe [`Drain`] trait: one indirect
-//! call per pass, never per record.
+//! The drain unit, [`PushDrain`]: the only part of a recording generic over
+//! codec, sink and copy meter. A pass drains every ring once one holds `min`
+//! bytes, in pieces of whole records ([`HAND_BACK_UNIT`]), each handed back
+//! to the kernel once pushed; a pass that wrote ends with FINISHED_ROUND (not
+//! in a `data.N`). The session holds the unit as a [`Drain`] behind a box:
+//! one indirect call per pass, never per record.
 
 use std::io;
 

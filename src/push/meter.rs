@@ -1,6 +1,17 @@
 //! Copy accounting for the push path, as a type parameter: with [`NoMeter`]
 //! every call is an empty inline function and the counting compiles away;
 //! [`CopyMeter`] counts.
+//!
+//! The meter is the pusher's third type parameter (`Pusher<C, S, M>`), so a
+//! session without `-v` or `--stats-json` has no counting code at all.
+//! `CopyMeter` counts the bytes read from rings, memcpy'd by our code (a
+//! sink says what it copied in what `write_raw`, `write_raw_edited` and
+//! `write_record` return), fed to the codec, and handed to the output.
+//! What a codec copies inside its library is outside the meter; the codec
+//! declares it (`Codec::COPIES_INPUT`: streaming zstd's and lz4's windows)
+//! and the `-v` summary says so. tests/dhat_copies.rs measures every path
+//! under valgrind's DHAT and checks both the meter and the declared figures
+//! (docs/BENCHMARKS.md, "Push paths").
 
 /// Bytes moved by one push path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]

@@ -1,8 +1,15 @@
 //! Where a drain unit's records end up, and that place's life: a perf.data
 //! file, a pipe, one `data.N` stream of a `--threads` directory, or the
-//! flight recorder's memory. One type: what each kind does at a checkpoint,
-//! a switch (`--switch-output`), a finish or a salvage is a match arm here,
-//! not a default body of a trait that says "not this kind".
+//! flight recorder's memory ([`Segments`]). One type: what each kind does at
+//! a checkpoint, a switch (`--switch-output`: [`Output::successor`]), a
+//! finish or a salvage ([`Output::finish_cutting_back`]) is a match arm
+//! here, not a default body of a trait that says "not this kind".
+//!
+//! A switched-out output is finished without waiting for the disk
+//! ([`Output::finish_unsynced`]) and synced on a thread of its own
+//! ([`sync_in_background`]): an fsync on the drain under write-back load
+//! took long enough for the rings to overflow (docs/BENCHMARKS.md,
+//! "`--switch-output` under write-back load").
 
 use std::fs::File;
 use std::io;

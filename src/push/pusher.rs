@@ -1,5 +1,27 @@
-//! `Pusher<C, S, M>`: one push = one ring drain, compressed straight from the
-//! ring into the sink's buffer (the compressing memcpy).
+//! `Pusher<C, S, M>`: one push is one piece of a ring region (whole
+//! records, see `HAND_BACK_UNIT` in `drain.rs`) and its edits, or the
+//! off-CPU samples a pass made, compressed straight from the ring into the
+//! sink's buffer (the compressing memcpy). Monomorphized per codec, sink and
+//! meter: `CodecSpec::visit` picks them once, in `session/unit_build.rs`.
+//!
+//! Three paths, chosen by the codec's constants at compile time:
+//!
+//! - `none`: `Sink::write_raw_edited`. The serial sink `writev`s the ring's
+//!   slices and the edits' replacement words (no copy); the async sink
+//!   copies the kept bytes into its buffer once.
+//! - Output-driven codecs (`Codec::OUTPUT_DRIVEN`: streaming zstd, lz4):
+//!   `Compressor::feed` for each slice of the edited piece
+//!   (`for_each_piece`), then `Compressor::end`; the one record cutter
+//!   (`cutter.rs`) cuts records by output, and may hold bytes across pushes.
+//! - The others (snappy, zstd oneshot): `Compressor::push_into`, one
+//!   `Compressor::record_into` per at most `max_input` bytes, straight into
+//!   `Sink::record_buf`. They compress whole slices, so an edited piece is
+//!   first gathered into a staging buffer: one copy of the kept bytes (10–20
+//!   % of a dwarf stream), cheaper than compressing the padding.
+//!
+//! FINISHED_ROUND goes into the compressed stream while the codec holds
+//! bytes (it must follow its round's records), plain otherwise, as perf
+//! writes it (`Pusher::end_round`).
 
 use std::io;
 

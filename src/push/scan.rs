@@ -1,6 +1,16 @@
-//! Counting records in a ring region without copying it: samples for the
-//! summary, LOST records for the lost-event total. Record headers are 8-byte
-//! aligned and never split by the wrap; bodies may be.
+//! Counting records in a ring region without copying it: samples (and
+//! their times) for the summary, LOST records for the lost-event total and
+//! the largest single loss. Record headers are 8-byte aligned and never
+//! split by the wrap; bodies may be.
+//!
+//! The same walk notes what the build-id pass needs ([`Hits`], one per
+//! drain unit): each sample's `(pid, ip page)` and a copy of the MMAP,
+//! MMAP2, FORK and COMM records, bounded ([`MAX_MAP_BYTES`], oldest dropped
+//! first; [`MAX_PAGES`]) so a capture that runs for days stays bounded. The
+//! drain calls [`note`] per record as it cuts a region into pieces, one walk
+//! for counts and hits; [`scan_hits`] walks a whole buffer (a side band,
+//! for the map history). Executable map records are also offered to the
+//! DSO capture ([`capture_maps_to`]).
 
 use perfz_codecs::Input;
 

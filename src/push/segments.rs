@@ -6,6 +6,13 @@
 //! are dropped oldest first once they hold more than SIZE bytes. A snapshot
 //! is the retained segments in order.
 //!
+//! The drain closes them: once the open segment is full, the push of a
+//! region's last piece ends the codec's frame (`Codec::end_frame_at_flush`)
+//! and then the segment closes. One decoder reads the segments in order
+//! (zstd decoders take concatenated frames). The codec never holds bytes
+//! across pushes here (`PushDrain::with_off_cpu`): a segment is whole as
+//! retained.
+//!
 //! Memory: SIZE, plus the open segment (SIZE/16, at least 16 KiB, plus one
 //! push's output), plus one record buffer; the session adds the map history
 //! for snapshots' side band and build ids, bounded by `scan::MAX_MAP_BYTES`

@@ -1,4 +1,19 @@
 //! What the pusher writes into: the [`Sink`] trait, and the serial sink.
+//!
+//! A sink needs three methods (a region as its edits make it, a record
+//! buffer and its commit); the rest have defaults. It only writes: what
+//! becomes of the [`Output`] (a checkpoint, a switch, the finish) is the
+//! session's, on the output the sink lends settled or returns at the end
+//! ([`Returned`]: the output, recent write ends, the first error).
+//!
+//! [`SerialSink`] writes synchronously: with `none` one `writev` of the
+//! ring's own slices and the edits' replacement words (no copy by our
+//! code), else one write per record. A region or record is written whole
+//! or counted as not written, so after a failed write the sink knows which
+//! records are in the file. The salvage keeps them: where the features do
+//! not fit after them (a file size limit, a full disk), the data is cut
+//! back to one of the last 16 write ends (`RecentEnds`) that leaves room
+//! (`Output::finish_cutting_back`, via [`Returned::salvage`]).
 
 use std::io;
 

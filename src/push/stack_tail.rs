@@ -17,6 +17,13 @@
 //! [`for_each_piece`] hands the region to a codec or a `writev` as ring
 //! slices and the two 8-byte replacements per sample: the ring is never
 //! written (its data pages are read-only) and nothing is copied.
+//!
+//! Where events differ, each sample's event is found by its id (IDENTIFIER,
+//! or ID at the same place in every event's samples; else nothing is cut:
+//! [`Uncut::NoId`]). Its [`Layout`] must end exactly at the record's end,
+//! else the sample is left whole and counted ([`Walked::uncut`], the
+//! summary's uncut samples). The same walk serves `perfz recompress`
+//! (src/convert/mod.rs) and eval.
 
 use perfz_codecs::Input;
 

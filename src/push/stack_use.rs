@@ -1,6 +1,7 @@
 //! How much of their stack dumps dwarf samples used (`dyn_size` against
 //! the dump's `size`), gathered where the stack cut reads them anyway: the
 //! base of the loss advice (which dwarf size would have held the stacks).
+//! A histogram in 1 KiB steps, merged across drain units.
 
 use serde::Serialize;
 

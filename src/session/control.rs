@@ -4,6 +4,13 @@
 //! `snapshot` (the flight recorder writes what it holds), `stop` (end the
 //! recording), `ping`; each is answered with `ack\n` on the ack channel, as
 //! perf does.
+//!
+//! With `--control` (and `-D`) a `dummy` tracking event keeps the mmap,
+//! comm and task records coming (`event::open`), so a phase enabled later
+//! still has the maps made while sampling was off (`limits::Switching`).
+//! The channel is read as hostile input: lines of at most 256 bytes, 64 KiB
+//! read per tick; `ack` lines are ignored and unknown commands get no
+//! answer, as perf's (tests/it/hostile.rs).
 
 use std::fs::File;
 use std::io::{self, Read, Write};

@@ -4,6 +4,15 @@
 //! `--switch-output` and finished at the end; the new name appears only
 //! once the directory under it is finished. (With `--flight-recorder` the
 //! units keep memory instead, written out by the flight window.)
+//!
+//! `data` is made whole (checkpointed) once, right after its side band, so
+//! a crash leaves a directory perf opens; each `data.N` checkpoints on its
+//! own thread. A switch makes the next directory hidden beside OUTPUT,
+//! with `data` (/proc now plus the map history) and a `data.N` per thread;
+//! every thread finishes its `data.N` and goes on in its new file (a new
+//! codec stream); the ended `data` gets its features and build ids, and
+//! only then does OUTPUT become `OUTPUT.<timestamp>` and the hidden
+//! directory OUTPUT.
 
 use std::fs::File;
 use std::io;

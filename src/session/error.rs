@@ -1,4 +1,7 @@
-//! What can go wrong in a recording, one variant per kind of failure.
+//! What can go wrong in a recording, one variant per kind of failure. A
+//! failed write ([`RecordError::WriteFailed`]) says what the output kept
+//! ([`Kept`]: every record written before it, or the file up to its last
+//! checkpoint).
 
 use std::io;
 

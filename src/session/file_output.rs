@@ -2,6 +2,25 @@
 //! pipe, begun with the side band, switched to a new file on
 //! `--switch-output` and finished at the end. (Units on threads of their
 //! own write a directory: `dir_output.rs`.)
+//!
+//! `--switch-output[=signal|SIZE|TIME]`: the supervisor answers
+//! `Next::Switch`, the loop pushes everything waiting into the current
+//! output and returns, and [`FileOutput::switch`] opens the next output
+//! under a hidden temporary name beside OUTPUT. The unit finishes the
+//! current output in place, with its own build ids, and goes on in the new
+//! one (`Unit::switch`; an async sink lands its writes and retargets its
+//! backend); the finished output is synced on a thread of its own. Only
+//! then is it renamed `OUTPUT.<timestamp>` (`rotation.rs`) and the new one
+//! renamed OUTPUT — perf's order: no name ever shows an unfinished file. A
+//! failed finish cuts that output back to its own last checkpoint and ends
+//! the recording saying so.
+//!
+//! The codec restarts (`Codec::restart`: a new frame), so each output
+//! decodes alone; perf 6.1's own `-z --switch-output` outputs do not, and
+//! `perfz recover --after` repairs them by priming the decoder with the
+//! earlier outputs. The new output's side band is /proc now plus every map
+//! and comm record seen so far (`map_history.rs`): a process that exited at
+//! the switch has nothing left in /proc.
 
 use super::error::format_io;
 use super::error::RecordError;

@@ -1,4 +1,18 @@
-//! What the flight recorder keeps across its snapshots, in every strategy.
+//! What the flight recorder keeps across its snapshots, in every strategy,
+//! and the one writer of a snapshot. SIGUSR2, `--control` `snapshot` and the
+//! end write `OUTPUT.<timestamp>`: header, attrs, a side band for the window
+//! (processes as they are now, plus every map seen since the start, so maps
+//! of processes created before the window or gone since are there), the
+//! retained segments in order, and the features (HEADER_COMPRESSED as
+//! recorded, the build ids of what was seen). It is written under a hidden
+//! temporary name, finished and synced, and only then given its name (a
+//! file never over an existing one), so a kill or a full disk leaves a
+//! whole snapshot or none.
+//!
+//! With `--threads` each drain thread keeps SIZE/threads of segments (at
+//! least 16 KiB); a snapshot asks every thread for what it retains (a
+//! thread that has ended takes no request) and writes a directory: `data`
+//! with the side band and features, a `data.N` per thread.
 
 use std::io;
 use std::io::Write;

@@ -3,6 +3,32 @@
 //! `core`, `package`, `numa`, or masks `CPUS/AFFINITY:CPUS/AFFINITY:...`
 //! (CPU lists; `/AFFINITY` may be left out and then equals CPUS). perfz adds
 //! `N`: N threads, the rings split into N contiguous, even groups.
+//!
+//! `cpu` pins each thread to its ring's CPU; `core`, `package` and `numa`
+//! group the rings by sysfs topology and pin each thread to its group's
+//! CPUs; `N` pins each thread to its rings' CPUs. Per-thread rings
+//! (`--per-thread`) have no CPU: they are split evenly over N threads (else
+//! one per online CPU), unpinned; masks are refused there.
+//!
+//! For big machines the shape is one thread per node (`numa` or `package`):
+//! its rings and memory local, a few threads rather than one per CPU. One
+//! core's codec keeps up with a few GB/s of a dwarf stream and under 1 GB/s
+//! of others, where small records cost per record (docs/BENCHMARKS.md,
+//! "Every codec on one recording", "Push paths"): 10 GB/s of trace needs a
+//! handful to a few tens of threads, not 256; masks give a node whose trace
+//! exceeds one core 2–4 threads. Each thread costs a wakeup source, a codec
+//! state (megabytes at zstd:3, more at higher levels: that table's `state`)
+//! and its async buffers. One `data.N` per thread keeps each file
+//! sequential (one writer, no shared offset); perf's reader merges them by
+//! time, its queue growing with the spread in time between files, and each
+//! thread flushes what its codec holds within 100 ms, so no file lags far
+//! behind. zstd's own workers (`ZSTD_c_nbWorkers`) would split one stream
+//! over cores, but in jobs of at least 512 KiB with buffers of their own
+//! (more copies, a job's latency per record); a context per thread scales
+//! the same work without that. Each thread polls only its rings' fds and
+//! its mailbox: flat from 1 to 64 rings (docs/BENCHMARKS.md, "Parallel
+//! streaming"); at thousands of fds a thread, epoll would make an idle
+//! wakeup O(ready) instead of O(fds).
 
 use std::collections::BTreeMap;
 use std::fmt;

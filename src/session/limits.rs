@@ -1,6 +1,10 @@
 //! When a recording stops, switches output or turns sampling on and off by
 //! itself or on the user's word: `--duration`, `--max-size`,
 //! `--switch-output`, `-D` and `--control`.
+//!
+//! These are checks of the supervisor, the same in every strategy: a limit
+//! reached is the normal end (final pass, LOST_SAMPLES, features), and
+//! `--switch-output` is a `Next::Switch` like a snapshot.
 
 use std::time::Instant;
 

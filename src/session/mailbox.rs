@@ -1,7 +1,11 @@
 //! How the main thread reaches a drain unit running on a thread of its own
 //! between two of its loops: a mailbox holding one [`Request`] (switch the
 //! output, hand over a snapshot) and an eventfd that wakes the unit's poll;
-//! the unit answers with a [`Reply`].
+//! the unit answers with a [`Reply`]. The unit takes a request after a pass
+//! that pushed everything waiting (`Next::Switch`). A thread that has ended
+//! takes none (its mailbox is closed, and one that came meanwhile is
+//! answered as gone), so the main thread never waits for an answer that
+//! cannot come.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};

@@ -1,5 +1,7 @@
-//! What a recording's options ask of the machine's memory, checked before
-//! anything is allocated.
+//! What a recording's options ask of the machine's memory (the flight
+//! recorder's SIZE, `-m`'s rings, the `--aio` buffers), checked against
+//! MemAvailable before anything is allocated, so a recording that cannot
+//! fit fails with a message instead of an allocation failure midway.
 
 use super::error::RecordError;
 

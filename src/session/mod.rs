@@ -1,13 +1,56 @@
 //! One recording, shaped like ripgrep's searcher: plain setup code
-//! (`setup`, `file_output`, `synth_side_band`), one runtime choice of codec,
+//! (`setup`, `destination`, `synth_side_band`), one runtime choice of codec,
 //! sink and meter (`unit_build`), one generic unit that drains rings
 //! ([`crate::push::drain`]), and a plain control loop (`run`) and finish
-//! around it.
+//! around it. Only the unit is generic; the rest is compiled once. Calls go
+//! down: `record` picks a strategy, the strategies call the core and the
+//! pieces; nothing below imports a strategy.
 //!
 //! ```text
-//! record ─ setup::prepare ─ Output::open ─ glue (CodecSpec::visit) ─▶ Box<dyn Drain>
-//!        ─ side band ─ enable / start workload ─ Output::commit ─ run::run ─ finish
+//! record ─ validate (options, output path, memory; nothing touched)
+//!        ─ Recording::prepare: setup::prepare (command resolved and forked
+//!          held before exec, events opened), features, stack cut
+//!        ─ Destination::begin: a Place (a hidden temporary name) ─ unit_build
+//!          (CodecSpec::visit) ─▶ Unit ─ side band written plain
+//!        ─ Recording::start: enable / exec, then Place::commit
+//!        ─ Recording::run: take the rings, run::drain_all (Destination::switch
+//!          between loops), put them back ─ Destination::finish (Unit::end)
+//!
+//! strategies  serial.rs       one unit on this thread, any Destination
+//!             threads/        a unit per ring group on a thread of its own
+//!                             (mod.rs: groups, spawn, the main thread's wait;
+//!                             job.rs: a thread's loop)
+//! core        recording.rs    events, features, side band, start, run,
+//!                             supervisor, lost samples, build ids, summary
+//!             destination.rs  where the recording goes: begin, switch, finish
+//!               file_output.rs  a file or a pipe
+//!               dir_output.rs   a --threads directory (data + data.N)
+//!               flight_window.rs the flight recorder's snapshots
+//!             unit_build.rs   codec × sink (serial, io_uring, pwrite thread)
+//!                             × meter over an Output ─▶ Unit
+//!             unit.rs         Unit: pass, checkpoint, switch, snapshot, end
+//!             run.rs          the loop every unit runs; a Supervisor says
+//!                             Go / Stop / Switch
+//!             supervisor.rs   the main thread's Supervisor: signals, workload
+//!             map_history.rs  maps seen: later side bands and build ids
+//!             mailbox.rs      the main thread's requests to a drain thread
+//!             place.rs        -o on disk: temporary name, commit, FILE.old
+//!             rotation.rs     --switch-output names, --switch-max-files
+//! pieces      options.rs limits.rs control.rs signals.rs status.rs setup.rs
+//!             layout.rs synth_side_band.rs build_ids.rs dso_capture.rs
+//!             cpu_wait.rs memory_asks.rs error.rs summary.rs thread_tally.rs
 //! ```
+//!
+//! The order of the start is the design: the output is created only once
+//! the events are open and the command is forked, and an existing one is
+//! moved to `FILE.old` only once the workload exec'd or the events are
+//! enabled, so a failed start (a command that cannot exec, events refused)
+//! leaves the directory as it was. What runs between the enable and the
+//! first drain runs while the rings fill (a 512 KiB ring holds under a
+//! millisecond of a 20 kHz dwarf stream), so it is short: the held child
+//! execs the path `setup` resolved (no `$PATH` search), and the commit holds
+//! a replaced `FILE.old` open instead of waiting for its blocks to be freed
+//! (`place::Displaced`).
 
 mod build_ids;
 mod control;

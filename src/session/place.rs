@@ -9,11 +9,18 @@
 //! failure just drops the temporary file.
 //!
 //! The commit comes after the events are enabled, so it must be quick: a
-//! replaced `FILE.old` is held open, not freed, while the recording runs
-//! (freeing a large file's blocks takes the filesystem milliseconds to
-//! seconds, and a 512 KiB ring holds under a millisecond of a dwarf
-//! stream). Its blocks go back when the [`Place`] is dropped, after the
-//! recording.
+//! replaced `FILE.old` is held open ([`Displaced`]), not freed, while the
+//! recording runs (freeing a large file's blocks takes the filesystem
+//! milliseconds to seconds, and a 512 KiB ring holds under a millisecond of
+//! a dwarf stream). Its blocks go back when the [`Place`] is dropped,
+//! after the recording (`--switch-max-files` frees what it removes on a
+//! thread of its own).
+//!
+//! Hostile surroundings (see the crate docs): the temporary file is created
+//! exclusively under a random name and renamed in, so a symlink planted at
+//! any name is never written through; an existing `FILE.old` directory is
+//! replaced only when it is a perf recording (`is_perf_dir`), and a device
+//! or FIFO at the path is never moved aside.
 
 use std::fs::File;
 use std::io;

@@ -1,7 +1,9 @@
 //! `--switch-output`: each output becomes `OUTPUT.<timestamp>` when the next
 //! one starts (and the last at the end), as perf names them
 //! (`%Y%m%d%H%M%S` and centiseconds); `--switch-max-files N` keeps the
-//! newest N.
+//! newest N (files or `--threads` directories), removing only outputs this
+//! recording sealed; their names go at once, their blocks on a thread of
+//! their own (`Displaced::free_in_background`), off the drain.
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,25 @@
 //! The serial session runs it on the main thread with the supervisor
 //! (signals, the workload's end, the status line); `--threads` runs one per
 //! drain thread (see `threads`). Plain code; the per-record work is inside
-//! [`Drain::pass`].
+//! [`Drain::pass`](crate::push::drain::Drain::pass).
+//!
+//! While data keeps coming a pass drains only rings holding a sixteenth of
+//! their size (`LoopOptions::min_push`): fewer, larger pushes mean fewer
+//! flushes, records and writes, where a context-switch heavy stream would
+//! otherwise spin through pushes of a few hundred bytes. A pass that moved
+//! nothing sleeps in poll(), woken when a ring is half full (the wakeup
+//! watermark); after a poll timeout whatever waits is drained, and so before
+//! each checkpoint. What the codec holds is flushed once it has waited
+//! [`HOLD_MAX`]. A first checkpoint right after the side band means a file
+//! is never unreadable.
+//!
+//! The loop ends on the supervisor's word (a stop signal or command, the
+//! workload's end, a limit) or when every event fd hung up: the events are
+//! disabled, then a final pass takes every ring, whatever `--mmap-flush`
+//! says. A failed write ends it at once. `Next::Switch` (`--switch-output`,
+//! a flight-recorder snapshot, a request in a drain thread's mailbox) ends
+//! one loop with everything waiting pushed; [`drain_all`] acts on it and
+//! runs the next.
 
 use super::unit::Unit;
 use std::io;

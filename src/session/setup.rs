@@ -1,6 +1,13 @@
 //! Before anything is written: who is recorded, on which CPUs, the workload
 //! forked and held before exec, the events opened. Nothing here touches the
 //! output, so a failure leaves the user's files as they were.
+//!
+//! Ring pages: `-m`; else, with dwarf call graphs at a known rate, rings
+//! sized to hold 32 ms of the stream (`ring::HOLD_MS`) within a memory
+//! budget; with `--off-cpu` (no dwarf) 8 × perf's default; else perf's.
+//! inherit is off with `--per-thread`, `-t` and system-wide. `-r`'s
+//! SCHED_FIFO is taken later, by `Recording::start`, once the workload
+//! runs: it must not inherit the policy.
 
 use std::io;
 

@@ -1,6 +1,15 @@
 //! SIGINT / SIGTERM / SIGHUP end a recording cleanly: the handler (signal-hook)
 //! only stores the signal number; the poll loop sees it (poll returns EINTR
-//! or times out within 100 ms), drains and finalizes.
+//! or times out within 100 ms), drains, ends a workload still running with
+//! SIGTERM and finalizes.
+//!
+//! SIGUSR2 sets a flag of its own (`--switch-output=signal`, a flight
+//! recorder's snapshot). SIGXFSZ gets a handler that does nothing, so a
+//! write past a file-size limit fails with EFBIG and the recording is
+//! salvaged instead of killed. Against `kill -9` only checkpoints help: the
+//! first is taken right after the side band, so the file is perf-readable
+//! up to the last one (docs/FORMAT.md), and `perfz recover` restores the
+//! rest.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

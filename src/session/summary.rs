@@ -1,4 +1,6 @@
-//! The end-of-session summary, printed like perf's and written as JSON.
+//! The end-of-session summary, printed like perf's and written as JSON
+//! (`--stats-json`): what the recording did and, with `--threads`, every
+//! drain thread's line ([`ThreadSummary`]).
 
 use serde::Serialize;
 

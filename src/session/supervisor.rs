@@ -1,7 +1,10 @@
 //! The recording's supervisor on the main thread: stop signals, the
 //! workload's end, the status line, the limits and switches of
 //! [`super::limits`]; it ends the workload and disables the events when the
-//! recording stops.
+//! recording stops. A workload that exits or is killed is seen by
+//! `try_wait` between passes (its events' fds hang up too); the loop then
+//! makes its final pass. Drain threads have a `ThreadSupervisor` of their
+//! own (threads/job.rs), which the main thread stops with a shared flag.
 
 use super::unit::Unit;
 use std::io;

@@ -1,5 +1,6 @@
 //! The side band: records perf synthesizes before the ring data (kernel map,
-//! what /proc says about processes that exist already), built as one buffer.
+//! what /proc says about processes that exist already: their COMM, FORK
+//! and MMAP2 records), built as one buffer ending with FINISHED_INIT.
 
 use crate::event::events::CallGraph;
 use crate::event::target::Target;

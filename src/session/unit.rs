@@ -3,6 +3,21 @@
 //! with the unit's output while the unit lends it (a checkpoint, a switch,
 //! a snapshot) or once it returns it (the finish, or the salvage after a
 //! failed write).
+//!
+//! The end ([`Unit::end`]): what the unit holds back (off-CPU waits still
+//! open) and what the codec holds go out, then LOST_SAMPLES (from the
+//! events' PERF_FORMAT_LOST counts; a directory has them in `data`); only
+//! then are the numbers taken, so they count the last record, and the
+//! output finished with the features (HEADER_COMPRESSED with the measured
+//! ratio, build ids) and the header.
+//!
+//! After a failed write (ENOSPC, EFBIG, EIO) the loop has stopped at once.
+//! The serial sink knows which records were written whole (a failed write
+//! is not counted), the async sink which writes landed before the first
+//! that failed; the output is salvaged there, its features and header
+//! after what was kept. Where even that fails, the file is cut back to its
+//! last checkpoint, which the header already describes. Either way the
+//! recording fails saying what the file kept ([`Kept`]).
 
 use std::fs::File;
 use std::io;

@@ -1,6 +1,13 @@
 //! The one runtime choice of codec, sink and meter: `CodecSpec::visit` hands
 //! us the concrete codec, and we box a drain unit specialised for all three.
 //! Everything before (setup) and after (the loop, finishing) is plain code.
+//!
+//! Sinks: serial, or with `--aio` the async sink over io_uring or a pwrite
+//! thread (`--aio-backend`; auto falls back to the thread with a note). The
+//! async sink writes at file offsets, so only a file or a `data.N` stream
+//! gets it; a pipe and the flight recorder's memory are written serially.
+//! Meters: the copy meter with `-v` or `--stats-json`, else none. Every
+//! strategy builds its units here, each with its own codec state.
 
 use std::io;
 

@@ -3,8 +3,35 @@
 //! the write is submitted at an explicit file offset. A push waits for the disk
 //! only when all N buffers are in flight.
 //!
-//! Backends: io_uring, or a writer thread doing `pwrite` where io_uring is not
-//! available. Both are chosen once, at session start (no `dyn`).
+//! Each of the N buffers holds a whole ring drain plus a record. A push
+//! builds its COMPRESSED records in the current buffer (`record_buf` and
+//! `commit`), or with `none` copies the kept ring bytes into it, the one
+//! copy of that path. `end_push` submits the buffer as one write at the next
+//! data offset once it is half full; a smaller one is held (`Sink::holds`)
+//! and goes out with the drain loop's 100 ms flush, a loan (checkpoint,
+//! switch) or the end: one write per ~100 ms of a cut dwarf stream instead
+//! of one per push (docs/BENCHMARKS.md, "Levers, advice and fixes").
+//!
+//! Backends: io_uring ([`UringBackend`]), or where it cannot be set up (or
+//! with `--aio-backend thread`) a writer thread doing `pwrite`
+//! ([`ThreadBackend`]). The [`Backend`] enum is chosen once, at session
+//! start (no `dyn`). With `--threads` each drain thread has its own sink,
+//! buffers and backend (perf refuses `--threads` with `--aio`).
+//!
+//! A loan waits for every write in flight (`land_all`), so a checkpoint
+//! never points past data still in a buffer. At the end the sink lands its
+//! writes and returns the [`Output`] for the features and the header. Each
+//! write the backend is done with comes back with its offset and result
+//! ([`Done`]); `landed.rs` keeps the offset below which every write landed
+//! (writes complete out of order; a failed one never lands, so nothing
+//! after it counts). After a failed write the unsubmitted buffer is
+//! dropped, the data cut back to that offset, and the salvage finishes the
+//! output as the serial sink's does, over the last 16 landed buffer ends.
+//!
+//! Serial and async paths write byte-identical files
+//! (tests/it/push_paths.rs); tests/it/writer_props.rs pushes random record
+//! streams through the serial, pwrite-thread and io_uring sinks with every
+//! codec, byte-exact.
 
 mod landed;
 mod thread;

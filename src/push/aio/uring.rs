@@ -1,4 +1,5 @@
-//! io_uring backend: one `IORING_OP_WRITE` per buffer at its file offset.
+//! io_uring backend: one `IORING_OP_WRITE` per buffer at its file offset;
+//! a short write is resubmitted for the rest.
 //!
 //! No wait is unbounded: when writes are in flight and none completes for
 //! [`STALL`] (an io-wq worker that never runs them has been seen on CI), they

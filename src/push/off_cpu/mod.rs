@@ -26,6 +26,12 @@
 //! with `--threads`, different drain units: each unit gathers a pass's
 //! events and hands them to the waits all units share (one lock a pass),
 //! which take them in time order (several units' once 300 ms old).
+//!
+//! The event's records leave the region as skip edits beside the stack
+//! cut's (`edits.rs`); records of ids not this recording's go too, counted.
+//! With frame-pointer chains one sample per (thread, chain) is kept and
+//! stands for that stack's later waits. The drain pushes the samples a pass
+//! made through the codec at the pass's end.
 
 use std::sync::{Arc, Mutex};
 

@@ -1,7 +1,7 @@
 //! Sample buffers used again: a switch-out sample is copied out of the
 //! ring into a buffer that lives until its wait ends, hundreds of thousands
 //! a second on a switch-heavy program; the buffers go round instead of
-//! through the allocator.
+//! through the allocator, up to 8 MiB of them a pool.
 
 /// Bytes of buffers one pool keeps (a pass's samples, at a frame-pointer
 /// sample's 200-odd bytes, are tens of thousands of buffers).

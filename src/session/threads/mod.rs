@@ -1,23 +1,26 @@
 //! `--threads`: parallel drain threads, each owning a group of rings with its
-//! own codec instance (monomorphized, as the serial unit: the same
-//! [`unit_build`](super::unit_build) builds it) and its own `data.N` file, written as
+//! own unit (built by the same `unit_build` as the serial one: the codec a
+//! type parameter, its own codec state and sink) and its own `data.N`, in
 //! perf 6.1's directory format: `DIR/data` holds the header, attrs, features
 //! (HEADER_DIR_FORMAT = 1) and the synthesized records; `DIR/data.N` are bare
 //! record streams with no FINISHED_ROUND (perf's reader merges them by time).
 //!
 //! ```text
-//! main: prepare ─ Output::open_dir ─ data (FileWriter: side band, checkpoint)
-//!       ─ per group: unit_build ─▶ Unit over data.N ─ spawn
-//!       ─ start ─ wait (signals, workload, threads) ─ stop ─ join
-//!       ─ LOST_SAMPLES + features into data
-//! drain thread i: pin ─ run::drain_loop(its rings) ─ finish data.i
+//! main: prepare ─ groups (layout) ─ Dir::create (hidden, data: side band,
+//!       checkpoint) or a FlightWindow ─ per group: a Unit over data.N (or
+//!       SIZE/threads of memory) ─ start (commit) ─ spawn ─ wait: next(bytes)
+//!       Switch: Pool::ask (mailboxes); Stop: disable, stop flag, wake, join
+//!       ─ finish: LOST_SAMPLES + features into data (or a last snapshot)
+//! drain thread i: pin ─ run::drain_all (ThreadSupervisor: the stop flag,
+//!       its mailbox) ─ Unit::end: data.i finished (or salvaged, cut back)
 //! ```
 //!
-//! Unlike perf, `--threads` works with `--aio`: each thread has its own
-//! async buffers and io_uring (or pwrite thread). `--switch-output` and
-//! `--flight-recorder` work too: the main thread asks every drain thread
-//! (its mailbox) to switch its data.N or hand over what it retains, and
-//! writes each output as a directory ([`outputs`]).
+//! Checkpoints are per thread. A write error ends that thread alone; the
+//! directory is finished at the end and the recording fails saying what was
+//! kept. Unlike perf, `--threads` works with `--aio` (a sink and io_uring
+//! per thread), `--switch-output` and `--flight-recorder`: the main thread
+//! asks every thread to switch its data.N or hand over what it retains, and
+//! writes each output as a directory (`dir_output`, `flight_window`).
 
 use std::io;
 use std::os::fd::AsRawFd;
