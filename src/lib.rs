@@ -34,6 +34,7 @@ pub mod export;
 
 pub use perfz_codecs as codecs;
 pub mod format;
+pub mod notes;
 pub mod push;
 pub mod recover;
 pub mod replay;

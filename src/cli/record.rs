@@ -12,6 +12,7 @@ use super::record_options::Args;
 use crate::event::cpus::parse_list;
 use crate::event::events::{CallGraph, Sampling};
 use crate::event::target::Target;
+use crate::notes::Notes;
 use crate::session::{record, RecordOptions, DEFAULT_FREQUENCY};
 use crate::units::parse_size;
 
@@ -46,12 +47,12 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         println!("{}", super::record_perf::register_list());
         return Ok(0);
     }
-    let mut notes = Vec::new();
+    let mut notes = Notes::new();
     let Some(opts) = options_of(&a, &mut notes)? else {
         return Ok(0); // --dry-run
     };
     let mut summary = record(&opts)?;
-    summary.notes.splice(0..0, notes);
+    summary.notes.splice(0..0, notes.into_vec());
     if let Some(p) = &a.stats_json {
         super::write_replacing(p, serde_json::to_string_pretty(&summary)?.as_bytes())
             .with_context(|| format!("writing {}", p.display()))?;
@@ -67,7 +68,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
 
 /// What `a` asks perfz to record (`None` for `--dry-run`); `notes` gets
 /// what was adjusted (a frequency lowered to the kernel's limit).
-fn options_of(a: &Args, notes: &mut Vec<String>) -> anyhow::Result<Option<RecordOptions>> {
+fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOptions>> {
     anyhow::ensure!(
         a.output.as_os_str() != "-" || !super::stdio::stdout_was_closed(),
         "-o -: standard output is closed, so the recording would be lost; give it a pipe or a file (perfz record -o - | perf report -i -)"
@@ -149,7 +150,7 @@ fn options_of(a: &Args, notes: &mut Vec<String>) -> anyhow::Result<Option<Record
 
 /// How often events sample (`-c`, `-F`, or perf's default up to the
 /// kernel's limit) and which call chains they carry (`-g`, `--call-graph`).
-fn sampling_of(a: &Args, notes: &mut Vec<String>) -> anyhow::Result<(Sampling, CallGraph)> {
+fn sampling_of(a: &Args, notes: &mut Notes) -> anyhow::Result<(Sampling, CallGraph)> {
     let sampling = match (&a.freq, a.count) {
         (_, Some(c)) => Sampling::Period(c),
         (Some(f), None) => Sampling::Frequency(frequency(f, a.strict_freq, notes)?),

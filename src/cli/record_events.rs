@@ -5,6 +5,7 @@ use anyhow::Context;
 
 use crate::event::events::EventSpec;
 use crate::event::parse::parse_events;
+use crate::notes::Notes;
 
 /// Parses every -e (perf's grammar) and gives each --filter (and
 /// --exclude-perf's `common_pid != PID`) to the tracepoints of the -e before
@@ -90,7 +91,7 @@ pub(super) fn max_sample_rate() -> Option<u64> {
 
 /// `-F`: a number or `max`; above the kernel's limit it is lowered to it
 /// with a note, as perf does (an error with `--strict-freq`).
-pub(super) fn frequency(f: &str, strict: bool, notes: &mut Vec<String>) -> anyhow::Result<u64> {
+pub(super) fn frequency(f: &str, strict: bool, notes: &mut Notes) -> anyhow::Result<u64> {
     let max = max_sample_rate();
     if f == "max" {
         let m = max.context("-F max: cannot read /proc/sys/kernel/perf_event_max_sample_rate")?;

@@ -9,6 +9,7 @@ use super::events::EventSpec;
 use super::ring::Ring;
 use super::sys;
 use crate::format::{Attr, AttrEntry};
+use crate::notes::Notes;
 
 /// Why the session's events could not be opened or mapped.
 #[derive(Debug, thiserror::Error)]
@@ -113,7 +114,7 @@ pub struct EventSet {
     /// Data pages per ring actually mapped (may be less than asked).
     pub pages: usize,
     /// Messages for the user (fallbacks taken).
-    pub notes: Vec<String>,
+    pub notes: Notes,
 }
 
 /// Smallest ring we degrade to when locked memory is short.
@@ -155,7 +156,7 @@ fn probe(
     mut opts: AttrOptions,
     waits: Option<bool>,
     at: (i32, i32),
-    notes: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> (Vec<EventSpec>, Vec<Attr>) {
     let mut specs: Vec<EventSpec> = events.to_vec();
     if waits.is_some() {
@@ -201,9 +202,8 @@ fn probe(
             } else if i == tracker && opts.build_id && errno == Some(libc::EINVAL) {
                 // Kernels before 5.12 know no build-id MMAP2.
                 opts.build_id = false;
-                notes.push(
-                    "this kernel cannot put build ids into MMAP2 records; recording without".into(),
-                );
+                notes
+                    .push("this kernel cannot put build ids into MMAP2 records; recording without");
             } else {
                 break attr; // reported with context below
             }
@@ -349,7 +349,7 @@ impl EventSet {
             } => (true, sampling_waits, sampling_cpus),
         };
         let rings_of = ring_tasks(cpus, pids, per_thread);
-        let mut notes = Vec::new();
+        let mut notes = Notes::new();
         let waits = tracking_dummy.then_some(sampling_waits);
         let (specs, attrs) = probe(events, *opts, waits, rings_of[0].1[0], &mut notes);
         // Each attr's ids are gathered as its fds open.

@@ -25,6 +25,7 @@ use crate::format::record::misc;
 use crate::format::record::KERNEL_MAPS;
 use crate::format::side_band::SideBand;
 use crate::format::RecordType;
+use crate::notes::Notes;
 use crate::push::scan::Hits;
 use crate::synth::build_id;
 use cache::{cache_elf, cache_kallsyms, link_build_id};
@@ -243,7 +244,7 @@ pub fn add(
     features: &mut crate::format::FeatureSet,
     hits: &Hits,
     o: &super::options::BuildIdOptions,
-    notes: &mut Vec<String>,
+    notes: &mut Notes,
 ) {
     // What the capture still copies belongs in this table and cache.
     super::dso_capture::settle();

@@ -12,6 +12,7 @@
 //! read per tick; `ack` lines are ignored and unknown commands get no
 //! answer, as perf's (tests/it/hostile.rs).
 
+use crate::notes::Notes;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, RawFd};
@@ -156,7 +157,7 @@ impl Channel {
     /// over MAX_LINE bytes, whose rest is dropped. `ack` lines — perf's own
     /// answer, read back when the control and ack channels are one — are
     /// ignored, as perf ignores them.
-    pub fn read(&mut self, notes: &mut Vec<String>) -> Vec<ControlCommand> {
+    pub fn read(&mut self, notes: &mut Notes) -> Vec<ControlCommand> {
         let mut buf = [0u8; 4096];
         let mut out = Vec::new();
         let mut taken = 0;
@@ -200,7 +201,7 @@ impl Channel {
         out
     }
 
-    fn command(&mut self, line: &[u8], notes: &mut Vec<String>) -> Option<ControlCommand> {
+    fn command(&mut self, line: &[u8], notes: &mut Notes) -> Option<ControlCommand> {
         let cmd = String::from_utf8_lossy(line);
         Some(match cmd.trim() {
             "" | "ack" => return None,
@@ -272,13 +273,14 @@ mod tests {
         .unwrap();
         let mut w = std::fs::OpenOptions::new().write(true).open(&ctl).unwrap();
         w.write_all(b"enable\ndisa").unwrap();
-        let mut unknown = Vec::new();
+        let mut unknown = Notes::new();
         assert_eq!(ch.read(&mut unknown), vec![ControlCommand::Enable]);
         w.write_all(b"ble\nbogus\nack\nstop\n").unwrap();
         assert_eq!(
             ch.read(&mut unknown),
             vec![ControlCommand::Disable, ControlCommand::Stop]
         );
+        let unknown = unknown.into_vec();
         assert_eq!(unknown.len(), 1);
         assert!(unknown[0].contains("\"bogus\""), "{unknown:?}");
         ch.ack();

@@ -26,6 +26,7 @@ use super::thread_tally::tally;
 use super::threads::job::{Pool, ThreadEnd};
 use super::unit::Unit;
 use crate::format::data_stream::DataStreamWriter;
+use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::push::scan::SampleTimes;
 use crate::push::{Output, Segments};
@@ -72,10 +73,7 @@ impl Destination {
     /// For one unit on this thread: the output (a file under a temporary
     /// name until the recording has started, a pipe, or memory) and the
     /// unit writing to it, its side band written.
-    pub fn begin(
-        rec: &Recording<'_>,
-        notes: &mut Vec<String>,
-    ) -> Result<(Self, Unit), RecordError> {
+    pub fn begin(rec: &Recording<'_>, notes: &mut Notes) -> Result<(Self, Unit), RecordError> {
         let o = rec.options();
         if let Some(cap) = o.flight_recorder {
             let (unit, build_notes) = rec.drain_unit(Segments::new(cap).into(), true, true)?;
@@ -94,10 +92,7 @@ impl Destination {
     /// For units on drain threads: the directory (under a temporary name
     /// until the recording has started, `data` with the side band whole
     /// from here), or the flight recorder's memory.
-    pub fn begin_for_threads(
-        rec: &Recording<'_>,
-        notes: &mut Vec<String>,
-    ) -> Result<Self, RecordError> {
+    pub fn begin_for_threads(rec: &Recording<'_>, notes: &mut Notes) -> Result<Self, RecordError> {
         let o = rec.options();
         if o.flight_recorder.is_some() {
             let window = FlightWindow::new(&rec.side_band(notes));
@@ -185,7 +180,7 @@ impl Destination {
         rec: &Recording<'_>,
         units: Units<'_>,
         times: SampleTimes,
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> Result<(), RecordError> {
         match (&mut self.kind, units) {
             (Kind::File(f), Units::Here(u)) => f.switch(rec, u, times, notes),
@@ -213,7 +208,7 @@ impl Destination {
         rec: &Recording<'_>,
         end: UnitsEnd,
         ended: Ended,
-        notes: Vec<String>,
+        notes: Notes,
     ) -> Result<Summary, RecordError> {
         let Destination { kind, place } = self;
         match (kind, end) {
@@ -237,7 +232,7 @@ fn finish_threads(
     ring_cpus: &[u32],
     ends: Vec<(DrainGroup, PathBuf, ThreadEnd)>,
     mut ended: Ended,
-    mut notes: Vec<String>,
+    mut notes: Notes,
 ) -> Result<Summary, RecordError> {
     let (lost_recs, lost_samples) = rec.lost_samples();
     let reports: Vec<DrainReport> = ends.iter().map(|(_, _, e)| e.end.report.clone()).collect();

@@ -25,6 +25,7 @@ use super::recording::{io_err_context, Recording};
 use super::rotation::Rotation;
 use crate::format::writer::FileWriter;
 use crate::format::FormatError;
+use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::push::scan::SampleTimes;
 use crate::synth::features::dir_features;
@@ -56,10 +57,7 @@ pub struct Dir {
 impl Dir {
     /// The directory (under a temporary name until the start), `data` with
     /// the side band, whole from here: a crash leaves a directory perf opens.
-    pub fn create(
-        rec: &Recording<'_>,
-        notes: &mut Vec<String>,
-    ) -> Result<(Dir, Place), RecordError> {
+    pub fn create(rec: &Recording<'_>, notes: &mut Notes) -> Result<(Dir, Place), RecordError> {
         let o = rec.options();
         let out = Place::open_dir(&o.output).map_err(RecordError::Output)?;
         let dir = out.current_path().expect("a directory");
@@ -94,7 +92,7 @@ impl Dir {
         rec: &Recording<'_>,
         units: usize,
         ask: impl FnOnce(Vec<Request>) -> Result<Vec<Reply>, RecordError>,
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> Result<(), RecordError> {
         let o = rec.options();
         let Some(rotation) = self.rotation.as_mut() else {
@@ -172,7 +170,7 @@ impl Dir {
         rec: &Recording<'_>,
         out: &Place,
         end: DirEnd<'_>,
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> Result<(String, Vec<String>, u64), RecordError> {
         let DirEnd {
             reports,

@@ -32,6 +32,7 @@ use super::summary::Summary;
 use super::supervisor::Ended;
 use super::unit::Unit;
 use crate::format::writer::{FileWriter, PipeWriter};
+use crate::notes::Notes;
 use crate::push::scan::SampleTimes;
 use crate::push::Output;
 use crate::synth::features::set_sample_time;
@@ -49,7 +50,7 @@ impl FileOutput {
     /// started) and the drain unit writing to it, its side band written.
     pub fn begin(
         rec: &Recording<'_>,
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> Result<(FileOutput, Place, Unit), RecordError> {
         let o = rec.options();
         // From here the output exists, under a temporary name until the
@@ -99,7 +100,7 @@ impl FileOutput {
         rec: &Recording<'_>,
         drain: &mut Unit,
         times: SampleTimes,
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> Result<(), RecordError> {
         let Some(rotation) = self.rotation.as_mut() else {
             // A `snapshot` command without --switch-output: nothing to do.
@@ -148,7 +149,7 @@ fn switch_to(
     next: std::fs::File,
     maps: &mut MapHistory,
     times: SampleTimes,
-    notes: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> std::io::Result<Vec<u8>> {
     let mut f = rec.features().clone();
     set_sample_time(&mut f, times);
@@ -170,7 +171,7 @@ impl FileOutput {
         out: &Place,
         drain: Unit,
         mut ended: Ended,
-        mut notes: Vec<String>,
+        mut notes: Notes,
     ) -> Result<Summary, RecordError> {
         let FileOutput {
             side_band_bytes,

@@ -29,6 +29,7 @@ use super::supervisor::Ended;
 use super::unit::Unit;
 use crate::format::writer::FileWriter;
 use crate::format::FeatureSet;
+use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::synth::features::dir_features;
 
@@ -74,7 +75,7 @@ impl FlightWindow {
         rec: &Recording<'_>,
         retained: Retained<'_>,
         mut f: FeatureSet,
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> io::Result<PathBuf> {
         let o = rec.options();
         let mut tmp = tempfile::Builder::new();
@@ -146,7 +147,7 @@ impl FlightWindow {
         rec: &Recording<'_>,
         parts: &[(usize, Vec<u8>)],
         reports: &[DrainReport],
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> Result<PathBuf, RecordError> {
         let f = dir_features(rec.features(), DrainReport::combined_compressed(reports));
         self.write(rec, Retained::PerThread(parts), f, notes)
@@ -158,7 +159,7 @@ impl FlightWindow {
         &mut self,
         rec: &Recording<'_>,
         answers: Vec<Reply>,
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> Result<PathBuf, RecordError> {
         let mut parts = Vec::new();
         let mut reports = Vec::new();
@@ -177,7 +178,7 @@ impl FlightWindow {
         &mut self,
         rec: &Recording<'_>,
         drain: &mut Unit,
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> io::Result<PathBuf> {
         if let Some(h) = drain.take_hits()? {
             self.maps.seen(h);
@@ -200,7 +201,7 @@ impl FlightWindow {
         rec: &Recording<'_>,
         mut drain: Unit,
         mut ended: Ended,
-        mut notes: Vec<String>,
+        mut notes: Notes,
     ) -> Result<Summary, RecordError> {
         if let Some(err) = ended.drained.write_error.take() {
             return Err(self.failed(rec, err));

@@ -11,6 +11,7 @@ use std::time::Instant;
 use super::control::{Channel, ControlCommand};
 use super::run::Next;
 use crate::event::open::EventSet;
+use crate::notes::Notes;
 
 /// When the recording ends or moves to a new output on its own:
 /// `--duration`, `--max-size`, `--switch-output`.
@@ -82,7 +83,7 @@ pub struct Switching {
     /// A `snapshot` command came (taken by the loop).
     pub snapshot: bool,
     /// Enable / disable commands and what they did, for the summary.
-    pub notes: Vec<String>,
+    pub notes: Notes,
 }
 
 impl Switching {
@@ -98,7 +99,7 @@ impl Switching {
         let Some(ch) = self.channel.as_mut() else {
             return;
         };
-        let mut said = Vec::new();
+        let mut said = Notes::new();
         for c in ch.read(&mut said) {
             let r = match c {
                 ControlCommand::Enable => set.enable_sampling(),

@@ -83,6 +83,7 @@ mod threads;
 mod unit;
 mod unit_build;
 
+use crate::notes::Notes;
 use std::time::Instant;
 
 pub use crate::push::drain::DrainReport;
@@ -105,7 +106,7 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
     o.validate()?;
     signals::install().map_err(io_err("installing signal handlers"))?;
     let started = Instant::now();
-    let mut notes = Vec::new();
+    let mut notes = Notes::new();
     let capture = o.build_ids.cache && o.build_ids.table && !place::is_stdout(&o.output);
     if let Some(dir) = crate::synth::build_id::cache_dir().filter(|_| capture) {
         dso_capture::start(dir);
@@ -123,7 +124,7 @@ pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
 fn by_strategy(
     o: &RecordOptions,
     rec: Recording<'_>,
-    notes: Vec<String>,
+    notes: Notes,
 ) -> Result<Summary, RecordError> {
     match &o.threads {
         Some(spec) => threads::record(rec, spec, notes),

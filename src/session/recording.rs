@@ -29,6 +29,7 @@ use crate::format::attr::sample_type as st;
 use crate::format::record::RecordType;
 use crate::format::sample::id_trailer_offset;
 use crate::format::{CompressedInfo, FeatureSet};
+use crate::notes::Notes;
 use crate::push::off_cpu::OffCpu;
 use crate::push::records::declared_mmap_len;
 use crate::push::scan::Hits;
@@ -59,7 +60,7 @@ impl<'o> Recording<'o> {
     pub fn prepare(
         o: &'o RecordOptions,
         started: Instant,
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> Result<Self, RecordError> {
         let channel = o
             .control
@@ -213,11 +214,11 @@ impl<'o> Recording<'o> {
     }
 
     /// The records perf synthesizes before the ring data.
-    pub fn side_band(&self, notes: &mut Vec<String>) -> Vec<u8> {
+    pub fn side_band(&self, notes: &mut Notes) -> Vec<u8> {
         self.side_band_of(&self.o.target, notes)
     }
 
-    fn side_band_of(&self, target: &Target, notes: &mut Vec<String>) -> Vec<u8> {
+    fn side_band_of(&self, target: &Target, notes: &mut Notes) -> Vec<u8> {
         SynthSideBand {
             target,
             call_graph: self.o.call_graph,
@@ -235,7 +236,7 @@ impl<'o> Recording<'o> {
     /// shows them now (a forked workload has exec'd since), plus every map
     /// and comm record seen so far, before FINISHED_INIT — a process exiting
     /// (or gone) by now has nothing left in /proc, but its samples are there.
-    pub fn later_side_band(&self, map_history: &[u8], notes: &mut Vec<String>) -> Vec<u8> {
+    pub fn later_side_band(&self, map_history: &[u8], notes: &mut Notes) -> Vec<u8> {
         let target = match &self.o.target {
             Target::Workload(_) => Target::Pids(self.prepared.tgids.clone()),
             t => t.clone(),
@@ -352,7 +353,7 @@ impl<'o> Recording<'o> {
     }
 
     /// HEADER_BUILD_ID (and the cache) for what `hits` saw, where asked.
-    pub fn add_build_ids(&self, f: &mut FeatureSet, hits: &Hits, notes: &mut Vec<String>) {
+    pub fn add_build_ids(&self, f: &mut FeatureSet, hits: &Hits, notes: &mut Notes) {
         if self.o.build_ids.table {
             build_ids::add(f, hits, &self.o.build_ids, notes);
         }

@@ -5,6 +5,7 @@
 //! recording sealed; their names go at once, their blocks on a thread of
 //! their own (`Displaced::free_in_background`), off the drain.
 
+use crate::notes::Notes;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -73,7 +74,7 @@ impl Rotation {
     /// OUTPUT is gone (moved or deleted while written: it was finished
     /// where it is now); a note says so, and the recording goes on, as
     /// perf's does.
-    pub fn seal(&mut self, notes: &mut Vec<String>) -> io::Result<Option<PathBuf>> {
+    pub fn seal(&mut self, notes: &mut Notes) -> io::Result<Option<PathBuf>> {
         let name = stamped(&self.path);
         match std::fs::rename(&self.path, &name) {
             Ok(()) => {}
@@ -131,7 +132,7 @@ impl Rotation {
 impl Rotation {
     /// At the end: the last output sealed like the others (perf's "Dump"),
     /// and the notes on what was named and removed.
-    pub fn seal_last(&mut self, notes: &mut Vec<String>) {
+    pub fn seal_last(&mut self, notes: &mut Notes) {
         if let Err(e) = self.seal(notes) {
             notes.push(format!(
                 "--switch-output: naming the last output failed: {e}"
@@ -157,7 +158,7 @@ mod tests {
         let mut r = Rotation::new(&path, Some(2));
         for i in 0..4 {
             std::fs::write(&path, format!("{i}")).unwrap();
-            let sealed = r.seal(&mut Vec::new()).unwrap().unwrap();
+            let sealed = r.seal(&mut Notes::new()).unwrap().unwrap();
             let name = sealed.file_name().unwrap().to_string_lossy().into_owned();
             let ts = name.strip_prefix("perf.data.").unwrap();
             assert!(
@@ -177,7 +178,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("perf.data");
         let mut r = Rotation::new(&path, Some(1));
-        let mut notes = Vec::new();
+        let mut notes = Notes::new();
         std::fs::write(&path, "0").unwrap();
         let first = r.seal(&mut notes).unwrap().unwrap();
         // The user moves the sealed one away, and then the current one.
@@ -185,7 +186,8 @@ mod tests {
         std::fs::write(&path, "1").unwrap();
         std::fs::rename(&path, dir.path().join("mine-too")).unwrap();
         assert_eq!(r.seal(&mut notes).unwrap(), None);
-        assert!(notes[0].contains("moved or deleted"), "{notes:?}");
+        let said = notes.clone().into_vec();
+        assert!(said[0].contains("moved or deleted"), "{said:?}");
         std::fs::write(&path, "2").unwrap();
         assert!(r.seal(&mut notes).unwrap().is_some(), "the next one");
         assert!(

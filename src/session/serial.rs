@@ -6,9 +6,10 @@ use super::destination::{Destination, Units, UnitsEnd};
 use super::error::RecordError;
 use super::recording::Recording;
 use super::summary::Summary;
+use crate::notes::Notes;
 
 /// Runs a serial recording to the end.
-pub fn record(mut rec: Recording<'_>, mut notes: Vec<String>) -> Result<Summary, RecordError> {
+pub fn record(mut rec: Recording<'_>, mut notes: Notes) -> Result<Summary, RecordError> {
     let (mut dest, mut unit) = Destination::begin(&rec, &mut notes)?;
     let child = rec.start(dest.place_mut())?;
     let mut switch_failed = None;

@@ -21,6 +21,7 @@ use crate::event::open::{EventSet, Tracking};
 use crate::event::ring;
 use crate::event::target::{resolve_command, threads_of, Target, Workload};
 use crate::format::sample::id_trailer_size;
+use crate::notes::Notes;
 
 /// A recording ready to start.
 pub struct Prepared {
@@ -56,7 +57,7 @@ impl Prepared {
     pub fn stack_tail(
         &self,
         keep_padding: bool,
-        notes: &mut Vec<String>,
+        notes: &mut Notes,
     ) -> Option<crate::push::StackTail> {
         if keep_padding {
             return None;

@@ -18,13 +18,14 @@ use super::run::{Drained, Next, Supervisor};
 use super::signals;
 use super::status::StatusLine;
 use crate::event::open::EventSet;
+use crate::notes::Notes;
 use crate::push::scan::RecordCounts;
 
 /// How a serial session's loop ended.
 pub struct Ended {
     pub drained: Drained,
     /// What `-D` / `--control` did that the user should hear about.
-    pub notes: Vec<String>,
+    pub notes: Notes,
     pub stop_signal: Option<i32>,
     pub exit_status: Option<ExitStatus>,
     /// perfz ended the workload (a limit, `--control stop`, a failed

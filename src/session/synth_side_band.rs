@@ -6,6 +6,7 @@ use crate::event::events::CallGraph;
 use crate::event::target::Target;
 use crate::format::record::RecordType;
 use crate::format::writer::empty_record;
+use crate::notes::Notes;
 use crate::synth;
 
 /// The most CGROUP records written at the start.
@@ -30,7 +31,7 @@ pub struct SynthSideBand<'a> {
 impl SynthSideBand<'_> {
     /// The records, ending with FINISHED_INIT; `notes` gets what could not be
     /// synthesized.
-    pub fn build(&self, notes: &mut Vec<String>) -> Vec<u8> {
+    pub fn build(&self, notes: &mut Notes) -> Vec<u8> {
         use crate::format::attr::flags;
         let trailer = self.trailer;
         let data_mmaps = matches!(self.call_graph, CallGraph::Dwarf(_))

@@ -3,6 +3,7 @@
 
 use super::{cstr8, record};
 use crate::format::record::{misc, RecordType, KERNEL_MAPS};
+use crate::notes::Notes;
 
 /// The MMAP record perf writes for the kernel image.
 pub fn kernel_mmap(text: u64, end: u64, trailer: usize) -> Vec<u8> {
@@ -19,7 +20,7 @@ pub fn kernel_mmap(text: u64, end: u64, trailer: usize) -> Vec<u8> {
 /// The kernel map of the running kernel (its text range as
 /// [`kernel_range::this_boot`](super::kernel_range::this_boot) finds it),
 /// or why not; `notes` gets why a kept range was not used.
-pub fn synthesize(trailer: usize, notes: &mut Vec<String>) -> Result<Vec<u8>, String> {
+pub fn synthesize(trailer: usize, notes: &mut Notes) -> Result<Vec<u8>, String> {
     let (text, end) = super::kernel_range::this_boot(notes)?;
     Ok(kernel_mmap(text, end, trailer))
 }

@@ -11,6 +11,7 @@
 //! Where /proc/iomem hides them (not root), nothing can confirm a kept
 //! range cheaply: the cache is neither read nor written.
 
+use crate::notes::Notes;
 use std::ffi::OsStr;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -20,7 +21,7 @@ use super::kernel_image::{self, ImageSpan};
 
 /// `(_text, end of text)` of the running kernel, or why not; `notes` gets
 /// why a cache that is there is not used.
-pub fn this_boot(notes: &mut Vec<String>) -> Result<(u64, u64), String> {
+pub fn this_boot(notes: &mut Notes) -> Result<(u64, u64), String> {
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok();
     let boot = boot.as_deref().map(str::trim).filter(|b| !b.is_empty());
     let kept = match (boot, kernel_image::running(), cache_file()) {

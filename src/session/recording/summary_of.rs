@@ -3,6 +3,7 @@
 //! workload's exit code) and the advice on losses.
 
 use super::Recording;
+use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::session::summary::Summary;
 use crate::session::supervisor::Ended;
@@ -10,7 +11,7 @@ use crate::session::supervisor::Ended;
 impl Recording<'_> {
     /// A summary from one drain unit's report and how its loop ended; the
     /// strategy sets what differs.
-    pub fn summary(&self, report: DrainReport, ended: &mut Ended, notes: Vec<String>) -> Summary {
+    pub fn summary(&self, report: DrainReport, ended: &mut Ended, notes: Notes) -> Summary {
         let o = self.o;
         let mut notes = notes;
         if let Some(e) = &ended.wait_error {
@@ -87,7 +88,7 @@ impl Recording<'_> {
             off_cpu: report.off_cpu,
             threads: Vec::new(),
             outputs: Vec::new(),
-            notes,
+            notes: notes.into_vec(),
         }
     }
 }

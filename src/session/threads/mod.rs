@@ -40,6 +40,7 @@ use super::run::{Drained, Next};
 use super::summary::Summary;
 use crate::event::cpus;
 use crate::event::ring::Ring;
+use crate::notes::Notes;
 pub use job::ThreadEnd;
 use job::{Job, Pool, Shared};
 
@@ -70,7 +71,7 @@ fn groups(spec: &ThreadSpec, ring_cpus: &[u32]) -> Result<Vec<DrainGroup>, Recor
 pub fn record(
     mut rec: Recording<'_>,
     spec: &ThreadSpec,
-    mut notes: Vec<String>,
+    mut notes: Notes,
 ) -> Result<Summary, RecordError> {
     let o = rec.options();
     let ring_cpus = rec.ring_cpus();
@@ -131,7 +132,7 @@ fn jobs(
     rec: &mut Recording<'_>,
     groups: &[DrainGroup],
     dest: &Destination,
-    notes: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> Result<Vec<Job>, RecordError> {
     let o = rec.options();
     let n = groups.len();
@@ -212,7 +213,7 @@ fn wait(
     ctl: &mut super::supervisor::SessionSupervisor<'_>,
     dest: &mut Destination,
     pool: &Pool,
-    notes: &mut Vec<String>,
+    notes: &mut Notes,
 ) -> Result<(), RecordError> {
     let shared = &pool.shared;
     while shared.ended.load(Ordering::Acquire) < pool.threads() {
