@@ -5,8 +5,9 @@
 //! recording around them. docs/ARCHITECTURE.md has the words, the picture
 //! and the module map; each module's own docs have the details.
 //!
-//! Imports only go down the layers (tests/it/code_shape.rs): `format` and
-//! `units` at the bottom; `event` and `push`; then `session`, `export`,
+//! Imports only go down the layers (tests/it/code_shape.rs): `format`,
+//! `quantity` and `notes` at the bottom; `event` and `transform` (the record
+//! transforms: edits over a region); `push`; then `session`, `export`,
 //! `eval`, `recover`, `convert`, `replay`, `advice`, `stats` and `synth`;
 //! `cli` on top. The `perfz-codecs` crate (codecs/) is below them all.
 //!
@@ -16,7 +17,7 @@
 //! renamed or linked in, so a symlink planted at any name is never written
 //! through, and an existing cache entry is left alone; a directory at the
 //! output or its `.old` name is moved aside or replaced only when it is a
-//! perf recording, a device or FIFO never (session/destination.rs);
+//! perf recording, a device or FIFO never (session/place.rs);
 //! `--control` lines are at most 256 bytes and 64 KiB are read per tick,
 //! `ack` lines are ignored and unknown commands get no answer, as perf's
 //! (session/control.rs); memory the options ask for is checked against
@@ -36,9 +37,10 @@ pub use perfz_codecs as codecs;
 pub mod format;
 pub mod notes;
 pub mod push;
+pub mod quantity;
 pub mod recover;
 pub mod replay;
 pub mod session;
 pub mod stats;
 pub mod synth;
-pub mod units;
+pub mod transform;

@@ -100,7 +100,7 @@ pub struct Stats {
     /// The largest `lost` of one LOST record: the worst overflow.
     pub largest_loss: u64,
     /// How much of their stack dumps dwarf samples used.
-    pub stack_use: crate::push::stack_use::StackUse,
+    pub stack_use: crate::transform::stack_use::StackUse,
     /// When samples were lost: what would have held the stream.
     pub advice: Option<crate::advice::Advice>,
     /// Decompressed bytes of a last record cut off where the recorder
@@ -125,7 +125,7 @@ struct RecordWalk {
     /// Samples per attr index, and their bytes.
     samples: BTreeMap<usize, u64>,
     sample_bytes: u64,
-    stack_use: crate::push::stack_use::StackUse,
+    stack_use: crate::transform::stack_use::StackUse,
 }
 
 impl RecordWalk {

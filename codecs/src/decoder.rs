@@ -16,13 +16,13 @@ pub enum AnyDecoder {
     /// [`CodecId::LZ4`]: one lz4 frame stream cut into records by output.
     #[cfg(feature = "lz4")]
     Lz4(crate::Lz4Decoder),
-    /// [`CodecId::LZ4_LINKED_UNITS`]: older files, linked 64 KiB blocks in units.
+    /// [`CodecId::LZ4_LINKED_CHUNKS`]: older files, linked 64 KiB blocks in chunks.
     #[cfg(feature = "lz4")]
     Lz4Linked(crate::Lz4LinkedUnitsDecoder),
-    /// [`CodecId::LZ4_UNITS_V1`]: older files, independent block units.
+    /// [`CodecId::LZ4_CHUNKS_V1`]: older files, independent block chunks.
     #[cfg(feature = "lz4")]
     Lz4Units(crate::Lz4UnitsDecoder),
-    /// [`CodecId::SNAPPY`]: snappy raw units.
+    /// [`CodecId::SNAPPY`]: snappy raw chunks.
     #[cfg(feature = "snappy")]
     Snappy(crate::SnappyDecoder),
 }
@@ -37,11 +37,11 @@ impl AnyDecoder {
             #[cfg(feature = "lz4")]
             CodecId::LZ4 => Ok(AnyDecoder::Lz4(crate::Lz4Decoder::new())),
             #[cfg(feature = "lz4")]
-            CodecId::LZ4_LINKED_UNITS => {
+            CodecId::LZ4_LINKED_CHUNKS => {
                 Ok(AnyDecoder::Lz4Linked(crate::Lz4LinkedUnitsDecoder::new()))
             }
             #[cfg(feature = "lz4")]
-            CodecId::LZ4_UNITS_V1 => Ok(AnyDecoder::Lz4Units(crate::Lz4UnitsDecoder::new())),
+            CodecId::LZ4_CHUNKS_V1 => Ok(AnyDecoder::Lz4Units(crate::Lz4UnitsDecoder::new())),
             #[cfg(feature = "snappy")]
             CodecId::SNAPPY => Ok(AnyDecoder::Snappy(crate::SnappyDecoder::new())),
             other => match other.name() {

@@ -8,7 +8,7 @@ use crate::CodecId;
 #[non_exhaustive]
 pub enum Error {
     /// The caller's buffer was smaller than [`Codec::bound`](crate::Codec::bound).
-    #[error("output buffer too small: {have} bytes for a unit that may need {need}")]
+    #[error("output buffer too small: {have} bytes for a chunk that may need {need}")]
     DstTooSmall {
         /// Bytes the codec may write for the input (its bound).
         need: usize,
@@ -32,7 +32,7 @@ pub enum Error {
         what: String,
     },
 
-    /// The compressed bytes end in the middle of a unit.
+    /// The compressed bytes end in the middle of a chunk.
     #[error("truncated {codec} data: {what}")]
     Truncated {
         /// The codec's name (`zstd`, `lz4`, ...).

@@ -1,18 +1,18 @@
-//! The unit framing of the block codecs (lz4, snappy).
+//! The chunk framing of the block codecs (lz4, snappy).
 //!
 //! Block codecs have no stream state, so each non-empty slice of a push becomes one
-//! unit: `u32 raw_len (LE), u32 comp_len (LE), comp_len bytes`. The payload of one
-//! COMPRESSED record is a sequence of units. Lengths come first so a decoder can
+//! chunk: `u32 raw_len (LE), u32 comp_len (LE), comp_len bytes`. The payload of one
+//! COMPRESSED record is a sequence of chunks. Lengths come first so a decoder can
 //! check them against its limit *before* it allocates (docs/FORMAT.md).
 
 use crate::{Error, Input};
 
-/// Bytes of the unit header.
-pub(crate) const UNIT_HEADER: usize = 8;
+/// Bytes of the chunk header.
+pub(crate) const CHUNK_HEADER: usize = 8;
 
-/// Writes one unit per non-empty slice of `input` into `dst`; `block` compresses
+/// Writes one chunk per non-empty slice of `input` into `dst`; `block` compresses
 /// one slice into the given space and returns its length.
-pub(crate) fn encode_units(
+pub(crate) fn encode_chunks(
     input: Input<'_>,
     dst: &mut [u8],
     need: usize,
@@ -26,19 +26,19 @@ pub(crate) fn encode_units(
     }
     let mut at = 0;
     for part in input.parts() {
-        let body = &mut dst[at + UNIT_HEADER..];
+        let body = &mut dst[at + CHUNK_HEADER..];
         let n = block(part, body)?;
         dst[at..at + 4].copy_from_slice(&(part.len() as u32).to_le_bytes());
         dst[at + 4..at + 8].copy_from_slice(&(n as u32).to_le_bytes());
-        at += UNIT_HEADER + n;
+        at += CHUNK_HEADER + n;
     }
     Ok(at)
 }
 
-/// Decodes a sequence of units, appending to `dst` at most `limit` bytes. `block`
-/// decodes one unit's bytes into an exactly `raw_len`-sized, zeroed slice and
+/// Decodes a sequence of chunks, appending to `dst` at most `limit` bytes. `block`
+/// decodes one chunk's bytes into an exactly `raw_len`-sized, zeroed slice and
 /// returns how many bytes it produced. On error `dst` is left as it was.
-pub(crate) fn decode_units(
+pub(crate) fn decode_chunks(
     codec: &'static str,
     mut src: &[u8],
     dst: &mut Vec<u8>,
@@ -48,22 +48,22 @@ pub(crate) fn decode_units(
     let start = dst.len();
     let res = (|| {
         while !src.is_empty() {
-            if src.len() < UNIT_HEADER {
+            if src.len() < CHUNK_HEADER {
                 return Err(Error::Truncated {
                     codec,
                     what: format!(
-                        "{} bytes left, a unit header needs {UNIT_HEADER}",
+                        "{} bytes left, a chunk header needs {CHUNK_HEADER}",
                         src.len()
                     ),
                 });
             }
             let raw = u32::from_le_bytes(src[0..4].try_into().unwrap()) as usize;
             let comp = u32::from_le_bytes(src[4..8].try_into().unwrap()) as usize;
-            src = &src[UNIT_HEADER..];
+            src = &src[CHUNK_HEADER..];
             if comp > src.len() {
                 return Err(Error::Truncated {
                     codec,
-                    what: format!("unit claims {comp} compressed bytes, {} remain", src.len()),
+                    what: format!("chunk claims {comp} compressed bytes, {} remain", src.len()),
                 });
             }
             let produced = dst.len() - start;
@@ -77,7 +77,7 @@ pub(crate) fn decode_units(
             if n != raw {
                 return Err(Error::Corrupt {
                     codec,
-                    what: format!("unit decoded to {n} bytes, its header says {raw}"),
+                    what: format!("chunk decoded to {n} bytes, its header says {raw}"),
                 });
             }
             src = &src[comp..];

@@ -64,7 +64,7 @@ impl<'a> Input<'a> {
     }
 
     /// The first `n` bytes and the rest, as two inputs (for splitting a drain into
-    /// record-sized units). `n` is clamped to `len()`.
+    /// record-sized chunks). `n` is clamped to `len()`.
     pub fn split_at(&self, n: usize) -> (Input<'a>, Input<'a>) {
         let n = n.min(self.len());
         if n <= self.first.len() {

@@ -46,7 +46,7 @@
 //!
 //! [`Codec::compress`] compresses one push (one slice or two) into a buffer
 //! the caller owns. After it returns, everything pushed so far decodes from
-//! the outputs so far (zstd flushes, block codecs write whole units), which
+//! the outputs so far (zstd flushes, block codecs write whole chunks), which
 //! is what lets each output be exactly one perf COMPRESSED record that
 //! decodes to at least one byte (perf 6.1 aborts on a record that decodes to
 //! nothing). Empty input writes nothing. [`Codec::bound`] is the worst case
@@ -73,14 +73,14 @@
 //!
 //! Decoders append to a `Vec` and never grow it by more than a caller-given
 //! limit (perfz's reader passes the file's declared `mmap_len`): snappy and
-//! the older lz4 unit formats check a unit's declared length before
+//! the older lz4 chunk formats check a chunk's declared length before
 //! allocating, lz4's stream decoder refuses a block over 4 MiB and takes
 //! output in 128 KiB steps, zstd decodes in 128 KiB steps and caps its
 //! window at 2^27.
 //!
-//! Words: a *unit* in this crate is what one `compress` call writes,
+//! Words: a *chunk* in this crate is what one `compress` call writes,
 //! self-contained for the decoder (framing.rs frames the block codecs'
-//! units); it is not perfz's drain unit. A *push* is the input of one call.
+//! chunks). A *push* is the input of one call.
 
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -137,17 +137,17 @@ impl CodecId {
     /// zstd, perf's `PERF_COMP_ZSTD`: the only one perf itself can read.
     pub const ZSTD: CodecId = CodecId(1);
     /// lz4 as written by perfz before linked blocks: independent block
-    /// units (perfz framing, docs/FORMAT.md). ASCII "pz" + 1. Read, not
+    /// chunks (perfz framing, docs/FORMAT.md). ASCII "pz" + 1. Read, not
     /// written.
-    pub const LZ4_UNITS_V1: CodecId = CodecId(0x707a_0001);
-    /// lz4 as written by perfz with linked 64 KiB blocks, one unit per
+    pub const LZ4_CHUNKS_V1: CodecId = CodecId(0x707a_0001);
+    /// lz4 as written by perfz with linked 64 KiB blocks, one chunk per
     /// push (perfz framing, docs/FORMAT.md). ASCII "pz" + 3. Read, not
     /// written.
-    pub const LZ4_LINKED_UNITS: CodecId = CodecId(0x707a_0003);
+    pub const LZ4_LINKED_CHUNKS: CodecId = CodecId(0x707a_0003);
     /// lz4: one lz4 frame stream, 1 MiB linked blocks, cut into records by
     /// output (docs/FORMAT.md). ASCII "pz" + 4.
     pub const LZ4: CodecId = CodecId(0x707a_0004);
-    /// snappy raw units (perfz framing, docs/FORMAT.md). ASCII "pz" + 2.
+    /// snappy raw chunks (perfz framing, docs/FORMAT.md). ASCII "pz" + 2.
     pub const SNAPPY: CodecId = CodecId(0x707a_0002);
 
     /// The most one [`CodecId::LZ4`] record decodes to: its records end
@@ -170,11 +170,11 @@ impl CodecId {
 
     /// The codec's name as used in specs, or `None` for an id we do not know.
     pub fn name(self) -> Option<&'static str> {
-        if self == CodecId::LZ4_UNITS_V1 {
-            return Some("lz4 (independent units)");
+        if self == CodecId::LZ4_CHUNKS_V1 {
+            return Some("lz4 (independent chunks)");
         }
-        if self == CodecId::LZ4_LINKED_UNITS {
-            return Some("lz4 (linked units)");
+        if self == CodecId::LZ4_LINKED_CHUNKS {
+            return Some("lz4 (linked chunks)");
         }
         CodecKind::by_id(self).map(CodecKind::name)
     }
@@ -206,9 +206,9 @@ pub struct Step {
 /// One call compresses one push: ring-buffer bytes (in perfz, one piece of a
 /// ring region), given as one slice or two (when they wrap around the end of
 /// the buffer). The output
-/// of one call is one self-contained *unit* for the decoder: after a call returns,
+/// of one call is one self-contained *chunk* for the decoder: after a call returns,
 /// everything given so far can be decoded from the outputs so far (zstd flushes,
-/// block codecs emit whole blocks). That is what lets every unit become exactly one
+/// block codecs emit whole blocks). That is what lets every chunk become exactly one
 /// perf record that decodes to at least one byte.
 ///
 /// Implementations keep their state (zstd's window, hash tables) between calls and
@@ -237,7 +237,7 @@ pub trait Codec {
     fn bound(&self, len: usize) -> usize;
 
     /// The largest input length whose [`bound`](Codec::bound) fits `out_cap`, used
-    /// to split a ring drain so that each unit fits one perf record
+    /// to split a ring drain so that each chunk fits one perf record
     /// ([`MAX_RECORD_PAYLOAD`]). Returns 0 if not even one byte fits.
     fn max_input(&self, out_cap: usize) -> usize {
         // bound() is monotonic; binary search keeps every codec honest without a
@@ -259,7 +259,7 @@ pub trait Codec {
 
     /// True if records are cut by *output* ([`stream`](Codec::stream)): the
     /// codec takes a whole push and fills record-sized windows, flushing once
-    /// at the end of the push, instead of compressing one unit per
+    /// at the end of the push, instead of compressing one chunk per
     /// [`max_input`](Codec::max_input)-sized piece of input.
     const OUTPUT_DRIVEN: bool = false;
 
@@ -278,8 +278,8 @@ pub trait Codec {
     /// holds a block end (src/push/cutter.rs). A window may end mid-block;
     /// the next one continues it.
     ///
-    /// The default compresses one whole unit of at most
-    /// `max_input(dst.len())` bytes per call (a unit is always flushed).
+    /// The default compresses one whole chunk of at most
+    /// `max_input(dst.len())` bytes per call (a chunk is always flushed).
     fn stream(&mut self, input: Input<'_>, dst: &mut [u8], flush: bool) -> Result<Step, Error> {
         let _ = flush;
         let n = self.max_input(dst.len()).min(input.len());
@@ -311,11 +311,11 @@ pub trait Codec {
     /// The flush ending the next push also ends the stream's frame, so what
     /// follows decodes without what came before (a flight-recorder segment
     /// may be dropped) while one decoder still reads both in order. Codecs
-    /// whose units are independent have nothing to do.
+    /// whose chunks are independent have nothing to do.
     fn end_frame_at_flush(&mut self) {}
 
-    /// Starts a new stream: the next unit decodes without anything written
-    /// before it (a new output file, `--switch-output`). Codecs whose units
+    /// Starts a new stream: the next chunk decodes without anything written
+    /// before it (a new output file, `--switch-output`). Codecs whose chunks
     /// are independent already have nothing to do.
     fn restart(&mut self) -> Result<(), Error> {
         Ok(())
@@ -330,7 +330,7 @@ pub trait Codec {
     const COPIES_INPUT: bool = false;
 }
 
-/// The inverse of a [`Codec`]: decodes the units it wrote, in order.
+/// The inverse of a [`Codec`]: decodes the chunks it wrote, in order.
 pub trait Decoder {
     /// Decodes `src` (the payload of one compressed record) and appends the result
     /// to `dst`, returning the number of bytes appended.

@@ -113,7 +113,7 @@ pub enum CodecSpec {
     Zstd(ZstdParams),
     /// `lz4`: an lz4 frame stream ([`CodecId::LZ4`](crate::CodecId::LZ4)); perfz only.
     Lz4,
-    /// `snappy`: snappy raw units; perfz only.
+    /// `snappy`: snappy raw chunks; perfz only.
     Snappy,
 }
 

@@ -16,7 +16,7 @@ pub enum CodecKind {
     Zstd = 1,
     /// `lz4`: perfz's lz4 frame stream.
     Lz4 = 2,
-    /// `snappy`: perfz's snappy units.
+    /// `snappy`: perfz's snappy chunks.
     Snappy = 3,
 }
 
@@ -70,7 +70,7 @@ pub const CODECS: [CodecInfo; 4] = [
         id: CodecId::SNAPPY,
         built: cfg!(feature = "snappy"),
         takes_level: false,
-        parameters: "(none) snappy raw units; convert with `perfz recompress` for perf",
+        parameters: "(none) snappy raw chunks; convert with `perfz recompress` for perf",
     },
 ];
 

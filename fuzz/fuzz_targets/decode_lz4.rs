@@ -6,9 +6,9 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    // The frame stream perfz writes, and the linked and independent units
+    // The frame stream perfz writes, and the linked and independent chunks
     // it wrote before.
     perfz_fuzz::decode_payloads(perfz_codecs::CodecId::LZ4, data);
-    perfz_fuzz::decode_payloads(perfz_codecs::CodecId::LZ4_LINKED_UNITS, data);
-    perfz_fuzz::decode_payloads(perfz_codecs::CodecId::LZ4_UNITS_V1, data);
+    perfz_fuzz::decode_payloads(perfz_codecs::CodecId::LZ4_LINKED_CHUNKS, data);
+    perfz_fuzz::decode_payloads(perfz_codecs::CodecId::LZ4_CHUNKS_V1, data);
 });

@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 
-use crate::push::stack_use::StackUse;
+use crate::transform::stack_use::StackUse;
 
 /// Bytes a dwarf sample reserves besides its stack dump: the header, the
 /// fixed fields, the user registers (17 on x86-64) and a kernel chain.

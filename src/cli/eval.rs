@@ -7,7 +7,7 @@ use anyhow::Context;
 
 use crate::eval::{self, Options};
 use crate::event::ring::{default_pages, page_size};
-use crate::units::parse_size;
+use crate::quantity::parse_size;
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
 enum EvalFormat {
@@ -85,7 +85,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let eval::Loaded {
         stream,
         rate,
-        stack_tail,
+        stack_cut,
         stack_note,
         attrs,
     } = eval::load(&input).with_context(|| name.clone())?;
@@ -97,7 +97,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         push_size,
         mmap_flush,
         min_time: Duration::from_secs_f64(a.min_time),
-        stack_tail,
+        stack_cut,
         attrs,
     };
     // indicatif draws only on a terminal (hidden otherwise).

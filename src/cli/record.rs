@@ -13,8 +13,8 @@ use crate::event::cpus::parse_list;
 use crate::event::events::{CallGraph, Sampling};
 use crate::event::target::Target;
 use crate::notes::Notes;
+use crate::quantity::parse_size;
 use crate::session::{record, RecordOptions, DEFAULT_FREQUENCY};
-use crate::units::parse_size;
 
 /// `perfz record`, as perf parses `perf record`'s command line: `words` are
 /// the words after `record`. Usage errors exit 129 and failures 255, as

@@ -123,7 +123,7 @@ pub struct Args {
     pub(super) keep_stack_padding: bool,
     /// Make the file readable by perf every SECONDS while recording, so a
     /// crash (kill -9, full disk) loses at most that much; 0 = only at the end.
-    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = crate::units::parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = crate::quantity::parse_seconds)]
     pub(super) checkpoint: f64,
     /// Drain the rings with parallel threads, each with its own codec and
     /// data file; the output becomes a directory (perf's --threads format).
@@ -150,7 +150,7 @@ pub struct Args {
     #[arg(long, value_name = "fifo:CTL[,ACK]|fd:CTL[,ACK]")]
     pub(super) control: Option<crate::session::ControlSpec>,
     /// Stop after SECONDS (the workload, if any, is ended as on Ctrl-C).
-    #[arg(long, value_name = "SECONDS", value_parser = crate::units::parse_seconds)]
+    #[arg(long, value_name = "SECONDS", value_parser = crate::quantity::parse_seconds)]
     pub(super) duration: Option<f64>,
     /// Stop cleanly once the output holds SIZE bytes (e.g. 100M): the file
     /// is finalized and opens in perf.

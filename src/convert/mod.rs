@@ -11,7 +11,7 @@
 //! converter is monomorphized per codec; `none` is a constant branch that
 //! writes raw records, the others cut records with the recorder's
 //! `push::compressor::Compressor`. Dwarf samples are cut as the recorder
-//! cuts them (`push::stack_tail`) unless `--keep-stack-padding`. The output
+//! cuts them (`push::stack_cut`) unless `--keep-stack-padding`. The output
 //! is written to a temporary file beside it (a random `.perfz-*.tmp` name,
 //! created exclusively) and renamed at the end, so an error never leaves a
 //! half-written file under the final name.
@@ -29,7 +29,7 @@ mod out;
 use crate::format::AttrEntry;
 use crate::format::{feat, FeatureSet, FormatError, Meta, Mode, PerfReader, RecordType};
 use crate::push::compressor::Compressor;
-use crate::push::stack_tail::{for_each_piece, Edit, StackTail};
+use crate::transform::{for_each_slice, Edit, StackCut};
 
 /// Raw bytes collected before one push through the codec.
 const PUSH_SIZE: usize = 256 * 1024;
@@ -86,7 +86,7 @@ pub struct Converted {
 /// output. The output is written to a temporary file and renamed at the end,
 /// so a failure never leaves a half-written file under the final name.
 /// With `cut`, dwarf samples lose the stack bytes the kernel did not write,
-/// as `perfz record` leaves them out (`push::stack_tail`).
+/// as `perfz record` leaves them out (`push::stack_cut`).
 pub fn convert(
     input: &Path,
     output: &Path,
@@ -212,7 +212,7 @@ struct Converter<C: Codec> {
 
 enum Cutter {
     Unknown,
-    Ready(Option<StackTail>),
+    Ready(Option<StackCut>),
 }
 
 impl<C: Codec> Converter<C> {
@@ -362,7 +362,7 @@ impl<C: Codec> Converter<C> {
             Some(c @ Cutter::Unknown) => {
                 // The first sample: every attr is known by now (in pipe
                 // mode too, where they come as records first).
-                let t = StackTail::for_attrs(attrs).unwrap_or_else(|why| {
+                let t = StackCut::for_attrs(attrs).unwrap_or_else(|why| {
                     self.summary.stack_note = Some(format!(
                         "dwarf stacks are written whole (their unwritten bytes kept): {why}"
                     ));
@@ -382,7 +382,7 @@ impl<C: Codec> Converter<C> {
         }
         self.summary.stack_bytes_cut += w.dropped;
         out.clear();
-        for_each_piece(Input::one(rec), &self.edits, |p| {
+        for_each_slice(Input::one(rec), &self.edits, |p| {
             out.extend_from_slice(p);
             Ok::<(), ()>(())
         })

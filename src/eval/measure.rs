@@ -13,9 +13,10 @@ use super::{EvalError, Row};
 use crate::format::record::{records, RecordHeader};
 use crate::format::AttrEntry;
 use crate::push::records::RECORD_MAX;
-use crate::push::stack_tail::Edit;
-use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher, Sink, StackTail};
+use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher, Sink};
 use crate::replay::pushes;
+use crate::transform::Edit;
+use crate::transform::StackCut;
 
 /// A sink that writes nowhere: it keeps the records (to verify them) or only
 /// counts them (for timing). Compressed records are built in its buffer, as
@@ -47,7 +48,7 @@ impl Sink for NullSink {
         edits: &[Edit],
     ) -> io::Result<(usize, usize)> {
         self.scratch.clear();
-        crate::push::stack_tail::for_each_piece(region, edits, |p| {
+        crate::transform::for_each_slice(region, edits, |p| {
             self.scratch.extend_from_slice(p);
             Ok::<(), io::Error>(())
         })?;
@@ -118,7 +119,7 @@ struct OneRun<'a> {
     stream: &'a [u8],
     push: usize,
     keep: bool,
-    stack_tail: Option<&'a StackTail>,
+    stack_cut: Option<&'a StackCut>,
 }
 
 impl OneRun<'_> {
@@ -135,7 +136,7 @@ impl OneRun<'_> {
         p.set_hold(true);
         // As the recorder: unwritten stack bytes are left out (the walk
         // that finds them is timed too).
-        let tail = self.stack_tail;
+        let tail = self.stack_cut;
         let mut dropped = 0;
         let mut edits = Vec::new();
         // Where the replayed ring's pushes end is found before timing: the
@@ -240,7 +241,7 @@ fn median(v: &mut [f64]) -> f64 {
 fn verify_run(
     spec: &CodecSpec,
     stream: &[u8],
-    cut: Option<(&StackTail, &[AttrEntry])>,
+    cut: Option<(&StackCut, &[AttrEntry])>,
     block_ends: bool,
     kept: &[u8],
 ) -> Result<Vec<u8>, EvalError> {
@@ -282,7 +283,7 @@ fn time_compress(
     spec: &CodecSpec,
     stream: &[u8],
     push: usize,
-    stack_tail: Option<&StackTail>,
+    stack_cut: Option<&StackCut>,
     min_time: Duration,
     mb: f64,
 ) -> Result<Vec<f64>, EvalError> {
@@ -298,7 +299,7 @@ fn time_compress(
                 stream,
                 push,
                 keep: false,
-                stack_tail,
+                stack_cut,
             })?
             .map_err(io_err)?;
         c_speeds.push(mb / r.secs.max(1e-9));
@@ -338,9 +339,9 @@ pub fn measure(
     stream: &[u8],
     push: usize,
     min_time: Duration,
-    cut: Option<(&StackTail, &[AttrEntry])>,
+    cut: Option<(&StackCut, &[AttrEntry])>,
 ) -> Result<Row, EvalError> {
-    let stack_tail = cut.map(|(t, _)| t);
+    let stack_cut = cut.map(|(t, _)| t);
     if stream.is_empty() {
         return Err(EvalError::Empty);
     }
@@ -353,7 +354,7 @@ pub fn measure(
             stream,
             push,
             keep: true,
-            stack_tail,
+            stack_cut,
         })?
         .map_err(io_err)?;
     let kept = first.kept.expect("kept");
@@ -361,7 +362,7 @@ pub fn measure(
     // Speeds per byte given to the codec; the ring figures follow from them.
     let mb = first.codec_bytes as f64 / 1e6;
     let ring_per_codec = stream.len() as f64 / first.codec_bytes.max(1) as f64;
-    let c_speeds = time_compress(spec, stream, push, stack_tail, min_time, mb)?;
+    let c_speeds = time_compress(spec, stream, push, stack_cut, min_time, mb)?;
     let d_speeds = time_decompress(spec, first.block_ends, &kept, &mut back, min_time, mb)?;
     let best_c = c_speeds.iter().copied().fold(0.0, f64::max);
     let best_d = d_speeds.iter().copied().fold(0.0, f64::max);

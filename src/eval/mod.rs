@@ -132,7 +132,7 @@ pub struct Options {
     pub min_time: Duration,
     /// Where the recording's samples leave unwritten stack bytes (left out,
     /// as in `perfz record`), with the attrs the round trip's oracle reads.
-    pub stack_tail: Option<crate::push::StackTail>,
+    pub stack_cut: Option<crate::transform::StackCut>,
     /// The recording's attrs: how its samples are laid out.
     pub attrs: Vec<crate::format::AttrEntry>,
 }
@@ -148,7 +148,7 @@ pub struct Loaded {
     /// Its trace rate, MB/s, from the span of its sample times.
     pub rate: Option<f64>,
     /// Where its samples keep unwritten stack bytes (dwarf recordings).
-    pub stack_tail: Option<crate::push::StackTail>,
+    pub stack_cut: Option<crate::transform::StackCut>,
     /// Why its dwarf stacks cannot be cut, where they cannot.
     pub stack_note: Option<String>,
     /// Its attrs, as read to the end (pipe-mode attrs are records too).
@@ -172,7 +172,7 @@ pub fn load(path: &Path) -> Result<Loaded, FormatError> {
     }
     // Read to the end: a pipe-mode file's attrs are records too.
     let attrs = r.meta.attrs.clone();
-    let (stack_tail, stack_note) = match crate::push::StackTail::for_attrs(&attrs) {
+    let (stack_cut, stack_note) = match crate::transform::StackCut::for_attrs(&attrs) {
         Ok(t) => (t, None),
         Err(why) => (
             None,
@@ -183,7 +183,7 @@ pub fn load(path: &Path) -> Result<Loaded, FormatError> {
     Ok(Loaded {
         stream,
         rate,
-        stack_tail,
+        stack_cut,
         stack_note,
         attrs,
     })
@@ -201,7 +201,7 @@ pub fn evaluate(
     let mut rows = Vec::new();
     for (i, spec) in o.specs.iter().enumerate() {
         progress(i, o.specs.len(), &spec.to_string());
-        let cut = o.stack_tail.as_ref().map(|t| (t, &o.attrs[..]));
+        let cut = o.stack_cut.as_ref().map(|t| (t, &o.attrs[..]));
         rows.push(measure(spec, stream, push, o.min_time, cut)?);
     }
     progress(o.specs.len(), o.specs.len(), "");

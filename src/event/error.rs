@@ -44,7 +44,7 @@ pub enum OptionError {
     DwarfStackSize(u64),
     /// A size or duration that does not parse.
     #[error(transparent)]
-    Unit(#[from] crate::units::UnitError),
+    Quantity(#[from] crate::quantity::QuantityError),
     /// `-m` is not a power-of-two number of pages up to 2^20.
     #[error(
         "-m {input}: the ring needs a power-of-two number of pages (1..=1048576), got {pages}"

@@ -204,7 +204,7 @@ impl CallGraph {
             }
             ("dwarf", Some(z)) => {
                 user_regs_mask()?;
-                let n = crate::units::parse_size(z)?;
+                let n = crate::quantity::parse_size(z)?;
                 if n == 0 || n > 65528 || n % 8 != 0 {
                     return Err(OptionError::DwarfStackSize(n));
                 }

@@ -47,9 +47,9 @@ pub fn parse_mmap_pages(s: &str) -> Result<usize, OptionError> {
     let page = page_size() as u64;
     let pages = if s.chars().all(|c| c.is_ascii_digit()) {
         s.parse::<u64>()
-            .map_err(|_| crate::units::UnitError::Size(s.into()))?
+            .map_err(|_| crate::quantity::QuantityError::Size(s.into()))?
     } else {
-        crate::units::parse_size(s)?.div_ceil(page)
+        crate::quantity::parse_size(s)?.div_ceil(page)
     };
     if pages == 0 || !pages.is_power_of_two() || pages > 1 << 20 {
         return Err(OptionError::MmapPages {

@@ -1,5 +1,5 @@
 //! Which events an export takes: `-e`'s, or the earliest sample's, as
-//! perf script | inferno-collapse-perf keep it (events of other units never
+//! perf script | inferno-collapse-perf keep it (events counting in other measures never
 //! share a flame graph). A recording with off-CPU samples (`offcpu-time`,
 //! `perfz record --off-cpu`) beside an on-CPU clock (cpu-clock,
 //! task-clock: periods in nanoseconds) is exported in wall-clock

@@ -6,8 +6,8 @@
 //! byte) and never two frame ends, and no record decoding to more than
 //! `mmap_len` bytes.
 //!
-//! Codecs that cut units by input (snappy, zstd one-shot) make one record
-//! per unit here (a push larger than `max_input`, the most input whose output
+//! Codecs that cut chunks by input (snappy, zstd one-shot) make one record
+//! per chunk here (a push larger than `max_input`, the most input whose output
 //! fits a record's 65 527 bytes, makes several); output-driven codecs
 //! (streaming zstd, lz4) are cut by output in a record window the compressor
 //! keeps (`cutter.rs`).

@@ -63,7 +63,7 @@ pub const RECORD_RAW_LIMIT: usize = DECLARED_MMAP_LEN as usize - HELD_MAX;
 
 /// The record being cut and the block being filled.
 pub struct RecordWindow {
-    /// Header, then the payload so far (empty for unit codecs).
+    /// Header, then the payload so far (empty for chunk codecs).
     buf: Box<[u8]>,
     fill: usize,
     /// The window holds a block end.
@@ -83,7 +83,7 @@ pub struct RecordWindow {
 
 impl RecordWindow {
     /// An empty window for `codec`: a record-sized buffer for output-driven codecs,
-    /// none for unit codecs.
+    /// none for chunk codecs.
     pub fn new<C: Codec>(codec: &C) -> RecordWindow {
         let len = if C::OUTPUT_DRIVEN { RECORD_MAX } else { 0 };
         RecordWindow::with_buf(codec, vec![0u8; len].into_boxed_slice())

@@ -1,6 +1,6 @@
 //! The drain unit, [`PushDrain`]: the only part of a recording generic over
 //! codec, sink and copy meter. A pass drains every ring once one holds `min`
-//! bytes, in pieces of whole records ([`HAND_BACK_UNIT`]), each handed back
+//! bytes, in pieces of whole records ([`HAND_BACK_PIECE`]), each handed back
 //! to the kernel once pushed; a pass that wrote ends with FINISHED_ROUND (not
 //! in a `data.N`). The session holds the unit as a [`Drain`] behind a box:
 //! one indirect call per pass, never per record.
@@ -12,11 +12,12 @@ use perfz_codecs::{Codec, Input};
 use crate::event::ring::Rings;
 use crate::format::CompressedInfo;
 use crate::push::lent::Lent;
-use crate::push::off_cpu::OffCpu;
-use crate::push::scan::{headers, note, Hits, RecordCounts};
 use crate::push::sink::Returned;
-use crate::push::stack_tail::Edit;
-use crate::push::{Copies, Meter, Output, Pusher, Segments, Sink, StackTail};
+use crate::push::{Copies, Meter, Output, Pusher, Segments, Sink};
+use crate::transform::off_cpu::OffCpu;
+use crate::transform::scan::{headers, note, Hits, RecordCounts};
+use crate::transform::Edit;
+use crate::transform::StackCut;
 
 /// The numbers a drain unit keeps, for the summary and the header.
 #[derive(Debug, Clone, Default)]
@@ -53,10 +54,10 @@ pub struct DrainReport {
     /// Pushes that found their ring at least 7/8 full.
     pub near_full_pushes: u64,
     /// How much of their stack dumps the samples used (dwarf, when cut).
-    pub stack_use: crate::push::stack_use::StackUse,
+    pub stack_use: crate::transform::stack_use::StackUse,
     /// `--off-cpu`: switch-outs seen, off-CPU samples written, records of
     /// other recorders' ids left out (by every unit of the recording).
-    pub off_cpu: Option<crate::push::off_cpu::OffCpuCounts>,
+    pub off_cpu: Option<crate::transform::off_cpu::OffCpuCounts>,
 }
 
 impl DrainReport {
@@ -106,25 +107,25 @@ impl DrainReport {
 
 /// Ring bytes pushed before the drain hands a piece of a region back to the
 /// kernel (then the piece ends at the next record end).
-pub const HAND_BACK_UNIT: usize = 64 << 10;
+pub const HAND_BACK_PIECE: usize = 64 << 10;
 
 /// The length of the first piece of `region` to push and hand back: its
-/// records up to the first end at or past `unit` bytes, or all of it (also
+/// records up to the first end at or past `at_least` bytes, or all of it (also
 /// where a record header does not fit, as the walks do). The walk counts
 /// the piece's records into `n` and notes them into `hits` on the way (one
 /// walk, not two).
-fn hand_back_unit(
+fn piece_len(
     region: Input<'_>,
-    unit: usize,
+    at_least: usize,
     n: &mut RecordCounts,
     mut hits: Option<&mut Hits>,
 ) -> usize {
     let len = region.len();
-    let whole = unit == 0 || len <= unit;
+    let whole = at_least == 0 || len <= at_least;
     for (at, h) in headers(region) {
         note(region, (at, &h), n, hits.as_deref_mut());
         let end = at + h.size as usize;
-        if !whole && end >= unit {
+        if !whole && end >= at_least {
             return end;
         }
     }
@@ -172,10 +173,10 @@ pub trait Drain {
 pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
     pusher: Pusher<C, S, M>,
     /// Where samples keep unwritten stack bytes to clear (dwarf mode).
-    stack_tail: Option<StackTail>,
+    stack_cut: Option<StackCut>,
     stack_bytes_cleared: u64,
     stack_samples_uncut: u64,
-    stack_use: crate::push::stack_use::StackUse,
+    stack_use: crate::transform::stack_use::StackUse,
     /// The current region's edits (reused: no allocation once warm).
     edits: Vec<Edit>,
     max_fill: f64,
@@ -193,17 +194,17 @@ pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
 }
 
 impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
-    /// A unit pushing through `codec` into `sink`. `stack_tail`: cut unwritten dwarf
+    /// A unit pushing through `codec` into `sink`. `stack_cut`: cut unwritten dwarf
     /// stack bytes; `rounds`: end passes with FINISHED_ROUND; `hits`: gather for build ids.
-    pub fn new(codec: C, sink: S, stack_tail: Option<StackTail>, rounds: bool, hits: bool) -> Self {
-        Self::with_off_cpu(codec, sink, stack_tail, rounds, hits, None)
+    pub fn new(codec: C, sink: S, stack_cut: Option<StackCut>, rounds: bool, hits: bool) -> Self {
+        Self::with_off_cpu(codec, sink, stack_cut, rounds, hits, None)
     }
 
     /// [`new`](Self::new), with `--off-cpu`'s conversion where given.
     pub fn with_off_cpu(
         codec: C,
         sink: S,
-        stack_tail: Option<StackTail>,
+        stack_cut: Option<StackCut>,
         rounds: bool,
         hits: bool,
         off_cpu: Option<OffCpu>,
@@ -215,7 +216,7 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
         pusher.set_hold(holds);
         PushDrain {
             pusher,
-            stack_tail,
+            stack_cut,
             stack_bytes_cleared: 0,
             stack_samples_uncut: 0,
             stack_use: Default::default(),
@@ -236,10 +237,10 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
     }
 
     /// Pushes one piece of a ring region (whole records, counted as
-    /// [`hand_back_unit`] cut it); `last`: the region's last piece.
+    /// [`piece_len`] cut it); `last`: the region's last piece.
     fn push_part(&mut self, region: Input<'_>, last: bool) -> io::Result<()> {
         self.edits.clear();
-        if let Some(t) = &self.stack_tail {
+        if let Some(t) = &self.stack_cut {
             let w = t.edits(region, &mut self.edits);
             self.stack_bytes_cleared += w.dropped;
             self.stack_samples_uncut += w.uncut;
@@ -322,7 +323,7 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             // the rest is still being compressed, not after the whole pass.
             loop {
                 let region = ring.region(head);
-                let piece = hand_back_unit(region, HAND_BACK_UNIT, n, self.hits.as_mut());
+                let piece = piece_len(region, HAND_BACK_PIECE, n, self.hits.as_mut());
                 let (part, _) = region.split_at(piece);
                 let last = piece == region.len();
                 self.push_part(part, last)?;

@@ -5,11 +5,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use perfz_codecs::{Input, NoneCodec};
 
-use super::{hand_back_unit, Drain, PushDrain, HAND_BACK_UNIT};
+use super::{piece_len, Drain, PushDrain, HAND_BACK_PIECE};
 use crate::event::ring::Ring;
-use crate::push::scan::RecordCounts;
-use crate::push::stack_tail::{for_each_piece, Edit};
 use crate::push::{NoMeter, Sink};
+use crate::transform::scan::RecordCounts;
+use crate::transform::{for_each_slice, Edit};
 
 /// A sink of raw ring bytes that notes, at each write, how far the ring's
 /// data_tail had been handed back to the kernel.
@@ -45,7 +45,7 @@ impl Sink for TailWatch {
     fn write_raw_edited(&mut self, region: Input<'_>, e: &[Edit]) -> io::Result<(usize, usize)> {
         self.note();
         let n = self.out.len();
-        for_each_piece(region, e, |p| {
+        for_each_slice(region, e, |p| {
             self.out.extend_from_slice(p);
             Ok::<(), io::Error>(())
         })?;
@@ -105,13 +105,13 @@ fn a_pass_hands_each_piece_back_before_it_pushes_the_next() {
     assert!(!d.pass(&mut rings, 1, &mut n).unwrap());
 }
 
-/// [`hand_back_unit`]'s piece of `region`; the records it counted are
+/// [`piece_len`]'s piece of `region`; the records it counted are
 /// the piece's.
-fn unit_of(region: Input<'_>, unit: usize) -> usize {
+fn piece_of(region: Input<'_>, at_least: usize) -> usize {
     let mut n = RecordCounts::default();
-    let piece = hand_back_unit(region, unit, &mut n, None);
+    let piece = piece_len(region, at_least, &mut n, None);
     let mut whole = RecordCounts::default();
-    crate::push::scan::scan(region.split_at(piece).0, &mut whole);
+    crate::transform::scan::scan(region.split_at(piece).0, &mut whole);
     assert_eq!((n.records, n.samples), (whole.records, whole.samples));
     piece
 }
@@ -120,15 +120,15 @@ fn unit_of(region: Input<'_>, unit: usize) -> usize {
 fn the_pieces_end_at_record_ends() {
     let r = records(5, 30_000, 3);
     let region = Input::one(&r);
-    assert_eq!(unit_of(region, HAND_BACK_UNIT), 90_000);
-    assert_eq!(unit_of(region, 60_000), 60_000);
-    assert_eq!(unit_of(region, 60_001), 90_000);
+    assert_eq!(piece_of(region, HAND_BACK_PIECE), 90_000);
+    assert_eq!(piece_of(region, 60_000), 60_000);
+    assert_eq!(piece_of(region, 60_001), 90_000);
     // A region no larger than a unit goes whole; unit 0: always whole.
-    assert_eq!(unit_of(region, 150_000), 150_000);
-    assert_eq!(unit_of(region, 0), 150_000);
+    assert_eq!(piece_of(region, 150_000), 150_000);
+    assert_eq!(piece_of(region, 0), 150_000);
     // Split anywhere between the ring's two slices.
     let (a, b) = r.split_at(31_000);
-    assert_eq!(unit_of(Input::two(a, b), HAND_BACK_UNIT), 90_000);
+    assert_eq!(piece_of(Input::two(a, b), HAND_BACK_PIECE), 90_000);
 }
 
 #[test]
@@ -136,12 +136,12 @@ fn a_record_header_that_does_not_fit_ends_the_walk_whole() {
     let mut r = records(5, 30_000, 4);
     // A size of 0 at the second record: the rest goes as one piece.
     r[30_006..30_008].copy_from_slice(&0u16.to_le_bytes());
-    assert_eq!(unit_of(Input::one(&r), 40_000), r.len());
+    assert_eq!(piece_of(Input::one(&r), 40_000), r.len());
     // A size past the region's end.
     let mut r = records(3, 30_000, 5);
     r[30_006..30_008].copy_from_slice(&60_000u16.to_le_bytes());
-    assert_eq!(unit_of(Input::one(&r), 40_000), r.len());
+    assert_eq!(piece_of(Input::one(&r), 40_000), r.len());
     // A region ending inside a header.
     let r = records(3, 30_000, 6);
-    assert_eq!(unit_of(Input::one(&r[..30_004]), 30_001), 30_004);
+    assert_eq!(piece_of(Input::one(&r[..30_004]), 30_001), 30_004);
 }

@@ -4,8 +4,8 @@
 use std::io;
 
 use crate::format::{CompressedInfo, FeatureSet};
-use crate::push::scan::Hits;
 use crate::push::{Output, Segments};
+use crate::transform::scan::Hits;
 
 /// A drain unit's output, lent settled: every write has landed.
 pub struct Lent<'a> {

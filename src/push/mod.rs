@@ -10,12 +10,12 @@
 //! ```text
 //! Ring::head() (Acquire), Ring::region(head): [tail, head) read in place,
 //!   one slice or two where it wraps, never copied; taken in pieces of whole
-//!   records (up to the first record end at or past HAND_BACK_UNIT, 64 KiB):
-//!   StackTail::edits, OffCpu::take   transforms: edits, the ring never written
+//!   records (up to the first record end at or past HAND_BACK_PIECE, 64 KiB):
+//!   StackCut::edits, OffCpu::take   transforms: edits, the ring never written
 //!   Pusher::push_edited(piece, edits)
 //!     none:           Sink::write_raw_edited (serial: writev of the ring's
 //!                     slices and the replacements, 0 copies; async: 1 memcpy)
-//!     output-driven:  Compressor::feed per slice (for_each_piece), then
+//!     output-driven:  Compressor::feed per slice (for_each_slice), then
 //!     (zstd stream,   Compressor::end: records cut by output (cutter.rs),
 //!      lz4)           held across pushes, flushed within 100 ms
 //!     otherwise:      Compressor::push_into: records of at most max_input,
@@ -45,16 +45,11 @@ pub mod cutter;
 pub mod drain;
 pub mod lent;
 pub mod meter;
-pub mod off_cpu;
 pub mod output;
 mod pusher;
 pub mod records;
-pub mod sample_layout;
-pub mod scan;
 pub mod segments;
 pub mod sink;
-pub mod stack_tail;
-pub mod stack_use;
 
 pub use aio::{AsyncSink, Backend, ThreadBackend, UringBackend};
 pub use meter::{Copies, CopyMeter, Meter, NoMeter};
@@ -62,4 +57,3 @@ pub use output::Output;
 pub use pusher::{PushStats, Pusher};
 pub use segments::Segments;
 pub use sink::{SerialSink, Sink};
-pub use stack_tail::StackTail;

@@ -1,5 +1,5 @@
 //! `Pusher<C, S, M>`: one push is one piece of a ring region (whole
-//! records, see `HAND_BACK_UNIT` in `drain.rs`) and its edits, or the
+//! records, see `HAND_BACK_PIECE` in `drain.rs`) and its edits, or the
 //! off-CPU samples a pass made, compressed straight from the ring into the
 //! sink's buffer (the compressing memcpy). Monomorphized per codec, sink and
 //! meter: `CodecSpec::visit` picks them once, in `session/unit_build.rs`.
@@ -11,7 +11,7 @@
 //!   copies the kept bytes into its buffer once.
 //! - Output-driven codecs (`Codec::OUTPUT_DRIVEN`: streaming zstd, lz4):
 //!   `Compressor::feed` for each slice of the edited piece
-//!   (`for_each_piece`), then `Compressor::end`; the one record cutter
+//!   (`for_each_slice`), then `Compressor::end`; the one record cutter
 //!   (`cutter.rs`) cuts records by output, and may hold bytes across pushes.
 //! - The others (snappy, zstd oneshot): `Compressor::push_into`, one
 //!   `Compressor::record_into` per at most `max_input` bytes, straight into
@@ -28,13 +28,13 @@ use std::io;
 use perfz_codecs::{Codec, CodecId, Input};
 
 use super::meter::{Meter, NoMeter};
-use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
 use crate::format::record::RecordType;
 use crate::format::writer::empty_record;
 use crate::format::CompressedInfo;
 use crate::push::compressor::Compressor;
 use crate::push::records::Records;
+use crate::transform::{for_each_slice, Edit};
 
 /// Counters of one push path.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
@@ -81,9 +81,9 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
     }
 
     /// [`push`](Self::push) of the region as `edits` make it (dwarf samples
-    /// cut to their written stack, see `stack_tail`). `none` and
+    /// cut to their written stack, see `stack_cut`). `none` and
     /// output-driven codecs read the edited region in place; codecs that cut
-    /// units by input (lz4, snappy, zstd oneshot) compress whole slices, so
+    /// chunks by input (snappy, zstd oneshot) compress whole slices, so
     /// the kept bytes are first gathered into a staging buffer — one copy of
     /// what is kept (10–20 % of a dwarf stream), counted by the meter —
     /// instead of compressing the padding.
@@ -108,7 +108,7 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
             let mut rest = region;
             if !edits.is_empty() {
                 self.staging.clear();
-                for_each_piece(region, edits, |p| {
+                for_each_slice(region, edits, |p| {
                     self.staging.extend_from_slice(p);
                     Ok::<(), ()>(())
                 })
@@ -131,7 +131,7 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
     fn push_output_driven(&mut self, region: Input<'_>, edits: &[Edit]) -> io::Result<()> {
         let (comp, sink, meter) = (&mut self.comp, &mut self.sink, &mut self.meter);
         let mut out = SinkRecords { sink, meter };
-        for_each_piece(region, edits, |piece| comp.feed(piece, &mut out))?;
+        for_each_slice(region, edits, |piece| comp.feed(piece, &mut out))?;
         comp.end(&mut out)
     }
 

@@ -7,7 +7,7 @@ use perfz_codecs::MAX_RECORD_PAYLOAD;
 use crate::format::record::RecordHeader;
 
 /// The `mmap_len` we declare: perf's default ring mapping (129 pages). No
-/// record we write decodes to more (units: at most `Codec::max_input(65527)`
+/// record we write decodes to more (chunks: at most `Codec::max_input(65527)`
 /// bytes; output-driven records: `cutter::RECORD_RAW_LIMIT` and what was
 /// held), and perf 6.1's decoder wants room to spare (format notes 5.6).
 pub const DECLARED_MMAP_LEN: u32 = 129 * 4096;

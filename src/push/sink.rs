@@ -20,10 +20,10 @@ use std::io;
 use perfz_codecs::Input;
 
 use super::output::Output;
-use super::stack_tail::{for_each_piece, Edit};
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
 use crate::push::records::RECORD_MAX;
-use crate::push::scan::Hits;
+use crate::transform::scan::Hits;
+use crate::transform::{for_each_slice, Edit};
 
 /// What the pusher writes into. A sink only writes; three methods are what
 /// every sink does (a region as its edits make it, and a compressed record
@@ -33,7 +33,7 @@ use crate::push::scan::Hits;
 /// ([`into_output`](Sink::into_output)); what the output then does (a
 /// checkpoint, a switch, a finish) is the output's and its owner's business.
 pub trait Sink {
-    /// Raw ring bytes as `edits` make them (see `stack_tail`; none: the
+    /// Raw ring bytes as `edits` make them (see `stack_cut`; none: the
     /// region as it is). Returns the bytes it memcpy'd and the bytes written.
     fn write_raw_edited(&mut self, region: Input<'_>, edits: &[Edit])
         -> io::Result<(usize, usize)>;
@@ -234,7 +234,7 @@ impl Sink for SerialSink {
         let mut batch: [&[u8]; WRITEV_BATCH] = [&[]; WRITEV_BATCH];
         let (mut n, mut queued, mut done) = (0, 0usize, 0usize);
         let out = &mut self.out;
-        let r = for_each_piece(region, edits, |piece| {
+        let r = for_each_slice(region, edits, |piece| {
             if n == WRITEV_BATCH {
                 out.write_records_vectored(&batch[..n])?;
                 done = queued;

@@ -31,8 +31,8 @@ pub(super) fn codec(path: &Path, data_offset: u64) -> Result<Option<CodecId>, Fo
             for id in [
                 CodecId::ZSTD,
                 CodecId::LZ4,
-                CodecId::LZ4_LINKED_UNITS,
-                CodecId::LZ4_UNITS_V1,
+                CodecId::LZ4_LINKED_CHUNKS,
+                CodecId::LZ4_CHUNKS_V1,
                 CodecId::SNAPPY,
             ] {
                 if let Ok(mut d) = AnyDecoder::for_id(id) {

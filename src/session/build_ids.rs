@@ -26,8 +26,8 @@ use crate::format::record::KERNEL_MAPS;
 use crate::format::side_band::SideBand;
 use crate::format::RecordType;
 use crate::notes::Notes;
-use crate::push::scan::Hits;
 use crate::synth::build_id;
+use crate::transform::scan::Hits;
 use cache::{cache_elf, cache_kallsyms, link_build_id};
 
 /// One mapped object.

@@ -7,7 +7,7 @@
 //!
 //! With `--control` (and `-D`) a `dummy` tracking event keeps the mmap,
 //! comm and task records coming (`event::open`), so a phase enabled later
-//! still has the maps made while sampling was off (`limits::Switching`).
+//! still has the maps made while sampling was off (`limits::Gate`).
 //! The channel is read as hostile input: lines of at most 256 bytes, 64 KiB
 //! read per tick; `ack` lines are ignored and unknown commands get no
 //! answer, as perf's (tests/it/hostile.rs).

@@ -28,8 +28,8 @@ use super::unit::Unit;
 use crate::format::data_stream::DataStreamWriter;
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
-use crate::push::scan::SampleTimes;
 use crate::push::{Output, Segments};
+use crate::transform::scan::SampleTimes;
 
 /// Where a recording goes.
 pub struct Destination {

@@ -27,8 +27,8 @@ use crate::format::writer::FileWriter;
 use crate::format::FormatError;
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
-use crate::push::scan::SampleTimes;
 use crate::synth::features::dir_features;
+use crate::transform::scan::SampleTimes;
 
 /// How the drain threads of a directory ended, for its finish.
 pub struct DirEnd<'a> {

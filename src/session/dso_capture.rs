@@ -2,7 +2,7 @@
 //! processes live: a program in a container's private mount namespace (its
 //! binary on a tmpfs only that namespace sees), a deleted or replaced file.
 //! The drain offers each executable map record it sees
-//! ([`crate::push::scan::capture_maps_to`]); a thread of its own, off the
+//! ([`crate::transform::scan::capture_maps_to`]); a thread of its own, off the
 //! push path, looks at each map through the process's own view
 //! (`/proc/PID/map_files/START-END`, else `/proc/PID/root/PATH`), and where
 //! the recorder's path does not name the same file, reads it there, checks
@@ -54,11 +54,11 @@ pub fn start(dir: PathBuf) {
     if let Ok(mut g) = STATE.lock() {
         *g = Some(State {
             running: true,
-            offered_before: crate::push::scan::offered().0,
+            offered_before: crate::transform::scan::offered().0,
             ..State::default()
         });
     }
-    crate::push::scan::capture_maps_to(Some(tx));
+    crate::transform::scan::capture_maps_to(Some(tx));
     let _ = std::thread::Builder::new()
         .name("perfz-dso-capture".into())
         .spawn(move || run(rx, &dir));
@@ -71,7 +71,7 @@ pub fn settle() {
     let Ok(mut g) = STATE.lock() else { return };
     while let Some(s) = g.as_ref() {
         let left = deadline.saturating_duration_since(Instant::now());
-        let sent = crate::push::scan::offered().0 - s.offered_before;
+        let sent = crate::transform::scan::offered().0 - s.offered_before;
         if !s.running || s.done >= sent || left.is_zero() {
             return;
         }
@@ -90,10 +90,10 @@ pub fn build_id_of(path: &str) -> Option<Vec<u8>> {
 /// Stops the capture; the line for the summary when something could not be
 /// kept.
 pub fn stop() -> Option<String> {
-    crate::push::scan::capture_maps_to(None);
+    crate::transform::scan::capture_maps_to(None);
     settle();
     let s = STATE.lock().ok()?.take()?;
-    let dropped = crate::push::scan::offered().1;
+    let dropped = crate::transform::scan::offered().1;
     if let Some((path, why)) = s.missed.first() {
         return Some(format!(
             "{} DSO(s) only their processes could reach were not kept for symbols ({path}: {why}{})",

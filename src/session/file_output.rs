@@ -33,9 +33,9 @@ use super::supervisor::Ended;
 use super::unit::Unit;
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::notes::Notes;
-use crate::push::scan::SampleTimes;
 use crate::push::Output;
 use crate::synth::features::set_sample_time;
+use crate::transform::scan::SampleTimes;
 
 /// A file or pipe output being written, across its switches.
 pub struct FileOutput {

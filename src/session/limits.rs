@@ -71,9 +71,10 @@ impl Limits {
     }
 }
 
-/// When the sampling events are switched on and off while recording.
+/// The sampling gate: when the sampling events are switched on and off
+/// while recording (`-D`, `--control` enable / disable).
 #[derive(Default)]
-pub struct Switching {
+pub struct Gate {
     /// `-D MS`: enable them at this time.
     pub enable_at: Option<Instant>,
     /// `--control`: commands from the user.
@@ -86,7 +87,7 @@ pub struct Switching {
     pub notes: Notes,
 }
 
-impl Switching {
+impl Gate {
     /// Acts on a due delay and on waiting commands.
     pub fn tick(&mut self, set: &EventSet) {
         if self.enable_at.is_some_and(|t| Instant::now() >= t) {

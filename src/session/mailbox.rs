@@ -12,7 +12,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Mutex;
 
 use crate::push::drain::DrainReport;
-use crate::push::scan::Hits;
+use crate::transform::scan::Hits;
 
 /// A new non-blocking eventfd.
 pub fn eventfd() -> io::Result<OwnedFd> {

@@ -7,7 +7,7 @@
 //! history for every strategy: the serial file, the `--threads` directory,
 //! the flight recorder.
 
-use crate::push::scan::{scan_hits, Hits};
+use crate::transform::scan::{scan_hits, Hits};
 
 /// Maps and sample pages across a recording's outputs.
 pub struct MapHistory {

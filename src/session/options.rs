@@ -10,7 +10,7 @@ use super::error::RecordError;
 use super::layout::ThreadSpec;
 use crate::event::events::{CallGraph, EventSpec, Sampling};
 use crate::event::target::Target;
-use crate::units;
+use crate::quantity;
 
 /// Everything `perfz record` was asked to do.
 #[derive(Clone, Debug)]
@@ -118,10 +118,10 @@ impl FromStr for SwitchOutput {
         if !s.starts_with(|c: char| c.is_ascii_digit()) {
             return Err(bad());
         }
-        let what = if units::is_duration(s) {
-            units::parse_duration(s).map(SwitchOutput::Time)
+        let what = if quantity::is_duration(s) {
+            quantity::parse_duration(s).map(SwitchOutput::Time)
         } else {
-            units::parse_size(s).map(SwitchOutput::Size)
+            quantity::parse_size(s).map(SwitchOutput::Size)
         };
         match what {
             Ok(SwitchOutput::Size(0)) | Err(_) => Err(bad()),

@@ -11,7 +11,7 @@ use super::build_ids;
 use super::control::Channel;
 use super::error::io_err;
 use super::error::RecordError;
-use super::limits::{Limits, Switching};
+use super::limits::{Gate, Limits};
 use super::options::RecordOptions;
 use super::options::SwitchOutput;
 use super::place::Place;
@@ -30,11 +30,12 @@ use crate::format::record::RecordType;
 use crate::format::sample::id_trailer_offset;
 use crate::format::{CompressedInfo, FeatureSet};
 use crate::notes::Notes;
-use crate::push::off_cpu::OffCpu;
 use crate::push::records::declared_mmap_len;
-use crate::push::scan::Hits;
-use crate::push::{Output, StackTail};
+use crate::push::Output;
 use crate::synth;
+use crate::transform::off_cpu::OffCpu;
+use crate::transform::scan::Hits;
+use crate::transform::StackCut;
 
 mod summary_of;
 
@@ -48,7 +49,7 @@ pub struct Recording<'o> {
     /// `--control`, until the loop takes it.
     channel: Option<Channel>,
     /// The dwarf stack cut for every drain unit (None: off or not dwarf).
-    stack_tail: Option<StackTail>,
+    stack_cut: Option<StackCut>,
     /// The largest ring's data size, taken before strategies take the rings.
     ring_size: usize,
     /// `--off-cpu`'s conversion, shared by every drain unit.
@@ -81,7 +82,7 @@ impl<'o> Recording<'o> {
         if let Some(c) = o.clockid {
             crate::event::clock::note(&mut features, c);
         }
-        let stack_tail = prepared.stack_tail(o.keep_stack_padding, notes);
+        let stack_cut = prepared.stack_cut(o.keep_stack_padding, notes);
         let ring_size = prepared.ring_size();
         Ok(Recording {
             ring_size,
@@ -90,7 +91,7 @@ impl<'o> Recording<'o> {
             features,
             started,
             channel,
-            stack_tail,
+            stack_cut,
             off_cpu,
         })
     }
@@ -181,7 +182,7 @@ impl<'o> Recording<'o> {
             aio_backend: o.aio_backend,
             copy_meter: o.copy_meter,
             ring_size: self.ring_size,
-            stack_tail: self.stack_tail.clone(),
+            stack_cut: self.stack_cut.clone(),
             rounds,
             hits,
             off_cpu: self.off_cpu.clone(),
@@ -310,7 +311,7 @@ impl<'o> Recording<'o> {
     ) -> SessionSupervisor<'_> {
         let o = self.o;
         let now = Instant::now();
-        let switching = Switching {
+        let gate = Gate {
             enable_at: o
                 .delay_ms
                 .filter(|&d| d >= 0)
@@ -319,7 +320,7 @@ impl<'o> Recording<'o> {
             ..Default::default()
         };
         let status = (status && o.status).then(StatusLine::new);
-        let mut ctl = SessionSupervisor::new(&self.prepared.set, child, status, switching);
+        let mut ctl = SessionSupervisor::new(&self.prepared.set, child, status, gate);
         ctl.limits = Limits {
             end_at: o.duration.map(|d| now + d),
             max_size: o.max_size,

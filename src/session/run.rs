@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use super::cpu_wait::{CpuWait, CpuWaitStats};
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
-use crate::push::scan::RecordCounts;
+use crate::transform::scan::RecordCounts;
 
 /// What the loop was told.
 pub struct LoopOptions<'a> {

@@ -54,15 +54,15 @@ impl Prepared {
 
     /// Where samples keep unwritten dwarf stack bytes, unless kept. Where
     /// the events' samples cannot be cut, a note says why.
-    pub fn stack_tail(
+    pub fn stack_cut(
         &self,
         keep_padding: bool,
         notes: &mut Notes,
-    ) -> Option<crate::push::StackTail> {
+    ) -> Option<crate::transform::StackCut> {
         if keep_padding {
             return None;
         }
-        crate::push::StackTail::for_attrs(&self.set.attrs).unwrap_or_else(|why| {
+        crate::transform::StackCut::for_attrs(&self.set.attrs).unwrap_or_else(|why| {
             notes.push(format!(
                 "dwarf stacks are written whole (the ring's unwritten stack bytes are kept): {why}"
             ));

@@ -68,14 +68,14 @@ pub struct Summary {
     /// Pushes that found their ring at least 7/8 full.
     pub near_full_pushes: u64,
     /// How much of their stack dumps the samples used (dwarf, cut).
-    pub stack_use: crate::push::stack_use::StackUse,
+    pub stack_use: crate::transform::stack_use::StackUse,
     /// The most events one LOST record counted: the worst overflow.
     pub largest_loss: u64,
     /// When samples were lost: what would have held the stream.
     pub advice: Option<crate::advice::Advice>,
     /// `--off-cpu`: switch-outs of the target's threads seen, off-CPU
     /// samples written, and records of other recorders' ids left out.
-    pub off_cpu: Option<crate::push::off_cpu::OffCpuCounts>,
+    pub off_cpu: Option<crate::transform::off_cpu::OffCpuCounts>,
     /// `--threads`: what each drain thread did (empty otherwise).
     pub threads: Vec<ThreadSummary>,
     /// `--switch-output`: every output written, oldest first.

@@ -13,13 +13,13 @@ use std::process::{Child, ExitStatus};
 use std::time::Instant;
 
 use super::control::Channel;
-use super::limits::{Limits, Switching};
+use super::limits::{Gate, Limits};
 use super::run::{Drained, Next, Supervisor};
 use super::signals;
 use super::status::StatusLine;
 use crate::event::open::EventSet;
 use crate::notes::Notes;
-use crate::push::scan::RecordCounts;
+use crate::transform::scan::RecordCounts;
 
 /// How a serial session's loop ended.
 pub struct Ended {
@@ -41,7 +41,7 @@ pub struct SessionSupervisor<'a> {
     pub set: &'a EventSet,
     pub child: Option<Child>,
     pub status: Option<StatusLine>,
-    pub switching: Switching,
+    pub gate: Gate,
     pub limits: Limits,
     pub stop_signal: Option<i32>,
     pub exit_status: Option<ExitStatus>,
@@ -53,13 +53,13 @@ impl<'a> SessionSupervisor<'a> {
         set: &'a EventSet,
         child: Option<Child>,
         status: Option<StatusLine>,
-        switching: Switching,
+        gate: Gate,
     ) -> Self {
         SessionSupervisor {
             set,
             child,
             status,
-            switching,
+            gate,
             limits: Limits::default(),
             stop_signal: None,
             exit_status: None,
@@ -69,23 +69,23 @@ impl<'a> SessionSupervisor<'a> {
 
     /// The control channel's fd, to wake a sleeping loop.
     pub fn channel_fd(&self) -> Option<RawFd> {
-        self.switching.channel.as_ref().map(Channel::fd)
+        self.gate.channel.as_ref().map(Channel::fd)
     }
 
     pub fn poll_timeout_ms(&self) -> i32 {
-        self.switching.timeout_ms().min(self.limits.timeout_ms())
+        self.gate.timeout_ms().min(self.limits.timeout_ms())
     }
 
     /// Acts on `-D` and `--control`, and says whether the recording should
     /// end: a stop signal or command came, or the workload (if there is
     /// one) ended.
     pub fn poll_ends(&mut self) -> bool {
-        self.switching.tick(self.set);
+        self.gate.tick(self.set);
         if self.limits.end_at.is_some_and(|t| Instant::now() >= t) {
             self.limits.reason = Some("--duration reached".into());
             return true;
         }
-        if self.switching.stopped {
+        if self.gate.stopped {
             return true;
         }
         if self.stop_signal.is_none() {
@@ -108,7 +108,7 @@ impl<'a> SessionSupervisor<'a> {
     pub fn next(&mut self, written: u64) -> Next {
         if self.poll_ends() {
             Next::Stop
-        } else if std::mem::take(&mut self.switching.snapshot) {
+        } else if std::mem::take(&mut self.gate.snapshot) {
             Next::Switch
         } else {
             self.limits.next(written)
@@ -144,7 +144,7 @@ impl<'a> SessionSupervisor<'a> {
                 self.exit_status = c.wait().ok();
             }
         }
-        let mut notes = std::mem::take(&mut self.switching.notes);
+        let mut notes = std::mem::take(&mut self.gate.notes);
         notes.extend(self.limits.reason.take());
         Ended {
             drained,

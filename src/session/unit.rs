@@ -29,8 +29,8 @@ use crate::event::ring::Rings;
 use crate::format::{AttrEntry, FeatureSet, FormatError};
 use crate::push::drain::{Drain, DrainReport, Flush};
 use crate::push::output::sync_in_background;
-use crate::push::scan::{Hits, RecordCounts};
 use crate::push::{Output, Segments};
+use crate::transform::scan::{Hits, RecordCounts};
 
 /// One drain unit: it owns its codec, sink and output; its rings are
 /// lent to it pass by pass.

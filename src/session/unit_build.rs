@@ -17,10 +17,11 @@ use super::error::RecordError;
 use super::options::AioBackend;
 use super::unit::Unit;
 use crate::push::drain::PushDrain;
-use crate::push::off_cpu::OffCpu;
 use crate::push::{
-    AsyncSink, CopyMeter, NoMeter, Output, SerialSink, Sink, StackTail, ThreadBackend, UringBackend,
+    AsyncSink, CopyMeter, NoMeter, Output, SerialSink, Sink, ThreadBackend, UringBackend,
 };
+use crate::transform::off_cpu::OffCpu;
+use crate::transform::StackCut;
 
 /// How the drain unit writes.
 pub struct UnitBuild {
@@ -33,7 +34,7 @@ pub struct UnitBuild {
     /// The largest ring's data size (an async buffer holds a whole drain).
     pub ring_size: usize,
     /// Unwritten dwarf stack bytes to clear before compression.
-    pub stack_tail: Option<StackTail>,
+    pub stack_cut: Option<StackCut>,
     /// End each pass with FINISHED_ROUND (not in `data.N` streams, as perf).
     pub rounds: bool,
     /// Gather what the build-id pass needs while draining.
@@ -49,7 +50,7 @@ pub type Built = (Unit, Vec<String>);
 #[derive(Clone)]
 struct UnitConfig {
     copy_meter: bool,
-    stack_tail: Option<StackTail>,
+    stack_cut: Option<StackCut>,
     rounds: bool,
     hits: bool,
     off_cpu: Option<OffCpu>,
@@ -57,7 +58,7 @@ struct UnitConfig {
 
 impl UnitConfig {
     fn build<C: Codec + Send + 'static, S: Sink + Send + 'static>(self, codec: C, sink: S) -> Unit {
-        let (t, oc) = (self.stack_tail, self.off_cpu);
+        let (t, oc) = (self.stack_cut, self.off_cpu);
         if self.copy_meter {
             Unit::new(Box::new(PushDrain::<C, S, CopyMeter>::with_off_cpu(
                 codec,
@@ -135,7 +136,7 @@ impl CodecVisitor for UnitBuild {
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> Self::Output {
         let u = UnitConfig {
             copy_meter: self.copy_meter,
-            stack_tail: self.stack_tail,
+            stack_cut: self.stack_cut,
             rounds: self.rounds,
             hits: self.hits,
             off_cpu: self.off_cpu,

@@ -8,7 +8,7 @@ use crate::event::events::EventSpec;
 use crate::event::tracefs::Tracepoint;
 use crate::format::feature::{write_string, write_string_list};
 use crate::format::{feat, AttrEntry, CompressedInfo, FeatureSet};
-use crate::push::scan::SampleTimes;
+use crate::transform::scan::SampleTimes;
 
 fn uname() -> Option<(String, String, String)> {
     // SAFETY: utsname is plain data; uname fills it in.

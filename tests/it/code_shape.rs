@@ -1,7 +1,8 @@
 //! The shape of the code, kept (issue 33): in src/ and codecs/src no file
 //! over 450 lines and no function over 80, every type name defined once
 //! (each subcommand's clap `Args` aside), and imports only downward across
-//! the layers: format (and units) at the bottom, then event and push, then
+//! the layers: format (with quantity and notes) at the bottom, then event and
+//! transform, then push, then
 //! the recording, export and the other commands, cli on top.
 
 use std::collections::BTreeMap;
@@ -202,11 +203,12 @@ fn every_type_name_is_defined_once() {
 /// A top-level module's layer: the lowest is 0.
 fn layer(module: &str) -> Option<u32> {
     Some(match module {
-        "format" | "units" => 0,
-        "event" | "push" => 1,
+        "format" | "quantity" | "notes" => 0,
+        "event" | "transform" => 1,
+        "push" => 2,
         "session" | "export" | "eval" | "recover" | "convert" | "replay" | "advice" | "stats"
-        | "synth" => 2,
-        "cli" => 3,
+        | "synth" => 3,
+        "cli" => 4,
         _ => return None,
     })
 }
@@ -757,4 +759,55 @@ fn no_import_circle_between_files() {
         gone.is_empty(),
         "KNOWN_CIRCLES lists circles that are gone (take them out): {gone:?}"
     );
+}
+
+#[test]
+fn unit_means_the_drain_unit_only() {
+    // docs/ARCHITECTURE.md's words: a *unit* is a drain unit and nothing
+    // else. The codecs crate's self-contained output of one call is a
+    // chunk, a region's part handed back is a piece, sizes and durations
+    // are quantities.
+    let mut other = Vec::new();
+    for (path, text) in sources() {
+        let codecs = path.starts_with("codecs");
+        for (i, line) in text.lines().enumerate() {
+            let l = line.to_ascii_lowercase();
+            for (at, _) in l.match_indices("unit") {
+                let glued = l[..at].ends_with(|c: char| c.is_alphanumeric());
+                let test = l[at..].starts_with("unit test");
+                // The whole identifier around it, for the old names.
+                let start = l[..at]
+                    .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .map_or(0, |i| i + 1);
+                let ident: String = l[start..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let old_name = ["uniterror", "hand_back_unit", "unit_of"].contains(&&*ident)
+                    || line[start..].starts_with("units::");
+                if !test && (codecs && !glued || old_name) {
+                    other.push(format!("{}:{} {}", path.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(other.is_empty(), "unit used for something else: {other:?}");
+}
+
+#[test]
+fn the_glossary_defines_each_word_once() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
+    let mut seen = BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with("- **")) {
+        for word in line.split("**").skip(1).step_by(2) {
+            *seen.entry(word.to_string()).or_insert(0) += 1;
+        }
+    }
+    assert!(
+        seen.len() > 15,
+        "the check must see the glossary ({seen:?})"
+    );
+    let twice: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "defined more than once: {twice:?}");
 }

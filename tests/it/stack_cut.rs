@@ -17,10 +17,10 @@ use common::*;
 use perfz::codecs::{Codec, CodecSpec, CodecVisitor, Input};
 use perfz::format::writer::{empty_record, FileWriter};
 use perfz::format::{AttrEntry, FeatureSet, PerfReader, RecordType};
-use perfz::push::stack_tail::Edit;
 use perfz::push::{
-    AsyncSink, Backend, Pusher, Segments, SerialSink, Sink, StackTail, ThreadBackend, UringBackend,
+    AsyncSink, Backend, Pusher, Segments, SerialSink, Sink, ThreadBackend, UringBackend,
 };
+use perfz::transform::{Edit, StackCut};
 use proptest::prelude::*;
 
 #[derive(Clone, Copy, Debug)]
@@ -34,7 +34,7 @@ enum SinkKind {
 struct Push<'a> {
     pushes: &'a [Input<'a>],
     attrs: &'a [AttrEntry],
-    tail: Option<&'a StackTail>,
+    tail: Option<&'a StackCut>,
     sink: SinkKind,
     path: &'a Path,
 }
@@ -42,7 +42,7 @@ struct Push<'a> {
 fn push_all<C: Codec, S: Sink>(
     p: &mut Pusher<C, S>,
     pushes: &[Input<'_>],
-    tail: Option<&StackTail>,
+    tail: Option<&StackCut>,
 ) {
     let mut edits: Vec<Edit> = Vec::new();
     for &region in pushes {
@@ -153,7 +153,7 @@ proptest! {
         let attrs = model::attrs(&events);
         let model = model::stream(&mut rng, &events, n);
         let whole = &model.whole;
-        let tail = StackTail::for_attrs(&attrs).expect("the model's events can be told apart");
+        let tail = StackCut::for_attrs(&attrs).expect("the model's events can be told apart");
         let stream = whole.concat();
         // Pushes of a few whole records each, split at a random wrap point
         // (a ring's head always ends a record).
@@ -195,7 +195,7 @@ fn crafted_sizes_leave_samples_whole() {
     for _ in 0..200 {
         let events = model::events(&mut rng);
         let attrs = model::attrs(&events);
-        let Ok(Some(tail)) = StackTail::for_attrs(&attrs) else {
+        let Ok(Some(tail)) = StackCut::for_attrs(&attrs) else {
             continue;
         };
         let (whole, ..) = model::record(&mut rng, &events);
@@ -476,7 +476,7 @@ fn the_cut_matches_the_model_for_many_layouts() {
         let mut rng = model::Rng(seed);
         let events = model::events(&mut rng);
         let attrs = model::attrs(&events);
-        let Some(t) = StackTail::for_attrs(&attrs).expect("told apart") else {
+        let Some(t) = StackCut::for_attrs(&attrs).expect("told apart") else {
             continue;
         };
         layouts += 1;
@@ -485,7 +485,7 @@ fn the_cut_matches_the_model_for_many_layouts() {
             let mut edits = Vec::new();
             t.edits(Input::one(w), &mut edits);
             let mut out = Vec::new();
-            perfz::push::stack_tail::for_each_piece(Input::one(w), &edits, |p| {
+            perfz::transform::for_each_slice(Input::one(w), &edits, |p| {
                 out.extend_from_slice(p);
                 Ok::<(), ()>(())
             })
@@ -507,7 +507,7 @@ fn crafted_files_never_panic_a_command() {
     while done < 6 {
         let events = model::events(&mut rng);
         let attrs = model::attrs(&events);
-        if !matches!(StackTail::for_attrs(&attrs), Ok(Some(_))) {
+        if !matches!(StackCut::for_attrs(&attrs), Ok(Some(_))) {
             continue;
         }
         let m = model::stream(&mut rng, &events, 40);

@@ -3,11 +3,11 @@ use std::io::{BufRead, Read};
 use lz4_flex::block::decompress_into;
 use lz4_flex::frame::FrameDecoder;
 
-use crate::framing::decode_units;
+use crate::framing::decode_chunks;
 use crate::{Decoder, Error};
 
-/// Decodes perfz's first lz4 format ([`CodecId::LZ4_UNITS_V1`](crate::CodecId::LZ4_UNITS_V1)):
-/// independent block units. Stateless: every unit stands alone.
+/// Decodes perfz's first lz4 format ([`CodecId::LZ4_CHUNKS_V1`](crate::CodecId::LZ4_CHUNKS_V1)):
+/// independent block chunks. Stateless: every chunk stands alone.
 #[derive(Debug, Default)]
 pub struct Lz4UnitsDecoder;
 
@@ -20,8 +20,8 @@ impl Lz4UnitsDecoder {
 
 impl Decoder for Lz4UnitsDecoder {
     fn decompress(&mut self, src: &[u8], dst: &mut Vec<u8>, limit: usize) -> Result<usize, Error> {
-        decode_units("lz4", src, dst, limit, |unit, out| {
-            decompress_into(unit, out).map_err(|e| e.to_string())
+        decode_chunks("lz4", src, dst, limit, |chunk, out| {
+            decompress_into(chunk, out).map_err(|e| e.to_string())
         })
     }
 }
@@ -45,10 +45,10 @@ impl Read for Feed {
     }
 }
 
-/// Decodes the second lz4 format ([`CodecId::LZ4_LINKED_UNITS`](crate::CodecId::LZ4_LINKED_UNITS)):
-/// one lz4 frame stream, linked 64 KiB blocks, cut into units at push
+/// Decodes the second lz4 format ([`CodecId::LZ4_LINKED_CHUNKS`](crate::CodecId::LZ4_LINKED_CHUNKS)):
+/// one lz4 frame stream, linked 64 KiB blocks, cut into chunks at push
 /// boundaries. Keeps the frame decoder (and its 64 KiB window) between
-/// calls: units decode in order.
+/// calls: chunks decode in order.
 pub struct Lz4LinkedUnitsDecoder {
     dec: FrameDecoder<Feed>,
 }
@@ -71,12 +71,12 @@ impl Default for Lz4LinkedUnitsDecoder {
 impl Decoder for Lz4LinkedUnitsDecoder {
     fn decompress(&mut self, src: &[u8], dst: &mut Vec<u8>, limit: usize) -> Result<usize, Error> {
         let dec = &mut self.dec;
-        decode_units("lz4", src, dst, limit, |unit, out| {
+        decode_chunks("lz4", src, dst, limit, |chunk, out| {
             let feed = dec.get_mut();
             feed.buf.drain(..feed.pos);
             feed.pos = 0;
-            feed.buf.extend_from_slice(unit);
-            // A unit ends on a block end: all of it may be read.
+            feed.buf.extend_from_slice(chunk);
+            // A chunk ends on a block end: all of it may be read.
             feed.ready = feed.buf.len();
             let mut got = 0;
             // A frame's end mark reads as 0 bytes once; the next frame
@@ -89,7 +89,7 @@ impl Decoder for Lz4LinkedUnitsDecoder {
                         let f = dec.get_ref();
                         if ends > 1 || f.pos == f.buf.len() {
                             return Err(format!(
-                                "the unit ends after {got} of its {} bytes",
+                                "the chunk ends after {got} of its {} bytes",
                                 out.len()
                             ));
                         }

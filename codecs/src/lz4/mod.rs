@@ -1,5 +1,5 @@
 //! `lz4`: an lz4 frame stream cut into records by output; the decoders of
-//! the two unit formats written before (see `framing`).
+//! the two chunk formats written before (see `framing`).
 //!
 //! The encoder (`Lz4Codec`) is lz4_flex's frame encoder with 1 MiB linked
 //! blocks, output-driven; records need no block end

@@ -1,9 +1,9 @@
 use snap::raw::{max_compress_len, Encoder};
 
-use crate::framing::{encode_units, UNIT_HEADER};
+use crate::framing::{encode_chunks, CHUNK_HEADER};
 use crate::{Codec, CodecId, Error, Input};
 
-/// snappy raw compression; one unit per slice of a push.
+/// snappy raw compression; one chunk per slice of a push.
 pub struct SnappyCodec {
     enc: Encoder,
 }
@@ -35,7 +35,7 @@ impl Codec for SnappyCodec {
     fn compress(&mut self, input: Input<'_>, dst: &mut [u8]) -> Result<usize, Error> {
         let need = self.bound(input.len());
         let enc = &mut self.enc;
-        encode_units(input, dst, need, |part, out| {
+        encode_chunks(input, dst, need, |part, out| {
             enc.compress(part, out).map_err(|_| Error::DstTooSmall {
                 need: max_compress_len(part.len()),
                 have: out.len(),
@@ -46,7 +46,7 @@ impl Codec for SnappyCodec {
     fn bound(&self, len: usize) -> usize {
         // max_compress_len(n) = 32 + n + n/6 per slice; two slices cost at most
         // 33 more than one slice of the sum.
-        2 * UNIT_HEADER + max_compress_len(len) + 40
+        2 * CHUNK_HEADER + max_compress_len(len) + 40
     }
 
     fn state_size(&self) -> usize {

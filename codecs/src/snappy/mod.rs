@@ -1,4 +1,4 @@
-//! `snappy`: snap's raw format in perfz unit framing (see `framing`).
+//! `snappy`: snap's raw format in perfz chunk framing (see `framing`).
 //!
 //! The encoder's hash table is warmed at construction (one 64 KiB block).
 

@@ -5,14 +5,14 @@ use super::zstd_err;
 use crate::{Codec, CodecId, Error, Input, Step, ZstdParams};
 
 /// Largest zstd frame header (magic 4 + descriptor 1 + window 1 + dict id 4 +
-/// content size 8); only the first unit of a stream carries one.
+/// content size 8); only the first chunk of a stream carries one.
 const FRAME_HEADER_MAX: usize = 18;
 
 /// zstd streaming compression through one `ZSTD_CCtx` kept for the whole stream.
 ///
 /// Each [`compress`](Codec::compress) feeds the slices with `ZSTD_e_continue` and
 /// then flushes until nothing is pending (never `ZSTD_e_end`): the session is one
-/// endless frame, as perf writes it, and every unit decodes completely once read.
+/// endless frame, as perf writes it, and every chunk decodes completely once read.
 /// No pledged size, no checksum, window log ≤ 27, so perf 6.1 can read the stream.
 pub struct ZstdCodec {
     cctx: CCtx<'static>,
@@ -83,7 +83,7 @@ impl Codec for ZstdCodec {
             });
         }
         // All consumed: flush (one block end per push, as perf does), or
-        // end the frame where asked (the next unit starts a new one).
+        // end the frame where asked (the next chunk starts a new one).
         while out.pos() < out.capacity() {
             let pending = if self.end_frame {
                 self.cctx.end_stream(&mut out)
@@ -119,7 +119,7 @@ impl Codec for ZstdCodec {
                 have: dst.len(),
             });
         }
-        // One whole unit: everything consumed and flushed into `dst`.
+        // One whole chunk: everything consumed and flushed into `dst`.
         let have = dst.len();
         let step = self.stream(input, dst, true)?;
         if !step.done {
@@ -131,7 +131,7 @@ impl Codec for ZstdCodec {
     fn bound(&self, len: usize) -> usize {
         // compressBound covers a whole frame of `len` bytes. A flush may cut the
         // input into at most two blocks when zstd's input buffer wraps (3 bytes of
-        // block header each), and the first unit carries the frame header.
+        // block header each), and the first chunk carries the frame header.
         zstd_safe::compress_bound(len) + FRAME_HEADER_MAX + 6
     }
 

@@ -21,10 +21,10 @@ pub struct ZstdOneShotCodec {
 
 impl ZstdOneShotCodec {
     /// A `ZSTD_CCtx` with `params` set, its workspace sized for the largest
-    /// unit, so that pushes never allocate.
+    /// chunk, so that pushes never allocate.
     pub fn new(params: &ZstdParams) -> Result<Self, Error> {
         let mut cctx = super::context(params)?;
-        // Size the workspace for the largest unit now, so pushes never allocate.
+        // Size the workspace for the largest chunk now, so pushes never allocate.
         let warm = vec![0u8; crate::MAX_RECORD_PAYLOAD];
         let mut out = vec![0u8; zstd_safe::compress_bound(warm.len()) + 64];
         cctx.compress2(&mut out[..], &warm)

@@ -4,20 +4,20 @@
 use crate::util::*;
 use perfz_codecs::{AnyDecoder, CodecId, CodecSpec, Decoder, Error};
 
-fn units_for(spec: &str) -> (CodecSpec, Units, Vec<u8>) {
+fn units_for(spec: &str) -> (CodecSpec, Chunks, Vec<u8>) {
     let spec: CodecSpec = spec.parse().unwrap();
     let data = perf_like(150_000, 21);
-    let units = compress_pushes(&spec, &ring_pushes(&data, 40_000, 17_000));
-    (spec, units, data)
+    let chunks = compress_pushes(&spec, &ring_pushes(&data, 40_000, 17_000));
+    (spec, chunks, data)
 }
 
-/// Decodes all units with a mutation applied to unit `which`; returns whether
+/// Decodes all chunks with a mutation applied to chunk `which`; returns whether
 /// every call either succeeded or failed cleanly.
-fn decode_mutated(spec: &CodecSpec, units: &Units, which: usize, mutate: impl Fn(&mut Vec<u8>)) {
+fn decode_mutated(spec: &CodecSpec, chunks: &Chunks, which: usize, mutate: impl Fn(&mut Vec<u8>)) {
     let mut dec = AnyDecoder::for_id(spec.id()).unwrap();
     let mut out = Vec::new();
     let limit = 1 << 20;
-    for (i, u) in units.units.iter().enumerate() {
+    for (i, u) in chunks.chunks.iter().enumerate() {
         let mut u = u.clone();
         if i == which {
             mutate(&mut u);
@@ -37,11 +37,11 @@ fn decode_mutated(spec: &CodecSpec, units: &Units, which: usize, mutate: impl Fn
 #[test]
 fn truncated_units_never_panic() {
     for spec in ["zstd:1", "zstd:19", "lz4", "snappy"] {
-        let (spec, units, _) = units_for(spec);
-        for which in [0, 1, units.units.len() - 1] {
-            let len = units.units[which].len();
+        let (spec, chunks, _) = units_for(spec);
+        for which in [0, 1, chunks.chunks.len() - 1] {
+            let len = chunks.chunks[which].len();
             for cut in (0..len).step_by((len / 50).max(1)) {
-                decode_mutated(&spec, &units, which, |u| u.truncate(cut));
+                decode_mutated(&spec, &chunks, which, |u| u.truncate(cut));
             }
         }
     }
@@ -51,12 +51,12 @@ fn truncated_units_never_panic() {
 fn bit_flips_never_panic() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for spec in ["zstd:1", "zstd:3,wlog=23", "lz4", "snappy"] {
-        let (spec, units, _) = units_for(spec);
+        let (spec, chunks, _) = units_for(spec);
         for _ in 0..300 {
-            let which = rng.below(units.units.len() as u64) as usize;
-            let len = units.units[which].len() as u64;
+            let which = rng.below(chunks.chunks.len() as u64) as usize;
+            let len = chunks.chunks[which].len() as u64;
             let (at, bit) = (rng.below(len) as usize, rng.below(8));
-            decode_mutated(&spec, &units, which, |u| u[at] ^= 1 << bit);
+            decode_mutated(&spec, &chunks, which, |u| u[at] ^= 1 << bit);
         }
     }
 }
@@ -64,17 +64,17 @@ fn bit_flips_never_panic() {
 #[test]
 fn block_units_that_claim_4gib_are_refused_before_allocating() {
     for id in [
-        CodecId::LZ4_LINKED_UNITS,
-        CodecId::LZ4_UNITS_V1,
+        CodecId::LZ4_LINKED_CHUNKS,
+        CodecId::LZ4_CHUNKS_V1,
         CodecId::SNAPPY,
     ] {
         let mut dec = AnyDecoder::for_id(id).unwrap();
-        let mut unit = Vec::new();
-        unit.extend_from_slice(&u32::MAX.to_le_bytes());
-        unit.extend_from_slice(&4u32.to_le_bytes());
-        unit.extend_from_slice(&[0, 0, 0, 0]);
+        let mut chunk = Vec::new();
+        chunk.extend_from_slice(&u32::MAX.to_le_bytes());
+        chunk.extend_from_slice(&4u32.to_le_bytes());
+        chunk.extend_from_slice(&[0, 0, 0, 0]);
         let mut out = Vec::new();
-        let err = dec.decompress(&unit, &mut out, 1 << 20).unwrap_err();
+        let err = dec.decompress(&chunk, &mut out, 1 << 20).unwrap_err();
         assert!(matches!(err, Error::OutputLimit { .. }), "{id}: {err}");
         assert!(
             out.capacity() < 1 << 20,
@@ -107,23 +107,23 @@ fn zstd_bomb_stops_at_the_limit() {
 
 #[test]
 fn output_exactly_at_the_limit_is_fine() {
-    let (spec, units, data) = units_for("zstd:1");
+    let (spec, chunks, data) = units_for("zstd:1");
     let mut dec = AnyDecoder::for_id(spec.id()).unwrap();
     let mut out = Vec::new();
-    for u in &units.units {
+    for u in &chunks.chunks {
         dec.decompress(u, &mut out, usize::MAX).unwrap();
     }
     assert_eq!(out, data);
-    // One unit, limit = its exact size.
-    let (spec, units, data) = units_for("lz4");
+    // One chunk, limit = its exact size.
+    let (spec, chunks, data) = units_for("lz4");
     let mut dec = AnyDecoder::for_id(spec.id()).unwrap();
     let mut out = Vec::new();
     let n = dec
-        .decompress(&units.units[0], &mut out, usize::MAX)
+        .decompress(&chunks.chunks[0], &mut out, usize::MAX)
         .unwrap();
     let mut dec = AnyDecoder::for_id(spec.id()).unwrap();
     let mut again = Vec::new();
-    assert_eq!(dec.decompress(&units.units[0], &mut again, n).unwrap(), n);
+    assert_eq!(dec.decompress(&chunks.chunks[0], &mut again, n).unwrap(), n);
     assert_eq!(&again[..], &data[..n]);
 }
 

@@ -14,8 +14,8 @@ macro_rules! codec_matrix {
 
             #[test]
             fn empty_input_writes_nothing() {
-                let units = compress_pushes(&spec(), &[(vec![], vec![])]);
-                assert!(units.units.is_empty());
+                let chunks = compress_pushes(&spec(), &[(vec![], vec![])]);
+                assert!(chunks.chunks.is_empty());
             }
 
             #[test]
@@ -37,15 +37,15 @@ macro_rules! codec_matrix {
             #[test]
             fn random_64k_in_two_slices() {
                 let data = random_bytes(64 * 1024, 7);
-                let units = roundtrip(&spec(), &ring_pushes(&data, data.len(), 40_000));
-                assert!(units.units.iter().all(|u| u.len() <= MAX_RECORD_PAYLOAD));
+                let chunks = roundtrip(&spec(), &ring_pushes(&data, data.len(), 40_000));
+                assert!(chunks.chunks.iter().all(|u| u.len() <= MAX_RECORD_PAYLOAD));
             }
 
             #[test]
             fn perf_like_1m_in_ring_sized_pushes() {
                 let data = perf_like(1 << 20, 3);
-                let units = roundtrip(&spec(), &ring_pushes(&data, 256 * 1024, 100_003));
-                let total: usize = units.units.iter().map(|u| u.len()).sum();
+                let chunks = roundtrip(&spec(), &ring_pushes(&data, 256 * 1024, 100_003));
+                let total: usize = chunks.chunks.iter().map(|u| u.len()).sum();
                 if spec() != CodecSpec::None {
                     assert!(total < data.len() / 2, "{}: {} -> {}", spec(), data.len(), total);
                 }
@@ -79,21 +79,21 @@ codec_matrix! {
 fn zstd_stream_is_one_unended_frame_like_perfs() {
     let spec: CodecSpec = "zstd:3".parse().unwrap();
     let data = perf_like(300_000, 5);
-    let units = roundtrip(&spec, &ring_pushes(&data, 50_000, 7));
+    let chunks = roundtrip(&spec, &ring_pushes(&data, 50_000, 7));
     assert_eq!(
-        &units.units[0][..4],
+        &chunks.chunks[0][..4],
         &[0x28, 0xb5, 0x2f, 0xfd],
-        "first unit opens the frame"
+        "first chunk opens the frame"
     );
-    for u in &units.units[1..] {
+    for u in &chunks.chunks[1..] {
         assert_ne!(
             &u[..4],
             &[0x28, 0xb5, 0x2f, 0xfd],
-            "no later unit starts a frame"
+            "no later chunk starts a frame"
         );
     }
     // An independent decoder (the zstd crate) reads the concatenation too.
-    let all: Vec<u8> = units.units.concat();
+    let all: Vec<u8> = chunks.chunks.concat();
     let mut dec = zstd::stream::raw::Decoder::new().unwrap();
     let mut out = vec![0u8; data.len() + 1024];
     let mut got = Vec::new();
@@ -112,7 +112,7 @@ fn level_classes_order_the_ratio() {
     let data = perf_like(1 << 20, 9);
     let size = |s: &str| -> usize {
         compress_pushes(&s.parse().unwrap(), &ring_pushes(&data, 256 * 1024, 0))
-            .units
+            .chunks
             .iter()
             .map(|u| u.len())
             .sum()
@@ -128,11 +128,11 @@ fn level_classes_order_the_ratio() {
 fn max_input_fills_a_record_and_respects_bound() {
     for spec in all_specs() {
         let data = random_bytes(300_000, 99);
-        let units = roundtrip(&spec, &ring_pushes(&data, data.len(), 123_457));
-        for u in &units.units {
+        let chunks = roundtrip(&spec, &ring_pushes(&data, data.len(), 123_457));
+        for u in &chunks.chunks {
             assert!(
                 u.len() <= MAX_RECORD_PAYLOAD,
-                "{spec}: unit of {} bytes",
+                "{spec}: chunk of {} bytes",
                 u.len()
             );
         }

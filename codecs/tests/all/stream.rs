@@ -141,10 +141,10 @@ fn a_frame_ended_at_a_flush_lets_what_follows_decode_alone() {
         .any(|r| fresh.decompress(r, &mut out, usize::MAX).is_err()));
 }
 
-/// Files written before lz4 was cut by output (id 0x707a0003: one unit per
+/// Files written before lz4 was cut by output (id 0x707a0003: one chunk per
 /// push, `u32 raw_len, u32 comp_len`, then that push's piece of one lz4
-/// frame stream with linked 64 KiB blocks, each unit flushed) still read:
-/// units built here with lz4_flex's frame encoder as that writer did.
+/// frame stream with linked 64 KiB blocks, each chunk flushed) still read:
+/// chunks built here with lz4_flex's frame encoder as that writer did.
 #[cfg(feature = "lz4")]
 #[test]
 fn the_linked_unit_lz4_format_written_before_still_reads() {
@@ -156,18 +156,18 @@ fn the_linked_unit_lz4_format_written_before_still_reads() {
         .block_size(BlockSize::Max64KB)
         .block_mode(BlockMode::Linked);
     let mut enc = FrameEncoder::with_frame_info(info, Vec::new());
-    let mut dec = AnyDecoder::for_id(CodecId::LZ4_LINKED_UNITS).unwrap();
+    let mut dec = AnyDecoder::for_id(CodecId::LZ4_LINKED_CHUNKS).unwrap();
     let mut got = Vec::new();
     for piece in data.chunks(40_000) {
         enc.get_mut().clear();
         enc.write_all(piece).unwrap();
         enc.flush().unwrap();
         let frame = enc.get_ref();
-        let mut unit = Vec::new();
-        unit.extend_from_slice(&(piece.len() as u32).to_le_bytes());
-        unit.extend_from_slice(&(frame.len() as u32).to_le_bytes());
-        unit.extend_from_slice(frame);
-        let n = dec.decompress(&unit, &mut got, usize::MAX).unwrap();
+        let mut chunk = Vec::new();
+        chunk.extend_from_slice(&(piece.len() as u32).to_le_bytes());
+        chunk.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        chunk.extend_from_slice(frame);
+        let n = dec.decompress(&chunk, &mut got, usize::MAX).unwrap();
         assert_eq!(n, piece.len());
     }
     assert!(got == data);

@@ -78,20 +78,20 @@ pub fn all_specs() -> Vec<CodecSpec> {
     .collect()
 }
 
-/// The compressed units of a sequence of pushes, cut like the push path cuts
-/// them: no unit's input is larger than what fits one perf record.
-pub struct Units {
-    pub units: Vec<Vec<u8>>,
-    /// Every unit must decode to something (`Codec::BLOCK_ENDS_PER_RECORD`).
+/// The compressed chunks of a sequence of pushes, cut like the push path cuts
+/// them: no chunk's input is larger than what fits one perf record.
+pub struct Chunks {
+    pub chunks: Vec<Vec<u8>>,
+    /// Every chunk must decode to something (`Codec::BLOCK_ENDS_PER_RECORD`).
     pub block_ends: bool,
 }
 
 /// Compresses `pushes` (each one or two slices) with the codec of `spec`.
-pub fn compress_pushes(spec: &CodecSpec, pushes: &[(Vec<u8>, Vec<u8>)]) -> Units {
+pub fn compress_pushes(spec: &CodecSpec, pushes: &[(Vec<u8>, Vec<u8>)]) -> Chunks {
     struct V<'a>(&'a [(Vec<u8>, Vec<u8>)]);
     impl CodecVisitor for V<'_> {
-        type Output = Units;
-        fn visit<C: Codec + Send + 'static>(self, mut codec: C) -> Units {
+        type Output = Chunks;
+        fn visit<C: Codec + Send + 'static>(self, mut codec: C) -> Chunks {
             let max_in = codec.max_input(MAX_RECORD_PAYLOAD);
             assert!(
                 max_in > 50_000,
@@ -99,7 +99,7 @@ pub fn compress_pushes(spec: &CodecSpec, pushes: &[(Vec<u8>, Vec<u8>)]) -> Units
                 C::ID
             );
             let mut dst = vec![0u8; MAX_RECORD_PAYLOAD];
-            let mut units = Vec::new();
+            let mut chunks = Vec::new();
             for (a, b) in self.0 {
                 let mut rest = Input::two(a, b);
                 if C::OUTPUT_DRIVEN && !rest.is_empty() {
@@ -108,7 +108,7 @@ pub fn compress_pushes(spec: &CodecSpec, pushes: &[(Vec<u8>, Vec<u8>)]) -> Units
                         let step = codec.stream(rest, &mut dst, true).expect("stream");
                         assert!(step.produced <= dst.len());
                         if step.produced > 0 {
-                            units.push(dst[..step.produced].to_vec());
+                            chunks.push(dst[..step.produced].to_vec());
                         } else {
                             assert!(step.consumed > 0 || step.done, "no progress");
                         }
@@ -124,13 +124,13 @@ pub fn compress_pushes(spec: &CodecSpec, pushes: &[(Vec<u8>, Vec<u8>)]) -> Units
                     let (now, later) = rest.split_at(max_in);
                     let n = codec.compress(now, &mut dst).expect("compress");
                     assert!(n <= codec.bound(now.len()), "output {n} exceeds bound");
-                    assert!(n > 0, "non-empty input gave an empty unit");
-                    units.push(dst[..n].to_vec());
+                    assert!(n > 0, "non-empty input gave an empty chunk");
+                    chunks.push(dst[..n].to_vec());
                     rest = later;
                 }
             }
-            Units {
-                units,
+            Chunks {
+                chunks,
                 block_ends: C::BLOCK_ENDS_PER_RECORD,
             }
         }
@@ -138,37 +138,37 @@ pub fn compress_pushes(spec: &CodecSpec, pushes: &[(Vec<u8>, Vec<u8>)]) -> Units
     spec.visit(V(pushes)).unwrap()
 }
 
-/// Decodes units in order through one decoder; each unit must yield ≥ 1
+/// Decodes chunks in order through one decoder; each chunk must yield ≥ 1
 /// byte where the codec promises it (not lz4's: its decoder reads a block
 /// across records).
-pub fn decode_units(spec: &CodecSpec, units: &Units) -> Vec<u8> {
+pub fn decode_chunks(spec: &CodecSpec, chunks: &Chunks) -> Vec<u8> {
     let mut dec = AnyDecoder::for_id(spec.id()).unwrap();
     let mut out = Vec::new();
-    for u in &units.units {
+    for u in &chunks.chunks {
         let n = dec.decompress(u, &mut out, usize::MAX).expect("decompress");
         assert!(
-            n > 0 || !units.block_ends,
-            "{spec}: a unit decoded to nothing"
+            n > 0 || !chunks.block_ends,
+            "{spec}: a chunk decoded to nothing"
         );
     }
     out
 }
 
-pub fn roundtrip(spec: &CodecSpec, pushes: &[(Vec<u8>, Vec<u8>)]) -> Units {
-    let units = compress_pushes(spec, pushes);
+pub fn roundtrip(spec: &CodecSpec, pushes: &[(Vec<u8>, Vec<u8>)]) -> Chunks {
+    let chunks = compress_pushes(spec, pushes);
     let want: Vec<u8> = pushes
         .iter()
         .flat_map(|(a, b)| a.iter().chain(b))
         .copied()
         .collect();
-    let got = decode_units(spec, &units);
+    let got = decode_chunks(spec, &chunks);
     assert!(
         got == want,
         "{spec}: round trip differs ({} vs {} bytes)",
         got.len(),
         want.len()
     );
-    units
+    chunks
 }
 
 /// Cuts `data` into pushes of `push` bytes, each split in two at `wrap_at`

@@ -48,9 +48,9 @@ pub use uring::UringBackend;
 
 use super::output::Output;
 use super::sink::Returned;
-use super::stack_tail::{for_each_piece, Edit};
 use super::Sink;
 use crate::push::records::RECORD_MAX;
+use crate::transform::{for_each_slice, Edit};
 
 /// Most buffers in flight, like perf's `--aio` (1..=4).
 pub const MAX_BUFFERS: usize = 4;
@@ -295,7 +295,7 @@ impl Sink for AsyncSink {
     ) -> io::Result<(usize, usize)> {
         // The one copy of the `none` async path, of the kept bytes only.
         let mut n = 0;
-        for_each_piece(region, edits, |piece| {
+        for_each_slice(region, edits, |piece| {
             n += self.append(&[piece])?;
             Ok::<(), io::Error>(())
         })?;

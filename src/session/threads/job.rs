@@ -12,12 +12,12 @@ use std::time::Duration;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
-use crate::push::scan::{Hits, RecordCounts};
 use crate::session::cpu_wait;
 use crate::session::error::{format_io, RecordError};
 use crate::session::mailbox::{signal, Mailbox, Reply, Request};
 use crate::session::run::{self, Drained, LoopOptions, Next, Supervisor};
 use crate::session::unit::{Unit, UnitEnd};
+use crate::transform::scan::{Hits, RecordCounts};
 
 /// What the main thread and the drain threads share.
 pub struct Shared {

@@ -207,7 +207,7 @@ fn spawn(
 }
 
 /// The main thread's wait: until a stop, a limit, or every drain thread's
-/// end, switching or snapshotting on the way. A switch that fails ends it.
+/// end, gate or snapshotting on the way. A switch that fails ends it.
 fn wait(
     rec: &Recording<'_>,
     ctl: &mut super::supervisor::SessionSupervisor<'_>,

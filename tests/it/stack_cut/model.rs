@@ -3,7 +3,7 @@
 //! fields, once as the kernel writes it (the stack dump padded to `size`
 //! with stale bytes) and once as the cut must leave it (the dump
 //! `round_up(dyn_size, 8)` bytes, at least 8). Nothing here uses perfz's
-//! cutter; it is shared by tests/stack_cut.rs and the `stack_tail` fuzz
+//! cutter; it is shared by tests/stack_cut.rs and the `stack_cut` fuzz
 //! target.
 
 #![allow(dead_code)]

@@ -1,6 +1,7 @@
 use super::*;
 use crate::format::attr::{read_format as rf, sample_type as st};
 use crate::format::Attr;
+use crate::transform::for_each_slice;
 
 /// A dwarf-style sample: ip, tid, time, period, callchain of `nr`,
 /// regs (abi 2 + 3 regs), stack of `size` with `dyn_size` written bytes
@@ -52,11 +53,11 @@ fn cut(nr: usize, size: usize, dyn_size: usize) -> Vec<u8> {
     s
 }
 
-fn apply(t: &StackTail, region: Input<'_>) -> (Vec<u8>, Walked) {
+fn apply(t: &StackCut, region: Input<'_>) -> (Vec<u8>, Walked) {
     let mut edits = Vec::new();
     let w = t.edits(region, &mut edits);
     let mut got = Vec::new();
-    for_each_piece(region, &edits, |p| {
+    for_each_slice(region, &edits, |p| {
         got.extend_from_slice(p);
         Ok::<(), ()>(())
     })
@@ -69,7 +70,7 @@ const STYPE: u64 =
 
 #[test]
 fn cuts_every_sample_to_its_written_stack_at_every_wrap_point() {
-    let t = StackTail::for_samples(STYPE, 0b111).unwrap();
+    let t = StackCut::for_samples(STYPE, 0b111).unwrap();
     let mut comm = vec![3, 0, 0, 0, 0, 0, 24, 0];
     comm.extend([0xee; 16]);
     let shapes = [
@@ -101,8 +102,8 @@ fn cuts_every_sample_to_its_written_stack_at_every_wrap_point() {
 
 #[test]
 fn damaged_samples_are_left_whole_and_the_walk_goes_on() {
-    assert_eq!(StackTail::for_samples(st::IP | st::CALLCHAIN, 0), None);
-    let t = StackTail::for_samples(STYPE, 0b111).unwrap();
+    assert_eq!(StackCut::for_samples(st::IP | st::CALLCHAIN, 0), None);
+    let t = StackCut::for_samples(STYPE, 0b111).unwrap();
     // A lying dyn_size: that sample whole, the next one cut.
     let mut s = sample(1, 64, 16);
     let n = s.len();
@@ -117,7 +118,7 @@ fn damaged_samples_are_left_whole_and_the_walk_goes_on() {
             uncut: 1,
             // The cut sample used 16 of its 64 bytes.
             used: {
-                let mut u = crate::push::stack_use::StackUse::default();
+                let mut u = crate::transform::stack_use::StackUse::default();
                 u.add(16, 64);
                 u
             },
@@ -129,7 +130,7 @@ fn damaged_samples_are_left_whole_and_the_walk_goes_on() {
 /// Crafted counts and sizes near u64::MAX: no overflow, nothing cut.
 #[test]
 fn crafted_counts_and_sizes_do_not_overflow() {
-    let t = StackTail::for_samples(STYPE, 0b111).unwrap();
+    let t = StackCut::for_samples(STYPE, 0b111).unwrap();
     let base = sample(1, 64, 16);
     let nr_at = 8 + 32;
     let size_at = 8 + 32 + 16 + 32;
@@ -176,7 +177,7 @@ fn mixed_events_are_cut_by_their_own_layout() {
     let clock = STYPE | st::ID;
     let tp = clock | st::RAW | st::CPU;
     let attrs = [attr(clock, 0, &[11, 12]), attr(tp, 0, &[21])];
-    let t = StackTail::for_attrs(&attrs).unwrap().unwrap();
+    let t = StackCut::for_attrs(&attrs).unwrap().unwrap();
     // ip tid time id [cpu] period callchain(0) [raw] regs(abi 0) stack
     let mk = |id: u64, raw: Option<&[u8]>, size: usize, dyn_size: usize, cut: bool| {
         let mut b = Vec::new();
@@ -228,17 +229,17 @@ fn mixed_events_are_cut_by_their_own_layout() {
 fn events_that_cannot_be_told_apart_say_why() {
     let a = attr(STYPE, 0, &[1]);
     let b = attr(STYPE | st::RAW, 0, &[2]);
-    assert_eq!(StackTail::for_attrs(&[a.clone(), b]), Err(Uncut::NoId));
+    assert_eq!(StackCut::for_attrs(&[a.clone(), b]), Err(Uncut::NoId));
     let odd = attr(STYPE | (1 << 40), 0, &[3]);
     assert!(matches!(
-        StackTail::for_attrs(&[odd]),
+        StackCut::for_attrs(&[odd]),
         Err(Uncut::UnknownFields(_))
     ));
     // No event with a stack: nothing to cut, nothing to say.
     let fp = attr(st::IP | st::CALLCHAIN, 0, &[4]);
-    assert_eq!(StackTail::for_attrs(&[fp]), Ok(None));
+    assert_eq!(StackCut::for_attrs(&[fp]), Ok(None));
     // The same layout for every event: no id needed.
-    let t = StackTail::for_attrs(&[a.clone(), a]).unwrap().unwrap();
+    let t = StackCut::for_attrs(&[a.clone(), a]).unwrap().unwrap();
     assert!(t.layouts.is_empty());
 }
 
@@ -247,7 +248,7 @@ fn events_that_cannot_be_told_apart_say_why() {
 fn group_reads_are_stepped_over() {
     let stype = STYPE | st::READ | st::IDENTIFIER;
     let f = rf::GROUP | rf::ID | rf::LOST;
-    let t = StackTail::for_attrs(&[attr(stype, f, &[5, 6])])
+    let t = StackCut::for_attrs(&[attr(stype, f, &[5, 6])])
         .unwrap()
         .unwrap();
     let mk = |keep: usize| {

@@ -3,7 +3,7 @@
 
 use perfz_codecs::Input;
 
-use super::super::stack_tail::{for_each_piece, Edit};
+use crate::transform::{for_each_slice, Edit};
 
 /// `[at, end)` added to `skips` (in order): records one after another are
 /// one skip, so a run of them is one edit (and one gap in the push).
@@ -81,7 +81,7 @@ pub(super) fn cut_copy(
         Edit::Replace { at: a, with } => Edit::Replace { at: a - at, with },
         Edit::Skip { at: a, len } => Edit::Skip { at: a - at, len },
     }));
-    let _ = for_each_piece(rec, mine, |p| {
+    let _ = for_each_slice(rec, mine, |p| {
         v.extend_from_slice(p);
         Ok::<(), ()>(())
     });

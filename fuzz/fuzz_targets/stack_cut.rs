@@ -1,4 +1,4 @@
-//! Question: does the dwarf stack cutter (`push::stack_tail`) cut exactly as
+//! Question: does the dwarf stack cutter (`push::stack_cut`) cut exactly as
 //! the reference model does, and, whatever bytes a ring region holds, never
 //! panic, keep its edits in order and inside the region, and never lengthen
 //! the stream?
@@ -14,14 +14,14 @@ mod model;
 
 use libfuzzer_sys::fuzz_target;
 use perfz::codecs::Input;
-use perfz::push::stack_tail::{for_each_piece, Edit, StackTail};
+use perfz::transform::{for_each_slice, Edit, StackCut};
 
 fuzz_target!(|input: (u64, u8, u16, Vec<(u16, u64)>)| {
     let (seed, n, wrap, damage) = input;
     let mut rng = model::Rng(seed);
     let events = model::events(&mut rng);
     let attrs = model::attrs(&events);
-    let Ok(Some(t)) = StackTail::for_attrs(&attrs) else {
+    let Ok(Some(t)) = StackCut::for_attrs(&attrs) else {
         return;
     };
     let model = model::stream(&mut rng, &events, 1 + n as usize % 16);
@@ -49,7 +49,7 @@ fuzz_target!(|input: (u64, u8, u16, Vec<(u16, u64)>)| {
         assert!(at <= data.len(), "edit past the region");
     }
     let mut out = Vec::new();
-    for_each_piece(region, &edits, |p| {
+    for_each_slice(region, &edits, |p| {
         out.extend_from_slice(p);
         Ok::<(), ()>(())
     })

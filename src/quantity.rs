@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// A size or a duration that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum UnitError {
+pub enum QuantityError {
     /// A size that does not parse (the text given).
     #[error("bad size {0:?}: use a number with an optional K, M or G suffix")]
     Size(String),
@@ -17,7 +17,7 @@ pub enum UnitError {
 
 /// A size: a plain number of bytes, or with a K/M/G suffix (with or without
 /// a trailing B; `m` is MiB here).
-pub fn parse_size(s: &str) -> Result<u64, UnitError> {
+pub fn parse_size(s: &str) -> Result<u64, QuantityError> {
     let t = s.trim().trim_end_matches(['B', 'b']);
     let (num, mult) = match t.chars().last() {
         Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
@@ -28,12 +28,12 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
     num.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult))
-        .ok_or_else(|| UnitError::Size(s.into()))
+        .ok_or_else(|| QuantityError::Size(s.into()))
 }
 
 /// A duration with a unit: `30s`, `5m`, `1h`, `1d` (whole numbers).
-pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
-    let bad = || UnitError::Duration(s.into());
+pub fn parse_duration(s: &str) -> Result<Duration, QuantityError> {
+    let bad = || QuantityError::Duration(s.into());
     let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
     let n: u64 = num.parse().map_err(|_| bad())?;
     let secs = match unit {
@@ -55,7 +55,7 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
     }
 }
 
-/// Whether `s` names a duration (ends in one of its units).
+/// Whether `s` names a duration (ends in s, m, h or d).
 pub fn is_duration(s: &str) -> bool {
     s.ends_with(['s', 'm', 'h', 'd']) && !s.ends_with("B")
 }

@@ -8,13 +8,13 @@
 //! reads them: perf unwinds from the first `dyn_size` bytes. On the repo's
 //! dwarf workload they are 94 % of the ring data.
 //!
-//! [`StackTail::edits`] walks the samples of a ring region and describes,
+//! [`StackCut::edits`] walks the samples of a ring region and describes,
 //! per sample, the same sample with its stack dump cut to
 //! `round_up(dyn_size, 8)` bytes (at least 8): the record header and the
 //! stack `size` field get new values, the unwritten bytes are skipped. Such a
 //! sample is one the kernel itself writes when less stack is available, and
 //! perf parses it the same way (it checks only `dyn_size <= size`).
-//! [`for_each_piece`] hands the region to a codec or a `writev` as ring
+//! [`for_each_slice`](super::for_each_slice) hands the region to a codec or a `writev` as ring
 //! slices and the two 8-byte replacements per sample: the ring is never
 //! written (its data pages are read-only) and nothing is copied.
 //!
@@ -27,6 +27,7 @@
 
 use perfz_codecs::Input;
 
+use super::edit::Edit;
 pub use super::sample_layout::Uncut;
 use super::sample_layout::{Layout, StackAt};
 use super::scan::headers;
@@ -36,7 +37,7 @@ use crate::format::AttrEntry;
 /// Where the samples of a recording keep their user-stack dumps: one
 /// [`Layout`] per event, found by the sample's id where events differ.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StackTail {
+pub struct StackCut {
     /// The layout of every sample, where all events share one.
     single: Option<Layout>,
     /// Offset of the id in a sample's body (where events differ).
@@ -58,10 +59,10 @@ pub struct Walked {
     pub used: super::stack_use::StackUse,
 }
 
-impl StackTail {
+impl StackCut {
     /// The layout for samples of one event, or `None` where its samples
     /// have no user stack or fields this walker does not know.
-    pub fn for_samples(sample_type: u64, sample_regs_user: u64) -> Option<StackTail> {
+    pub fn for_samples(sample_type: u64, sample_regs_user: u64) -> Option<StackCut> {
         let mut attr = crate::format::Attr::new();
         attr.set_u64(24, sample_type);
         attr.set_u64(80, sample_regs_user);
@@ -72,7 +73,7 @@ impl StackTail {
 
     /// The layouts of a recording's events: `Ok(None)` where no event
     /// samples a user stack, an error naming why where they cannot be cut.
-    pub fn for_attrs(attrs: &[AttrEntry]) -> Result<Option<StackTail>, Uncut> {
+    pub fn for_attrs(attrs: &[AttrEntry]) -> Result<Option<StackCut>, Uncut> {
         let layouts = attrs
             .iter()
             .map(|e| Layout::for_attr(&e.attr))
@@ -81,7 +82,7 @@ impl StackTail {
             return Ok(None);
         }
         if layouts.iter().all(|l| *l == layouts[0]) {
-            return Ok(Some(StackTail {
+            return Ok(Some(StackCut {
                 single: layouts[0],
                 id_at: 0,
                 ids: Vec::new(),
@@ -102,7 +103,7 @@ impl StackTail {
             .flat_map(|(i, e)| e.ids.iter().map(move |&id| (id, i)))
             .collect();
         ids.sort_unstable();
-        Ok(Some(StackTail {
+        Ok(Some(StackCut {
             single: None,
             id_at: at.unwrap_or(0),
             ids,
@@ -208,70 +209,6 @@ struct Cut {
     keep: usize,
     /// Stack bytes dropped.
     drop: usize,
-}
-
-/// A change to a ring region, in its byte offsets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Edit {
-    /// The 8 bytes at `at` read as `with`.
-    Replace {
-        /// Offset of the word in the region (a record header or a stack `size`).
-        at: usize,
-        /// The word written instead, little-endian.
-        with: [u8; 8],
-    },
-    /// The `len` bytes at `at` are left out.
-    Skip {
-        /// Offset in the region of the first byte left out.
-        at: usize,
-        /// Bytes left out (a sample's unwritten stack bytes).
-        len: usize,
-    },
-}
-
-/// Calls `f` with the bytes of `region` as `edits` (in order of offset,
-/// not overlapping) make them: the ring's own slices, the replacement words,
-/// and nothing for skipped ranges. Nothing is copied.
-pub fn for_each_piece<'a, E>(
-    region: Input<'a>,
-    edits: &'a [Edit],
-    mut f: impl FnMut(&'a [u8]) -> Result<(), E>,
-) -> Result<(), E> {
-    let mut at = 0;
-    for e in edits {
-        let (from, len) = match e {
-            Edit::Replace { at, .. } => (*at, 8),
-            Edit::Skip { at, len } => (*at, *len),
-        };
-        if from > at {
-            ring_part(region, at, from, &mut f)?;
-        }
-        if let Edit::Replace { with, .. } = e {
-            f(with)?;
-        }
-        at = from + len;
-    }
-    if at < region.len() {
-        ring_part(region, at, region.len(), &mut f)?;
-    }
-    Ok(())
-}
-
-/// The ring bytes in `[from, to)` of `region`, as one or two slices.
-fn ring_part<'a, E>(
-    region: Input<'a>,
-    from: usize,
-    to: usize,
-    f: &mut impl FnMut(&'a [u8]) -> Result<(), E>,
-) -> Result<(), E> {
-    let first = region.first.len();
-    if from < first {
-        f(&region.first[from..to.min(first)])?;
-    }
-    if to > first {
-        f(&region.second[from.max(first) - first..to - first])?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -40,11 +40,11 @@ use perfz_codecs::Input;
 use rustc_hash::FxHashSet;
 
 use super::scan::headers;
-use super::stack_tail::Edit;
 use crate::format::attr::{flags, sample_type as st, OFF_CPU_NAME, SW_BPF_OUTPUT};
 use crate::format::record::RecordType;
 use crate::format::sample::{id_offset, id_trailer_offset, id_trailer_size, FIXED_WORDS};
 use crate::format::AttrEntry;
+use crate::transform::Edit;
 use edits::{contiguous, cut_copy, edit_at, skip, skip_records, word};
 use waits::{chain_hash, Seen, Waits};
 
