@@ -11,7 +11,7 @@
 //! `eval`, `recover`, `convert`, `replay`, `advice`, `stats` and `synth`;
 //! `cli` on top. The `perfz-codecs` crate (codecs/) is below them all.
 //!
-//! Hostile surroundings (tests/it/hostile.rs): every file perfz creates
+//! Hostile surroundings (tests/it/hostile_surroundings.rs): every file perfz creates
 //! where others may write (outputs, snapshots, conversions, recover's copy,
 //! build-id cache entries) is created exclusively under a random name and
 //! renamed or linked in, so a symlink planted at any name is never written

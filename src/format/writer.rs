@@ -444,5 +444,4 @@ pub fn feature_block(features: &FeatureSet, at: u64) -> (Vec<u8>, [u64; 4]) {
 }
 
 #[cfg(test)]
-#[path = "writer_tests.rs"]
 mod tests;

@@ -411,5 +411,4 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
 }
 
 #[cfg(test)]
-#[path = "drain_tests.rs"]
 mod tests;

@@ -12,7 +12,7 @@
 //! `<path>/<id>/elf` (hard-linked, or copied across file systems),
 //! `.build-id/xx/rest` symlinks, `[kernel.kallsyms]/<id>/kallsyms`. Entries
 //! are created exclusively under a random name and linked in; an existing
-//! entry is left alone (tests/it/hostile.rs). Measured on 1 GB of dwarf
+//! entry is left alone (tests/it/hostile_surroundings.rs). Measured on 1 GB of dwarf
 //! trace, gathering while draining added no recorder CPU; a version that
 //! read the recording back cost 0.2 s more.
 

@@ -10,7 +10,7 @@
 //! still has the maps made while sampling was off (`limits::Gate`).
 //! The channel is read as hostile input: lines of at most 256 bytes, 64 KiB
 //! read per tick; `ack` lines are ignored and unknown commands get no
-//! answer, as perf's (tests/it/hostile.rs).
+//! answer, as perf's (tests/it/hostile_surroundings.rs).
 
 use crate::notes::Notes;
 use std::fs::File;

@@ -378,5 +378,4 @@ pub fn cut_back(path: &Path, end: Option<u64>) -> Option<Kept> {
 }
 
 #[cfg(test)]
-#[path = "place_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common;
-use crate::hostile_inputs::perfz_with_peak;
+use crate::hostile_dsos::perfz_with_peak;
 
 use common::*;
 

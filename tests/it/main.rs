@@ -1,15 +1,14 @@
 //! The integration tests, as one test binary (one link of the crate instead
 //! of one per file): a module per area, the helpers in `common`.
-//! `cargo test --test it MODULE::` runs one area, e.g. `hostile::`.
+//! `cargo test --test it MODULE::` runs one area, e.g. `hostile_surroundings::`.
 
 mod common;
 
-mod bad_files;
-mod broken_files;
 mod build_ids;
 mod cli_codecs;
 mod code_shape;
 mod compressed2;
+mod damaged_files;
 mod eval;
 mod events;
 mod export;
@@ -24,8 +23,8 @@ mod export_views;
 mod fixtures;
 mod flight_recorder;
 mod header_features;
-mod hostile;
-mod hostile_inputs;
+mod hostile_dsos;
+mod hostile_surroundings;
 mod interop;
 mod ktext_cache;
 mod long_captures;

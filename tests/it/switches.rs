@@ -5,7 +5,7 @@
 //! every earlier output's again.
 
 use crate::common;
-use crate::hostile::{outputs, wait_until};
+use crate::hostile_surroundings::{outputs, wait_until};
 
 use std::path::Path;
 use std::process::Command;

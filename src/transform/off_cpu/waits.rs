@@ -387,5 +387,4 @@ fn first_user_ip(s: &[u8], f: &Fields) -> Option<u64> {
 }
 
 #[cfg(test)]
-#[path = "waits_tests.rs"]
 mod tests;

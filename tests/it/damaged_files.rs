@@ -1,7 +1,9 @@
-//! Broken files get a one-line error that names the offset and exit code 1:
+//! Damaged files (the generated corpus of them: corpus.rs) get a one-line error that names the offset and exit code 1:
 //! never a panic (101), never an unbounded allocation.
 
 use crate::common;
+
+mod corpus;
 
 use std::path::Path;
 

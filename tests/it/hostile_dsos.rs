@@ -328,7 +328,7 @@ fn recover_refuses_a_file_that_grows_while_it_looks() {
         ))
         .spawn()
         .unwrap();
-    crate::hostile::wait_until("the writer's first append", || {
+    crate::hostile_surroundings::wait_until("the writer's first append", || {
         std::fs::metadata(&f).unwrap().len() > 1
     });
     let o = perfz(&["recover", f.to_str().unwrap()]);
