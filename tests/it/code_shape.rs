@@ -811,3 +811,54 @@ fn the_glossary_defines_each_word_once() {
     let twice: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "defined more than once: {twice:?}");
 }
+
+/// The methods of `trait name` in `text` that have no default body.
+fn required_methods(text: &str, name: &str) -> Vec<String> {
+    let lines: Vec<String> = text.lines().map(code_of).collect();
+    let start = lines
+        .iter()
+        .position(|l| {
+            let l = l.trim_start();
+            let l = l.strip_prefix("pub ").unwrap_or(l);
+            l.starts_with(&format!("trait {name} ")) || l.starts_with(&format!("trait {name}:"))
+        })
+        .unwrap_or_else(|| panic!("no trait {name}"));
+    let (mut depth, mut out, mut sig) = (0i32, Vec::new(), String::new());
+    for l in &lines[start..] {
+        if depth == 1 && (l.trim_start().starts_with("fn ") || !sig.is_empty()) {
+            sig += l.trim();
+            if sig.ends_with(';') {
+                out.push(sig.clone());
+            }
+            if sig.ends_with(';') || sig.ends_with('{') || sig.ends_with('}') {
+                sig.clear();
+            }
+        }
+        depth += l.matches('{').count() as i32 - l.matches('}').count() as i32;
+        if depth == 0 && l.contains('}') {
+            break;
+        }
+    }
+    out
+}
+
+#[test]
+fn sink_and_drain_require_few_methods() {
+    // What every implementation really does (issue 43): a sink writes; a
+    // drain unit passes, writes plain records, flushes, reports, lends and
+    // returns its output. Everything else has a default.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (file, name, most) in [
+        ("src/push/sink.rs", "Sink", 6),
+        ("src/push/drain.rs", "Drain", 6),
+    ] {
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        let req = required_methods(&text, name);
+        assert!(!req.is_empty(), "the check must see {name}'s methods");
+        assert!(
+            req.len() <= most,
+            "{name} requires {} methods (at most {most}): {req:?}",
+            req.len()
+        );
+    }
+}
