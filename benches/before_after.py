@@ -4,6 +4,7 @@ vs_perf.py's scenarios, as alternating pairs, the same options for both.
 
     benches/before_after.py --before OLD_PERFZ [--after NEW_PERFZ] [--pairs N]
                             [--seconds S] [--scenario NAME ...] [--markdown FILE]
+                            [--export]
 
 Build the old binary from a worktree, e.g.
     git worktree add /tmp/old REV && (cd /tmp/old && cargo build --release)
@@ -11,6 +12,10 @@ Build the old binary from a worktree, e.g.
 
 Same setup as vs_perf.py (workload pinned to CPU 1, recorder to CPU 0,
 recording CPU 1 system-wide); each cell is a median (min–max).
+
+--export: each scenario is recorded once (by the new binary), then both
+binaries' `perfz export -o FILE.folded` of that same file are timed the
+same way (their CPU, alternating pairs); the outputs must be equal.
 """
 
 import argparse
@@ -35,6 +40,33 @@ def one(exe, opts, common, secs, out):
     return r
 
 
+def export_pairs(a, name, opts, common, deep, tmp):
+    """The export of one recording of `name`, before and after, in pairs."""
+    kind = v.SCENARIOS[name][0]
+    wl = v.workload(kind, deep)
+    data = os.path.join(tmp, "export.data")
+    try:
+        argv = [a.after, "record", "-q", "-C", v.W] + common + opts
+        v.run_recorder(argv + ["-o", data, "--", "sleep", str(a.seconds)])
+    finally:
+        wl.kill()
+        wl.wait()
+    runs, outs = {"before": [], "after": []}, {}
+    for i in range(a.pairs):
+        for which in (["before", "after"] if i % 2 == 0 else ["after", "before"]):
+            exe = a.before if which == "before" else a.after
+            out = os.path.join(tmp, f"{which}.folded")
+            cpu, rss, _ = v.run_recorder([exe, "export", data, "-o", out])
+            runs[which].append({"cpu": cpu, "rss_kb": rss})
+            outs[which] = open(out, "rb").read()
+            print(f"{name:<10} export pair {i} {which:<6} cpu {cpu:.2f}s", file=sys.stderr)
+    same = "same" if outs["before"] == outs["after"] else "DIFFERENT"
+    b, f = runs["before"], runs["after"]
+    ratio = statistics.median(r["cpu"] for r in f) / max(statistics.median(r["cpu"] for r in b), 1e-9)
+    return (f"| {name} export | {v.spread(b, 'cpu', '{:.2f}')} | {v.spread(f, 'cpu', '{:.2f}')} "
+            f"| {ratio:.2f} | output {same} | | |")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--before", required=True)
@@ -43,6 +75,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=3)
     ap.add_argument("--scenario", action="append", choices=sorted(v.SCENARIOS))
     ap.add_argument("--markdown")
+    ap.add_argument("--export", action="store_true")
     a = ap.parse_args()
     names = a.scenario or ["dwarf-z1", "fp-z1"]
     tmp = tempfile.mkdtemp(prefix="perfz-before-after-")
@@ -53,6 +86,9 @@ def main():
              "| lost after | bytes/sample before / after |", "|---|---|---|---|---|---|---|"]
     for name in names:
         kind, _, opts, common = v.SCENARIOS[name]
+        if a.export:
+            lines.append(export_pairs(a, name, opts, common, deep, tmp))
+            continue
         wl = v.workload(kind, deep)
         time.sleep(0.5)
         runs = {"before": [], "after": []}

@@ -166,6 +166,12 @@ pub trait Drain {
     fn lend(&mut self) -> io::Result<Lent<'_>>;
     /// Flushes and returns the output (see [`Sink::into_output`]).
     fn into_output(self: Box<Self>) -> Returned;
+
+    /// Bytes of records in the current output: [`report`](Drain::report)'s,
+    /// which a unit may know more cheaply (`--max-size` asks every loop).
+    fn bytes_written(&self) -> u64 {
+        self.report().bytes_written
+    }
 }
 
 /// The one implementation: a [`Pusher`] specialised for one codec, sink and
@@ -379,6 +385,10 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             stack_use: self.stack_use,
             off_cpu: self.off_cpu.as_ref().map(OffCpu::counts),
         }
+    }
+
+    fn bytes_written(&self) -> u64 {
+        self.pusher.sink().bytes_written()
     }
 
     fn lend(&mut self) -> io::Result<Lent<'_>> {

@@ -76,7 +76,7 @@ impl Unit {
 
     /// Bytes of records in the current output (`--max-size`, switches).
     pub fn bytes_written(&self) -> u64 {
-        self.0.report().bytes_written
+        self.0.bytes_written()
     }
 
     /// Where the output's last checkpoint left it: what a failed write
