@@ -16,10 +16,9 @@ use super::dir_output::{Dir, DirEnd};
 use super::error::RecordError;
 use super::file_output::FileOutput;
 use super::flight_window::FlightWindow;
-use super::layout::DrainGroup;
 use super::mailbox::Request;
 use super::place::{create_in, Place};
-use super::recording::Recording;
+use super::recording::{Recording, UnitWrites};
 use super::summary::Summary;
 use super::supervisor::Ended;
 use super::thread_tally::tally;
@@ -65,7 +64,7 @@ pub enum UnitsEnd {
     /// gives each ring's CPU.
     Threads {
         ring_cpus: Vec<u32>,
-        ends: Vec<(DrainGroup, PathBuf, ThreadEnd)>,
+        ends: Vec<ThreadEnd>,
     },
 }
 
@@ -76,8 +75,11 @@ impl Destination {
     pub fn begin(rec: &Recording<'_>, notes: &mut Notes) -> Result<(Self, Unit), RecordError> {
         let o = rec.options();
         if let Some(cap) = o.flight_recorder {
-            let (unit, build_notes) = rec.drain_unit(Segments::new(cap).into(), true, true)?;
-            notes.extend(build_notes);
+            let writes = UnitWrites {
+                rounds: true,
+                hits: true,
+            };
+            let unit = rec.drain_unit(Segments::new(cap).into(), writes, notes)?;
             // The side band is the window's: each snapshot writes it first.
             let window = FlightWindow::new(&rec.side_band(notes));
             let place = Place::Memory {
@@ -230,14 +232,14 @@ fn finish_threads(
     kind: Kind,
     place: &Place,
     ring_cpus: &[u32],
-    ends: Vec<(DrainGroup, PathBuf, ThreadEnd)>,
+    ends: Vec<ThreadEnd>,
     mut ended: Ended,
     mut notes: Notes,
 ) -> Result<Summary, RecordError> {
     let (lost_recs, lost_samples) = rec.lost_samples();
-    let reports: Vec<DrainReport> = ends.iter().map(|(_, _, e)| e.end.report.clone()).collect();
+    let reports: Vec<DrainReport> = ends.iter().map(|e| e.end.report.clone()).collect();
     let mut t = tally(ring_cpus, &ends);
-    let hits = ends.iter().filter_map(|(_, _, e)| e.end.hits.clone());
+    let hits = ends.iter().filter_map(|e| e.end.hits.clone());
     let (output, outputs, side_band_bytes, bytes_written) = match kind {
         Kind::Memory(mut w) => {
             hits.for_each(|h| w.maps.seen(h));
@@ -245,7 +247,7 @@ fn finish_threads(
             let parts: Vec<(usize, Vec<u8>)> = ends
                 .iter()
                 .enumerate()
-                .map(|(i, (_, _, e))| (i, e.end.retained.clone().unwrap_or_default()))
+                .map(|(i, e)| (i, e.end.retained.clone().unwrap_or_default()))
                 .collect();
             let last = w.snapshot_units(rec, &parts, &reports, &mut notes)?;
             let written = std::mem::take(&mut w.written);

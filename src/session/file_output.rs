@@ -26,7 +26,7 @@ use super::error::format_io;
 use super::error::RecordError;
 use super::map_history::MapHistory;
 use super::place::{self, Place};
-use super::recording::{io_err_context, Recording};
+use super::recording::{io_err_context, Recording, UnitWrites};
 use super::rotation::Rotation;
 use super::summary::Summary;
 use super::supervisor::Ended;
@@ -70,8 +70,7 @@ impl FileOutput {
         };
         // Build ids need the maps; so do switched outputs (their side band).
         let hits = (o.build_ids.table || o.switch_output.is_some()) && !out.is_pipe();
-        let (mut drain, build_notes) = rec.drain_unit(writer, true, hits)?;
-        notes.extend(build_notes);
+        let mut drain = rec.drain_unit(writer, UnitWrites { rounds: true, hits }, notes)?;
 
         let side_band = rec.side_band(notes);
         drain

@@ -21,7 +21,7 @@ use super::status::StatusLine;
 use super::supervisor::{Ended, SessionSupervisor};
 use super::synth_side_band::SynthSideBand;
 use super::unit::Unit;
-use super::unit_build::{Built, UnitBuild};
+use super::unit_build::UnitBuild;
 use crate::event::ring::Ring;
 use crate::event::sys;
 use crate::event::target::Target;
@@ -168,25 +168,28 @@ impl<'o> Recording<'o> {
     }
 
     /// A drain unit writing to `output`, with the recording's codec, async
-    /// choice, meter and stack cut.
+    /// choice, meter and stack cut, writing as `writes` says. Notes on the
+    /// choices made go to `notes`.
     pub fn drain_unit(
         &self,
         output: Output,
-        rounds: bool,
-        hits: bool,
-    ) -> Result<Built, RecordError> {
+        writes: UnitWrites,
+        notes: &mut Notes,
+    ) -> Result<Unit, RecordError> {
         let o = self.o;
-        o.codec.visit(UnitBuild {
+        let built = o.codec.visit(UnitBuild {
             output,
             aio: o.aio,
             aio_backend: o.aio_backend,
             copy_meter: o.copy_meter,
             ring_size: self.ring_size,
             stack_cut: self.stack_cut.clone(),
-            rounds,
-            hits,
+            rounds: writes.rounds,
+            hits: writes.hits,
             off_cpu: self.off_cpu.clone(),
-        })?
+        })??;
+        notes.extend(built.notes);
+        Ok(built.unit)
     }
 
     /// The rings, taken for a drain loop on this thread, and every event
@@ -403,6 +406,16 @@ fn lost_samples_record(lost: u64, id: u64, sample_type: u64, trailer: usize) -> 
         }
     }
     rec
+}
+
+/// What a drain unit writes besides the ring's records.
+#[derive(Clone, Copy, Debug)]
+pub struct UnitWrites {
+    /// Each pass that moved data ends with FINISHED_ROUND (not on a drain
+    /// thread: a `data.N` has none, as perf's).
+    pub rounds: bool,
+    /// It gathers what the build-id pass and later side bands need.
+    pub hits: bool,
 }
 
 /// A write error with what was being written.

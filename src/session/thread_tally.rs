@@ -3,10 +3,8 @@
 //! error and what the failed threads kept).
 
 use std::io;
-use std::path::PathBuf;
 
 use super::error::Kept;
-use super::layout::DrainGroup;
 use super::run::Drained;
 use super::summary::ThreadSummary;
 use super::threads::job::ThreadEnd;
@@ -28,13 +26,14 @@ pub struct ThreadsTally {
 }
 
 /// Every thread's line of the summary, and what they did added up.
-pub fn tally(ring_cpus: &[u32], ends: &[(DrainGroup, PathBuf, ThreadEnd)]) -> ThreadsTally {
+pub fn tally(ring_cpus: &[u32], ends: &[ThreadEnd]) -> ThreadsTally {
     let mut failure: Option<io::Error> = None;
     let mut kept_all = Some(Kept::Everything(0));
     let mut threads = Vec::new();
     let mut all = Drained::default();
     let mut report: Option<DrainReport> = None;
-    for (g, path, e) in ends {
+    for e in ends {
+        let (g, path) = (&e.group, &e.path);
         let d = &e.drained;
         let error = e.end.failed.as_ref().map(|(err, kept)| {
             failure.get_or_insert(io::Error::new(

@@ -16,6 +16,7 @@ use perfz_codecs::{Codec, CodecVisitor};
 use super::error::RecordError;
 use super::options::AioBackend;
 use super::unit::Unit;
+use crate::notes::Notes;
 use crate::push::drain::PushDrain;
 use crate::push::{
     AsyncSink, CopyMeter, NoMeter, Output, SerialSink, Sink, ThreadBackend, UringBackend,
@@ -43,8 +44,13 @@ pub struct UnitBuild {
     pub off_cpu: Option<OffCpu>,
 }
 
-/// The drain unit and notes for the user about choices made.
-pub type Built = (Unit, Vec<String>);
+/// The drain unit, and notes for the user about choices made.
+pub struct Built {
+    /// The unit.
+    pub unit: Unit,
+    /// What was chosen for the user to hear (a fallback of `--aio`).
+    pub notes: Notes,
+}
 
 /// What a drain unit is built with besides its codec and sink.
 #[derive(Clone)]
@@ -105,15 +111,15 @@ impl Async {
             _ => UringBackend::new(file),
         };
         match uring {
-            Ok(b) => Ok((
-                u.build(codec, AsyncSink::new(out, b, n, self.ring_size)),
-                Vec::new(),
-            )),
+            Ok(b) => Ok(Built {
+                unit: u.build(codec, AsyncSink::new(out, b, n, self.ring_size)),
+                notes: Notes::new(),
+            }),
             Err(e) if self.backend == AioBackend::Uring => Err(RecordError::Usage(format!(
                 "io_uring is not available here ({e}); use --aio-backend thread or auto"
             ))),
             Err(e) => {
-                let mut notes = Vec::new();
+                let mut notes = Notes::new();
                 if self.backend == AioBackend::Auto {
                     notes.push(format!(
                         "io_uring is not available ({e}); async writes go through a pwrite thread"
@@ -121,10 +127,10 @@ impl Async {
                 }
                 let b = ThreadBackend::new(file)
                     .map_err(super::error::io_err("starting the writer thread"))?;
-                Ok((
-                    u.build(codec, AsyncSink::new(out, b, n, self.ring_size)),
+                Ok(Built {
+                    unit: u.build(codec, AsyncSink::new(out, b, n, self.ring_size)),
                     notes,
-                ))
+                })
             }
         }
     }
@@ -145,7 +151,7 @@ impl CodecVisitor for UnitBuild {
             backend: self.aio_backend,
             ring_size: self.ring_size,
         };
-        let mut notes = Vec::new();
+        let mut notes = Notes::new();
         match (self.output, self.aio) {
             (out @ (Output::File(_) | Output::Stream(_)), Some(n)) => a.unit(u, codec, out, n),
             (out, aio) => {
@@ -153,9 +159,12 @@ impl CodecVisitor for UnitBuild {
                     notes.push(match out {
                         Output::Pipe(_) => "--aio needs a file output (it writes at file offsets); writing the pipe serially",
                         _ => "--aio: the flight recorder writes only snapshots, serially",
-                    }.to_string());
+                    });
                 }
-                Ok((u.build(codec, SerialSink::new(out)), notes))
+                Ok(Built {
+                    unit: u.build(codec, SerialSink::new(out)),
+                    notes,
+                })
             }
         }
     }

@@ -14,6 +14,7 @@ use crate::event::ring::Ring;
 use crate::format::FeatureSet;
 use crate::session::cpu_wait;
 use crate::session::error::{format_io, RecordError};
+use crate::session::layout::DrainGroup;
 use crate::session::mailbox::{signal, Mailbox, Reply, Request};
 use crate::session::run::{self, Drained, LoopOptions, Next, Supervisor};
 use crate::session::unit::{Unit, UnitEnd};
@@ -101,6 +102,10 @@ impl Supervisor for ThreadSupervisor {
 
 /// What a drain thread hands back.
 pub struct ThreadEnd {
+    /// The rings it drained and where it ran.
+    pub group: DrainGroup,
+    /// Its `data.N`.
+    pub path: PathBuf,
     /// How its loop went.
     pub drained: Drained,
     /// How its unit ended (a failed write or finish: what its data.N kept).
@@ -114,7 +119,8 @@ pub struct Job {
     pub drain: Unit,
     pub rings: Vec<(u32, Ring)>,
     pub fds: Vec<RawFd>,
-    pub affinity: Vec<u32>,
+    /// Its rings and the CPUs it runs on.
+    pub group: DrainGroup,
     pub path: PathBuf,
     pub min_bytes: u64,
     pub min_push: u64,
@@ -124,13 +130,16 @@ pub struct Job {
 impl Job {
     pub fn run(mut self, shared: Arc<Shared>, index: usize, replies: Sender<Reply>) -> ThreadEnd {
         // A CPU that went offline only costs the pinning; say nothing.
-        let _ = cpus::pin_this_thread(&self.affinity);
+        let _ = cpus::pin_this_thread(&self.group.affinity);
         let features = FeatureSet::default();
         let mailbox = &shared.mailboxes[index];
         let mut drained = self.drain_all(&shared, index, &replies, &features);
         let error = drained.write_error.take();
         // data.N has no features of its own (they are in `data`).
-        let end = self.drain.end(error, &[], Some(&self.path), |_| features);
+        let Job {
+            drain, group, path, ..
+        } = self;
+        let end = drain.end(error, &[], Some(&path), |_| features);
         if mailbox.close().is_some() {
             let _ = replies.send(Reply {
                 index,
@@ -147,6 +156,8 @@ impl Job {
         shared.ended.fetch_add(1, Ordering::Release);
         signal(&shared.ended_fd);
         ThreadEnd {
+            group,
+            path,
             drained,
             end,
             cpu_seconds,

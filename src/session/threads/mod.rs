@@ -6,11 +6,13 @@
 //! record streams with no FINISHED_ROUND (perf's reader merges them by time).
 //!
 //! ```text
-//! main: prepare ─ groups (layout) ─ Dir::create (hidden, data: side band,
-//!       checkpoint) or a FlightWindow ─ per group: a Unit over data.N (or
-//!       SIZE/threads of memory) ─ start (commit) ─ spawn ─ wait: next(bytes)
-//!       Switch: Pool::ask (mailboxes); Stop: disable, stop flag, wake, join
-//!       ─ finish: LOST_SAMPLES + features into data (or a last snapshot)
+//! main: prepare ─ groups (layout) ─ Destination::begin_for_threads (a hidden
+//!       directory, data: side band, checkpoint; or memory) ─ per group: a
+//!       Unit over Destination::thread_output (data.N, or SIZE/threads of
+//!       memory) ─ start (commit) ─ spawn ─ wait: next(bytes)
+//!       Switch: Destination::switch (Pool::ask, mailboxes); Stop: disable,
+//!       stop flag, wake, join ─ Destination::finish: LOST_SAMPLES + features
+//!       into data (or a last snapshot)
 //! drain thread i: pin ─ run::drain_all (ThreadSupervisor: the stop flag,
 //!       its mailbox) ─ Unit::end: data.i finished (or salvaged, cut back)
 //! ```
@@ -35,7 +37,7 @@ use super::error::RecordError;
 use super::layout::{layout, DrainGroup, SysTopology, ThreadSpec};
 use super::mailbox::{clear, eventfd, Mailbox};
 use super::options::SwitchOutput;
-use super::recording::Recording;
+use super::recording::{Recording, UnitWrites};
 use super::run::{Drained, Next};
 use super::summary::Summary;
 use crate::event::cpus;
@@ -93,7 +95,7 @@ pub fn record(
     let child = rec.start(dest.place_mut())?;
     // Committed: the files now live under the final name.
     let final_dir = dest.threads_dir();
-    let (handles, pool) = spawn(jobs, groups, &final_dir, &shared, o.realtime)?;
+    let (handles, pool) = spawn(jobs, &final_dir, &shared, o.realtime)?;
 
     // Wait for a stop signal, the workload's end, a limit, or every drain
     // thread's end (their tasks all gone); switch or snapshot on the way.
@@ -141,10 +143,15 @@ fn jobs(
     for (i, g) in groups.iter().enumerate() {
         let name = format!("data.{i}");
         let writer = dest.thread_output(rec, i, n)?;
-        let hits = dest.wants_hits(rec);
-        let (drain, build_notes) = rec.drain_unit(writer, false, hits)?;
+        let writes = UnitWrites {
+            rounds: false,
+            hits: dest.wants_hits(rec),
+        };
+        // Every unit is built alike: the first one's notes say it.
+        let mut built_notes = Notes::new();
+        let drain = rec.drain_unit(writer, writes, &mut built_notes)?;
         if i == 0 {
-            notes.extend(build_notes);
+            notes.append(&mut built_notes);
         }
         let fds = rec.event_fds(&g.rings);
         let lo = rec.loop_options(rec.features(), o.checkpoint);
@@ -156,7 +163,7 @@ fn jobs(
                 .map(|&r| slots[r].take().expect("one owner"))
                 .collect(),
             fds,
-            affinity: g.affinity.clone(),
+            group: g.clone(),
             path: PathBuf::from(&name),
             min_bytes: lo.min_bytes,
             min_push: lo.min_push,
@@ -166,20 +173,22 @@ fn jobs(
     Ok(jobs)
 }
 
-/// A drain thread and the group and file it drains.
-type Handle = (DrainGroup, PathBuf, JoinHandle<ThreadEnd>);
+/// A drain thread, and the file it writes (to name it if it panics).
+struct Handle {
+    path: PathBuf,
+    thread: JoinHandle<ThreadEnd>,
+}
 
 /// Starts a drain thread per job, its files under `final_dir`.
 fn spawn(
     jobs: Vec<Job>,
-    groups: Vec<DrainGroup>,
     final_dir: &std::path::Path,
     shared: &Arc<Shared>,
     realtime: Option<i32>,
 ) -> Result<(Vec<Handle>, Pool), RecordError> {
     let (tx, replies) = mpsc::channel();
     let mut handles: Vec<Handle> = Vec::new();
-    for (i, (mut job, g)) in jobs.into_iter().zip(groups).enumerate() {
+    for (i, mut job) in jobs.into_iter().enumerate() {
         job.path = final_dir.join(&job.path);
         let path = job.path.clone();
         let (sh, tx) = (shared.clone(), tx.clone());
@@ -195,7 +204,7 @@ fn spawn(
                 job.run(sh, i, tx)
             })
             .map_err(io_err("starting a drain thread"))?;
-        handles.push((g, path, h));
+        handles.push(Handle { path, thread: h });
     }
     // Only the threads hold senders: a reply that cannot come is an error.
     drop(tx);
@@ -245,14 +254,14 @@ fn wait(
 }
 
 /// Waits for every drain thread's end.
-fn join(handles: Vec<Handle>) -> Result<Vec<(DrainGroup, PathBuf, ThreadEnd)>, RecordError> {
+fn join(handles: Vec<Handle>) -> Result<Vec<ThreadEnd>, RecordError> {
     let mut ends = Vec::with_capacity(handles.len());
-    for (g, path, h) in handles {
-        let end = h.join().map_err(|_| RecordError::Io {
+    for Handle { path, thread } in handles {
+        let end = thread.join().map_err(|_| RecordError::Io {
             what: format!("the drain thread of {}", path.display()),
             err: io::Error::other("it panicked"),
         })?;
-        ends.push((g, path, end));
+        ends.push(end);
     }
     Ok(ends)
 }
