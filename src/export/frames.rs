@@ -6,8 +6,7 @@
 //! Each distinct (mapping, address) is interned during the second pass and
 //! named after it (`FrameTable::name_new`), the user frames first, so the
 //! kernel's symbols, read beside the pass (kallsyms.rs), are waited for last.
-//! `FrameTable::hits` counts the samples that hold each frame (not the
-//! build-id pass's `push::scan::Hits`).
+//! `FrameTable::holders` counts the samples that hold each frame.
 
 use std::sync::Arc;
 
@@ -73,7 +72,7 @@ pub struct FrameTable<'a> {
     index: rustc_hash::FxHashMap<(usize, u64, bool), u32>,
     raw: Vec<Raw<'a>>,
     /// How many samples hold each frame.
-    pub hits: Vec<u64>,
+    pub holders: Vec<u64>,
     /// The frames named so far, by id.
     pub named: Vec<Named<'a>>,
     /// The user mappings frames were first found in since the last
@@ -123,9 +122,9 @@ impl<'a> FrameTable<'a> {
                     kernel,
                     map,
                 });
-                self.hits.push(0);
+                self.holders.push(0);
             }
-            self.hits[id as usize] += 1;
+            self.holders[id as usize] += 1;
             ids.push(id);
         }
     }

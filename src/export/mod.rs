@@ -181,10 +181,10 @@ pub fn export(
         }
     }
     table.name_new(&mut syms);
-    for (f, hits) in table.named.iter().zip(&table.hits) {
+    for (f, holders) in table.named.iter().zip(&table.holders) {
         let n = f.funcs.len() as u64;
-        done.frames += n.max(1) * hits;
-        done.unknown_frames += (n == 0) as u64 * hits;
+        done.frames += n.max(1) * holders;
+        done.unknown_frames += (n == 0) as u64 * holders;
     }
     done.debuginfod = locate.debuginfod.iter().flat_map(|d| d.trouble()).collect();
     let about = || pprof::about(inputs, &chosen, (first, last));

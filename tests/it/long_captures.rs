@@ -166,7 +166,13 @@ fn switched_outputs_lose_and_duplicate_nothing_with_every_codec() {
             if n > 50 {
                 let rep = run_perf(
                     &perf(),
-                    &["report", "--stdio", "-i", readable.to_str().unwrap()],
+                    &[
+                        "report",
+                        "--stdio",
+                        "--no-children",
+                        "-i",
+                        readable.to_str().unwrap(),
+                    ],
                 );
                 assert!(
                     rep.contains("perfz_workload_leaf"),

@@ -407,9 +407,12 @@ fn recompress_cuts_perfs_own_recordings_and_perf_reads_them_the_same() {
                 ],
             )
         };
-        // perf report ends with a random tip: left out.
+        // perf report ends with a random tip: left out. Without children:
+        // perf 6.1 spent over 300 s adding up a group's children over the
+        // workload's deep recursion (seen in CI; 0.24 s without).
         let report = |p: &Path| {
-            run_perf(&perf, &["report", "--stdio", "-i", p.to_str().unwrap()])
+            let p = p.to_str().unwrap();
+            run_perf(&perf, &["report", "--stdio", "--no-children", "-i", p])
                 .lines()
                 .filter(|l| !l.starts_with("# (Tip:"))
                 .map(|l| format!("{l}\n"))

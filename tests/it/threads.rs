@@ -28,7 +28,7 @@ fn perf_reads(dir: &Path) -> u64 {
     let perf = perf();
     assert_eq!(perf_sample_count(&perf, dir), ours, "{}", dir.display());
     let o = Command::new(&perf)
-        .args(["report", "--stdio", "-i"])
+        .args(["report", "--stdio", "--no-children", "-i"])
         .arg(dir)
         .output_within();
     let err = String::from_utf8_lossy(&o.stderr);
