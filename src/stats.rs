@@ -2,7 +2,7 @@
 //! like `perf report --stats`, lost totals and sizes.
 //!
 //! It sits above `push` in the layers: it reads a file's dwarf stack use
-//! (`push::stack_use`) and gives the loss advice (`advice`) as the record
+//! (`transform::stack_use`) and gives the loss advice (`advice`) as the record
 //! summary does.
 
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! (the largest `lost` of one LOST record: what the kernel could not write
 //! while the ring was full). Used by the record summary and `perfz stat`.
 //!
-//! The inputs: the stack use (`push::stack_use`), the worst loss (a lost
+//! The inputs: the stack use (`transform::stack_use`), the worst loss (a lost
 //! small record, such as a SWITCH, is counted small: `Mix`) and the ring
 //! timing; and whether the drain had waited for its CPU before its losses
 //! (session/cpu_wait.rs): then `-r PRIO` is the lever, else a bigger ring.

@@ -11,7 +11,7 @@
 //! converter is monomorphized per codec; `none` is a constant branch that
 //! writes raw records, the others cut records with the recorder's
 //! `push::compressor::Compressor`. Dwarf samples are cut as the recorder
-//! cuts them (`push::stack_cut`) unless `--keep-stack-padding`. The output
+//! cuts them (`transform::stack_cut`) unless `--keep-stack-padding`. The output
 //! is written to a temporary file beside it (a random `.perfz-*.tmp` name,
 //! created exclusively) and renamed at the end, so an error never leaves a
 //! half-written file under the final name.
@@ -86,7 +86,7 @@ pub struct Converted {
 /// output. The output is written to a temporary file and renamed at the end,
 /// so a failure never leaves a half-written file under the final name.
 /// With `cut`, dwarf samples lose the stack bytes the kernel did not write,
-/// as `perfz record` leaves them out (`push::stack_cut`).
+/// as `perfz record` leaves them out (`transform::stack_cut`).
 pub fn convert(
     input: &Path,
     output: &Path,

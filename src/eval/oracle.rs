@@ -1,5 +1,5 @@
 //! What eval's round trip must give back, computed without the push path's
-//! cutter (`push::stack_cut`): each sample is decoded by the reader's
+//! cutter (`transform::stack_cut`): each sample is decoded by the reader's
 //! parser (`format::sample`), found by its id as the reader finds it, and
 //! its stack dump cut to `round_up(dyn_size, 8)` bytes, at least 8 — the
 //! rule the recorder follows. Everything else is copied as it is.
