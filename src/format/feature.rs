@@ -230,6 +230,15 @@ impl FeatureSet {
         }))
     }
 
+    /// These features, with `info` (where given) as `HEADER_COMPRESSED`.
+    pub fn with_compressed(&self, info: Option<CompressedInfo>) -> FeatureSet {
+        let mut f = self.clone();
+        if let Some(info) = info {
+            f.set_compressed(info);
+        }
+        f
+    }
+
     /// Stores `info` as `HEADER_COMPRESSED`.
     pub fn set_compressed(&mut self, info: CompressedInfo) {
         self.set(feat::COMPRESSED, info.to_le());

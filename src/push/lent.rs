@@ -1,9 +1,11 @@
 //! A drain unit's output as the unit lends it to the session, settled
 //! (every write landed): what a checkpoint, a switch or a snapshot acts on.
 
+use std::fs::File;
 use std::io;
 
-use crate::format::{CompressedInfo, FeatureSet};
+use crate::format::{AttrEntry, CompressedInfo, FeatureSet, FormatError};
+use crate::push::output::sync_in_background;
 use crate::push::{Output, Segments};
 use crate::transform::scan::Hits;
 
@@ -23,11 +25,7 @@ pub struct Lent<'a> {
 impl Lent<'_> {
     /// `features` plus HEADER_COMPRESSED as it stands.
     pub fn features(&self, features: &FeatureSet) -> FeatureSet {
-        let mut f = features.clone();
-        if let Some(info) = self.compressed {
-            f.set_compressed(info);
-        }
-        f
+        features.with_compressed(self.compressed)
     }
 
     /// A checkpoint with `features`: the bytes it used, `None` where the
@@ -40,15 +38,26 @@ impl Lent<'_> {
         }
     }
 
-    /// The unit goes on in `next`, the codec on a new stream; the output
-    /// written so far is returned, to be finished (with [`features`](Self::features)).
-    pub fn switch(&mut self, next: Output) -> io::Result<Output> {
-        let out = self
-            .output
-            .as_deref_mut()
-            .ok_or_else(|| io::Error::other("this unit writes nowhere: nothing to switch"))?;
+    /// `--switch-output`: the unit goes on in `next` (an output of the
+    /// same kind: a perf.data of `attrs`, or a `data.N` stream), the codec
+    /// on a new stream; the output so far is finished with `features` (plus
+    /// HEADER_COMPRESSED) without waiting for the disk. A unit that writes
+    /// nowhere has nothing to switch.
+    pub fn switch(
+        &mut self,
+        next: File,
+        attrs: &[AttrEntry],
+        features: &FeatureSet,
+    ) -> Result<(), FormatError> {
+        let f = self.features(features);
+        let Some(out) = self.output.as_deref_mut() else {
+            return Ok(());
+        };
+        let next = out.successor(next, attrs)?;
         *self.restart = true;
-        Ok(std::mem::replace(out, next))
+        let old = std::mem::replace(out, next);
+        sync_in_background(old.finish_unsynced(&f)?);
+        Ok(())
     }
 
     /// What the build-id pass gathered; gathering starts over.

@@ -126,11 +126,7 @@ pub struct Returned {
 impl Returned {
     /// `features` plus HEADER_COMPRESSED as the codec left it.
     fn features(&self, features: &FeatureSet) -> FeatureSet {
-        let mut f = features.clone();
-        if let Some(info) = self.compressed {
-            f.set_compressed(info);
-        }
-        f
+        features.with_compressed(self.compressed)
     }
 
     /// The output, where every write landed; else the first error.

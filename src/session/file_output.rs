@@ -58,10 +58,7 @@ impl FileOutput {
         let (out, file) = Place::open(&o.output).map_err(RecordError::Output)?;
         let attrs = rec.attrs();
         let writer = if out.is_pipe() {
-            let mut f = rec.features().clone();
-            if let Some(c) = rec.announced_codec() {
-                f.set_compressed(c);
-            }
+            let mut f = rec.features().with_compressed(rec.announced_codec());
             // Features go first in a pipe: perf says no sample times there.
             set_sample_time(&mut f, SampleTimes::default());
             Output::Pipe(PipeWriter::new(file, attrs, &f)?)
@@ -152,12 +149,13 @@ fn switch_to(
 ) -> std::io::Result<Vec<u8>> {
     let mut f = rec.features().clone();
     set_sample_time(&mut f, times);
-    if let Some(hits) = drain.take_hits()? {
+    let mut lent = drain.lend()?;
+    if let Some(hits) = lent.take_hits() {
         maps.seen(hits);
         rec.add_build_ids(&mut f, &maps.output, notes);
     }
     let sb = rec.later_side_band(maps.all_maps(), notes);
-    drain.switch(next, rec.attrs(), &f).map_err(format_io)?;
+    lent.switch(next, rec.attrs(), &f).map_err(format_io)?;
     Ok(sb)
 }
 

@@ -180,14 +180,12 @@ impl FlightWindow {
         drain: &mut Unit,
         notes: &mut Notes,
     ) -> io::Result<PathBuf> {
-        if let Some(h) = drain.take_hits()? {
+        let mut lent = drain.lend()?;
+        if let Some(h) = lent.take_hits() {
             self.maps.seen(h);
         }
-        let mut f = rec.features().clone();
-        if let Some(c) = drain.report().compressed {
-            f.set_compressed(c);
-        }
-        let records = drain.snapshot()?;
+        let f = lent.features(rec.features());
+        let records = lent.snapshot().unwrap_or_default();
         self.write(rec, Retained::InFile(&records), f, notes)
     }
 }

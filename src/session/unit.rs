@@ -19,16 +19,15 @@
 //! last checkpoint, which the header already describes. Either way the
 //! recording fails saying what the file kept ([`Kept`]).
 
-use std::fs::File;
 use std::io;
 use std::path::Path;
 
 use super::error::{format_io, Kept};
 use super::place::cut_back;
 use crate::event::ring::Rings;
-use crate::format::{AttrEntry, FeatureSet, FormatError};
+use crate::format::FeatureSet;
 use crate::push::drain::{Drain, DrainReport, Flush};
-use crate::push::output::sync_in_background;
+use crate::push::lent::Lent;
 use crate::push::{Output, Segments};
 use crate::transform::scan::{Hits, RecordCounts};
 
@@ -91,36 +90,10 @@ impl Unit {
         self.0.lend()?.checkpoint(features)
     }
 
-    /// What the build-id pass gathered so far; gathering starts over.
-    pub fn take_hits(&mut self) -> io::Result<Option<Hits>> {
-        Ok(self.0.lend()?.take_hits())
-    }
-
-    /// The flight recorder's retained records, oldest first (empty: not
-    /// the flight recorder).
-    pub fn snapshot(&mut self) -> io::Result<Vec<u8>> {
-        Ok(self.0.lend()?.snapshot().unwrap_or_default())
-    }
-
-    /// `--switch-output`: the unit goes on in `next` (an output of the
-    /// same kind: a perf.data of `attrs`, or a `data.N` stream), the codec
-    /// on a new stream; the output so far is finished with `features` (plus
-    /// HEADER_COMPRESSED) without waiting for the disk.
-    pub fn switch(
-        &mut self,
-        next: File,
-        attrs: &[AttrEntry],
-        features: &FeatureSet,
-    ) -> Result<(), FormatError> {
-        let mut lent = self.0.lend()?;
-        let f = lent.features(features);
-        let Some(out) = lent.output.as_deref() else {
-            return Ok(());
-        };
-        let next = out.successor(next, attrs)?;
-        let old = lent.switch(next)?;
-        sync_in_background(old.finish_unsynced(&f)?);
-        Ok(())
+    /// Flushes, waits until every write landed and lends the output: for
+    /// a switch, a snapshot or the hits, all at one loan.
+    pub fn lend(&mut self) -> io::Result<Lent<'_>> {
+        self.0.lend()
     }
 
     /// Ends the unit, whose loop ended with `error` (a failed write) or

@@ -190,11 +190,8 @@ pub fn mem_total_kb() -> Option<u64> {
 /// The features of a `--threads` directory's `data`: the recording's,
 /// with HEADER_DIR_FORMAT and HEADER_COMPRESSED (over every stream).
 pub fn dir_features(features: &FeatureSet, compressed: Option<CompressedInfo>) -> FeatureSet {
-    let mut f = features.clone();
+    let mut f = features.with_compressed(compressed);
     f.set(feat::DIR_FORMAT, 1u64.to_le_bytes().to_vec());
-    if let Some(c) = compressed {
-        f.set_compressed(c);
-    }
     f
 }
 

@@ -221,13 +221,13 @@ fn answer(drain: &mut Unit, r: Request, index: usize) -> Reply {
 
 /// A snapshot's records or a switch, with the hits gathered before it.
 fn answer_with(drain: &mut Unit, r: Request) -> io::Result<(Option<Hits>, Vec<u8>)> {
-    let hits = drain.take_hits()?;
+    let mut lent = drain.lend()?;
+    let hits = lent.take_hits();
     let records = match r {
-        Request::Snapshot => drain.snapshot()?,
+        Request::Snapshot => lent.snapshot().unwrap_or_default(),
         Request::Switch(next) => {
             // data.N has no features of its own (they are in `data`).
-            drain
-                .switch(next, &[], &FeatureSet::default())
+            lent.switch(next, &[], &FeatureSet::default())
                 .map_err(format_io)?;
             Vec::new()
         }

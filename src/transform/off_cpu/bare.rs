@@ -5,20 +5,12 @@
 //! of 0; its time and period are set where it is written.
 
 use crate::format::attr::sample_type as st;
+use crate::format::sample::FIXED_WORDS;
 
-/// The fields a sample of `sample_type` holds, in the kernel's order, and
-/// what each is written as here: words of 0 (or the id, the thread), an
+/// The fields a sample of `sample_type` holds after the fixed words
+/// ([`FIXED_WORDS`]), in the kernel's order; here each is a word of 0: an
 /// empty callchain, no registers, no stack.
-const ORDER: [u64; 21] = [
-    st::IDENTIFIER,
-    st::IP,
-    st::TID,
-    st::TIME,
-    st::ADDR,
-    st::ID,
-    st::STREAM_ID,
-    st::CPU,
-    st::PERIOD,
+const AFTER_FIXED: [u64; 12] = [
     st::CALLCHAIN,
     st::REGS_USER,
     st::STACK_USER,
@@ -50,7 +42,8 @@ pub(super) fn bare_sample(sample_type: u64, id: u64, pid: u32, tid: u32) -> Opti
     s.extend_from_slice(&0u16.to_le_bytes());
     // WEIGHT and WEIGHT_STRUCT are one field (the struct wins).
     let weight = sample_type & st::WEIGHT_STRUCT != 0;
-    for &bit in ORDER.iter().filter(|&&b| sample_type & b != 0) {
+    let order = FIXED_WORDS.iter().chain(&AFTER_FIXED);
+    for &bit in order.filter(|&&b| sample_type & b != 0) {
         let w = match bit {
             st::IDENTIFIER | st::ID | st::STREAM_ID => id,
             st::TID => u64::from(tid) << 32 | u64::from(pid),
