@@ -322,7 +322,13 @@ pub fn mkfifo(p: &Path) {
 /// `SAMPLE events: N` of `perf report --stats`.
 pub fn perf_sample_count(perf: &Path, path: &Path) -> u64 {
     let out = run_perf(perf, &["report", "--stats", "-i", path.to_str().unwrap()]);
-    sample_line(&out).unwrap_or_else(|| panic!("perf read no stats: {out}"))
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
+    sample_line(&out).unwrap_or_else(|| {
+        panic!(
+            "perf read no stats from {} ({size} B): {out}",
+            path.display()
+        )
+    })
 }
 
 /// [`perf_sample_count`], or `None` where perf cannot read the file — or
