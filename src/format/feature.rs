@@ -239,6 +239,20 @@ impl FeatureSet {
         f
     }
 
+    /// Only the features a reader cannot do without (HEADER_COMPRESSED, the
+    /// codec of COMPRESSED records): what a finish writes where nothing
+    /// more fits after the records.
+    pub fn needed_to_read(&self) -> FeatureSet {
+        let mut f = FeatureSet {
+            endian: self.endian,
+            ..FeatureSet::default()
+        };
+        if let Some(b) = self.get(feat::COMPRESSED) {
+            f.set(feat::COMPRESSED, b.to_vec());
+        }
+        f
+    }
+
     /// Stores `info` as `HEADER_COMPRESSED`.
     pub fn set_compressed(&mut self, info: CompressedInfo) {
         self.set(feat::COMPRESSED, info.to_le());

@@ -186,33 +186,54 @@ impl<W: Write + Seek> FileWriter<W> {
     /// after the data either, the data is cut back to each of `ends` in turn
     /// (data sizes at record boundaries, any order) until it does, so the
     /// file keeps every record that leaves room for it, rather than only
-    /// what its last checkpoint held.
+    /// what its last checkpoint held. Where the whole table fits after none
+    /// of them, only the features needed to read the records
+    /// ([`FeatureSet::needed_to_read`]) are written, at the first size where
+    /// they fit (none at all for uncompressed records: the header alone,
+    /// rewritten in place, always fits). Returns what was cut.
     pub fn finish_cutting_back(
         mut self,
         features: &FeatureSet,
         ends: &[u64],
-    ) -> Result<W, FormatError> {
+    ) -> Result<(W, Salvage), FormatError> {
+        let landed = self.header.data.size;
         // Never below the last checkpoint: what it holds is kept anyway.
         let floor = self
             .checkpoint_end
             .map_or(0, |c| c - self.header.data.offset);
-        let mut ends: Vec<u64> = ends.iter().copied().filter(|&e| e >= floor).collect();
+        let mut sizes: Vec<u64> = std::iter::once(landed)
+            .chain(ends.iter().copied())
+            .filter(|&e| e >= floor && e <= landed)
+            .collect();
         // Newest (largest) first.
-        ends.sort_unstable_by(|a, b| b.cmp(a));
-        let mut earlier = ends.into_iter();
-        loop {
-            match self.write_tail(features) {
-                Ok(()) => return Ok(self.w),
-                Err(e) if is_out_of_room(&e) => {
-                    let size = self.header.data.size;
-                    match earlier.find(|&e| e < size) {
-                        Some(e) => self.header.data.size = e,
-                        None => return Err(e.into()),
+        sizes.sort_unstable_by(|a, b| b.cmp(a));
+        sizes.dedup();
+        let needed = features.needed_to_read();
+        let mut first: Option<std::io::Error> = None;
+        for (set, features_cut) in [(features, false), (&needed, true)] {
+            for &size in &sizes {
+                self.header.data.size = size;
+                match self.write_tail(set) {
+                    Ok(()) => {
+                        let salvage = Salvage {
+                            dropped: landed - size,
+                            features_cut,
+                            cause: first.and_then(|e| e.raw_os_error()),
+                        };
+                        return Ok((self.w, salvage));
                     }
+                    Err(e) if is_out_of_room(&e) => {
+                        first.get_or_insert(e);
+                    }
+                    Err(e) => return Err(e.into()),
                 }
-                Err(e) => return Err(e.into()),
             }
         }
+        // The header on disk is still the last checkpoint's (or says no
+        // data): it is written only after a table that fit.
+        Err(first
+            .unwrap_or_else(|| std::io::Error::from_raw_os_error(libc::ENOSPC))
+            .into())
     }
 
     fn write_tail(&mut self, features: &FeatureSet) -> std::io::Result<()> {
@@ -223,6 +244,27 @@ impl<W: Write + Seek> FileWriter<W> {
         self.header.features = bitmap;
         self.write_header()?;
         self.w.flush()
+    }
+}
+
+/// What a finish after a failed write left out to make room for the
+/// features: nothing ([`whole`](Salvage::whole)), the last records, or the
+/// features a reader can do without.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Salvage {
+    /// Bytes of records cut from the end of the data.
+    pub dropped: u64,
+    /// Only the features needed to read the records were written.
+    pub features_cut: bool,
+    /// The OS error of the first tail that did not fit (EFBIG, ENOSPC,
+    /// EDQUOT), where one did not.
+    pub cause: Option<i32>,
+}
+
+impl Salvage {
+    /// Every record landed and every feature written.
+    pub fn whole(&self) -> bool {
+        self.dropped == 0 && !self.features_cut
     }
 }
 

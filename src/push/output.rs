@@ -16,7 +16,7 @@ use std::io;
 
 use super::segments::Segments;
 use crate::format::data_stream::DataStreamWriter;
-use crate::format::writer::{FileWriter, PipeWriter};
+use crate::format::writer::{FileWriter, PipeWriter, Salvage};
 use crate::format::{AttrEntry, FeatureSet, FormatError};
 
 /// A drain unit's output.
@@ -157,21 +157,33 @@ impl Output {
         })
     }
 
-    /// [`finish`](Self::finish) after a failed write: where what follows the
-    /// records does not fit (no room), the records are cut back to one of
-    /// `ends` (data sizes at record boundaries) where it does. A pipe cannot
-    /// be finished after a failure; memory has nothing to finish.
-    pub fn finish_cutting_back(self, f: &FeatureSet, ends: &[u64]) -> Result<(), FormatError> {
+    /// [`finish`](Self::finish) where a write failed or may fail for want
+    /// of room: where what follows the records does not fit, the records
+    /// are cut back to one of `ends` (data sizes at record boundaries) where
+    /// it does, or only the features needed to read them are written
+    /// ([`FileWriter::finish_cutting_back`]); returns what was left out. A
+    /// pipe cannot be finished after a failure (`after_failure`); memory
+    /// has nothing to finish.
+    pub fn finish_cutting_back(
+        self,
+        f: &FeatureSet,
+        ends: &[u64],
+        after_failure: bool,
+    ) -> Result<Salvage, FormatError> {
         match self {
-            Output::File(w) => w.finish_cutting_back(f, ends)?.sync_all()?,
-            Output::Pipe(_) => {
+            Output::File(w) => {
+                let (file, salvage) = w.finish_cutting_back(f, ends)?;
+                file.sync_all()?;
+                return Ok(salvage);
+            }
+            Output::Pipe(_) if after_failure => {
                 return Err(FormatError::Unsupported(
                     "a pipe cannot be finalized".into(),
                 ))
             }
             other => other.finish(f)?,
         }
-        Ok(())
+        Ok(Salvage::default())
     }
 
     /// An output of the same kind over `next` (`--switch-output`); an error

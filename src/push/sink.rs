@@ -12,7 +12,8 @@
 //! or counted as not written, so after a failed write the sink knows which
 //! records are in the file. The salvage keeps them: where the features do
 //! not fit after them (a file size limit, a full disk), the data is cut
-//! back to one of the last 16 write ends (`RecentEnds`) that leaves room
+//! back to one of the last 16 write ends (`RecentEnds`) that leaves room,
+//! or, where none does, only the features reading needs are written
 //! (`Output::finish_cutting_back`, via [`Returned::salvage`]).
 
 use std::io;
@@ -20,6 +21,7 @@ use std::io;
 use perfz_codecs::Input;
 
 use super::output::Output;
+use crate::format::writer::Salvage;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
 use crate::push::records::RECORD_MAX;
 use crate::transform::scan::Hits;
@@ -139,19 +141,29 @@ impl Returned {
     }
 
     /// Every write landed: the output finished with `features` (plus
-    /// HEADER_COMPRESSED). Nothing to finish: Ok.
-    pub fn finish(self, features: &FeatureSet) -> Result<(), FormatError> {
-        let f = self.features(features);
-        self.output.map_or(Ok(()), |out| out.finish(&f))
+    /// HEADER_COMPRESSED), or, where they do not fit after the records,
+    /// cut back as [`salvage`](Self::salvage) does (the [`Salvage`] says
+    /// what was left out). Nothing to finish: Ok.
+    pub fn finish(self, features: &FeatureSet) -> Result<Salvage, FormatError> {
+        self.finish_cutting_back(features, false)
     }
 
     /// After a failed write: the output finished with what landed whole,
     /// cut back to a write end where the features do not fit after it.
-    pub fn salvage(self, features: &FeatureSet) -> Result<(), FormatError> {
+    pub fn salvage(self, features: &FeatureSet) -> Result<Salvage, FormatError> {
+        self.finish_cutting_back(features, true)
+    }
+
+    fn finish_cutting_back(
+        self,
+        features: &FeatureSet,
+        after_failure: bool,
+    ) -> Result<Salvage, FormatError> {
         let f = self.features(features);
         let ends = self.ends;
-        self.output
-            .map_or(Ok(()), |out| out.finish_cutting_back(&f, &ends))
+        self.output.map_or(Ok(Salvage::default()), |out| {
+            out.finish_cutting_back(&f, &ends, after_failure)
+        })
     }
 }
 

@@ -192,10 +192,7 @@ impl Dir {
             .and_then(|()| self.main.finish(&dir_f))
             .and_then(|f| f.sync_all().map_err(FormatError::Io));
         // Sizes said are the directory's.
-        let whole = |k: Kept| match k {
-            Kept::Everything(_) => Kept::Everything(out.size()),
-            Kept::Checkpoint(_) => Kept::Checkpoint(out.size()),
-        };
+        let whole = |k: Kept| k.with_size(out.size());
         if let Err(e) = main_done {
             // data keeps its checkpoint from the start: the directory opens,
             // with every data.N.

@@ -6,6 +6,7 @@
 use std::io;
 
 use crate::event::open::OpenError;
+use crate::format::writer::Salvage;
 use crate::format::FormatError;
 
 /// What a failed recording kept (file size in bytes).
@@ -15,6 +16,50 @@ pub enum Kept {
     Everything(u64),
     /// The file cut back to its last checkpoint.
     Checkpoint(u64),
+    /// Finalized after leaving out what did not fit: the last records, or
+    /// the features a reader can do without.
+    Partly(u64, Salvage),
+}
+
+impl Kept {
+    /// What a salvage that succeeded kept of a file now `size` bytes.
+    pub fn salvaged(size: u64, s: Salvage) -> Kept {
+        if s.whole() {
+            Kept::Everything(size)
+        } else {
+            Kept::Partly(size, s)
+        }
+    }
+
+    /// The same, said of a size of `size` bytes (a directory's).
+    pub fn with_size(self, size: u64) -> Kept {
+        match self {
+            Kept::Everything(_) => Kept::Everything(size),
+            Kept::Checkpoint(_) => Kept::Checkpoint(size),
+            Kept::Partly(_, s) => Kept::Partly(size, s),
+        }
+    }
+}
+
+/// What a failed recording's message says it kept.
+fn said(kept: &Option<Kept>) -> String {
+    match kept {
+        Some(Kept::Everything(n)) => format!("the file was finalized with every record written before the failure ({n} bytes) and opens in perf report"),
+        Some(Kept::Checkpoint(n)) => format!("kept the recording up to the last checkpoint ({n} bytes), which perf report opens"),
+        Some(Kept::Partly(n, s)) => {
+            let records = match s.dropped {
+                0 => "every record written before the failure".to_string(),
+                d => format!("the records written before the failure but the last {d} bytes of them"),
+            };
+            let features = if s.features_cut {
+                ", without the features that did not fit after them (only what reading them needs)"
+            } else {
+                ", to make room for its features"
+            };
+            format!("the file was finalized with {records}{features} ({n} bytes) and opens in perf report")
+        }
+        None => "nothing could be kept".to_string(),
+    }
 }
 
 /// Why a recording failed.
@@ -53,11 +98,7 @@ pub enum RecordError {
         err: io::Error,
     },
     /// Writing the output failed mid-recording; `kept` says what is left.
-    #[error("writing {path} failed: {err}; {}", match .kept {
-        Some(Kept::Everything(n)) => format!("the file was finalized with every record written before the failure ({n} bytes) and opens in perf report"),
-        Some(Kept::Checkpoint(n)) => format!("kept the recording up to the last checkpoint ({n} bytes), which perf report opens"),
-        None => "nothing could be kept".to_string(),
-    })]
+    #[error("writing {path} failed: {err}; {}", said(.kept))]
     WriteFailed {
         /// The output being written.
         path: String,

@@ -15,9 +15,13 @@
 //! The serial sink knows which records were written whole (a failed write
 //! is not counted), the async sink which writes landed before the first
 //! that failed; the output is salvaged there, its features and header
-//! after what was kept. Where even that fails, the file is cut back to its
-//! last checkpoint, which the header already describes. Either way the
-//! recording fails saying what the file kept ([`Kept`]).
+//! after what was kept: where the features do not fit, the last records
+//! are cut, or only the features reading needs are written
+//! ([`Salvage`](crate::format::writer::Salvage)). A finish with no failed
+//! write does the same when the features alone do not fit. Where even that
+//! fails, the file is cut back to its last checkpoint, which the header
+//! already describes. Either way the recording fails saying what the file
+//! kept ([`Kept`]).
 
 use std::io;
 use std::path::Path;
@@ -131,16 +135,24 @@ impl Unit {
         let f = features(&mut hits);
         let failed = match error.or(returned.error.take()) {
             Some(err) => {
-                let salvaged = path.is_some() && returned.salvage(&f).is_ok();
                 let kept = match path {
-                    Some(p) if salvaged => Some(Kept::Everything(crate::format::size_on_disk(p))),
-                    Some(p) => cut_back(p, kept_at),
+                    Some(p) => match returned.salvage(&f) {
+                        Ok(s) => Some(Kept::salvaged(crate::format::size_on_disk(p), s)),
+                        Err(_) => cut_back(p, kept_at),
+                    },
                     None => None,
                 };
                 Some((err, kept))
             }
+            // The features may not fit after the last records (a full disk
+            // that the records' writes just missed): said as a failure.
             None => match returned.finish(&f) {
-                Ok(()) => None,
+                Ok(s) if s.whole() => None,
+                Ok(s) => {
+                    let err = io::Error::from_raw_os_error(s.cause.unwrap_or(libc::ENOSPC));
+                    let size = path.map_or(0, crate::format::size_on_disk);
+                    Some((err, Some(Kept::Partly(size, s))))
+                }
                 Err(e) => Some((format_io(e), path.and_then(|p| cut_back(p, kept_at)))),
             },
         };

@@ -591,6 +591,46 @@ fn switch_output_on_a_full_disk_leaves_only_readable_outputs() {
     }
 }
 
+/// A disk that fills at any page of a short system-wide recording — in its
+/// side band, its first checkpoint, its records or its features — leaves
+/// no output, or one perf reads with the samples perfz's reader finds and
+/// a message saying what was kept. (Filling right after the side band used
+/// to leave a header saying `data.size = 0`: no features fit, and there was
+/// no checkpoint yet to fall back to.)
+#[test]
+fn a_disk_full_at_any_page_leaves_a_file_perf_reads_or_none() {
+    require_recording();
+    let perf = perf();
+    let mut kept = 0;
+    for pages in 2..=24 {
+        let fs = Tmpfs::new(&format!("hostile-page-{pages}"), &format!("{}k", pages * 4));
+        let out = fs.0.join("s.data");
+        let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .args(["record", "-q", "-a", "-g", "-o"])
+            .arg(&out)
+            .args(["--", "true"])
+            .output_within();
+        let err = String::from_utf8_lossy(&o.stderr);
+        if !out.exists() {
+            assert!(!o.status.success(), "{pages} pages: no output, no error");
+            continue;
+        }
+        if !o.status.success() {
+            assert!(
+                err.contains("perf report opens") || err.contains("opens in perf report"),
+                "{pages} pages: what was kept is said: {err}"
+            );
+        }
+        assert_eq!(
+            perf_sample_count(&perf, &out),
+            our_sample_count(&out),
+            "{pages} pages: {err}"
+        );
+        kept += 1;
+    }
+    assert!(kept > 0, "some size holds a recording");
+}
+
 /// Polls `done` every 10 ms for at most 30 s (waiting on a state).
 pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     for _ in 0..3000 {

@@ -1,7 +1,7 @@
 //! FileWriter under a size limit: finishing after a failed write.
 
 use super::*;
-use crate::format::{PerfReader, RecordType};
+use crate::format::{CompressedInfo, PerfReader, RecordType};
 use std::io::{Cursor, Read};
 
 /// A file under a size limit: writes past it fail with EFBIG after
@@ -80,7 +80,10 @@ fn a_feature_table_without_room_costs_the_last_records_not_all() {
         let done = if plain {
             fw.finish(&features)
         } else {
-            fw.finish_cutting_back(&features, &ends)
+            fw.finish_cutting_back(&features, &ends).map(|(w, s)| {
+                assert!(s.dropped > 0 && !s.features_cut, "{s:?}");
+                w
+            })
         };
         if plain {
             assert!(done.is_err(), "the table does not fit after the data");
@@ -98,5 +101,92 @@ fn a_feature_table_without_room_costs_the_last_records_not_all() {
             "{kept} of {samples} samples kept"
         );
         assert_eq!(back.meta.features.sections.len(), features.sections.len());
+    }
+}
+
+/// Where the whole feature table fits after none of the write ends (a disk
+/// full right after the records, as after a switch's side band), the file
+/// keeps the records with only what reading them needs: HEADER_COMPRESSED
+/// where the records may be compressed (at the newest end it fits after),
+/// else no feature at all (the header alone). It used to keep nothing: the
+/// header still said `data.size = 0`, which perf 6.1 reads as no data.
+#[test]
+fn without_room_for_any_table_the_records_stay_with_what_reading_needs() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/perf61/plain-sysw.data");
+    let r = PerfReader::open(&path).unwrap();
+    let (attrs, features) = (r.meta.attrs.clone(), r.meta.features.clone());
+    assert!(features.compressed().unwrap().is_none());
+    let h = r.meta.header.clone().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let data = &bytes[h.data.offset as usize..h.data.end().unwrap() as usize];
+    let compressed = features.with_compressed(Some(CompressedInfo {
+        version: 0,
+        codec: 1,
+        level: 1,
+        ratio: 0,
+        mmap_len: 528384,
+    }));
+    let needed_len = feature_block(&compressed.needed_to_read(), 0).0.len() as u64;
+    // (features, room past the data, records cut)
+    for (f, room, dropped) in [
+        // No codec: the header alone, every record.
+        (&features, 0, false),
+        // A codec and room for its section: every record.
+        (&compressed, needed_len, false),
+        // A codec and no room: cut back to the newest end it fits after.
+        (&compressed, 0, true),
+    ] {
+        let mut fw = FileWriter::new(
+            Limited {
+                c: Cursor::new(Vec::new()),
+                limit: u64::MAX,
+            },
+            &attrs,
+        )
+        .unwrap();
+        // Each record's end and whether it is a sample.
+        let (mut ends, mut at, mut sample_ends) = (Vec::new(), 0, Vec::new());
+        while at < data.len() {
+            let size = u16::from_le_bytes([data[at + 6], data[at + 7]]) as usize;
+            fw.write_records(&data[at..at + size]).unwrap();
+            if u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) == RecordType::SAMPLE.0 {
+                sample_ends.push(fw.data_size());
+            }
+            ends.push(fw.data_size());
+            at += size;
+        }
+        let landed = fw.data_size();
+        fw.w.limit = fw.data_end() + room;
+        // The last end, and where a cut is wanted the newest one far
+        // enough back for the section (the full table fits after neither).
+        let back = ends.iter().rev().find(|&&e| e + needed_len <= landed);
+        let ends: Vec<u64> = [landed]
+            .into_iter()
+            .chain(back.filter(|_| dropped).copied())
+            .collect();
+        assert!(landed - ends[ends.len() - 1] < feature_block(f, 0).0.len() as u64);
+        let (w, salvage) = fw.finish_cutting_back(f, &ends).unwrap();
+        assert_eq!(salvage.cause, Some(libc::EFBIG));
+        assert!(salvage.features_cut);
+        assert_eq!(salvage.dropped > 0, dropped, "{salvage:?}");
+        let mut back = PerfReader::from_bytes(w.c.into_inner()).unwrap();
+        assert_eq!(
+            back.meta.header.as_ref().unwrap().data.size,
+            landed - salvage.dropped
+        );
+        let mut kept = 0;
+        while let Some((rec, _)) = back.next_record().unwrap() {
+            kept += (rec.header.type_ == RecordType::SAMPLE) as u64;
+        }
+        let size = landed - salvage.dropped;
+        assert_eq!(
+            kept,
+            sample_ends.iter().filter(|&&e| e <= size).count() as u64
+        );
+        if dropped {
+            assert_eq!(size, ends[1], "the newest end the section fits after");
+        }
+        assert_eq!(back.meta.features, f.needed_to_read());
     }
 }
