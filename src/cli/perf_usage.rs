@@ -4,7 +4,9 @@
 //! way perf does (short options combine, `-F99` and `-F 99`, `--freq=99` and
 //! `--freq 99`, optional values only attached, options end at the first
 //! word that is not one or at `--`), so clap sees one spelling per option
-//! and the command is never an option perfz does not know.
+//! and the command is never an option perfz does not know. perf's
+//! negations (`--no-NAME` of option NAME, `--NAME` of an option named
+//! `--no-NAME`) come out as one word, [`NEGATED`] then the option's name.
 
 /// perf 6.12's `perf record -h` option lines, verbatim (the `--off-cpu`
 /// line without its note on perf's BPF build).
@@ -24,6 +26,10 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("tail-synthesize", "perfz writes the side band (tasks, maps) at the start, where readers need it; it has no overwrite rings to synthesize after"),
     ("vmlinux", "perf record uses a vmlinux only to name the kernel's DSO; give it to perf report --vmlinux (perfz records the kernel's build id)"),
 ];
+
+/// The first character of the word [`split`] gives for a negated option:
+/// `!call-graph` for `--no-call-graph`, `!no-inherit` for `--inherit`.
+pub const NEGATED: char = '!';
 
 /// What an option takes after it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -172,8 +178,16 @@ pub fn split(words: &[String], known: &[OptionSpec]) -> Result<Split, BadOption>
                 Some((n, v)) => (n, Some(v)),
                 None => (body, None),
             };
-            let spec = long_option(name, known)?;
+            let (spec, negated) = long_or_negated(name, known)?;
             let long = spec.long.clone().unwrap_or_default();
+            if negated {
+                // perf: an option's negation takes no value.
+                if attached.is_some() {
+                    return Err(BadOption::TakesNoValue(name.to_string()));
+                }
+                out.options.push(format!("{NEGATED}{long}"));
+                continue;
+            }
             let value = match (spec.takes, attached) {
                 (Takes::Nothing, Some(_)) => return Err(BadOption::TakesNoValue(long)),
                 (Takes::Nothing, None) | (Takes::Optional, None) => None,
@@ -219,21 +233,49 @@ pub fn split(words: &[String], known: &[OptionSpec]) -> Result<Split, BadOption>
     Ok(out)
 }
 
-/// The option `--name` stands for: exact, or the one option it begins.
-fn long_option<'a>(name: &str, known: &'a [OptionSpec]) -> Result<&'a OptionSpec, BadOption> {
-    if let Some(o) = known.iter().find(|o| o.long.as_deref() == Some(name)) {
-        return Ok(o);
+/// The option `--name` stands for, and whether negated, as perf's
+/// parse-options reads it: an option of that name; `no-X` of option X;
+/// `X` of option `no-X`; else the one option it begins, or the negation of
+/// the one option what follows `no-` begins.
+fn long_or_negated<'a>(
+    name: &str,
+    known: &'a [OptionSpec],
+) -> Result<(&'a OptionSpec, bool), BadOption> {
+    let exact = |n: &str| known.iter().find(|o| o.long.as_deref() == Some(n));
+    if let Some(o) = exact(name) {
+        return Ok((o, false));
     }
-    let starts: Vec<&OptionSpec> = known
-        .iter()
-        .filter(|o| !name.is_empty() && o.long.as_deref().is_some_and(|l| l.starts_with(name)))
-        .collect();
-    match starts.as_slice() {
-        [one] => Ok(one),
+    if let Some(o) = name.strip_prefix("no-").and_then(exact) {
+        return Ok((o, true));
+    }
+    if let Some(o) = exact(&format!("no-{name}")) {
+        return Ok((o, true));
+    }
+    // Abbreviated: of an option, of one named `no-X` (negated), or after
+    // `no-` of an option (negated).
+    let begins = |o: &OptionSpec, n: &str| {
+        !n.is_empty() && o.long.as_deref().is_some_and(|l| l.starts_with(n))
+    };
+    let mut found: Vec<(&OptionSpec, bool)> = Vec::new();
+    for o in known {
+        let l = o.long.as_deref().unwrap_or("");
+        let by_name = begins(o, name);
+        let of_no = l
+            .strip_prefix("no-")
+            .is_some_and(|rest| rest.starts_with(name));
+        let after_no = name.strip_prefix("no-").is_some_and(|rest| begins(o, rest));
+        if by_name {
+            found.push((o, false));
+        } else if of_no || after_no {
+            found.push((o, true));
+        }
+    }
+    match found.as_slice() {
+        [one] => Ok(*one),
         [] => Err(BadOption::UnknownLong(name.to_string())),
         many => Err(BadOption::Ambiguous(
             name.to_string(),
-            many.iter().filter_map(|o| o.long.clone()).collect(),
+            many.iter().filter_map(|(o, _)| o.long.clone()).collect(),
         )),
     }
 }

@@ -11,7 +11,7 @@ use anyhow::Context;
 use crate::event::ring::parse_mmap_pages;
 use clap::{Args as _, FromArgMatches as _};
 
-use super::perf_usage::{perf_options, refusal, split, usage_line, OptionSpec, Takes};
+use super::perf_usage::{perf_options, refusal, split, usage_line, OptionSpec, Takes, NEGATED};
 use super::record_options::Args;
 
 /// The lines perf's usage starts with.
@@ -82,13 +82,14 @@ pub fn parse(words: &[String]) -> anyhow::Result<Parsed> {
         eprintln!("{}", help(&cmd));
         return Ok(Parsed::Exit(ExitCode::from(129)));
     }
-    for o in &s.options {
-        let name = o.trim_start_matches('-').split('=').next().unwrap_or("");
+    let options = unset(s.options)?;
+    for o in &options {
+        let name = name_of(o);
         if let Some(why) = refusal(name) {
             anyhow::bail!("--{name}: {why}");
         }
     }
-    let m = cmd.try_get_matches_from(&s.options).map_err(|e| {
+    let m = cmd.try_get_matches_from(&options).map_err(|e| {
         anyhow::anyhow!(
             "{}",
             e.render().to_string().trim_start_matches("error: ").trim()
@@ -96,8 +97,66 @@ pub fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     })?;
     let mut a = Args::from_arg_matches(&m).map_err(|e| anyhow::anyhow!("{e}"))?;
     a.command = s.command;
-    a.words = s.options;
+    a.words = options;
     Ok(Parsed::Args(Box::new(a)))
+}
+
+/// The name of an option word of the splitter's (`--freq=99`: `freq`;
+/// `-g`: `g`).
+fn name_of(word: &str) -> &str {
+    word.trim_start_matches('-').split('=').next().unwrap_or("")
+}
+
+/// Negations perf refuses, or perfz, with the reason.
+const NOT_UNSET: &[(&str, &str)] = &[
+    (
+        "freq",
+        "perf record refuses it too: leave -F out for the default frequency (4000 Hz)",
+    ),
+    (
+        "mmap-pages",
+        "perf record refuses it too: leave -m out for the default ring size",
+    ),
+    (
+        "timestamp",
+        "perfz always samples timestamps: it orders and cuts its outputs by them",
+    ),
+];
+
+/// Applies perf's negations: `--no-X` unsets option X, so X is as if not
+/// given before it (perf's unset value is perfz's default for each option
+/// it takes, but two: `--no-call-graph` also ends `-g`, and
+/// `--no-compression-level` is `--codec none`, perfz compressing by
+/// default).
+fn unset(options: Vec<String>) -> anyhow::Result<Vec<String>> {
+    const CODEC_OFF: &str = "--codec=none";
+    let mut out: Vec<String> = Vec::new();
+    // A CODEC_OFF of a negation's, which a later -z or --codec replaces.
+    let mut codec_off = false;
+    for w in options {
+        let Some(long) = w.strip_prefix(NEGATED) else {
+            if codec_off && matches!(name_of(&w), "compression-level" | "codec") {
+                out.retain(|o| o != CODEC_OFF);
+                codec_off = false;
+            }
+            out.push(w);
+            continue;
+        };
+        if let Some((_, why)) = NOT_UNSET.iter().find(|(n, _)| *n == long) {
+            anyhow::bail!("--no-{long}: {why}");
+        }
+        let also = match long {
+            "call-graph" => "g",
+            "compression-level" => "codec",
+            _ => long,
+        };
+        out.retain(|o| !matches!(name_of(o), n if n == long || n == also));
+        if long == "compression-level" {
+            out.push(CODEC_OFF.to_string());
+            codec_off = true;
+        }
+    }
+    Ok(out)
 }
 
 /// `perfz record -h`: perf's usage lines for the options the two share
@@ -238,6 +297,44 @@ mod tests {
             e.starts_with("--kcore: perfz does not copy /proc/kcore"),
             "{e}"
         );
+    }
+
+    fn words_of(line: &[&str]) -> anyhow::Result<Vec<String>> {
+        let words: Vec<String> = line.iter().map(|w| w.to_string()).collect();
+        match parse(&words)? {
+            Parsed::Args(a) => Ok(a.words),
+            Parsed::Exit(_) => anyhow::bail!("not a recording"),
+        }
+    }
+
+    #[test]
+    fn a_negation_unsets_what_came_before_it_as_perfs_does() {
+        let cases: &[(&[&str], &[&str])] = &[
+            (&["-g", "-a", "--no-call-graph"], &["--all-cpus"]),
+            (&["--call-graph=dwarf", "--no-call-graph", "-g"], &["-g"]),
+            (&["-i", "--inherit", "-s"], &["--stat"]),
+            (&["-z3", "--no-compression-level"], &["--codec=none"]),
+            (&["--no-compression-level", "-z"], &["--compression-level"]),
+            (
+                &["--codec=lz4", "--no-compression-level", "--codec=zstd"],
+                &["--codec=zstd"],
+            ),
+            (&["-B", "--buildid", "--no-all-cpus"], &[]),
+            (
+                &["-o", "x", "--no-output", "-e", "cpu-clock", "--no-event"],
+                &[],
+            ),
+            (&["--no-cgroup"], &[]),
+        ];
+        for (line, want) in cases {
+            let mut line = line.to_vec();
+            line.push("true");
+            assert_eq!(words_of(&line).unwrap(), *want, "{line:?}");
+        }
+        for refused in ["--no-freq", "--no-mmap-pages", "--no-timestamp"] {
+            let e = words_of(&[refused, "true"]).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("{refused}: ")), "{e}");
+        }
     }
 
     #[test]

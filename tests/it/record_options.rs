@@ -104,6 +104,12 @@ fn each_attr_option_sets_the_attr_perf_sets() {
         &["--user-regs=AX,BX,R15"],
         &["-i"],
         &["-sdg"],
+        // perf's negations: --no-X unsets X, --X unsets --no-X.
+        &["-g", "--no-call-graph"],
+        &["-i", "--inherit"],
+        &["-d", "--no-data"],
+        &["-n", "--samples"],
+        &["--no-bpf-event", "--bpf-event"],
     ];
     let mut wrong = Vec::new();
     for (i, opts) in cases.iter().enumerate() {
@@ -185,6 +191,13 @@ fn options_that_change_records_or_files_do_what_perfs_do() {
             !r.status.success() && err.contains("perfz"),
             "{args:?}: {err}"
         );
+    }
+    // -z --no-compression-level: no compression, as perf's (perfz's own
+    // default, zstd, is unset too).
+    for (z, compressed) in [("-z", true), ("--no-compression-level", false)] {
+        perfz_ok(&["record", "-q", "-z", z, "-o", o, "--", "true"]);
+        let h = run_perf(&perf_new(), &["report", "--header-only", "-i", o]);
+        assert_eq!(h.contains("# compressed :"), compressed, "-z {z}: {h}");
     }
     // -b on an event without branch stacks: perf's words and exit code.
     let r = perfz(&["record", "-b", "-o", o, "--", "true"]);

@@ -149,3 +149,41 @@ fn usage_lines_are_laid_out_as_perfs() {
         )
     );
 }
+
+#[test]
+fn negations_are_read_as_perfs_parse_options_reads_them() {
+    let s = split(
+        &words(&[
+            "--no-call-graph",
+            "--inherit",
+            "--no-compression",
+            "--buildid-c",
+            "--no-all-cp",
+            "true",
+        ]),
+        &known(),
+    )
+    .unwrap();
+    assert_eq!(
+        s.options,
+        [
+            "!call-graph",
+            "!no-inherit",
+            "!compression-level",
+            "!no-buildid-cache",
+            "!all-cpus"
+        ]
+    );
+    assert_eq!(
+        split(&words(&["--no-freq=9"]), &known()),
+        Err(BadOption::TakesNoValue("no-freq".into()))
+    );
+    assert!(matches!(
+        split(&words(&["--no-a"]), &known()),
+        Err(BadOption::Ambiguous(..))
+    ));
+    assert_eq!(
+        split(&words(&["--no-such"]), &known()),
+        Err(BadOption::UnknownLong("no-such".into()))
+    );
+}
