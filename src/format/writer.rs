@@ -2,14 +2,14 @@
 //!
 //! `FileWriter`: id arrays, attrs (trimmed to the 128 bytes perf 6.1 takes), records, then at
 //! `finish` (or a `checkpoint`, docs/FORMAT.md) the features after the data and the header.
-//! `PipeWriter`: the 16-byte header, HEADER_ATTR / HEADER_FEATURE records (COMPRESSED before any
+//! `PipeWriter` (pipe.rs): the 16-byte header, HEADER_ATTR / HEADER_FEATURE records (COMPRESSED before any
 //! compressed record), the end marker and HEADER_TRACING_DATA, then the records.
 
 use std::io::{Seek, SeekFrom, Write};
 
 use super::attr::AttrEntry;
-use super::feature::{feat, FeatureSet};
-use super::header::{FileHeader, Section, FILE_HEADER_SIZE, MAGIC, PIPE_HEADER_SIZE};
+use super::feature::FeatureSet;
+use super::header::{FileHeader, Section, FILE_HEADER_SIZE};
 use super::record::{RecordHeader, RecordType};
 use super::FormatError;
 
@@ -191,6 +191,11 @@ impl<W: Write + Seek> FileWriter<W> {
     /// ([`FeatureSet::needed_to_read`]) are written, at the first size where
     /// they fit (none at all for uncompressed records: the header alone,
     /// rewritten in place, always fits). Returns what was cut.
+    ///
+    /// A table written before the records' end overwrites the records
+    /// after it, and if it then fails, they are gone: below the end, a
+    /// table is written only where it fits inside the file as it is (no new
+    /// blocks), and never above a size where one failed.
     pub fn finish_cutting_back(
         mut self,
         features: &FeatureSet,
@@ -210,8 +215,20 @@ impl<W: Write + Seek> FileWriter<W> {
         sizes.dedup();
         let needed = features.needed_to_read();
         let mut first: Option<std::io::Error> = None;
+        // Records above this may have been overwritten by a failed table.
+        let mut whole_below = landed;
         for (set, features_cut) in [(features, false), (&needed, true)] {
+            let table = feature_block(set, 0).0.len() as u64;
             for &size in &sizes {
+                if size > whole_below {
+                    continue;
+                }
+                if size < landed {
+                    let file = self.w.seek(SeekFrom::End(0))?;
+                    if self.header.data.offset + size + table > file {
+                        continue;
+                    }
+                }
                 self.header.data.size = size;
                 match self.write_tail(set) {
                     Ok(()) => {
@@ -224,6 +241,7 @@ impl<W: Write + Seek> FileWriter<W> {
                     }
                     Err(e) if is_out_of_room(&e) => {
                         first.get_or_insert(e);
+                        whole_below = size;
                     }
                     Err(e) => return Err(e.into()),
                 }
@@ -306,120 +324,6 @@ impl<W: Write + Seek> FileWriter<W> {
     }
 }
 
-/// A pipe-mode stream: 16-byte header, then HEADER_ATTR and HEADER_FEATURE
-/// records, then everything else. Nothing is ever patched.
-pub struct PipeWriter<W: Write> {
-    w: W,
-    written: u64,
-}
-
-impl<W: Write> PipeWriter<W> {
-    /// Writes the header, one HEADER_ATTR per event and one HEADER_FEATURE per
-    /// pipe-capable feature (COMPRESSED among them, so it precedes any
-    /// COMPRESSED record, as perf 6.1 needs), then the end marker.
-    pub fn new(mut w: W, attrs: &[AttrEntry], features: &FeatureSet) -> Result<Self, FormatError> {
-        w.write_all(&MAGIC.to_le_bytes())?;
-        w.write_all(&PIPE_HEADER_SIZE.to_le_bytes())?;
-        let mut pw = PipeWriter { w, written: 0 };
-        for a in attrs {
-            let attr_len = a.attr.raw.len().div_ceil(8) * 8;
-            let size = 8 + attr_len + 8 * a.ids.len();
-            let size = u16::try_from(size).map_err(|_| {
-                FormatError::Unsupported(format!(
-                    "an event with {} ids does not fit one HEADER_ATTR record",
-                    a.ids.len()
-                ))
-            })?;
-            let mut rec = RecordHeader {
-                type_: RecordType::HEADER_ATTR,
-                misc: 0,
-                size,
-            }
-            .to_le()
-            .to_vec();
-            rec.extend_from_slice(&a.attr.raw);
-            rec.resize(8 + attr_len, 0);
-            for id in &a.ids {
-                rec.extend_from_slice(&id.to_le_bytes());
-            }
-            pw.write_records(&rec)?;
-        }
-        for (&bit, payload) in &features.sections {
-            if !feat::pipe_capable(bit) || 16 + payload.len() > u16::MAX as usize {
-                continue;
-            }
-            pw.feature_record(bit, payload)?;
-        }
-        pw.feature_record(feat::LAST_FEATURE, &[])?;
-        if let Some(t) = features.get(feat::TRACING_DATA) {
-            // As perf's perf_event__synthesize_tracing_data: a 16-byte
-            // record giving the padded size, then the data, then padding.
-            let padded = t.len().div_ceil(8) * 8;
-            let mut rec = RecordHeader {
-                type_: RecordType::HEADER_TRACING_DATA,
-                misc: 0,
-                size: 16,
-            }
-            .to_le()
-            .to_vec();
-            rec.extend_from_slice(&(padded as u32).to_le_bytes());
-            rec.extend_from_slice(&0u32.to_le_bytes());
-            rec.extend_from_slice(t);
-            rec.resize(16 + padded, 0);
-            pw.write_records(&rec)?;
-        }
-        Ok(pw)
-    }
-
-    fn feature_record(&mut self, bit: u32, payload: &[u8]) -> std::io::Result<()> {
-        let size = (16 + payload.len()) as u16;
-        let mut rec = RecordHeader {
-            type_: RecordType::HEADER_FEATURE,
-            misc: 0,
-            size,
-        }
-        .to_le()
-        .to_vec();
-        rec.extend_from_slice(&(bit as u64).to_le_bytes());
-        rec.extend_from_slice(payload);
-        self.write_records(&rec)
-    }
-
-    /// Flushes what is buffered and hands back the stream.
-    pub fn finish(mut self) -> std::io::Result<W> {
-        self.w.flush()?;
-        Ok(self.w)
-    }
-}
-
-impl<W: Write> PipeWriter<W> {
-    /// Appends bytes that are whole records.
-    pub fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.w.write_all(bytes)?;
-        self.written += bytes.len() as u64;
-        Ok(())
-    }
-
-    /// Appends the concatenation of `parts` (the two slices of a wrapped
-    /// ring region) with one `writev`.
-    pub fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
-        write_all_vectored(&mut self.w, parts)?;
-        self.written += parts.iter().map(|p| p.len() as u64).sum::<u64>();
-        Ok(())
-    }
-
-    /// Bytes of records written so far.
-    pub fn data_size(&self) -> u64 {
-        self.written
-    }
-
-    /// Takes back the last `n` bytes counted: a region written in several
-    /// calls failed part way (a later finish writes over them).
-    pub fn forget(&mut self, n: u64) {
-        self.written -= n.min(self.written);
-    }
-}
-
 /// Header-only user records (FINISHED_ROUND, FINISHED_INIT).
 pub fn empty_record(t: RecordType) -> [u8; 8] {
     RecordHeader {
@@ -484,6 +388,9 @@ pub fn feature_block(features: &FeatureSet, at: u64) -> (Vec<u8>, [u64; 4]) {
     }
     (block, bitmap)
 }
+
+mod pipe;
+pub use pipe::PipeWriter;
 
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::io;
 
+use crate::format::writer::Salvage;
 use crate::format::{AttrEntry, CompressedInfo, FeatureSet, FormatError};
 use crate::push::output::sync_in_background;
 use crate::push::{Output, Segments};
@@ -41,23 +42,25 @@ impl Lent<'_> {
     /// `--switch-output`: the unit goes on in `next` (an output of the
     /// same kind: a perf.data of `attrs`, or a `data.N` stream), the codec
     /// on a new stream; the output so far is finished with `features` (plus
-    /// HEADER_COMPRESSED) without waiting for the disk. A unit that writes
-    /// nowhere has nothing to switch.
+    /// HEADER_COMPRESSED) without waiting for the disk; the [`Salvage`]
+    /// says what did not fit (a full disk). A unit that writes nowhere has
+    /// nothing to switch.
     pub fn switch(
         &mut self,
         next: File,
         attrs: &[AttrEntry],
         features: &FeatureSet,
-    ) -> Result<(), FormatError> {
+    ) -> Result<Salvage, FormatError> {
         let f = self.features(features);
         let Some(out) = self.output.as_deref_mut() else {
-            return Ok(());
+            return Ok(Salvage::default());
         };
         let next = out.successor(next, attrs)?;
         *self.restart = true;
         let old = std::mem::replace(out, next);
-        sync_in_background(old.finish_unsynced(&f)?);
-        Ok(())
+        let (file, salvage) = old.finish_unsynced(&f)?;
+        sync_in_background(file);
+        Ok(salvage)
     }
 
     /// What the build-id pass gathered; gathering starts over.

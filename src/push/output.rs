@@ -148,12 +148,21 @@ impl Output {
     /// [`finish`](Self::finish) without waiting for the disk: what
     /// `--switch-output` does on the drain thread, where an fsync under
     /// write-back load took 0.2–0.4 s and the rings overflowed meanwhile.
-    /// Returns the file for [`sync_in_background`] where it needs a sync.
-    pub fn finish_unsynced(self, features: &FeatureSet) -> Result<Option<File>, FormatError> {
+    /// Returns the file for [`sync_in_background`] where it needs a sync,
+    /// and what was left out: every write has landed (a lent output), but
+    /// on a full disk only the features reading needs may fit
+    /// ([`FileWriter::finish_cutting_back`]).
+    pub fn finish_unsynced(
+        self,
+        features: &FeatureSet,
+    ) -> Result<(Option<File>, Salvage), FormatError> {
         Ok(match self {
-            Output::File(w) => Some(w.finish(features)?),
-            Output::Stream(w) => Some(w.finish_unsynced()?),
-            other => other.finish(features).map(|()| None)?,
+            Output::File(w) => {
+                let (file, salvage) = w.finish_cutting_back(features, &[])?;
+                (Some(file), salvage)
+            }
+            Output::Stream(w) => (Some(w.finish_unsynced()?), Salvage::default()),
+            other => (other.finish(features).map(|()| None)?, Salvage::default()),
         })
     }
 

@@ -23,7 +23,7 @@
 //! the switch has nothing left in /proc.
 
 use super::error::format_io;
-use super::error::RecordError;
+use super::error::{Kept, RecordError};
 use super::map_history::MapHistory;
 use super::place::{self, Place};
 use super::recording::{io_err_context, Recording, UnitWrites};
@@ -31,7 +31,7 @@ use super::rotation::Rotation;
 use super::summary::Summary;
 use super::supervisor::Ended;
 use super::unit::Unit;
-use crate::format::writer::{FileWriter, PipeWriter};
+use crate::format::writer::{FileWriter, PipeWriter, Salvage};
 use crate::notes::Notes;
 use crate::push::Output;
 use crate::synth::features::set_sample_time;
@@ -115,7 +115,19 @@ impl FileOutput {
             kept: place::cut_back(&o.output, kept),
         };
         let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
-        let sb = switch_to(rec, drain, next, maps, times, notes).map_err(failed)?;
+        let (sb, salvage) = switch_to(rec, drain, next, maps, times, notes).map_err(failed)?;
+        if !salvage.whole() {
+            // The disk is full: the output so far is finished with what
+            // reading it needs, and the recording ends (the next output,
+            // a temporary, goes).
+            let err = std::io::Error::from_raw_os_error(salvage.cause.unwrap_or(libc::ENOSPC));
+            let size = crate::format::size_on_disk(&o.output);
+            return Err(RecordError::WriteFailed {
+                path: o.output.display().to_string(),
+                err,
+                kept: Some(Kept::Partly(size, salvage)),
+            });
+        }
         // The current output is finished: from here a failure concerns only
         // the next one, whose temporary is removed.
         let sealed = rotation.seal(notes).map_err(RecordError::Output)?;
@@ -138,7 +150,7 @@ impl FileOutput {
 
 /// Finishes the current output and goes on in `next` (its header only);
 /// returns the next output's side band, to write once the current one is
-/// named.
+/// named, and what the finish left out.
 fn switch_to(
     rec: &Recording<'_>,
     drain: &mut Unit,
@@ -146,7 +158,7 @@ fn switch_to(
     maps: &mut MapHistory,
     times: SampleTimes,
     notes: &mut Notes,
-) -> std::io::Result<Vec<u8>> {
+) -> std::io::Result<(Vec<u8>, Salvage)> {
     let mut f = rec.features().clone();
     set_sample_time(&mut f, times);
     let mut lent = drain.lend()?;
@@ -155,8 +167,8 @@ fn switch_to(
         rec.add_build_ids(&mut f, &maps.output, notes);
     }
     let sb = rec.later_side_band(maps.all_maps(), notes);
-    lent.switch(next, rec.attrs(), &f).map_err(format_io)?;
-    Ok(sb)
+    let salvage = lent.switch(next, rec.attrs(), &f).map_err(format_io)?;
+    Ok((sb, salvage))
 }
 
 impl FileOutput {

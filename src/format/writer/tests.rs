@@ -158,28 +158,35 @@ fn without_room_for_any_table_the_records_stay_with_what_reading_needs() {
         }
         let landed = fw.data_size();
         fw.w.limit = fw.data_end() + room;
-        // The last end, and where a cut is wanted the newest one far
-        // enough back for the section (the full table fits after neither).
-        let back = ends.iter().rev().find(|&&e| e + needed_len <= landed);
-        let ends: Vec<u64> = [landed]
-            .into_iter()
-            .chain(back.filter(|_| dropped).copied())
-            .collect();
-        assert!(landed - ends[ends.len() - 1] < feature_block(f, 0).0.len() as u64);
+        // The last end and the newest one far enough back for the section
+        // (the full table fits after neither). A full table tried there
+        // would have overwritten the last records and, failing, left them
+        // garbled under a header that counts them (as it once did).
+        let back = *ends
+            .iter()
+            .rev()
+            .find(|&&e| e + needed_len <= landed)
+            .unwrap();
+        let ends = [landed, back];
+        assert!(landed - back < feature_block(f, 0).0.len() as u64);
+        let start = (fw.data_end() - landed) as usize;
         let (w, salvage) = fw.finish_cutting_back(f, &ends).unwrap();
+        let out = w.c.into_inner();
         assert_eq!(salvage.cause, Some(libc::EFBIG));
         assert!(salvage.features_cut);
         assert_eq!(salvage.dropped > 0, dropped, "{salvage:?}");
-        let mut back = PerfReader::from_bytes(w.c.into_inner()).unwrap();
+        let size = landed - salvage.dropped;
         assert_eq!(
-            back.meta.header.as_ref().unwrap().data.size,
-            landed - salvage.dropped
+            &out[start..start + size as usize],
+            &data[..size as usize],
+            "the records kept are the records written"
         );
+        let mut back = PerfReader::from_bytes(out).unwrap();
+        assert_eq!(back.meta.header.as_ref().unwrap().data.size, size);
         let mut kept = 0;
         while let Some((rec, _)) = back.next_record().unwrap() {
             kept += (rec.header.type_ == RecordType::SAMPLE) as u64;
         }
-        let size = landed - salvage.dropped;
         assert_eq!(
             kept,
             sample_ends.iter().filter(|&&e| e <= size).count() as u64

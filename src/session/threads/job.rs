@@ -227,6 +227,7 @@ fn answer_with(drain: &mut Unit, r: Request) -> io::Result<(Option<Hits>, Vec<u8
         Request::Snapshot => lent.snapshot().unwrap_or_default(),
         Request::Switch(next) => {
             // data.N has no features of its own (they are in `data`).
+            // (A stream has no features to leave out.)
             lent.switch(next, &[], &FeatureSet::default())
                 .map_err(format_io)?;
             Vec::new()
