@@ -11,8 +11,9 @@
 //! one (`Unit::switch`; an async sink lands its writes and retargets its
 //! backend); the finished output is synced on a thread of its own. Only
 //! then is it renamed `OUTPUT.<timestamp>` (`rotation.rs`) and the new one
-//! renamed OUTPUT — perf's order: no name ever shows an unfinished file. A
-//! failed finish cuts that output back to its own last checkpoint and ends
+//! renamed OUTPUT — perf's order: no name ever shows an unfinished file. On a
+//! full disk the finish keeps what reading that output needs (a
+//! [`Salvage`]), or else cuts it back to its own last checkpoint, and ends
 //! the recording saying so.
 //!
 //! The codec restarts (`Codec::restart`: a new frame), so each output
@@ -89,8 +90,10 @@ impl FileOutput {
     /// stream); the current output is finished in place (with the build ids of
     /// what it holds), and only then renamed `OUTPUT.<timestamp>`, and the new
     /// one renamed OUTPUT — perf's order: no name ever shows an unfinished
-    /// file. If finishing fails, the current output is cut back to its own
-    /// last checkpoint (never another output's) and the error says what is kept.
+    /// file. If the features do not fit, only what reading needs is
+    /// written; if finishing fails, the current output is cut back to its
+    /// own last checkpoint (never another output's). Either way the
+    /// recording ends and the error says what is kept.
     pub fn switch(
         &mut self,
         rec: &Recording<'_>,
