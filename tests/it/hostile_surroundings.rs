@@ -800,6 +800,8 @@ fn damaged_recordings_of_every_kind() {
                 std::fs::copy(input, &copy).unwrap();
                 vec![copy.clone()]
             };
+            // What was done, for the failure message.
+            let mut damage = Vec::new();
             for t in &targets {
                 let mut b = std::fs::read(t).unwrap();
                 if b.len() < 256 {
@@ -810,10 +812,12 @@ fn damaged_recordings_of_every_kind() {
                     let at = 104 + (next() as usize % (b.len() - 112)) / 8 * 8;
                     let v = [u64::MAX, 0, 1 << 63, next(), 0xffff_fff8][next() as usize % 5];
                     b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+                    damage.push(format!("{at:#x}={v:#x}"));
                 }
                 if k % 3 == 2 {
                     // Truncated too (a directory: each of its streams).
                     b.truncate(104 + next() as usize % (b.len() - 104));
+                    damage.push(format!("len={}", b.len()));
                 }
                 std::fs::write(t, b).unwrap();
             }
@@ -835,6 +839,12 @@ fn damaged_recordings_of_every_kind() {
                 );
             }
             let before = try_perf_sample_count(&perf(), &copy);
+            // Kept beside it until the test passes (a file; a directory's
+            // damage is in the message).
+            let kept = dir.join(format!("dmg{k}.before"));
+            if copy.is_file() {
+                std::fs::copy(&copy, &kept).unwrap();
+            }
             let code = perfz(&["recover", c]).status.code();
             assert!(
                 matches!(code, Some(0) | Some(1)),
@@ -845,8 +855,9 @@ fn damaged_recordings_of_every_kind() {
                 let after = try_perf_sample_count(&perf(), &copy);
                 assert!(
                     after.is_some_and(|a| a >= n),
-                    "recover made {} (damage {k}) worse: perf read {n} samples, now {after:?}",
-                    input.display()
+                    "recover made {} (damage {k}: {damage:?}; the damaged file: {}) worse: perf read {n} samples, now {after:?}",
+                    input.display(),
+                    kept.display()
                 );
             }
         }
