@@ -1,7 +1,7 @@
 //! FileWriter under a size limit: finishing after a failed write.
 
 use super::*;
-use crate::format::{CompressedInfo, PerfReader, RecordType};
+use crate::format::{AttrEntry, CompressedInfo, PerfReader, RecordType};
 use std::io::{Cursor, Read};
 
 /// A file under a size limit: writes past it fail with EFBIG after
@@ -104,6 +104,24 @@ fn a_feature_table_without_room_costs_the_last_records_not_all() {
     }
 }
 
+/// A writer (without a limit yet) holding `data`'s records one write each;
+/// every write's end, and the samples' ends.
+fn written(attrs: &[AttrEntry], data: &[u8]) -> (FileWriter<Limited>, Vec<u64>, Vec<u64>) {
+    let c = Cursor::new(Vec::new());
+    let mut fw = FileWriter::new(Limited { c, limit: u64::MAX }, attrs).unwrap();
+    let (mut ends, mut at, mut sample_ends) = (Vec::new(), 0, Vec::new());
+    while at < data.len() {
+        let size = u16::from_le_bytes([data[at + 6], data[at + 7]]) as usize;
+        fw.write_records(&data[at..at + size]).unwrap();
+        if u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) == RecordType::SAMPLE.0 {
+            sample_ends.push(fw.data_size());
+        }
+        ends.push(fw.data_size());
+        at += size;
+    }
+    (fw, ends, sample_ends)
+}
+
 /// Where the whole feature table fits after none of the write ends (a disk
 /// full right after the records, as after a switch's side band), the file
 /// keeps the records with only what reading them needs: HEADER_COMPRESSED
@@ -137,25 +155,7 @@ fn without_room_for_any_table_the_records_stay_with_what_reading_needs() {
         // A codec and no room: cut back to the newest end it fits after.
         (&compressed, 0, true),
     ] {
-        let mut fw = FileWriter::new(
-            Limited {
-                c: Cursor::new(Vec::new()),
-                limit: u64::MAX,
-            },
-            &attrs,
-        )
-        .unwrap();
-        // Each record's end and whether it is a sample.
-        let (mut ends, mut at, mut sample_ends) = (Vec::new(), 0, Vec::new());
-        while at < data.len() {
-            let size = u16::from_le_bytes([data[at + 6], data[at + 7]]) as usize;
-            fw.write_records(&data[at..at + size]).unwrap();
-            if u32::from_le_bytes(data[at..at + 4].try_into().unwrap()) == RecordType::SAMPLE.0 {
-                sample_ends.push(fw.data_size());
-            }
-            ends.push(fw.data_size());
-            at += size;
-        }
+        let (mut fw, ends, sample_ends) = written(&attrs, data);
         let landed = fw.data_size();
         fw.w.limit = fw.data_end() + room;
         // The last end and the newest one far enough back for the section
