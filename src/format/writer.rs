@@ -284,6 +284,12 @@ impl Salvage {
     pub fn whole(&self) -> bool {
         self.dropped == 0 && !self.features_cut
     }
+
+    /// The failed write that made the cut, as an error (ENOSPC where none
+    /// was seen).
+    pub fn error(&self) -> std::io::Error {
+        std::io::Error::from_raw_os_error(self.cause.unwrap_or(libc::ENOSPC))
+    }
 }
 
 /// A write that failed for want of room: a file size limit, a full disk or

@@ -123,12 +123,11 @@ impl FileOutput {
             // The disk is full: the output so far is finished with what
             // reading it needs, and the recording ends (the next output,
             // a temporary, goes).
-            let err = std::io::Error::from_raw_os_error(salvage.cause.unwrap_or(libc::ENOSPC));
             let size = crate::format::size_on_disk(&o.output);
             return Err(RecordError::WriteFailed {
                 path: o.output.display().to_string(),
-                err,
-                kept: Some(Kept::Partly(size, salvage)),
+                err: salvage.error(),
+                kept: Some(Kept::salvaged(size, salvage)),
             });
         }
         // The current output is finished: from here a failure concerns only

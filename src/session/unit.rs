@@ -149,9 +149,8 @@ impl Unit {
             None => match returned.finish(&f) {
                 Ok(s) if s.whole() => None,
                 Ok(s) => {
-                    let err = io::Error::from_raw_os_error(s.cause.unwrap_or(libc::ENOSPC));
                     let size = path.map_or(0, crate::format::size_on_disk);
-                    Some((err, Some(Kept::Partly(size, s))))
+                    Some((s.error(), Some(Kept::salvaged(size, s))))
                 }
                 Err(e) => Some((format_io(e), path.and_then(|p| cut_back(p, kept_at)))),
             },

@@ -65,16 +65,7 @@ fn finish_async<C: Codec, B: Into<Backend>>(
     let biggest = x.pushes.iter().map(|p| p.len()).max().unwrap_or(0);
     let mut p = Pusher::<C, _>::new(codec, AsyncSink::new(w, b, 2, biggest));
     push_all(&mut p, x.pushes, x.tail);
-    let mut f = FeatureSet::default();
-    if let Some(info) = p.compressed_info() {
-        f.set_compressed(info);
-    }
-    p.into_sink()
-        .into_output()
-        .landed()
-        .unwrap()
-        .finish(&f)
-        .unwrap();
+    common::finish_pushed(p);
 }
 
 impl CodecVisitor for Push<'_> {
@@ -82,20 +73,11 @@ impl CodecVisitor for Push<'_> {
     fn visit<C: Codec + Send + 'static>(self, codec: C) {
         let file = std::fs::File::create(self.path).unwrap();
         let w = FileWriter::new(file, self.attrs).unwrap();
-        let mut f = FeatureSet::default();
         match self.sink {
             SinkKind::Serial => {
                 let mut p = Pusher::<C, _>::new(codec, SerialSink::new(w));
                 push_all(&mut p, self.pushes, self.tail);
-                if let Some(info) = p.compressed_info() {
-                    f.set_compressed(info);
-                }
-                p.into_sink()
-                    .into_output()
-                    .landed()
-                    .unwrap()
-                    .finish(&f)
-                    .unwrap();
+                common::finish_pushed(p);
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
@@ -112,9 +94,7 @@ impl CodecVisitor for Push<'_> {
                 // into a file as a snapshot is.
                 let mut p = Pusher::<C, _>::new(codec, SerialSink::new(Segments::new(1 << 30)));
                 push_all(&mut p, self.pushes, self.tail);
-                if let Some(info) = p.compressed_info() {
-                    f.set_compressed(info);
-                }
+                let f = FeatureSet::default().with_compressed(p.compressed_info());
                 let out = p.into_sink().into_output().landed().unwrap();
                 let records = out.segments().expect("memory").snapshot();
                 let mut w = w;

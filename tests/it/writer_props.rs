@@ -220,28 +220,19 @@ impl CodecVisitor for RecorderPath<'_> {
             .unwrap();
         let w = FileWriter::new(file, std::slice::from_ref(&self.attr)).unwrap();
         let biggest = self.pushes.iter().map(|p| p.len()).max().unwrap_or(0);
-        let mut f = FeatureSet::default();
         match self.sink {
             SinkKind::Serial => {
                 let mut p = Pusher::<C, _>::new(codec, SerialSink::new(w));
                 push_all(&mut p, self.pushes, self.hold);
-                if let Some(info) = p.compressed_info() {
-                    f.set_compressed(info);
-                }
-                p.into_sink()
-                    .into_output()
-                    .landed()
-                    .unwrap()
-                    .finish(&f)
-                    .unwrap();
+                common::finish_pushed(p);
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
-                push_async(codec, w, b, self.pushes, biggest, &mut f, self.hold);
+                push_async(codec, w, b, self.pushes, biggest, self.hold);
             }
             SinkKind::AsyncUring => {
                 let b = UringBackend::new(w.get_ref()).unwrap_or_else(|e| panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)"));
-                push_async(codec, w, b, self.pushes, biggest, &mut f, self.hold);
+                push_async(codec, w, b, self.pushes, biggest, self.hold);
             }
         }
     }
@@ -254,20 +245,11 @@ fn push_async<C: Codec, B: Into<Backend>>(
     b: B,
     pushes: &[Input<'_>],
     biggest: usize,
-    f: &mut FeatureSet,
     hold: bool,
 ) {
     let mut p = Pusher::<C, _>::new(codec, AsyncSink::new(w, b, 2, biggest));
     push_all(&mut p, pushes, hold);
-    if let Some(info) = p.compressed_info() {
-        f.set_compressed(info);
-    }
-    p.into_sink()
-        .into_output()
-        .landed()
-        .unwrap()
-        .finish(f)
-        .unwrap();
+    common::finish_pushed(p);
 }
 
 proptest! {

@@ -300,6 +300,24 @@ pub fn migrate_workload() -> PathBuf {
     built("migrate", &BUILT)
 }
 
+/// Finishes the file a pusher wrote into: every write landed, and the
+/// features HEADER_COMPRESSED alone, as the pusher's codec left it.
+#[allow(dead_code)]
+pub fn finish_pushed<C, S, M>(p: perfz::push::Pusher<C, S, M>)
+where
+    C: perfz::codecs::Codec,
+    S: perfz::push::Sink,
+    M: perfz::push::Meter,
+{
+    let f = perfz::format::FeatureSet::default().with_compressed(p.compressed_info());
+    p.into_sink()
+        .into_output()
+        .landed()
+        .unwrap()
+        .finish(&f)
+        .unwrap();
+}
+
 /// Samples in a recording, by perfz's reader.
 #[allow(dead_code)]
 pub fn our_sample_count(path: &Path) -> u64 {
