@@ -501,10 +501,30 @@ fn cut_in_half(from: &Path, to: &Path) {
 fn a_cut_file_is_read_to_the_cut_and_recover_keeps_its_event_name() {
     require_recording();
     let dir = tempdir("export-cut");
-    let plain = record(&dir, "plain", &["-g", "--codec", "none"], &cxx(true));
+    // perf script drops what it queued since the last round when it meets
+    // the cut: 2 s, so that many rounds end before it under a loaded CI
+    // (after 0.5 s one round once spanned the cut and perf read nothing).
+    let plain = dir.join("plain.data");
+    let program = cxx(true);
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-g",
+        "--codec",
+        "none",
+        "-o",
+        plain.to_str().unwrap(),
+        "--",
+        program.to_str().unwrap(),
+        "2",
+    ]);
     let cut = dir.join("plain-cut.data");
     cut_in_half(&plain, &cut);
     let want = common::inferno::reference_of_cut(&cut);
+    assert!(
+        want.values().sum::<u64>() > 0,
+        "perf script read nothing before the cut"
+    );
     let (got, said) = ours(&cut, &[]);
     assert!(
         said.contains(&format!("`perfz recover {}`", cut.display())),
@@ -521,7 +541,6 @@ fn a_cut_file_is_read_to_the_cut_and_recover_keeps_its_event_name() {
     // Long enough for several COMPRESSED records under a loaded CI (half a
     // second there once left none whole before the cut).
     let zstd = dir.join("zstd.data");
-    let program = cxx(true);
     perfz_ok(&[
         "record",
         "-q",
