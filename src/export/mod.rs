@@ -38,6 +38,7 @@ pub mod pprof_diff;
 pub mod pprof_proto;
 pub mod process;
 pub mod report;
+mod segments;
 pub mod speedscope;
 pub mod stacks;
 pub mod survey;

@@ -13,37 +13,20 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use object::{Object, ObjectSection, ObjectSegment, ObjectSymbol, SectionKind, SymbolKind};
+use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 
 use super::file::FileBytes;
 use super::inline::Inline;
 use super::kallsyms::Kallsyms;
 use super::locate::Locate;
 use super::process::Mapping;
+use super::segments::Segments;
 use super::table::{Sym, Table, TableBuilder};
-
-/// An ELF file's PT_LOAD segments: (file offset, file size, address).
-pub(super) fn segments(file: &object::File<'_>) -> Vec<(u64, u64, u64)> {
-    file.segments()
-        .map(|s| {
-            let (off, size) = s.file_range();
-            (off, size, s.address())
-        })
-        .collect()
-}
-
-/// The address (SVMA) of file offset `off` in `segments`, if one holds it.
-pub(super) fn svma_in(segments: &[(u64, u64, u64)], off: u64) -> Option<u64> {
-    let (o, _, a) = segments
-        .iter()
-        .find(|(o, size, _)| (*o..o.saturating_add(*size)).contains(&off))?;
-    Some((off - o).wrapping_add(*a))
-}
 
 /// One ELF file's functions and how file offsets map to its addresses.
 pub struct Elf {
-    /// PT_LOAD segments: (file offset, file size, address).
-    segments: Vec<(u64, u64, u64)>,
+    /// Its PT_LOAD segments.
+    segments: Segments,
     symbols: Table,
 }
 
@@ -99,7 +82,7 @@ impl Elf {
     /// .symtab, else its .dynsym.
     fn load(image: Arc<FileBytes>, debug: &[PathBuf]) -> Option<Elf> {
         let file = object::File::parse(&image[..]).ok()?;
-        let segments = segments(&file);
+        let segments = Segments::of(&file);
         fn with_plt(mut b: TableBuilder, file: &object::File<'_>) -> Table {
             super::plt::symbols(file, &mut b);
             b.table()
@@ -126,7 +109,7 @@ impl Elf {
     /// The file's own address (SVMA) of file offset `off` (`off` itself
     /// outside every segment).
     fn svma(&self, off: u64) -> u64 {
-        svma_in(&self.segments, off).unwrap_or(off)
+        self.segments.svma(off).unwrap_or(off)
     }
 
     /// The function at file offset `off`.

@@ -21,7 +21,7 @@ use super::cfi_cover::{frame_pointer_step, CfiCover};
 use super::file::FileBytes;
 use super::locate::Locate;
 use super::process::Mapping;
-use super::symbols;
+use super::segments::Segments;
 use super::view::View;
 use crate::format::endian::Endian;
 use crate::format::sample::Sample;
@@ -64,8 +64,8 @@ struct UnwindSection {
 
 /// What unwinding needs of one ELF file.
 struct Image {
-    /// PT_LOAD segments: (file offset, file size, address).
-    segments: Vec<(u64, u64, u64)>,
+    /// Its PT_LOAD segments.
+    segments: Segments,
     text: Option<UnwindSection>,
     eh_frame: Option<UnwindSection>,
     eh_frame_hdr: Option<UnwindSection>,
@@ -100,7 +100,7 @@ impl Image {
                 })
             });
         Some(Image {
-            segments: symbols::segments(&file),
+            segments: Segments::of(&file),
             text: section(&file, &bytes, ".text"),
             eh_frame: section(&file, &bytes, ".eh_frame"),
             eh_frame_hdr: section(&file, &bytes, ".eh_frame_hdr"),
@@ -125,12 +125,12 @@ impl Image {
 
     /// The file's own address (SVMA) of file offset `off`.
     fn svma_of(&self, off: u64) -> Option<u64> {
-        symbols::svma_in(&self.segments, off)
+        self.segments.svma(off)
     }
 
     /// A framehop module for this file mapped as `m`.
     fn module(&self, m: &Mapping) -> Option<Module<Bytes>> {
-        let base_avma = m.start.wrapping_sub(self.svma_of(m.pgoff)?);
+        let base_avma = self.segments.bias(m.start, m.end, m.pgoff)?;
         let info = ExplicitModuleSectionInfo {
             base_svma: 0,
             text_svma: self.text.as_ref().map(|s| s.svma.clone()),
