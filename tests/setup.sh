@@ -7,6 +7,9 @@
 #   perf 6.12                 the same tests with a newer perf: bookworm-backports'
 #                             linux-perf unpacked under tests/tools/perf-6.12
 #                             (never installed over 6.1), run through its wrapper
+#   perf 7.3                  the same again: trixie-backports' linux-perf and the
+#                             trixie libraries it needs, unpacked under
+#                             tests/tools/perf-7.3 and run through its wrapper
 #   cc (gcc), c++ (g++)       build the test workloads (rustc builds the Rust one)
 #   inferno 0.12.8            inferno-collapse-perf, the folded reference export is
 #                             compared with (cargo install into tests/tools/inferno)
@@ -28,6 +31,8 @@ cd "$(dirname "$0")/.."
 
 PERF_NEW_VERSION=6.12
 PERF_NEW_DIR=tests/tools/perf-$PERF_NEW_VERSION
+PERF7_VERSION=7.3
+PERF7_DIR=tests/tools/perf-$PERF7_VERSION
 
 need=()
 want() { command -v "$1" >/dev/null 2>&1 || need+=("$2"); }
@@ -112,4 +117,64 @@ EOF
     "$PERF_NEW_DIR/perf" --version | grep -q "perf version $PERF_NEW_VERSION" ||
         fail "the unpacked perf does not run: $("$PERF_NEW_DIR/perf" --version 2>&1 | head -1)"
 fi
-echo "tests/setup.sh: ready ($(perf --version), $("$PERF_NEW_DIR/perf" --version))"
+
+# perf 7.3 from trixie-backports. It needs trixie's libraries (glibc 2.38 and
+# up), so a private apt state with trixie's sources and an empty dpkg status
+# downloads linux-perf with its whole dependency closure; each package is only
+# unpacked here (nothing is installed, the system's sources and packages are
+# left as they are), and the wrapper starts perf with trixie's loader and
+# libraries. perf's own shell tests stay, for `perf test`:
+# tests/tools/perf-7.3/root/usr/lib/perf-core/tests/shell.
+if ! "$PERF7_DIR/perf" --version 2>/dev/null | grep -q "perf version $PERF7_VERSION"; then
+    command -v apt-get >/dev/null 2>&1 ||
+        fail "perf $PERF7_VERSION comes from Debian trixie-backports: put a perf $PERF7_VERSION at $PERF7_DIR/perf"
+    echo "tests/setup.sh: perf $PERF7_VERSION (trixie-backports linux-perf, trixie libraries) into $PERF7_DIR"
+    tmp7=$(mktemp -d)
+    trap 'rm -rf "${tmp:-}" "$tmp7"' EXIT
+    mkdir -p "$tmp7/lists/partial" "$tmp7/cache/archives/partial" "$tmp7/preferences.d"
+    : >"$tmp7/status"
+    key=/usr/share/keyrings/debian-archive-keyring.gpg
+    printf 'deb [signed-by=%s] http://deb.debian.org/debian %s main\n' \
+        "$key" trixie "$key" trixie-backports >"$tmp7/sources.list"
+    apt7=(-o "Dir::Etc::SourceList=$tmp7/sources.list" -o Dir::Etc::SourceParts=/nonexistent
+        -o "Dir::Etc::Preferences=$tmp7/preferences" -o "Dir::Etc::PreferencesParts=$tmp7/preferences.d"
+        -o "Dir::State::Lists=$tmp7/lists" -o "Dir::State::status=$tmp7/status"
+        -o "Dir::State::extended_states=$tmp7/extended_states" -o "Dir::Cache=$tmp7/cache"
+        -o Debug::NoLocking=1 -o APT::Sandbox::User=root)
+    apt-get "${apt7[@]}" update -qq
+    version=$(apt-cache "${apt7[@]}" madison linux-perf |
+        awk -v v="$PERF7_VERSION." '$3 ~ "^" v && $0 ~ /trixie-backports/ { print $3; exit }')
+    [ -n "$version" ] || fail "trixie-backports has no linux-perf $PERF7_VERSION.x any more: put a perf $PERF7_VERSION at $PERF7_DIR/perf"
+    DEBIAN_FRONTEND=noninteractive apt-get "${apt7[@]}" install -qq -y --download-only \
+        --no-install-recommends -t trixie-backports "linux-perf=$version" >/dev/null
+    rm -rf "$PERF7_DIR"
+    mkdir -p "$PERF7_DIR"
+    for deb in "$tmp7"/cache/archives/*.deb; do
+        # perl (about 60 MB unpacked) only comes for scripts this perf has no
+        # use for (it is built without libperl); its tests' .pl helpers run
+        # with the system's perl.
+        case ${deb##*/} in perl_* | perl-base_* | perl-modules-* | libperl*) continue ;; esac
+        dpkg-deb -x "$deb" "$PERF7_DIR/root"
+    done
+    cat >"$PERF7_DIR/perf" <<'EOF'
+#!/bin/sh
+# perf from trixie-backports' linux-perf, unpacked with the trixie libraries it
+# needs beside the system's (tests/setup.sh). Trixie's loader starts it with
+# trixie's libraries only; what perf starts (perf record's workload) gets the
+# system's loader and libraries as usual, since nothing goes into LD_*. perf
+# puts the folder of its argv[0] first in the PATH of what it starts (perf
+# test's shell tests call `perf`): this one, not root/usr/bin.
+here=$(dirname "$(readlink -f "$0")")
+root=$here/root
+# perf script's embedded Python (libpython3.13) looks for its standard library
+# under the system's /usr: point it at trixie's. Only for perf script, as the
+# system's python3 inherits it and breaks.
+case ${1:-} in script) PYTHONHOME=$root/usr && export PYTHONHOME ;; esac
+PERF_EXEC_PATH="$root/usr/lib/perf-core" exec "$root/usr/lib64/ld-linux-x86-64.so.2" \
+    --library-path "$root/usr/lib/x86_64-linux-gnu" --argv0 "$here/perf" "$root/usr/bin/perf" "$@"
+EOF
+    chmod +x "$PERF7_DIR/perf"
+    "$PERF7_DIR/perf" --version | grep -q "perf version $PERF7_VERSION" ||
+        fail "the unpacked perf $PERF7_VERSION does not run: $("$PERF7_DIR/perf" --version 2>&1 | head -1)"
+fi
+echo "tests/setup.sh: ready ($(perf --version), $("$PERF_NEW_DIR/perf" --version), $("$PERF7_DIR/perf" --version))"

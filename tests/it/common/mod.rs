@@ -81,6 +81,22 @@ pub fn perf_new() -> PathBuf {
     p
 }
 
+/// The newest perf: trixie-backports' perf 7.3, unpacked by tests/setup.sh
+/// with the trixie libraries it needs (its wrapper starts it).
+pub fn perf_7() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/perf-7.3/perf");
+    let runs = Command::new(&p)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with("perf version 7.3"));
+    assert!(
+        runs,
+        "this test reads with perf 7.3 too and {} does not run it: run tests/setup.sh (as root)",
+        p.display()
+    );
+    p
+}
+
 /// perf 6.1 and perf 6.12, with their names for messages.
 pub fn perfs() -> [(&'static str, PathBuf); 2] {
     [("perf 6.1", perf()), ("perf 6.12", perf_new())]
