@@ -182,10 +182,12 @@ impl Timeline {
     }
 
     /// The name of thread `tid` at `time` (perf prints `:tid` for one it
-    /// never saw).
+    /// never saw, and `swapper` for the idle task, 0, which has no COMM).
     pub fn comm(&self, tid: u32, time: u64) -> Arc<str> {
-        self.comm_at(tid, time)
-            .unwrap_or_else(|| format!(":{tid}").into())
+        self.comm_at(tid, time).unwrap_or_else(|| match tid {
+            0 => "swapper".into(),
+            _ => format!(":{tid}").into(),
+        })
     }
 
     /// Process `pid`'s mappings through the recording.

@@ -18,15 +18,15 @@ use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 use super::file::FileBytes;
 use super::inline::Inline;
 use super::kallsyms::Kallsyms;
+use super::load_map::LoadMap;
 use super::locate::Locate;
 use super::process::Mapping;
-use super::segments::Segments;
 use super::table::{Sym, Table, TableBuilder};
 
 /// One ELF file's functions and how file offsets map to its addresses.
 pub struct Elf {
-    /// Its PT_LOAD segments.
-    segments: Segments,
+    /// Its PT_LOAD entries.
+    loads: LoadMap,
     symbols: Table,
 }
 
@@ -76,13 +76,13 @@ fn functions(bytes: &Arc<FileBytes>, dynamic: bool) -> Option<TableBuilder> {
 }
 
 impl Elf {
-    /// `image`: the file as mapped (its segments place file offsets);
+    /// `image`: the file as mapped (its load map places file offsets);
     /// `debug`: files that may hold its full symbol table, best first —
     /// the first with a .symtab wins, as in perf; else the image's own
     /// .symtab, else its .dynsym.
     fn load(image: Arc<FileBytes>, debug: &[PathBuf]) -> Option<Elf> {
         let file = object::File::parse(&image[..]).ok()?;
-        let segments = Segments::of(&file);
+        let loads = LoadMap::of(&file);
         fn with_plt(mut b: TableBuilder, file: &object::File<'_>) -> Table {
             super::plt::symbols(file, &mut b);
             b.table()
@@ -97,7 +97,7 @@ impl Elf {
                 .unwrap_or_default(),
             &file,
         );
-        Some(Elf { segments, symbols })
+        Some(Elf { loads, symbols })
     }
 
     /// An ELF image's own symbols (no debug files): what the fuzz target
@@ -109,7 +109,7 @@ impl Elf {
     /// The file's own address (SVMA) of file offset `off` (`off` itself
     /// outside every segment).
     fn svma(&self, off: u64) -> u64 {
-        self.segments.svma(off).unwrap_or(off)
+        self.loads.svma(off).unwrap_or(off)
     }
 
     /// The function at file offset `off`.

@@ -116,37 +116,12 @@ fn tidy(f: &Frame<'_>, annotate_kernel: bool) -> String {
     };
     func = func.replace(';', ":").replace(['\n', '\r'], " ");
     if f.func.is_some() {
-        func.truncate(without_parameters(&func));
+        func.truncate(super::demangle::without_parameters(&func));
     }
     if annotate_kernel && f.kernel && f.func.is_some() {
         func.push_str("_[k]");
     }
     func
-}
-
-/// Where `func`'s parameter list starts (its length if it has none), as
-/// inferno's tidy_generic finds it.
-fn without_parameters(func: &str) -> usize {
-    let mut depth = 0i32;
-    let mut after_dot = None;
-    for (i, c) in func.char_indices() {
-        match c {
-            '<' | '{' | '[' => depth += 1,
-            '>' | '}' | ']' | ')' => depth -= 1,
-            '(' => {
-                if depth == 0
-                    && after_dot != Some(i)
-                    && !func[i..].starts_with("(anonymous namespace)")
-                {
-                    return i;
-                }
-                depth += 1;
-            }
-            '.' => after_dot = Some(i + 1),
-            _ => {}
-        }
-    }
-    func.len()
 }
 
 #[cfg(test)]

@@ -19,9 +19,9 @@ use object::{Object, ObjectSection};
 
 use super::cfi_cover::{frame_pointer_step, CfiCover};
 use super::file::FileBytes;
+use super::load_map::LoadMap;
 use super::locate::Locate;
 use super::process::Mapping;
-use super::segments::Segments;
 use super::view::View;
 use crate::format::endian::Endian;
 use crate::format::sample::Sample;
@@ -64,8 +64,8 @@ struct UnwindSection {
 
 /// What unwinding needs of one ELF file.
 struct Image {
-    /// Its PT_LOAD segments.
-    segments: Segments,
+    /// Its PT_LOAD entries.
+    loads: LoadMap,
     text: Option<UnwindSection>,
     eh_frame: Option<UnwindSection>,
     eh_frame_hdr: Option<UnwindSection>,
@@ -100,7 +100,7 @@ impl Image {
                 })
             });
         Some(Image {
-            segments: Segments::of(&file),
+            loads: LoadMap::of(&file),
             text: section(&file, &bytes, ".text"),
             eh_frame: section(&file, &bytes, ".eh_frame"),
             eh_frame_hdr: section(&file, &bytes, ".eh_frame_hdr"),
@@ -125,12 +125,12 @@ impl Image {
 
     /// The file's own address (SVMA) of file offset `off`.
     fn svma_of(&self, off: u64) -> Option<u64> {
-        self.segments.svma(off)
+        self.loads.svma(off)
     }
 
     /// A framehop module for this file mapped as `m`.
     fn module(&self, m: &Mapping) -> Option<Module<Bytes>> {
-        let base_avma = self.segments.bias(m.start, m.end, m.pgoff)?;
+        let base_avma = self.loads.bias(m.start, m.end, m.pgoff)?;
         let info = ExplicitModuleSectionInfo {
             base_svma: 0,
             text_svma: self.text.as_ref().map(|s| s.svma.clone()),

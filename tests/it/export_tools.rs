@@ -9,7 +9,7 @@ use std::process::Command;
 
 use crate::common;
 
-use common::inferno::{parse, reference, reference_by, reference_with, Folded};
+use common::inferno::{parse, reference, reference_by, reference_with, references, Folded};
 use common::*;
 
 /// `perfz export DATA ARGS` (folded): the stacks and what it said.
@@ -50,6 +50,43 @@ fn assert_agrees(what: &str, reference: &Folded, ours: &Folded) {
         "{what}: {:.1} % of the weight agrees; {worst}",
         share * 100.0
     );
+}
+
+/// `ours` agrees with the best of `references` (each perf's) on 99 % of
+/// the weight; every perf's share in the message.
+fn assert_agrees_best(what: &str, references: &[(&str, Folded)], ours: &Folded) {
+    let shares: Vec<(f64, String, &str)> = references
+        .iter()
+        .map(|(perf, r)| {
+            let (share, worst) = agreement(r, ours);
+            (share, worst, *perf)
+        })
+        .collect();
+    let (best, _, perf) = shares
+        .iter()
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .expect("no reference");
+    let said: Vec<String> = shares
+        .iter()
+        .map(|(s, worst, p)| format!("{p}: {:.1} % ({worst})", s * 100.0))
+        .collect();
+    assert!(
+        *best >= 0.99,
+        "{what}: the best, {perf}, agrees on {:.1} % of the weight; {}",
+        best * 100.0,
+        said.join("; ")
+    );
+    let (rt, ot): (u64, u64) = (
+        references
+            .iter()
+            .find(|(p, _)| p == perf)
+            .unwrap()
+            .1
+            .values()
+            .sum(),
+        ours.values().sum(),
+    );
+    assert_eq!(ot, rt, "{what}: total weight against {perf}");
 }
 
 fn built(name: &str, cmd: &mut Command) -> PathBuf {
@@ -144,16 +181,17 @@ fn cxx_and_rust_fold_as_inferno_folds_perf_script() {
     ] {
         let data = record(&dir, &name.replace([' ', ','], "-"), args, &program);
         let (got, _) = ours(&data, &[]);
-        let want = reference(&data, &[]);
+        let want = references(&data, &[], &[]);
         if name.contains("1024") {
-            let cut: u64 = want
+            let cut: u64 = want[1]
+                .1
                 .iter()
                 .filter(|(k, _)| k.split(';').nth(1) == Some("[unknown]"))
                 .map(|(_, n)| n)
                 .sum();
             assert!(cut > 0, "{name}: no stack of perf's ends in a cut copy");
         }
-        assert_agrees(name, &want, &got);
+        assert_agrees_best(name, &want, &got);
         // Mangled names would agree on nothing; a check that they are gone.
         assert!(
             !got.keys().any(|k| k.contains(";_ZN") || k.contains(";_R")),
@@ -224,7 +262,9 @@ fn one_event_an_output_the_first_unless_chosen() {
 
 /// Samples in PLT entries are named `func@plt` as perf 6.12 names them
 /// (6.1 takes the first entry for `_init`), in a lazily bound program and
-/// in a BIND_NOW one, which has no `.got.plt`.
+/// in a BIND_NOW one, which has no `.got.plt`. How many samples land in
+/// the PLT depends on the CPU (0.1 % of them with BIND_NOW on one): the
+/// workload runs for more of its own CPU time until perf sees 20 there.
 #[test]
 fn plt_entries_are_named_lazy_or_bind_now() {
     require_recording();
@@ -238,20 +278,37 @@ fn plt_entries_are_named_lazy_or_bind_now() {
             .output_within();
         let sections = String::from_utf8_lossy(&sections.stdout).into_owned();
         assert_eq!(sections.contains(".got.plt"), !now, "{sections}");
-        let data = record(&dir, &format!("plt-{now}"), &["-g"], &program);
-        let want = reference_by(&perf_new, &data, &[], &[]);
-        let in_plt: u64 = want
-            .iter()
-            .filter(|(k, _)| k.ends_with("abs@plt"))
-            .map(|(_, n)| n)
-            .sum();
-        let total: u64 = want.values().sum();
+        let mut said = Vec::new();
+        for seconds in ["0.5", "2", "8"] {
+            let data = dir.join(format!("plt-{now}.data"));
+            let o = data.to_str().unwrap();
+            perfz_ok(
+                &["record", "-q", "-F", "4000", "-g", "-o", o, "--"]
+                    .into_iter()
+                    .chain([program.to_str().unwrap(), seconds])
+                    .collect::<Vec<_>>(),
+            );
+            let want = reference_by(&perf_new, &data, &[], &[]);
+            let in_plt: u64 = want
+                .iter()
+                .filter(|(k, _)| k.ends_with("abs@plt"))
+                .map(|(_, n)| n)
+                .sum();
+            // cpu-clock's period at -F 4000: 250 us a sample.
+            let samples_in_plt = in_plt / 250_000;
+            said.push(format!("{samples_in_plt} samples in {seconds} s"));
+            if samples_in_plt < 20 {
+                continue;
+            }
+            let (got, _) = ours(&data, &[]);
+            assert_agrees(&format!("BIND_NOW {now}"), &want, &got);
+            said.clear();
+            break;
+        }
         assert!(
-            in_plt * 50 > total,
-            "now {now}: {in_plt} of {total} in the PLT"
+            said.is_empty(),
+            "now {now}: perf saw too few samples in the PLT: {said:?}"
         );
-        let (got, _) = ours(&data, &[]);
-        assert_agrees(&format!("BIND_NOW {now}"), &want, &got);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,7 +1,9 @@
 /* The recorder tests' workload: CPU-bound, with deep and distinct call stacks
  * whose function names the tests look for in `perf report`.
  * Build: cc -O1 -g -fno-omit-frame-pointer -fno-inline -o deep deep.c
- * Run:   ./deep SECONDS [THREADS]   (THREADS busy threads, default 1) */
+ * Run:   ./deep SECONDS [THREADS]   (THREADS busy threads, default 1, each
+ *        until it has used SECONDS of its own CPU time, however busy the
+ *        machine: a test gets the samples it asks for) */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -29,17 +31,17 @@ __attribute__((noinline)) unsigned long perfz_workload_beta(unsigned long n) {
     return perfz_workload_recurse(12, n) ^ perfz_workload_recurse(6, n);
 }
 
-static double now(void) {
+static double cpu(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static double end;
+static double secs;
 
 static void *perfz_workload_loop(void *arg) {
     unsigned long i = (unsigned long)arg;
-    while (now() < end) {
+    while (cpu() < secs) {
         perfz_sink += perfz_workload_alpha(i) + perfz_workload_beta(i);
         i++;
     }
@@ -47,9 +49,8 @@ static void *perfz_workload_loop(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    double secs = argc > 1 ? atof(argv[1]) : 1.0;
+    secs = argc > 1 ? atof(argv[1]) : 1.0;
     int threads = argc > 2 ? atoi(argv[2]) : 1;
-    end = now() + secs;
     static pthread_t t[1024]; /* static: main's frame stays small (dwarf tests) */
     int n = 0;
     for (; n < threads - 1 && n < 1024; n++)

@@ -1,11 +1,13 @@
 //! The reference a folded export is compared with: `perf script
-//! --no-inline | inferno-collapse-perf`, the pipeline perfz's users run.
+//! --no-inline | inferno-collapse-perf`, the pipeline perfz's users run,
+//! by perf 6.12 (whose names, GNU's demangler's, perf 7.3 prints too), or
+//! by each perf in tests/tools where a test holds perfz to the best.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{perf, WaitWithin, Within};
+use super::{perf, perf_7, perf_new, WaitWithin, Within};
 
 /// inferno-collapse-perf: tests/setup.sh's, else one on PATH.
 pub fn inferno() -> PathBuf {
@@ -37,7 +39,8 @@ pub fn parse(text: &str) -> Folded {
     m
 }
 
-/// `perf script --no-inline -i DATA | inferno-collapse-perf ARGS`.
+/// `perf script --no-inline -i DATA | inferno-collapse-perf ARGS`, perf
+/// 6.12's.
 pub fn reference(data: &Path, args: &[&str]) -> Folded {
     reference_with(data, &[], args)
 }
@@ -45,7 +48,21 @@ pub fn reference(data: &Path, args: &[&str]) -> Folded {
 /// The same with perf script's `SCRIPT` options too (`--inline` among them
 /// replaces `--no-inline`).
 pub fn reference_with(data: &Path, script: &[&str], args: &[&str]) -> Folded {
-    reference_by(&perf(), data, script, args)
+    reference_by(&perf_new(), data, script, args)
+}
+
+/// The same by each perf: 6.1, 6.12 and 7.3, named. They differ: 6.1
+/// demangles C++ without return types, 6.12 leaves Rust's v0 names
+/// mangled, 7.3's unwinder (libdw) stops short in LLD-linked programs.
+pub fn references(data: &Path, script: &[&str], args: &[&str]) -> Vec<(&'static str, Folded)> {
+    [
+        ("perf 6.1", perf()),
+        ("perf 6.12", perf_new()),
+        ("perf 7.3", perf_7()),
+    ]
+    .into_iter()
+    .map(|(name, p)| (name, reference_by(&p, data, script, args)))
+    .collect()
 }
 
 /// The same with the perf at `perf`.
@@ -56,7 +73,7 @@ pub fn reference_by(perf: &Path, data: &Path, script: &[&str], args: &[&str]) ->
 /// The reference of a file cut short: perf script prints what it read, and
 /// fails at the cut.
 pub fn reference_of_cut(data: &Path) -> Folded {
-    collapse(&perf(), data, &[], &[], true)
+    collapse(&perf_new(), data, &[], &[], true)
 }
 
 fn collapse(perf: &Path, data: &Path, script: &[&str], args: &[&str], cut: bool) -> Folded {
