@@ -9,7 +9,10 @@
 #                             (never installed over 6.1), run through its wrapper
 #   perf 7.3                  the same again: trixie-backports' linux-perf and the
 #                             trixie libraries it needs, unpacked under
-#                             tests/tools/perf-7.3 and run through its wrapper
+#                             tests/tools/perf-7.3 and run through its wrapper;
+#                             trixie's python3.13 beside it (-X perf)
+#   javac (openjdk-17-jdk-headless), python3
+#                             the language matrix's Java and Python 3.11 rows
 #   cc (gcc), c++ (g++)       build the test workloads (rustc builds the Rust one)
 #   inferno 0.12.8            inferno-collapse-perf, the folded reference export is
 #                             compared with (cargo install into tests/tools/inferno)
@@ -47,6 +50,8 @@ want node nodejs
 want npm npm
 want chromium chromium
 want debuginfod debuginfod
+want javac openjdk-17-jdk-headless
+want python3 python3
 # perf 6.12's libraries that bookworm's perf 6.1 does not pull in; the
 # fonts chromium only recommends (the flame graph's text).
 for lib in libtraceevent1 libopencsd1 libbabeltrace1 fonts-liberation; do
@@ -125,7 +130,8 @@ fi
 # left as they are), and the wrapper starts perf with trixie's loader and
 # libraries. perf's own shell tests stay, for `perf test`:
 # tests/tools/perf-7.3/root/usr/lib/perf-core/tests/shell.
-if ! "$PERF7_DIR/perf" --version 2>/dev/null | grep -q "perf version $PERF7_VERSION"; then
+if ! "$PERF7_DIR/perf" --version 2>/dev/null | grep -q "perf version $PERF7_VERSION" ||
+    ! "$PERF7_DIR/python3.13" -c 'import sys; sys.activate_stack_trampoline("perf")' 2>/dev/null; then
     command -v apt-get >/dev/null 2>&1 ||
         fail "perf $PERF7_VERSION comes from Debian trixie-backports: put a perf $PERF7_VERSION at $PERF7_DIR/perf"
     echo "tests/setup.sh: perf $PERF7_VERSION (trixie-backports linux-perf, trixie libraries) into $PERF7_DIR"
@@ -146,7 +152,7 @@ if ! "$PERF7_DIR/perf" --version 2>/dev/null | grep -q "perf version $PERF7_VERS
         awk -v v="$PERF7_VERSION." '$3 ~ "^" v && $0 ~ /trixie-backports/ { print $3; exit }')
     [ -n "$version" ] || fail "trixie-backports has no linux-perf $PERF7_VERSION.x any more: put a perf $PERF7_VERSION at $PERF7_DIR/perf"
     DEBIAN_FRONTEND=noninteractive apt-get "${apt7[@]}" install -qq -y --download-only \
-        --no-install-recommends -t trixie-backports "linux-perf=$version" >/dev/null
+        --no-install-recommends -t trixie-backports "linux-perf=$version" python3.13-minimal >/dev/null
     rm -rf "$PERF7_DIR"
     mkdir -p "$PERF7_DIR"
     for deb in "$tmp7"/cache/archives/*.deb; do
@@ -174,6 +180,17 @@ PERF_EXEC_PATH="$root/usr/lib/perf-core" exec "$root/usr/lib64/ld-linux-x86-64.s
     --library-path "$root/usr/lib/x86_64-linux-gnu" --argv0 "$here/perf" "$root/usr/bin/perf" "$@"
 EOF
     chmod +x "$PERF7_DIR/perf"
+    # trixie's Python 3.13 (its -X perf trampolines name Python frames for
+    # perf; the language matrix's Python row where no python3.12 is on PATH).
+    cat >"$PERF7_DIR/python3.13" <<'EOF'
+#!/bin/sh
+# trixie's python3.13, unpacked beside perf 7.3 (tests/setup.sh).
+here=$(dirname "$(readlink -f "$0")")
+root=$here/root
+PYTHONHOME=$root/usr exec "$root/usr/lib64/ld-linux-x86-64.so.2" \
+    --library-path "$root/usr/lib/x86_64-linux-gnu" --argv0 python3.13 "$root/usr/bin/python3.13" "$@"
+EOF
+    chmod +x "$PERF7_DIR/python3.13"
     "$PERF7_DIR/perf" --version | grep -q "perf version $PERF7_VERSION" ||
         fail "the unpacked perf $PERF7_VERSION does not run: $("$PERF7_DIR/perf" --version 2>&1 | head -1)"
 fi

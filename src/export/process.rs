@@ -138,18 +138,12 @@ impl Timeline {
                 end_maps(maps, t, |o| o.end <= m.start || o.start >= m.end);
                 maps.push(m);
             }
-            SideBand::Comm {
-                pid,
-                tid,
-                comm,
-                exec,
-            } => {
-                if exec {
-                    // The maps before the exec are gone; the new ones follow.
-                    if let Some(m) = self.maps.get_mut(&pid) {
-                        end_maps(m, t, |_| false);
-                    }
-                }
+            SideBand::Comm { tid, comm, .. } => {
+                // An exec's COMM comes while the kernel loads the new
+                // image, before its maps, with the old image's user stack
+                // (in execve) still sampled: the old maps stay until new
+                // ones overlap them, as perf keeps them (its exec only
+                // flushes the unwinder's cache).
                 self.comms.entry(tid).or_default().push((t, comm.into()));
             }
             SideBand::Fork { pid, ppid, tid } => {

@@ -273,7 +273,15 @@ impl Unwind {
                 // The copy ended before the stack did: perf's unwinder
                 // reads a 0 there and ends with an unknown frame
                 // (`[unknown]` at the root of perf script | collapse).
-                if outside.get() {
+                // Not where the step left JIT code by its frame pointer
+                // (framehop's guess where no module is): perf's unwinder
+                // stops at JIT code, and a frame pointer that leads off
+                // the copy there (CPython's -X perf trampolines in an
+                // interpreter built without them) is no sign of a cut.
+                let jit = view
+                    .find(at.address_for_lookup())
+                    .is_none_or(|m| super::jit::is_anon(&m.path));
+                if outside.get() && !jit {
                     frames.push(UNKNOWN_ROOT);
                 }
                 break;

@@ -27,6 +27,7 @@ mod hostile_dsos;
 mod hostile_surroundings;
 mod interop;
 mod ktext_cache;
+mod languages;
 mod long_captures;
 mod loss_advice;
 mod newer_perf;

@@ -1,0 +1,443 @@
+//! The language matrix (issue 47): real programs of every language people
+//! profile, each recorded by perfz and exported, beside `perf script
+//! --no-inline | inferno-collapse-perf` of each perf in tests/tools on the
+//! same file, held to the best of them:
+//! - the exact-stack match (the share of the weight whose whole folded
+//!   line, names compared as strings, is the best perf's) is 99 % or more;
+//! - perfz leaves no more weight on unnamed frames (`[unknown]`,
+//!   `[module]`) than that perf does;
+//! - where a stack's root is named (`reach`), as much of the weight reaches
+//!   it as in the perf that reaches it most (dwarf stacks of LLD-linked
+//!   programs: perf 7.3's libdw unwinder stops short, 6.1 and 6.12 reach).
+//!
+//! The perfs differ: 6.12 and 7.3 demangle C++ as GNU's demangler does
+//! (return types, `32ul`, `std::istream`), 6.1 without return types; 6.12
+//! leaves Rust's v0 names mangled. The best of them is the oracle, never
+//! perfz's own expectations. Every workload runs on its own CPU time, so a
+//! busy machine makes it run longer, never give fewer samples.
+//! node's jitdump (`--perf-prof`, named after `perf inject --jit`) is
+//! export_tools' `jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them`.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common;
+
+use common::inferno::{parse, references, Folded};
+use common::*;
+
+fn src(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/workload")
+        .join(name)
+}
+
+/// Where this test binary's builds go.
+fn out_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("perfz-languages-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn build(what: &str, cmd: &mut Command) {
+    let o = cmd.output_within();
+    assert!(
+        o.status.success(),
+        "building {what}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// tests/workload/lang/threads.c: frame pointers or none, GNU ld or LLD
+/// (rustc's own, through its gcc-ld directory: every Rust toolchain has it).
+fn threads_c(fp: bool, lld: bool) -> PathBuf {
+    let out = out_dir().join(format!("threads-{fp}-{lld}"));
+    let mut cc = Command::new("cc");
+    cc.args(["-O2", "-g", "-pthread"]);
+    cc.arg(if fp {
+        "-fno-omit-frame-pointer"
+    } else {
+        "-fomit-frame-pointer"
+    });
+    if lld {
+        let sysroot = Command::new("rustc")
+            .args(["--print", "sysroot"])
+            .output_within();
+        let sysroot = String::from_utf8(sysroot.stdout).unwrap();
+        let gcc_ld =
+            Path::new(sysroot.trim()).join("lib/rustlib/x86_64-unknown-linux-gnu/bin/gcc-ld");
+        assert!(
+            gcc_ld.join("ld.lld").exists(),
+            "no ld.lld in {}: a Rust toolchain from rustup has it",
+            gcc_ld.display()
+        );
+        cc.arg("-B").arg(&gcc_ld).arg("-fuse-ld=lld");
+    }
+    build(
+        "threads.c",
+        cc.arg(src("lang/threads.c")).arg("-o").arg(&out),
+    );
+    out
+}
+
+/// tests/workload/rustapp by cargo --release: `debug` (0 or 2), frame
+/// pointers or none. Its own target directory under target/.
+fn rustapp(debug: u32, fp: bool) -> PathBuf {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("target/rustapp-{debug}-{fp}"));
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo
+        .args(["build", "--release", "--quiet", "--manifest-path"])
+        .arg(src("rustapp/Cargo.toml"))
+        .env("CARGO_TARGET_DIR", &target)
+        .env("CARGO_PROFILE_RELEASE_DEBUG", debug.to_string());
+    if fp {
+        cargo.env("RUSTFLAGS", "-C force-frame-pointers=yes");
+    } else {
+        cargo.env_remove("RUSTFLAGS");
+    }
+    build("tests/workload/rustapp", &mut cargo);
+    target.join("release/rustapp")
+}
+
+/// A Python with `-X perf`: python3.12 on PATH (pyenv's, in this image),
+/// else trixie's 3.13 that tests/setup.sh unpacks beside perf 7.3.
+fn python_with_perf_trampolines() -> OsString {
+    let works = |p: &OsString| {
+        Command::new(p)
+            .args(["-c", "import sys; sys.activate_stack_trampoline('perf')"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let trixie = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/perf-7.3/python3.13");
+    [OsString::from("python3.12"), trixie.into_os_string()]
+        .into_iter()
+        .find(works)
+        .expect(
+            "no Python with -X perf (3.12+): run tests/setup.sh (it unpacks trixie's python3.13)",
+        )
+}
+
+/// The share of `folded`'s weight on frames without a name.
+fn unnamed(folded: &Folded) -> f64 {
+    let total: u64 = folded.values().sum();
+    let weight: u64 = folded
+        .iter()
+        .map(|(k, n)| {
+            let frames = k.split(';').skip(1);
+            n * frames
+                .filter(|f| f.starts_with('[') && f.ends_with(']'))
+                .count() as u64
+        })
+        .sum();
+    weight as f64 / total.max(1) as f64
+}
+
+/// The share of `folded`'s weight whose stack holds frame `f`.
+fn reaching(folded: &Folded, f: &str) -> f64 {
+    let total: u64 = folded.values().sum();
+    let reach: u64 = folded
+        .iter()
+        .filter(|(k, _)| k.split(';').any(|x| x == f))
+        .map(|(_, n)| n)
+        .sum();
+    reach as f64 / total.max(1) as f64
+}
+
+/// The share of `reference`'s weight on the very same stacks in `ours`.
+fn exact(reference: &Folded, ours: &Folded) -> f64 {
+    let total: u64 = reference.values().sum();
+    let same: u64 = reference
+        .iter()
+        .map(|(k, n)| (*n).min(ours.get(k).copied().unwrap_or(0)))
+        .sum();
+    same as f64 / total.max(1) as f64
+}
+
+/// JIT maps (/tmp/perf-PID.map) of a recording's processes, removed when
+/// the row ends, passed or failed.
+struct JitMaps(PathBuf);
+
+impl Drop for JitMaps {
+    fn drop(&mut self) {
+        let Ok(o) = Command::new(perf())
+            .args(["script", "-F", "pid", "-i"])
+            .arg(&self.0)
+            .output()
+        else {
+            return;
+        };
+        let text = String::from_utf8_lossy(&o.stdout);
+        for pid in text.split_whitespace().collect::<BTreeSet<_>>() {
+            let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+        }
+    }
+}
+
+/// One row: `program` recorded with `record` args (in `dir`), exported,
+/// and checked against each perf.
+fn row(name: &str, record: &[&str], program: &[OsString], reach: Option<&str>) {
+    let dir = tempdir(&format!("lang-{}", name.replace([' ', ',', '+'], "-")));
+    let data = dir.join("row.data");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_perfz"));
+    cmd.args(["record", "-q", "-o"])
+        .arg(&data)
+        .args(record)
+        .arg("--")
+        .args(program);
+    let o = cmd.current_dir(&dir).output_within();
+    let _maps = JitMaps(data.clone());
+    assert!(
+        o.status.success(),
+        "{name}: perfz record: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let e = perfz_ok(&["export", data.to_str().unwrap()]);
+    let ours = parse(&String::from_utf8(e.stdout).unwrap());
+    let refs = references(&data, &[], &[]);
+    let (best, want) = refs
+        .iter()
+        .max_by(|a, b| exact(&a.1, &ours).total_cmp(&exact(&b.1, &ours)))
+        .unwrap();
+    let shares: Vec<String> = refs
+        .iter()
+        .map(|(p, r)| format!("{p} {:.1} %", exact(r, &ours) * 100.0))
+        .collect();
+    let share = exact(want, &ours);
+    let worst = want
+        .iter()
+        .map(|(k, n)| (n.saturating_sub(ours.get(k).copied().unwrap_or(0)), k))
+        .max()
+        .map(|(d, k)| format!("{d} of `{k}` missing"))
+        .unwrap_or_default();
+    assert!(
+        share >= 0.99,
+        "{name}: the exact-stack match is {} ({shares:?}); against {best}: {worst}",
+        share * 100.0
+    );
+    assert_eq!(
+        ours.values().sum::<u64>(),
+        want.values().sum::<u64>(),
+        "{name}: total weight against {best}"
+    );
+    let (u_ours, u_perf) = (unnamed(&ours), unnamed(want));
+    assert!(
+        u_ours <= u_perf + 1e-9,
+        "{name}: {:.2} % of the weight on unnamed frames, {best} {:.2} %",
+        u_ours * 100.0,
+        u_perf * 100.0
+    );
+    if let Some(f) = reach {
+        let most = refs
+            .iter()
+            .map(|(p, r)| (reaching(r, f), *p))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap();
+        assert!(
+            most.0 > 0.5,
+            "{name}: no perf reaches `{f}` in half the weight ({most:?}): the row tests nothing"
+        );
+        let r = reaching(&ours, f);
+        assert!(
+            r >= most.0 - 0.005,
+            "{name}: {:.1} % of the weight reaches `{f}`, {} {:.1} %",
+            r * 100.0,
+            most.1,
+            most.0 * 100.0
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn args(v: &[&str]) -> Vec<OsString> {
+    v.iter().map(OsString::from).collect()
+}
+
+fn with(program: PathBuf, rest: &[&str]) -> Vec<OsString> {
+    let mut v = vec![program.into_os_string()];
+    v.extend(args(rest));
+    v
+}
+
+const DWARF: &[&str] = &["--call-graph", "dwarf"];
+
+/// C: three threads (frame pointers, dwarf, and dwarf of an LLD-linked
+/// build, whose code's file offsets and addresses are not a page multiple
+/// apart).
+#[test]
+fn c_fp_dwarf_and_lld() {
+    require_recording();
+    row(
+        "C fp, threads",
+        &["-g"],
+        &with(threads_c(true, false), &["0.4"]),
+        // The leaf keeps no frame of its own: frame pointers skip its
+        // caller, as perf's do.
+        Some("start_thread"),
+    );
+    row(
+        "C dwarf",
+        DWARF,
+        &with(threads_c(false, false), &["0.4"]),
+        Some("perfz_thread_main"),
+    );
+    row(
+        "C dwarf, LLD",
+        DWARF,
+        &with(threads_c(false, true), &["0.4"]),
+        Some("perfz_thread_main"),
+    );
+}
+
+/// C++'s standard library (<regex>, iostreams, <random>, std::sort) at -O2
+/// without frame pointers, dwarf: names as GNU's demangler writes them.
+#[test]
+fn cxx_templates_dwarf() {
+    require_recording();
+    let program = out_dir().join("cxxlib");
+    build(
+        "cxxlib.cpp",
+        Command::new("c++")
+            .args(["-O2", "-g", "-fomit-frame-pointer"])
+            .arg(src("lang/cxxlib.cpp"))
+            .arg("-o")
+            .arg(&program),
+    );
+    row("C++ dwarf", DWARF, &with(program, &["0.8"]), Some("main"));
+}
+
+/// Rust from cargo --release (LLD, std's v0 names, serde_json, regex,
+/// flate2): dwarf without and with debug info, and frame pointers.
+#[test]
+fn rust_cargo_release() {
+    require_recording();
+    row(
+        "Rust dwarf",
+        DWARF,
+        &with(rustapp(0, false), &["0.8"]),
+        Some("rustapp::main"),
+    );
+    row(
+        "Rust dwarf, debug = 2",
+        DWARF,
+        &with(rustapp(2, false), &["0.8"]),
+        Some("rustapp::main"),
+    );
+    row(
+        "Rust fp",
+        &["-g"],
+        &with(rustapp(0, true), &["0.8"]),
+        Some("rustapp::main"),
+    );
+}
+
+/// Go keeps frame pointers: goroutines through the runtime.
+#[test]
+fn go_fp() {
+    require_recording();
+    let program = out_dir().join("busygo");
+    build(
+        "busy.go",
+        Command::new("go")
+            .args(["build", "-o"])
+            .arg(&program)
+            .arg(src("lang/busy.go"))
+            .env("GO111MODULE", "off")
+            .env(
+                "GOCACHE",
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("target/go-build"),
+            ),
+    );
+    row(
+        "Go fp",
+        &["-g"],
+        &with(program, &["0.8"]),
+        Some("main.worker"),
+    );
+}
+
+/// Python: with -X perf (3.12+), whose trampolines name Python functions
+/// in /tmp/perf-PID.map, and Debian's 3.11 (the interpreter's C frames).
+#[test]
+fn python_with_and_without_perf_trampolines() {
+    require_recording();
+    let script = src("lang/busy.py").into_os_string();
+    let py = python_with_perf_trampolines();
+    row(
+        "Python -X perf",
+        &["-g"],
+        &[py, "-X".into(), "perf".into(), script.clone(), "0.8".into()],
+        None,
+    );
+    let py311 = if Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
+    row(
+        "Python 3.11",
+        &["-g"],
+        &[py311.into(), script, "0.8".into()],
+        None,
+    );
+}
+
+/// node with --perf-basic-prof: JS frames from its perf map.
+#[test]
+fn node_perf_map() {
+    require_recording();
+    let js = src("busy.js").into_os_string();
+    row(
+        "node --perf-basic-prof",
+        &["-g"],
+        &[
+            OsString::from("node"),
+            "--perf-basic-prof".into(),
+            js,
+            "0.8".into(),
+        ],
+        None,
+    );
+}
+
+/// Java 17 with a perf map written at exit and frame pointers kept in JIT
+/// code.
+#[test]
+fn java_perf_map() {
+    require_recording();
+    let classes = out_dir().join("java");
+    build(
+        "Busy.java",
+        Command::new("javac")
+            .arg("-d")
+            .arg(&classes)
+            .arg(src("lang/Busy.java")),
+    );
+    let program: Vec<OsString> = [
+        "java",
+        "-XX:+UnlockDiagnosticVMOptions",
+        "-XX:+DumpPerfMapAtExit",
+        "-XX:+PreserveFramePointer",
+        "-cp",
+    ]
+    .iter()
+    .map(OsString::from)
+    .chain([classes.into_os_string(), "Busy".into(), "0.8".into()])
+    .collect();
+    row("Java perf map", &["-g"], &program, None);
+}
+
+/// `make -j2` of many short processes (cc, cc1, as, sh), each exec'd.
+#[test]
+fn make_of_many_short_processes() {
+    require_recording();
+    let dir = out_dir().join("make");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut program = args(&["make", "-s", "-j2", "-C"]);
+    program.push(dir.into_os_string());
+    program.push("-f".into());
+    program.push(src("lang/Makefile").into_os_string());
+    row("make -j2", &["-g"], &program, None);
+}
