@@ -93,6 +93,23 @@ pub struct Args {
     /// inferno-diff-folded --normalize).
     #[arg(long, requires = "diff")]
     normalize: bool,
+    /// Svg: the flame graph's title (default: perfz: FILE), as
+    /// inferno-flamegraph's --title.
+    #[arg(long, value_name = "TEXT")]
+    title: Option<String>,
+    /// Svg: an icicle graph, the roots at the top (inferno-flamegraph's
+    /// --inverted).
+    #[arg(long)]
+    inverted: bool,
+    /// Svg: the image's width in pixels (inferno-flamegraph's --width;
+    /// default 1200).
+    #[arg(long, value_name = "PIXELS", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    width: Option<u32>,
+    /// Svg: what the weights count, in the tooltips (inferno-flamegraph's
+    /// --countname; default: samples, or ns where the weights are the
+    /// clocks' nanoseconds).
+    #[arg(long, alias = "countname", value_name = "NAME")]
+    count_name: Option<String>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -113,7 +130,19 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         symfs: a.symfs.as_deref().map(crate::export::locate::Symfs::parse),
         kallsyms: a.kallsyms.clone(),
         debuginfod: debuginfod_urls(a.debuginfod.as_deref(), a.no_debuginfod),
+        flame: crate::export::gather::FlameOptions {
+            title: a.title.clone(),
+            inverted: a.inverted,
+            width: a.width.map(|w| w as usize),
+            count_name: a.count_name.clone(),
+        },
     };
+    let drawn = a.title.is_some() || a.inverted || a.width.is_some() || a.count_name.is_some();
+    if drawn && !matches!(a.format, Format::Svg) {
+        anyhow::bail!(
+            "--title, --inverted, --width and --count-name draw a flame graph: add --format svg"
+        );
+    }
     // Before anything is read (a stream spooled) or written.
     if let Some(why) = crate::export::events::contradiction(o.event.as_deref(), o.time) {
         anyhow::bail!(why);

@@ -61,7 +61,13 @@ pub fn diff(
             let lines = diff_folded(&b, &n, normalize)?;
             if format == ExportFormat::Svg {
                 let title = format!("perfz diff: {} → {}", base[0].display(), new[0].display());
-                draw_svg(&lines, &title, out)?;
+                let unit = if d.base.unit == d.new.unit {
+                    d.new.unit
+                } else {
+                    "none"
+                };
+                let heading = super::speedscope::Heading { name: &title, unit };
+                draw_svg(&lines, &heading, &o.flame, out)?;
             } else {
                 let mut w = std::io::BufWriter::new(out);
                 lines.iter().try_for_each(|l| writeln!(w, "{l}"))?;

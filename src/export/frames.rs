@@ -189,7 +189,10 @@ fn name_frame<'a>(
         // kernel itself.
         Some(m) if kernel && m.path.starts_with(KERNEL_MAPS) => Some(KERNEL_MAPS.into()),
         Some(m) => Some(m.path.clone()),
-        None if kernel => Some(KERNEL_MAPS.into()),
+        // A kernel address no map of the recording holds: the kernel's
+        // where its symbols are this kernel's; of another kernel perf
+        // knows only the maps the recording gives (`[unknown]` outside).
+        None if kernel && syms.kernel_named() => Some(KERNEL_MAPS.into()),
         None => None,
     };
     Named {

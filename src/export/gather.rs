@@ -16,8 +16,8 @@ pub enum Gather {
     Folded {
         /// The lines' counts.
         folded: Folded,
-        /// Drawn as a flame graph.
-        svg: bool,
+        /// Drawn as a flame graph, so.
+        svg: Option<FlameOptions>,
     },
     /// A pprof profile.
     Pprof(Box<ProfileBuilder>),
@@ -29,12 +29,12 @@ pub enum Gather {
 pub type Who<'a> = (&'a Arc<str>, u32, u32);
 
 impl Gather {
-    /// An empty sink for `format`.
-    pub fn new(format: ExportFormat) -> Gather {
+    /// An empty sink for `format` (a flame graph drawn as `flame` says).
+    pub fn new(format: ExportFormat, flame: &FlameOptions) -> Gather {
         match format {
             ExportFormat::Folded | ExportFormat::Svg => Gather::Folded {
                 folded: Folded::default(),
-                svg: format == ExportFormat::Svg,
+                svg: (format == ExportFormat::Svg).then(|| flame.clone()),
             },
             ExportFormat::Pprof => Gather::Pprof(Box::new(ProfileBuilder::new())),
             ExportFormat::Speedscope => Gather::Speedscope(Speedscope::default()),
@@ -78,10 +78,13 @@ impl Gather {
         out: &mut dyn std::io::Write,
     ) -> Result<usize, FormatError> {
         Ok(match self {
-            Gather::Folded { folded, svg: false } => folded.write(fold, named, out)?,
-            Gather::Folded { folded, svg: true } => {
+            Gather::Folded { folded, svg: None } => folded.write(fold, named, out)?,
+            Gather::Folded {
+                folded,
+                svg: Some(flame),
+            } => {
                 let lines = folded.lines(fold, named);
-                draw_svg(&lines, heading.name, out)?;
+                draw_svg(&lines, heading, &flame, out)?;
                 lines.len()
             }
             Gather::Pprof(profile) => {
@@ -94,16 +97,46 @@ impl Gather {
     }
 }
 
+/// How a flame graph is drawn: inferno-flamegraph's options of the same
+/// names, passed to inferno.
+#[derive(Debug, Clone, Default)]
+pub struct FlameOptions {
+    /// `--title` (default: `perfz: FILE`).
+    pub title: Option<String>,
+    /// `--inverted`: an icicle graph, the roots at the top.
+    pub inverted: bool,
+    /// `--width` in pixels (inferno's default: 1200).
+    pub width: Option<usize>,
+    /// `--count-name`: what the weights count (default: `samples`, or
+    /// `ns` where they are nanoseconds).
+    pub count_name: Option<String>,
+}
+
 /// The flame graph of folded `lines` (differential where they hold two
-/// counts: red grew, blue shrank), drawn by inferno.
+/// counts: red grew, blue shrank), drawn by inferno: titled and counted
+/// as `heading` says unless `flame` says otherwise.
 pub fn draw_svg(
     lines: &[String],
-    title: &str,
+    heading: &Heading<'_>,
+    flame: &FlameOptions,
     out: &mut dyn std::io::Write,
 ) -> Result<(), FormatError> {
     let mut opts = inferno::flamegraph::Options::default();
-    opts.title = title.to_string();
-    opts.count_name = "samples".into();
+    opts.title = flame
+        .title
+        .clone()
+        .unwrap_or_else(|| heading.name.to_string());
+    opts.count_name = flame.count_name.clone().unwrap_or_else(|| {
+        match heading.unit {
+            "nanoseconds" => "ns",
+            _ => "samples",
+        }
+        .into()
+    });
+    if flame.inverted {
+        opts.direction = inferno::flamegraph::Direction::Inverted;
+    }
+    opts.image_width = flame.width;
     inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), out).map_err(|e| {
         match e.downcast::<std::io::Error>() {
             Ok(io) => FormatError::Io(io),

@@ -87,6 +87,8 @@ pub struct Exported {
     pub cut_short: Vec<String>,
     /// What went wrong asking debuginfod servers, once each.
     pub debuginfod: Vec<String>,
+    /// The weights' unit: `nanoseconds` or `none` (counts).
+    pub unit: &'static str,
 }
 
 /// What `perfz export` writes.
@@ -121,6 +123,8 @@ pub struct ExportOptions {
     /// The debuginfod servers (space-separated URLs) to fetch missing
     /// symbols from; None or empty: none.
     pub debuginfod: Option<String>,
+    /// How an svg flame graph is drawn.
+    pub flame: gather::FlameOptions,
 }
 
 /// Exports every sample of `inputs` (read in order, as one recording) to
@@ -142,7 +146,7 @@ pub fn export(
     let (mut syms, locate) = sources(&survey, o, kallsyms);
     let (mut done, mut unwind) = begin(&survey, &chosen, &locate);
     done.kernel_symbols |= o.kallsyms.is_some();
-    let mut gather = Gather::new(format);
+    let mut gather = Gather::new(format, &o.flame);
     let mut table = FrameTable::default();
     let mut views = view::Views::new(procs);
     let mut ids = Vec::new();
@@ -191,6 +195,7 @@ pub fn export(
     let about = || pprof::about(inputs, &chosen, (first, last));
     let title = format!("perfz: {}", inputs[0].display());
     let unit = events::unit(&chosen, o.fold.sample_counts);
+    done.unit = unit;
     let heading = speedscope::Heading { name: &title, unit };
     done.stacks = gather.write((&table.named, &o.fold), &heading, about, out)?;
     Ok(done)

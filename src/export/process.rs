@@ -213,3 +213,15 @@ impl Timeline {
         &self.kernel
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_never_named_are_named_as_perf_names_them() {
+        let t = Timeline::default();
+        assert_eq!(&*t.comm(0, 1), "swapper");
+        assert_eq!(&*t.comm(42, 1), ":42");
+    }
+}

@@ -43,12 +43,15 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
     let here = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .ok();
+    let this_boot_text = crate::synth::kernel_range::this_boot_text();
     // Events with samples, in the order first seen: name -> (attr, samples).
     let mut events: Vec<(String, crate::format::Attr, u64)> = Vec::new();
     let mut first_event = None;
     let mut cut_short = Vec::new();
     for input in inputs {
         let (mut r, cut) = open_input(input)?;
+        // Where the kernel's text was, as the kernel's map says.
+        let mut kernel_text = None;
         // Samples per attr of this input, named once it is read.
         let mut counts: Vec<u64> = Vec::new();
         while let Some((rec, meta)) = next(&mut r, cut)? {
@@ -77,6 +80,17 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
                         })
                         .and_then(|id| id.time)
                         .unwrap_or(0);
+                    if let SideBand::Map {
+                        path,
+                        pgoff,
+                        kernel: true,
+                        ..
+                    } = &ev
+                    {
+                        if path == KERNEL_TEXT_MAP {
+                            kernel_text.get_or_insert(*pgoff);
+                        }
+                    }
                     procs.push(time, ev);
                 }
             }
@@ -87,11 +101,12 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         }
         // The features, read after the pass: a pipe's come as records.
         let recorded = r.features.string(feat::OSRELEASE);
-        // A recording that says nothing of its kernel (cut before its
-        // features) is taken for this one's, as perf takes it.
-        kernel_here &= here.is_some()
-            && (recorded.is_none() || recorded == here)
-            && same_kernel_build(&r.features);
+        let recorded = Kernel {
+            release: recorded,
+            build_matches: kernel_build_matches(&r.features),
+            text: kernel_text,
+        };
+        kernel_here &= recorded.is_this(here.as_deref(), this_boot_text);
         arch = arch.or(r.features.string(feat::ARCH));
         // Files' build ids from the header (perf's default; MMAP2 records
         // carry them only with --buildid-mmap).
@@ -147,18 +162,50 @@ fn sample_time(body: &[u8], attr: &crate::format::Attr, e: crate::format::endian
 /// Whether the kernel the recording names in its build-id table (where it
 /// does) is the running one: another build of the same release has other
 /// addresses, and perf leaves its frames unnamed.
-fn same_kernel_build(f: &crate::format::FeatureSet) -> bool {
+/// Whether the recording's kernel build id is this kernel's (None: one of
+/// them is not known).
+fn kernel_build_matches(f: &crate::format::FeatureSet) -> Option<bool> {
     let recorded = f
         .build_id_table()
         .unwrap_or_default()
         .into_iter()
         .find(|(_, _, _, name)| name == crate::format::record::KERNEL_MAPS)
-        .map(|(_, _, id, _)| id);
-    match (recorded, crate::synth::build_id::of_kernel()) {
-        (Some(theirs), Some(ours)) => theirs == ours,
-        _ => true,
+        .map(|(_, _, id, _)| id)?;
+    Some(recorded == crate::synth::build_id::of_kernel()?)
+}
+
+/// What a recording says of its kernel.
+struct Kernel {
+    /// Its release (HEADER_OSRELEASE).
+    release: Option<String>,
+    /// Whether its build id is this kernel's (None: one is not known).
+    build_matches: Option<bool>,
+    /// Where its text was (`_text`, the kernel map's offset).
+    text: Option<u64>,
+}
+
+impl Kernel {
+    /// Whether it is the running kernel, of release `here` and text at
+    /// `text_here`: its release and build id where it gives them; a
+    /// recording that gives neither (cut before its features, a pipe
+    /// without them) only where its text lies where this boot's does
+    /// (KASLR moves it every boot). perf takes such a recording for this
+    /// kernel's and names its frames from this kernel's symbols.
+    fn is_this(&self, here: Option<&str>, text_here: Option<u64>) -> bool {
+        let Some(here) = here else {
+            return false;
+        };
+        match (&self.release, self.build_matches) {
+            (None, None) => self.text.is_some() && self.text == text_here,
+            (release, build) => {
+                release.as_deref().is_none_or(|r| r == here) && build.unwrap_or(true)
+            }
+        }
     }
 }
+
+/// The kernel's map, whose offset is `_text`'s address.
+const KERNEL_TEXT_MAP: &str = "[kernel.kallsyms]_text";
 
 /// Opens an input; one whose header describes more than the file holds
 /// (cut short, or a crash before it was finished) is opened as recover
@@ -190,5 +237,31 @@ pub(super) fn next(
     match r.next_record() {
         Err(_) if cut => Ok(None),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_is_this_one_only_where_the_recording_says_so() {
+        let k = |release: Option<&str>, build_matches, text| Kernel {
+            release: release.map(String::from),
+            build_matches,
+            text,
+        };
+        let (here, text) = (Some("6.18.44"), Some(0xffff_ffff_9a00_0000));
+        assert!(k(Some("6.18.44"), Some(true), None).is_this(here, text));
+        assert!(k(Some("6.18.44"), None, None).is_this(here, text));
+        assert!(!k(Some("6.1.0"), None, text).is_this(here, text));
+        assert!(!k(Some("6.18.44"), Some(false), text).is_this(here, text));
+        assert!(!k(None, Some(false), text).is_this(here, text));
+        // Nothing said: the text's place (KASLR) decides.
+        assert!(k(None, None, text).is_this(here, text));
+        assert!(!k(None, None, Some(0xffff_ffff_8100_0000)).is_this(here, text));
+        assert!(!k(None, None, None).is_this(here, text));
+        assert!(!k(None, None, text).is_this(here, None));
+        assert!(!k(Some("6.18.44"), Some(true), None).is_this(None, text));
     }
 }

@@ -154,6 +154,9 @@ pub struct Symbols {
     /// until a kernel frame needs them.
     kernel: std::sync::OnceLock<Option<Table>>,
     loading: std::sync::Mutex<Option<Kallsyms>>,
+    /// Kernel frames are named (the recording's kernel is this one, or
+    /// `--kallsyms` said whose it is).
+    kernel_named: bool,
     /// Where files are found.
     locate: Arc<Locate>,
     /// Each file's DWARF for inline frames, when they are asked for.
@@ -174,6 +177,7 @@ impl Symbols {
             files: HashMap::new(),
             locate,
             kernel: std::sync::OnceLock::new(),
+            kernel_named: kallsyms.is_some(),
             loading: std::sync::Mutex::new(kallsyms),
             inline: inline.then(HashMap::new),
             jit: HashMap::new(),
@@ -280,6 +284,12 @@ impl Symbols {
                 super::jit::load(&super::jit::map_path(pid)),
             ]
         })
+    }
+
+    /// Whether kernel frames are named: the recording's kernel is this
+    /// one (or `--kallsyms` gave its symbols).
+    pub fn kernel_named(&self) -> bool {
+        self.kernel_named
     }
 
     /// The kernel function at `addr`.

@@ -113,6 +113,12 @@ fn hex(s: &[u8]) -> Option<u64> {
     })
 }
 
+/// `_text` of this boot, as the listing's first page gives it (it comes in
+/// the first lines), if it does (not to a user kptr_restrict hides it from).
+pub fn this_boot_text() -> Option<u64> {
+    first_page_text()
+}
+
 /// `_text` as the listing's first page gives it (it comes in the first
 /// lines), if it does.
 fn first_page_text() -> Option<u64> {

@@ -302,6 +302,96 @@ fn svg_is_a_flame_graph_of_the_folded_stacks() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The flame graph's options are inferno-flamegraph's (`--title`,
+/// `--inverted`, `--width`, `--count-name`, its `--countname`), and the
+/// graph is the one inferno-flamegraph draws with them from the folded
+/// export, byte for byte; the tooltips count nanoseconds where the
+/// weights are cpu-clock's, samples with `--sample-counts`.
+#[test]
+fn svg_options_draw_as_inferno_flamegraph_draws() {
+    /// perfz's options, its folding options, inferno-flamegraph's, the
+    /// tooltips' unit.
+    struct Case<'a>(&'a [&'a str], &'a [&'a str], &'a [&'a str], &'a str);
+    require_recording();
+    let dir = tempdir("export-svg-options");
+    let data = record_fp(&dir, "s.data", "0.3");
+    let d = data.to_str().unwrap();
+    let flamegraph = common::inferno::inferno().with_file_name("inferno-flamegraph");
+    let svg = |args: &[&str]| {
+        let out = dir.join("s.svg");
+        let o = out.to_str().unwrap();
+        perfz_ok(&[&["export", "--format", "svg", "-o", o, d], args].concat());
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let folded = |args: &[&str]| {
+        let out = dir.join("s.folded");
+        let o = out.to_str().unwrap();
+        perfz_ok(&[&["export", "-o", o, d], args].concat());
+        out
+    };
+    let cases: [Case; 3] = [
+        Case(
+            &[],
+            &[],
+            &["--title", &format!("perfz: {d}"), "--countname", "ns"],
+            " ns, ",
+        ),
+        Case(
+            &[
+                "--title",
+                "t",
+                "--inverted",
+                "--width",
+                "800",
+                "--count-name",
+                "ms",
+            ],
+            &[],
+            &[
+                "--title",
+                "t",
+                "--inverted",
+                "--width",
+                "800",
+                "--countname",
+                "ms",
+            ],
+            " ms, ",
+        ),
+        Case(
+            &["--sample-counts", "--countname", "hits"],
+            &["--sample-counts"],
+            &["--title", &format!("perfz: {d}"), "--countname", "hits"],
+            " hits, ",
+        ),
+    ];
+    for Case(ours, fold, theirs, unit) in cases {
+        let got = svg(ours);
+        let o = std::process::Command::new(&flamegraph)
+            .args(theirs)
+            .arg(folded(fold))
+            .output_within();
+        assert!(
+            o.status.success(),
+            "inferno-flamegraph {theirs:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let want = String::from_utf8(o.stdout).unwrap();
+        assert!(
+            want.contains(unit),
+            "{theirs:?}: no `{unit}` in inferno's graph"
+        );
+        assert!(
+            got == want,
+            "perfz export {ours:?} is not inferno-flamegraph {theirs:?}'s graph"
+        );
+    }
+    let wrong = perfz(&["export", "--title", "t", d]);
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&wrong.stderr).contains("add --format svg"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The flame graph in a real browser, headless Chromium: frames are drawn
 /// (a screenshot the size of the graph is frames' colours over a good part
 /// of it), and search works (opened with `?s=NAME`, as a link to a search
@@ -484,4 +574,46 @@ fn report_table_agrees_with_perf_report() {
     let (shown, err) = own(Some("/nonexistent"));
     assert!(err.contains("apt-get install linux-perf"), "{err}");
     assert_eq!(shown, table);
+}
+
+/// Recordings from another machine's kernel (perf 6.1's fixtures, files
+/// and pipes): their kernel frames are not named from this kernel's
+/// symbols, and fold as perf folds them when told the truth (an empty
+/// `--kallsyms`: no symbols of that kernel here); perf, told nothing,
+/// names them from this host's (wrongly), which is no oracle. Process 0
+/// is `swapper`, as perf calls the idle task.
+#[test]
+fn another_kernels_frames_fold_as_perf_folds_them_told_the_truth() {
+    let dir = tempdir("export-foreign");
+    let empty = dir.join("empty.kallsyms");
+    std::fs::write(&empty, "").unwrap();
+    let mut swapper = 0;
+    for name in [
+        "z-sysw-switch",
+        "plain-sysw",
+        "pipe-cmd",
+        "zpipe-cmd",
+        "z1-cmd",
+        "z-attach-p",
+    ] {
+        let data = fixture(name);
+        let want =
+            common::inferno::reference_with(&data, &["--kallsyms", empty.to_str().unwrap()], &[]);
+        let got = ours(&data);
+        swapper += got.keys().filter(|k| k.starts_with("swapper;")).count();
+        assert!(
+            got == want,
+            "{name}: perfz only {:?}\nperf only {:?}",
+            got.iter()
+                .filter(|(k, v)| want.get(*k) != Some(v))
+                .take(5)
+                .collect::<Vec<_>>(),
+            want.iter()
+                .filter(|(k, v)| got.get(*k) != Some(v))
+                .take(5)
+                .collect::<Vec<_>>()
+        );
+    }
+    assert!(swapper > 0, "no system-wide fixture's idle samples");
+    let _ = std::fs::remove_dir_all(&dir);
 }
