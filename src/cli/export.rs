@@ -295,14 +295,30 @@ fn said(done: &crate::export::Exported) -> String {
                 .into(),
         );
     }
-    format!(
+    let mut said = format!(
         "perfz export: {} samples, {} distinct stacks; {} of {} frames without a name{}",
         done.samples,
         done.stacks,
         done.unknown_frames,
         done.frames,
         notes.iter().map(|n| format!("; {n}")).collect::<String>()
-    )
+    );
+    // Where they are, most first: the few that matter.
+    const SHOWN: usize = 5;
+    for u in done.unnamed.iter().take(SHOWN) {
+        said.push_str(&format!(
+            "\n  {} frames in {}: {}",
+            u.frames, u.file, u.remedy
+        ));
+    }
+    if done.unnamed.len() > SHOWN {
+        let rest: u64 = done.unnamed[SHOWN..].iter().map(|u| u.frames).sum();
+        said.push_str(&format!(
+            "\n  {rest} frames in {} more files",
+            done.unnamed.len() - SHOWN
+        ));
+    }
+    said
 }
 
 /// The debuginfod servers to ask: `--debuginfod=URLS`, else (`--debuginfod`

@@ -45,6 +45,7 @@ pub mod survey;
 pub mod symbols;
 pub mod table;
 pub mod tidy;
+pub mod unnamed;
 pub mod unwind;
 pub mod view;
 
@@ -89,6 +90,8 @@ pub struct Exported {
     pub debuginfod: Vec<String>,
     /// The weights' unit: `nanoseconds` or `none` (counts).
     pub unit: &'static str,
+    /// The files whose frames stayed without a name, most first.
+    pub unnamed: Vec<unnamed::UnnamedFile>,
 }
 
 /// What `perfz export` writes.
@@ -191,6 +194,7 @@ pub fn export(
         done.frames += n.max(1) * holders;
         done.unknown_frames += (n == 0) as u64 * holders;
     }
+    done.unnamed = unnamed::unnamed_files(&table.named, &table.holders, syms.kernel_named());
     done.debuginfod = locate.debuginfod.iter().flat_map(|d| d.trouble()).collect();
     let about = || pprof::about(inputs, &chosen, (first, last));
     let title = format!("perfz: {}", inputs[0].display());

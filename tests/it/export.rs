@@ -617,3 +617,59 @@ fn another_kernels_frames_fold_as_perf_folds_them_told_the_truth() {
     assert!(swapper > 0, "no system-wide fixture's idle samples");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// After the summary, the files whose frames stayed unnamed, most first,
+/// each with what would name it: a stripped program's build id for
+/// debuginfod and its -dbgsym package.
+#[test]
+fn the_summary_names_the_files_without_symbols() {
+    require_recording();
+    let dir = tempdir("export-unnamed");
+    let stripped = dir.join("stripped-deep");
+    let st = std::process::Command::new("strip")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(workload())
+        .status_within();
+    assert!(st.success(), "strip");
+    let notes = std::process::Command::new("readelf")
+        .arg("-n")
+        .arg(&stripped)
+        .output_within();
+    let notes = String::from_utf8_lossy(&notes.stdout).into_owned();
+    let id = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .expect("a build id")
+        .to_string();
+    let data = dir.join("s.data");
+    let d = data.to_str().unwrap();
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-g",
+        "-o",
+        d,
+        "--",
+        stripped.to_str().unwrap(),
+        "0.3",
+    ]);
+    let o = perfz_ok(&["export", "-o", "/dev/null", "--no-debuginfod", d]);
+    let said = String::from_utf8_lossy(&o.stderr).into_owned();
+    let line = said
+        .lines()
+        .find(|l| l.contains(&format!(" frames in {}: ", stripped.display())))
+        .unwrap_or_else(|| panic!("the stripped program is not named: {said}"));
+    assert!(
+        line.contains(&format!("debuginfod (build id {id})")),
+        "{line}"
+    );
+    assert!(line.contains("-dbgsym"), "{line}");
+    // Most first: no line below it counts more.
+    let counts: Vec<u64> = said
+        .lines()
+        .filter_map(|l| l.trim().split(" frames in ").next()?.parse().ok())
+        .collect();
+    assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
