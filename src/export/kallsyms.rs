@@ -11,10 +11,24 @@ use super::table::{Sym, Table, TableBuilder};
 pub struct Kallsyms(std::thread::JoinHandle<Option<Table>>);
 
 impl Kallsyms {
-    /// Starts reading `file` (None: /proc/kallsyms).
+    /// Starts reading `file` (None: /proc/kallsyms, or what was kept of it
+    /// this boot: [`super::kallsyms_cache`]).
     pub fn read(file: Option<std::path::PathBuf>) -> Kallsyms {
-        Kallsyms(std::thread::spawn(move || {
-            load_kallsyms(file.as_deref().unwrap_or("/proc/kallsyms".as_ref()))
+        Kallsyms(std::thread::spawn(move || match file {
+            Some(f) => load_kallsyms(&f, None),
+            None => {
+                if let Some(kept) = super::kallsyms_cache::load() {
+                    let mut b = TableBuilder::default();
+                    push_kallsyms(&mut b, &kept, None);
+                    return (!b.is_empty()).then(|| b.kallsyms());
+                }
+                let mut keep = Vec::new();
+                let table = load_kallsyms("/proc/kallsyms".as_ref(), Some(&mut keep));
+                if table.is_some() {
+                    super::kallsyms_cache::keep(&keep);
+                }
+                table
+            }
         }))
     }
 
@@ -24,14 +38,29 @@ impl Kallsyms {
     }
 }
 
+/// The longest line read: a kallsyms line is a name of at most 512 bytes
+/// (KSYM_NAME_LEN) and a module's; a file with longer lines is no listing
+/// (`--kallsyms /dev/zero`), and reading stops there, as perf's does.
+const LONGEST_LINE: usize = 64 << 10;
+
 /// /proc/kallsyms' functions (t/T/w/W), as perf reads them: line by line,
-/// their names gathered in one buffer.
-fn load_kallsyms(file: &std::path::Path) -> Option<Table> {
+/// their names gathered in one buffer; `keep` gets the function lines. A
+/// FIFO or a device is not read (opened without waiting): a listing is a
+/// regular file (/proc's among them).
+fn load_kallsyms(file: &std::path::Path, mut keep: Option<&mut Vec<u8>>) -> Option<Table> {
     use std::io::Read;
-    let mut f = std::fs::File::open(file).ok()?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(file)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
     let mut b = TableBuilder::default();
     // Whole lines of what was read; the rest waits for the next read.
-    let (mut buf, mut have) = (vec![0u8; 1 << 16], 0);
+    let (mut buf, mut have) = (vec![0u8; LONGEST_LINE], 0);
     loop {
         let n = f.read(&mut buf[have..]).ok()?;
         have += n;
@@ -39,32 +68,39 @@ fn load_kallsyms(file: &std::path::Path) -> Option<Table> {
             .iter()
             .rposition(|&c| c == b'\n')
             .map_or(0, |i| i + 1);
-        push_kallsyms(&mut b, &buf[..whole]);
-        if n == 0 {
-            push_kallsyms(&mut b, &buf[whole..have]);
+        push_kallsyms(&mut b, &buf[..whole], keep.as_deref_mut());
+        if n == 0 || (whole == 0 && have == buf.len()) {
+            if n == 0 {
+                push_kallsyms(&mut b, &buf[whole..have], keep.as_deref_mut());
+            }
             break;
         }
         buf.copy_within(whole..have, 0);
         have -= whole;
-        if have == buf.len() {
-            buf.resize(buf.len() * 2, 0); // a line longer than the buffer
-        }
     }
     (!b.is_empty()).then(|| b.kallsyms())
 }
 
 /// The functions of whole lines of /proc/kallsyms (a line whose bytes are
-/// not UTF-8 is left out).
-fn push_kallsyms(b: &mut TableBuilder, lines: &[u8]) {
+/// not UTF-8 is left out), each line kept in `keep` (ending in a newline).
+fn push_kallsyms(b: &mut TableBuilder, lines: &[u8], mut keep: Option<&mut Vec<u8>>) {
+    let mut one = |l: &str| {
+        if let Some(s) = kallsyms_line(l) {
+            if let Some(k) = keep.as_deref_mut() {
+                k.extend_from_slice(l.as_bytes());
+                k.push(b'\n');
+            }
+            b.push(s);
+        }
+    };
     // Checked as one text: the kernel's names are ASCII.
     if let Ok(text) = std::str::from_utf8(lines) {
-        text.split('\n')
-            .filter_map(kallsyms_line)
-            .for_each(|s| b.push(s));
+        text.split('\n').for_each(&mut one);
     } else {
         let lines = lines.split(|&c| c == b'\n');
-        let lines = lines.filter_map(|l| std::str::from_utf8(l).ok());
-        lines.filter_map(kallsyms_line).for_each(|s| b.push(s));
+        lines
+            .filter_map(|l| std::str::from_utf8(l).ok())
+            .for_each(one);
     }
 }
 
@@ -109,6 +145,32 @@ fn kallsyms_line(l: &str) -> Option<Sym<'_>> {
 
 #[cfg(test)]
 mod tests {
+    /// A FIFO is not waited on; a file of no lines is read no further
+    /// than a line can be long.
+    #[test]
+    fn fifos_and_endless_lines_are_not_read() {
+        let dir = std::env::temp_dir().join(format!("perfz-kallsyms-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(super::load_kallsyms(&fifo, None).is_none());
+        assert!(super::load_kallsyms("/dev/zero".as_ref(), None).is_none());
+        let long = dir.join("long");
+        let mut text = b"ffffffff81000000 T first\n".to_vec();
+        text.extend(std::iter::repeat_n(b'x', 3 * super::LONGEST_LINE));
+        text.extend_from_slice(b"\nffffffff81000100 T after\n");
+        std::fs::write(&long, &text).unwrap();
+        let t = super::load_kallsyms(&long, None).expect("the first line");
+        assert!(t.lookup(0xffffffff81000000).is_some());
+        assert!(
+            t.lookup(0xffffffff81000100).is_some_and(|n| &*n == "first"),
+            "read past the long line"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn kallsyms_lines_give_functions_only() {
         let f =
@@ -133,6 +195,7 @@ mod tests {
         super::push_kallsyms(
             &mut b,
             b"ffffffff81000000 T a\nffffffff81000010 T \xff\nffffffff81000020 t c\n",
+            None,
         );
         assert_eq!(
             b.len(),

@@ -31,6 +31,7 @@ pub mod inline;
 pub mod jit;
 pub mod jitdump;
 pub mod kallsyms;
+mod kallsyms_cache;
 mod load_map;
 pub mod locate;
 pub mod plt;

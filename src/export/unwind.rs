@@ -342,8 +342,15 @@ fn process<'a>(
     if processes.get(&pid).is_some_and(|p| p.view == view.id) {
         return processes.get_mut(&pid).expect("found above");
     }
-    // Of mappings that start at one address, the latest made.
-    let mut held: Vec<&Mapping> = view.maps.clone();
+    // Of mappings that start at one address, the latest made; only files
+    // (and the vDSO) have unwind tables: the heap's changes rebuild
+    // nothing.
+    let mut held: Vec<&Mapping> = view
+        .maps
+        .iter()
+        .copied()
+        .filter(|m| m.path.starts_with('/') || &*m.path == "[vdso]")
+        .collect();
     held.sort_by_key(|m| (m.start, std::cmp::Reverse(m.from)));
     held.dedup_by_key(|m| m.start);
     let key: Vec<(u64, u64)> = held.iter().map(|m| (m.start, m.from)).collect();

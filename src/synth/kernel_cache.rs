@@ -115,15 +115,21 @@ impl CacheDir {
     /// is read, and nothing blocks: a link is not followed, and a FIFO or
     /// a device is opened without waiting and left unread.
     pub fn read(&self, name: &OsStr) -> Option<String> {
+        String::from_utf8(self.read_bytes(name, MAX_BYTES)?).ok()
+    }
+
+    /// The bytes of the file `name`, as [`CacheDir::read`] reads it, of at
+    /// most `max`.
+    pub fn read_bytes(&self, name: &OsStr, max: u64) -> Option<Vec<u8>> {
         let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY;
         let f = self.open_at(&c_name(name).ok()?, flags, 0).ok()?;
         let m = f.metadata().ok()?;
-        if !m.file_type().is_file() || not_ours(&m).is_some() || m.len() > MAX_BYTES {
+        if !m.file_type().is_file() || not_ours(&m).is_some() || m.len() > max {
             return None;
         }
-        let mut s = String::new();
-        f.take(MAX_BYTES + 1).read_to_string(&mut s).ok()?;
-        (s.len() as u64 <= MAX_BYTES).then_some(s)
+        let mut v = Vec::with_capacity(m.len() as usize);
+        f.take(max + 1).read_to_end(&mut v).ok()?;
+        (v.len() as u64 <= max).then_some(v)
     }
 
     /// Puts `text` in the file `name` whole (a reader sees the old file or

@@ -134,12 +134,17 @@ fn first_page_text() -> Option<u64> {
     u64::from_str_radix(addr, 16).ok().filter(|&a| a != 0)
 }
 
-fn cache_file() -> Option<PathBuf> {
+/// perfz's cache directory: `$XDG_CACHE_HOME/perfz`, else `~/.cache/perfz`.
+pub fn cache_dir() -> Option<PathBuf> {
     let dir = match std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         Some(d) => PathBuf::from(d),
         None => PathBuf::from(std::env::var_os("HOME")?).join(".cache"),
     };
-    Some(dir.join("perfz").join("kernel-text"))
+    Some(dir.join("perfz"))
+}
+
+fn cache_file() -> Option<PathBuf> {
+    Some(cache_dir()?.join("kernel-text"))
 }
 
 /// `file`'s directory and name.
