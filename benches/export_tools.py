@@ -3,14 +3,18 @@
 | inferno-collapse-perf` (and `| inferno-flamegraph` for svg), on a real
 program: a C++ compile (g++ -O2 of tests/workload/cxx.cpp, three times),
 recorded by perfz at 10 kHz with dwarf stacks and with frame pointers (g++
-itself has none: its fp chains are short). Alternating pairs, medians
-(min-max) of wall time; peak RSS of the largest process of each path
-(/usr/bin/time). The folded outputs are compared: the share of the weight
-on identical stacks is printed.
+itself has none: its fp chains are short). With --inline, also `perfz export
+--inline` against `perf script | inferno-collapse-perf` (perf's inline frames
+on, its default) on 3 s dwarf recordings of programs with full debug info:
+tests/workload/rustapp (cargo --release, debug = 2) and
+tests/workload/lang/cxxlib.cpp (g++ -O2 -g, the standard library's
+templates). Alternating pairs, medians (min-max) of wall time; peak RSS of
+the largest process of each path (/usr/bin/time). The folded outputs are
+compared: the share of the weight on identical stacks is printed.
 
-    benches/export_tools.py [--pairs N] [--perf PATH] [--markdown FILE]
+    benches/export_tools.py [--pairs N] [--perf PATH]... [--inline] [--markdown FILE]
 
-Needs root (or perf_event_paranoid <= 1), perf, g++, inferno 0.12.8
+Needs root (or perf_event_paranoid <= 1), perf, g++, cargo, inferno 0.12.8
 (tests/setup.sh installs it under tests/tools/inferno) and a release build
 (cargo build --release).
 """
@@ -71,52 +75,84 @@ def med(xs):
     return f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f}) s"
 
 
+def inline_programs(work):
+    """The inline rows' programs, built with full debug info: (mode,
+    record options, command, what, inline)."""
+    target = os.path.join(work, "rustapp")
+    env = dict(os.environ, CARGO_TARGET_DIR=target, CARGO_PROFILE_RELEASE_DEBUG="2")
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path",
+                    os.path.join(ROOT, "tests", "workload", "rustapp", "Cargo.toml")],
+                   check=True, env=env)
+    cxxlib = os.path.join(work, "cxxlib")
+    subprocess.run(["g++", "-O2", "-g", "-o", cxxlib,
+                    os.path.join(ROOT, "tests", "workload", "lang", "cxxlib.cpp")], check=True)
+    dwarf = ["--call-graph", "dwarf"]
+    return [("rust-inline", dwarf, [os.path.join(target, "release", "rustapp"), "3"],
+             "rustapp (cargo --release, debug = 2), 3 s", True),
+            ("cxx-inline", dwarf, [cxxlib, "3"], "cxxlib.cpp (g++ -O2 -g), 3 s", True)]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pairs", type=int, default=5)
-    ap.add_argument("--perf", default="perf")
+    ap.add_argument("--perf", action="append",
+                    help="a perf to compare with (repeat for several; default: perf)")
+    ap.add_argument("--inline", action="store_true",
+                    help="also the inline rows (rustapp, cxxlib)")
     ap.add_argument("--markdown")
     a = ap.parse_args()
+    perfs = a.perf or ["perf"]
     work = tempfile.mkdtemp(prefix="perfz-export-tools-")
     src = os.path.join(ROOT, "tests", "workload", "cxx.cpp")
     compile3 = f"for i in 1 2 3; do g++ -O2 -c {src} -o /dev/null; done"
+    recordings = [("dwarf", ["--call-graph", "dwarf"], ["sh", "-c", compile3],
+                   "3x g++ -O2 cxx.cpp", False),
+                  ("fp", ["-g"], ["sh", "-c", compile3], "3x g++ -O2 cxx.cpp", False)]
+    if a.inline:
+        recordings += inline_programs(work)
     rows = []
-    for mode, cg in [("dwarf", ["--call-graph", "dwarf"]), ("fp", ["-g"])]:
+    for mode, cg, cmd, what, inline in recordings:
         data = os.path.join(work, f"{mode}.data")
-        subprocess.run([PERFZ, "record", "-q", "-F", "10000", *cg, "-o", data,
-                        "--", "sh", "-c", compile3], check=True)
+        subprocess.run([PERFZ, "record", "-q", "-F", "4000" if inline else "10000", *cg,
+                        "-o", data, "--", *cmd], check=True)
         samples = subprocess.run(
             [PERFZ, "export", "--sample-counts", data], capture_output=True,
             text=True, check=True).stdout
         n = sum(int(l.rsplit(" ", 1)[1]) for l in samples.splitlines() if l)
         size = os.path.getsize(data) / 1e6
-        label = f"{mode}: 3x g++ -O2 cxx.cpp, {n} samples, {size:.1f} MB file"
-        paths = {
-            "folded": (f"{PERFZ} export {data}",
-                       f"{a.perf} script --no-inline -i {data} | {tool('inferno-collapse-perf')}"),
-            "svg": (f"{PERFZ} export --format svg {data}",
-                    f"{a.perf} script --no-inline -i {data} | {tool('inferno-collapse-perf')}"
-                    f" | {tool('inferno-flamegraph')}"),
-        }
-        for kind, (ours_cmd, theirs_cmd) in paths.items():
-            ours_t, theirs_t, ours_m, theirs_m = [], [], [], []
-            o_out, t_out = os.path.join(work, "o.out"), os.path.join(work, "t.out")
-            for _ in range(a.pairs):
-                dt, m = timed(ours_cmd, o_out)
-                ours_t.append(dt)
-                ours_m.append(m)
-                dt, m = timed(theirs_cmd, t_out)
-                theirs_t.append(dt)
-                theirs_m.append(m)
-            ratio = statistics.median(theirs_t) / statistics.median(ours_t)
-            agree = (f"{100 * agreement(folded(t_out), folded(o_out)):.1f} % of the weight on identical stacks"
-                     if kind == "folded" else "")
-            rows.append((label, kind, med(ours_t), max(ours_m) // 1024,
-                         med(theirs_t), max(theirs_m) // 1024, ratio, agree))
-    head = ("| recording | output | perfz export | peak RSS | perf script + inferno "
-            "| peak RSS | perf path / perfz | folded agreement |\n|---|---|---|---|---|---|---|---|")
+        label = f"{mode}: {what}, {n} samples, {size:.1f} MB file"
+        for perf in perfs:
+            pname = subprocess.run([perf, "--version"], capture_output=True,
+                                   text=True).stdout.strip().replace("perf version ", "perf ")
+            script = f"{perf} script -i {data}" if inline else f"{perf} script --no-inline -i {data}"
+            paths = {
+                "folded": (f"{PERFZ} export {'--inline ' if inline else ''}{data}",
+                           f"{script} | {tool('inferno-collapse-perf')}"),
+            }
+            if not inline:
+                paths["svg"] = (f"{PERFZ} export --format svg {data}",
+                                f"{script} | {tool('inferno-collapse-perf')}"
+                                f" | {tool('inferno-flamegraph')}")
+            for kind, (ours_cmd, theirs_cmd) in paths.items():
+                ours_t, theirs_t, ours_m, theirs_m = [], [], [], []
+                o_out, t_out = os.path.join(work, "o.out"), os.path.join(work, "t.out")
+                for _ in range(a.pairs):
+                    dt, m = timed(ours_cmd, o_out)
+                    ours_t.append(dt)
+                    ours_m.append(m)
+                    dt, m = timed(theirs_cmd, t_out)
+                    theirs_t.append(dt)
+                    theirs_m.append(m)
+                ratio = statistics.median(theirs_t) / statistics.median(ours_t)
+                agree = (f"{100 * agreement(folded(t_out), folded(o_out)):.1f} %"
+                         if kind == "folded" else "")
+                kind = "folded --inline" if inline else kind
+                rows.append((label, kind, med(ours_t), max(ours_m) // 1024, pname,
+                             med(theirs_t), max(theirs_m) // 1024, ratio, agree))
+    head = ("| recording | output | perfz export | peak RSS | perf | perf script + inferno "
+            "| peak RSS | perf path / perfz | identical stacks |\n|---|---|---|---|---|---|---|---|---|")
     lines = [head] + [
-        f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} MiB | {r[4]} | {r[5]} MiB | {r[6]:.2f}x | {r[7]} |"
+        f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} MiB | {r[4]} | {r[5]} | {r[6]} MiB | {r[7]:.2f}x | {r[8]} |"
         for r in rows
     ]
     text = "\n".join(lines)

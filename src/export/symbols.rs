@@ -28,6 +28,8 @@ pub struct Elf {
     /// Its PT_LOAD entries.
     loads: LoadMap,
     symbols: Table,
+    /// Its DWARF for inline frames, where they are asked for and it has any.
+    dwarf: Option<Inline>,
 }
 
 /// The function symbols of an ELF image: its .symtab, or (`dynamic`) its
@@ -80,7 +82,8 @@ impl Elf {
     /// `debug`: files that may hold its full symbol table, best first —
     /// the first with a .symtab wins, as in perf; else the image's own
     /// .symtab, else its .dynsym.
-    fn load(image: Arc<FileBytes>, debug: &[PathBuf]) -> Option<Elf> {
+    /// `inline`: its DWARF too, for inline frames.
+    fn load(image: Arc<FileBytes>, debug: &[PathBuf], inline: bool) -> Option<Elf> {
         let file = object::File::parse(&image[..]).ok()?;
         let loads = LoadMap::of(&file);
         fn with_plt(mut b: TableBuilder, file: &object::File<'_>) -> Table {
@@ -97,13 +100,18 @@ impl Elf {
                 .unwrap_or_default(),
             &file,
         );
-        Some(Elf { loads, symbols })
+        let dwarf = inline.then(|| Inline::load(&image, debug)).flatten();
+        Some(Elf {
+            loads,
+            symbols,
+            dwarf,
+        })
     }
 
     /// An ELF image's own symbols (no debug files): what the fuzz target
     /// feeds hostile bytes to.
     pub fn parse(image: &[u8]) -> Option<Elf> {
-        Elf::load(Arc::new(FileBytes::Owned(image.to_vec())), &[])
+        Elf::load(Arc::new(FileBytes::Owned(image.to_vec())), &[], false)
     }
 
     /// The file's own address (SVMA) of file offset `off` (`off` itself
@@ -159,8 +167,8 @@ pub struct Symbols {
     kernel_named: bool,
     /// Where files are found.
     locate: Arc<Locate>,
-    /// Each file's DWARF for inline frames, when they are asked for.
-    inline: Option<HashMap<FileKey, Option<Inline>>>,
+    /// Whether files' DWARF is loaded for inline frames.
+    inline: bool,
     /// Each process's JIT symbol map (`/tmp/perf-PID.map`), once read.
     jit: HashMap<u32, [Option<Table>; 2]>,
     /// Each process's jitdump, where it mapped one.
@@ -179,7 +187,7 @@ impl Symbols {
             kernel: std::sync::OnceLock::new(),
             kernel_named: kallsyms.is_some(),
             loading: std::sync::Mutex::new(kallsyms),
-            inline: inline.then(HashMap::new),
+            inline,
             jit: HashMap::new(),
             dumps: HashMap::new(),
         }
@@ -189,8 +197,7 @@ impl Symbols {
     /// (empty unless inline frames were asked for and DWARF has them).
     pub fn inlined(&mut self, m: &Mapping, addr: u64) -> Vec<Arc<str>> {
         let key = (m.path.clone(), m.build_id.clone());
-        let elf = self.files.get_mut(&key).and_then(ElfLoad::get);
-        let (Some(inline), Some(elf)) = (self.inline.as_mut(), elf) else {
+        let Some(elf) = self.files.get_mut(&key).and_then(ElfLoad::get) else {
             return Vec::new();
         };
         let Some(off) = addr
@@ -200,14 +207,7 @@ impl Symbols {
             return Vec::new();
         };
         let svma = elf.svma(off);
-        let dwarf = inline.entry(key).or_insert_with(|| {
-            if &*m.path == "[vdso]" {
-                return None;
-            }
-            let (image, debug) = self.locate.image(m)?;
-            Inline::load(&image, &debug)
-        });
-        dwarf.as_ref().map_or_else(Vec::new, |d| d.at(svma))
+        elf.dwarf.as_ref().map_or_else(Vec::new, |d| d.at(svma))
     }
 
     /// Starts loading the symbols of the file `m` maps on a thread of its
@@ -228,10 +228,11 @@ impl Symbols {
         if loading >= LOADING_AT_ONCE || self.files.contains_key(&key) {
             return;
         }
-        let (m, locate) = (m.clone(), self.locate.clone());
+        let (m, locate, inline) = (m.clone(), self.locate.clone(), self.inline);
         let load = move || {
             let (image, debug) = locate.image(&m)?;
-            Elf::load(Arc::new(image), &debug)
+            // The vDSO's DWARF, if any, is not read (perf reads none).
+            Elf::load(Arc::new(image), &debug, inline && &*m.path != "[vdso]")
         };
         self.files
             .insert(key, ElfLoad::Loading(std::thread::spawn(load)));
@@ -240,11 +241,11 @@ impl Symbols {
     /// The function at `addr`, which `m` maps (user space).
     pub fn user(&mut self, m: &Mapping, addr: u64) -> Option<Arc<str>> {
         let key = (m.path.clone(), m.build_id.clone());
-        let locate = &self.locate;
+        let (locate, inline) = (&self.locate, self.inline && &*m.path != "[vdso]");
         let elf = self.files.entry(key).or_insert_with(|| {
             let elf = locate
                 .image(m)
-                .and_then(|(image, debug)| Elf::load(Arc::new(image), &debug));
+                .and_then(|(image, debug)| Elf::load(Arc::new(image), &debug, inline));
             ElfLoad::Ready(elf)
         });
         let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
