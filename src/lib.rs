@@ -26,6 +26,15 @@
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+/// `eprintln!` that never panics: a line for standard error, lost where
+/// standard error is closed or full (`perfz record --bogus 2>&1 | head -2`),
+/// as perf's `fprintf(stderr, ...)` loses it; `eprintln!` would panic.
+macro_rules! say {
+    ($($t:tt)*) => {
+        $crate::notes::say(&format!("{}\n", format_args!($($t)*)))
+    };
+}
+
 pub mod advice;
 pub mod cli;
 pub mod convert;

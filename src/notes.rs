@@ -58,3 +58,11 @@ impl IntoIterator for Notes {
         self.0.into_iter()
     }
 }
+
+/// Writes `text` to standard error whole, or loses it where standard error
+/// is closed (see the crate's `say!`).
+pub fn say(text: &str) {
+    use std::io::Write;
+    let mut e = std::io::stderr().lock();
+    let _ = e.write_all(text.as_bytes()).and_then(|()| e.flush());
+}

@@ -55,7 +55,7 @@ pub fn decompress(a: DecompressArgs) -> anyhow::Result<()> {
     run(a.input, output.clone(), CodecSpec::None, false)?;
     if output.as_os_str() != "-" {
         let o = output.display();
-        eprintln!(
+        say!(
             "perfz: view it with `perf report -i {o}`, `samply import {o}`, or `hotspot {o}` (readers that take no compressed records)"
         );
     }
@@ -70,10 +70,10 @@ fn run(input: PathBuf, output: PathBuf, spec: CodecSpec, cut: bool) -> anyhow::R
     let s = crate::convert::convert(&input, &output, &spec, cut)
         .with_context(|| input.display().to_string())?;
     if let Some(n) = &s.stack_note {
-        eprintln!("perfz: {n}");
+        say!("perfz: {n}");
     }
     if s.stack_samples_uncut > 0 {
-        eprintln!(
+        say!(
             "perfz: {} samples kept their whole stack dump (their fields did not parse as their event's layout)",
             s.stack_samples_uncut
         );
@@ -81,7 +81,7 @@ fn run(input: PathBuf, output: PathBuf, spec: CodecSpec, cut: bool) -> anyhow::R
     if output.as_os_str() != "-" {
         let size = crate::format::size_on_disk;
         if let (a @ 1.., b) = (size(&input), size(&output)) {
-            eprintln!(
+            say!(
                 "perfz: {} -> {}: {a} -> {b} bytes, {:.2}x smaller{}",
                 input.display(),
                 output.display(),
@@ -96,7 +96,7 @@ fn run(input: PathBuf, output: PathBuf, spec: CodecSpec, cut: bool) -> anyhow::R
                 }
             );
         }
-        eprintln!(
+        say!(
             "perfz: wrote {} ({spec}): {} records, {} bytes of records given to the codec{}",
             output.display(),
             s.records,

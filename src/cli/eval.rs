@@ -90,7 +90,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         attrs,
     } = eval::load(&input).with_context(|| name.clone())?;
     if let Some(n) = stack_note {
-        eprintln!("perfz eval: {n}");
+        say!("perfz eval: {n}");
     }
     let o = Options {
         specs,
@@ -154,9 +154,10 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         ..RecordOptions::default()
     };
     let s = record(&opts)?;
-    eprintln!(
+    say!(
         "perfz eval: recorded {} samples ({} bytes of ring data)",
-        s.samples, s.ring_bytes
+        s.samples,
+        s.ring_bytes
     );
     Ok(())
 }

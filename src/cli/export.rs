@@ -113,36 +113,7 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
-    let o = ExportOptions {
-        fold: FoldOptions {
-            pid: a.pid,
-            tid: a.tid,
-            annotate_kernel: a.kernel,
-            sample_counts: a.sample_counts,
-        },
-        event: one_event(&a.event)?,
-        time: match (a.on_cpu_only, a.off_cpu_only) {
-            (true, _) => Time::OnCpu,
-            (_, true) => Time::OffCpu,
-            _ => Time::Wall,
-        },
-        inline: a.inline,
-        symfs: a.symfs.as_deref().map(crate::export::locate::Symfs::parse),
-        kallsyms: a.kallsyms.clone(),
-        debuginfod: debuginfod_urls(a.debuginfod.as_deref(), a.no_debuginfod),
-        flame: crate::export::gather::FlameOptions {
-            title: a.title.clone(),
-            inverted: a.inverted,
-            width: a.width.map(|w| w as usize),
-            count_name: a.count_name.clone(),
-        },
-    };
-    let drawn = a.title.is_some() || a.inverted || a.width.is_some() || a.count_name.is_some();
-    if drawn && !matches!(a.format, Format::Svg) {
-        anyhow::bail!(
-            "--title, --inverted, --width and --count-name draw a flame graph: add --format svg"
-        );
-    }
+    let o = options(&a)?;
     // Before anything is read (a stream spooled) or written.
     if let Some(why) = crate::export::events::contradiction(o.event.as_deref(), o.time) {
         anyhow::bail!(why);
@@ -192,16 +163,50 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         .with_context(|| format!("diffing {} and {}", base.display(), new.display()))?;
         out.finish()?;
         for (what, done) in [("base", &d.base), ("new", &d.new)] {
-            eprintln!("{} ({what})", said(done));
+            say!("{} ({what})", said(done));
         }
-        eprintln!("perfz export --diff: {} stacks", d.stacks);
+        say!("perfz export --diff: {} stacks", d.stacks);
         return Ok(());
     }
     let done = crate::export::export(&inputs, format, &o, out.writer())
         .with_context(|| format!("reading {}", a.inputs[0].display()))?;
     out.finish()?;
-    eprintln!("{}", said(&done));
+    say!("{}", said(&done));
     Ok(())
+}
+
+/// The export's options from the command line's.
+fn options(a: &Args) -> anyhow::Result<ExportOptions> {
+    let drawn = a.title.is_some() || a.inverted || a.width.is_some() || a.count_name.is_some();
+    if drawn && !matches!(a.format, Format::Svg) {
+        anyhow::bail!(
+            "--title, --inverted, --width and --count-name draw a flame graph: add --format svg"
+        );
+    }
+    Ok(ExportOptions {
+        fold: FoldOptions {
+            pid: a.pid,
+            tid: a.tid,
+            annotate_kernel: a.kernel,
+            sample_counts: a.sample_counts,
+        },
+        event: one_event(&a.event)?,
+        time: match (a.on_cpu_only, a.off_cpu_only) {
+            (true, _) => Time::OnCpu,
+            (_, true) => Time::OffCpu,
+            _ => Time::Wall,
+        },
+        inline: a.inline,
+        symfs: a.symfs.as_deref().map(crate::export::locate::Symfs::parse),
+        kallsyms: a.kallsyms.clone(),
+        debuginfod: debuginfod_urls(a.debuginfod.as_deref(), a.no_debuginfod),
+        flame: crate::export::gather::FlameOptions {
+            title: a.title.clone(),
+            inverted: a.inverted,
+            width: a.width.map(|w| w as usize),
+            count_name: a.count_name.clone(),
+        },
+    })
 }
 
 /// Where the export is written as it is made (nothing holds it whole: a

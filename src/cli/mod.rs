@@ -89,7 +89,7 @@ pub fn main() -> ExitCode {
         // failure of ours, as for any filter.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("perfz: {e:#}");
+            say!("perfz: {e:#}");
             ExitCode::from(1)
         }
     }

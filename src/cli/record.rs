@@ -24,9 +24,9 @@ pub fn main(words: &[String]) -> ExitCode {
         Ok(super::record_args::Parsed::Args(a)) => a,
         Ok(super::record_args::Parsed::Exit(code)) => return code,
         Err(e) => {
-            eprintln!("  Error: {e}");
-            eprintln!("\n{}", super::record_args::USAGE_HEAD);
-            eprintln!("perfz record -h lists the options");
+            say!("  Error: {e}");
+            say!("\n{}", super::record_args::USAGE_HEAD);
+            say!("perfz record -h lists the options");
             return ExitCode::from(129);
         }
     };
@@ -34,7 +34,7 @@ pub fn main(words: &[String]) -> ExitCode {
         Ok(status) => ExitCode::from(status),
         Err(e) if super::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("perfz: {e:#}");
+            say!("perfz: {e:#}");
             ExitCode::from(255)
         }
     }
@@ -44,7 +44,7 @@ pub fn main(words: &[String]) -> ExitCode {
 /// there was none, or a signal ended it).
 pub fn run(a: Args) -> anyhow::Result<u8> {
     if a.perf.lists_registers() {
-        println!("{}", super::record_perf::register_list());
+        super::write_stdout(&format!("{}\n", super::record_perf::register_list()))?;
         return Ok(0);
     }
     let mut notes = Notes::new();
@@ -59,9 +59,9 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     }
     if !a.quiet {
         for n in &summary.notes {
-            eprintln!("perfz: note: {n}");
+            say!("perfz: note: {n}");
         }
-        eprint!("{}", summary.render());
+        crate::notes::say(&summary.render());
     }
     Ok(summary.workload_exit.map_or(0, |c| c as u8))
 }

@@ -79,7 +79,7 @@ pub fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     let s = split(words, &known_options(&cmd)).map_err(anyhow::Error::msg)?;
     if s.options.iter().any(|o| o == "--help") {
         // On stderr with 129, as perf's usage.
-        eprintln!("{}", help(&cmd));
+        say!("{}", help(&cmd));
         return Ok(Parsed::Exit(ExitCode::from(129)));
     }
     let options = unset(s.options)?;

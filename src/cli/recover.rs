@@ -22,7 +22,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if !a.after.is_empty() {
         let r = crate::recover::repair_continuation(&a.file, &a.after)
             .with_context(|| a.file.display().to_string())?;
-        eprintln!(
+        say!(
             "perfz: repaired {}: its compressed stream went on from the {} earlier file(s) ({} compressed records); rewritten standalone with {} records",
             r.output,
             a.after.len(),
@@ -32,7 +32,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         return Ok(());
     }
     let r = crate::recover::recover(&a.file).with_context(|| a.file.display().to_string())?;
-    eprintln!(
+    say!(
         "perfz: recovered {}: {} records, {} bytes of data, {} samples read back whole (the input gave {}); {}{}{}{}",
         a.file.display(),
         r.records,
@@ -57,14 +57,14 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         },
     );
     if r.rewritten_compressed2 > 0 {
-        eprintln!(
+        say!(
             "perfz: its {} COMPRESSED2 records (perf 6.16's) are rewritten as COMPRESSED records, \
              which perf before 6.16 reads too",
             r.rewritten_compressed2
         );
     }
     if r.cut_off > 0 {
-        eprintln!(
+        say!(
             "perfz: the recording stopped before its codec was flushed: the last {} decompressed \
              bytes are the start of a record it cut off, left out (perf leaves them out too)",
             r.cut_off

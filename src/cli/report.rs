@@ -32,9 +32,9 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         {
             Ok(st) if st.success() => return Ok(()),
             Ok(st) => {
-                eprintln!("perfz report: perf report ended with {st}; perfz's own table instead:")
+                say!("perfz report: perf report ended with {st}; perfz's own table instead:")
             }
-            Err(_) => eprintln!(
+            Err(_) => say!(
                 "perfz report: perf is not installed (Debian, Ubuntu: apt-get install linux-perf); \
                  perfz's own table:"
             ),

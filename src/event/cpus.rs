@@ -20,6 +20,14 @@ pub fn parse_list(s: &str) -> Result<Vec<u32>, super::error::OptionError> {
             None => out.push(part.parse().map_err(|_| bad())?),
         }
     }
+    // An empty list (a script's empty `$CPUS`: `-C ''`, `-C ,`) names no
+    // CPU: perf fails there rather than record nothing.
+    if out.is_empty() {
+        return Err(super::error::OptionError::CpuList {
+            list: s.into(),
+            part: s.into(),
+        });
+    }
     out.sort_unstable();
     out.dedup();
     Ok(out)
@@ -85,5 +93,8 @@ mod tests {
         assert_eq!(format_list(&[0, 1, 2, 3, 5, 7, 8]), "0-3,5,7-8");
         assert!(parse_list("3-1").is_err());
         assert!(parse_list("x").is_err());
+        for empty in ["", ",", " ", " , "] {
+            assert!(parse_list(empty).is_err(), "{empty:?} names no CPU");
+        }
     }
 }

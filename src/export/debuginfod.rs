@@ -119,7 +119,7 @@ impl Debuginfod {
                 ));
                 continue;
             }
-            eprintln!("perfz export: debuginfod: {kind} of {path} ({hex}) from {url}");
+            say!("perfz export: debuginfod: {kind} of {path} ({hex}) from {url}");
             match get(
                 &format!("{url}/buildid/{hex}/{kind}"),
                 self.timeout.min(left),

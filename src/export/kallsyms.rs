@@ -12,7 +12,7 @@ pub struct Kallsyms(std::thread::JoinHandle<Option<Table>>);
 
 impl Kallsyms {
     /// Starts reading `file` (None: /proc/kallsyms, or what was kept of it
-    /// this boot: [`super::kallsyms_cache`]).
+    /// this boot: kallsyms_cache.rs).
     pub fn read(file: Option<std::path::PathBuf>) -> Kallsyms {
         Kallsyms(std::thread::spawn(move || match file {
             Some(f) => load_kallsyms(&f, None),

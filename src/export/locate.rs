@@ -131,6 +131,9 @@ impl Locate {
     /// `CACHE/.build-id/xx/rest` (a directory of the cache).
     fn cache_entry(&self, id: &[u8]) -> Option<PathBuf> {
         let hex = build_id::hex(id);
+        if hex.len() < 3 {
+            return None; // no build id (perf's are 20 bytes, some 16 or 8)
+        }
         Some(
             self.cache_dir()?
                 .join(".build-id")
@@ -144,7 +147,7 @@ impl Locate {
     /// `/usr/lib/debug/PATH` (the last two under `--symfs`).
     fn debug_files(&self, path: &str, id: Option<&[u8]>) -> Vec<PathBuf> {
         let mut v = Vec::new();
-        if let Some(id) = id {
+        if let Some(id) = id.filter(|id| id.len() >= 2) {
             let hex = build_id::hex(id);
             v.extend(self.cache_entry(id).map(|d| d.join("debug")));
             let by_id = format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..]);
@@ -210,5 +213,11 @@ mod tests {
             ]
             .map(PathBuf::from)
         );
+        // A build id of no bytes (a hostile MMAP2's) is none: no panic.
+        assert_eq!(
+            l.debug_files("/usr/bin/prog", Some(&[])),
+            [PathBuf::from("/sym/usr/lib/debug/usr/bin/prog")]
+        );
+        assert_eq!(l.cache_entry(&[]), None);
     }
 }

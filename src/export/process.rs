@@ -123,7 +123,10 @@ impl Timeline {
                 build_id,
                 kernel,
             } => {
+                // A build id of no bytes (a damaged or hostile MMAP2) is
+                // none.
                 let build_id = build_id
+                    .filter(|b| !b.is_empty())
                     .map(Into::into)
                     .or_else(|| self.build_ids.get(&path).cloned());
                 let m = Mapping {
@@ -273,6 +276,23 @@ mod tests {
         assert_eq!((a.from, a.until()), (20, 30));
         let b = maps.iter().find(|m| &*m.path == "/lib/b.so").unwrap();
         assert_eq!((b.from, b.until()), (30, u64::MAX));
+    }
+
+    #[test]
+    fn a_build_id_of_no_bytes_is_none() {
+        let mut t = Timeline::default();
+        let ev = SideBand::Map {
+            pid: 7,
+            start: 0x1000,
+            len: 0x1000,
+            pgoff: 0,
+            path: "/bin/x".into(),
+            build_id: Some(Vec::new()),
+            kernel: false,
+        };
+        t.push(1, ev);
+        t.build();
+        assert_eq!(t.maps_of(7)[0].build_id, None);
     }
 
     #[test]

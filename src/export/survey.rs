@@ -69,30 +69,19 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
                     }
                     counts[i] += 1;
                 }
-            } else if t.is_kernel() {
-                if let Some(ev) = SideBand::parse(t, rec.header.misc, rec.body()) {
-                    let time = meta
-                        .attrs
-                        .first()
-                        .filter(|a| a.attr.sample_id_all())
-                        .and_then(|a| {
-                            SampleId::parse(rec.body(), a.attr.sample_type(), meta.endian)
-                        })
-                        .and_then(|id| id.time)
-                        .unwrap_or(0);
-                    if let SideBand::Map {
-                        path,
-                        pgoff,
-                        kernel: true,
-                        ..
-                    } = &ev
-                    {
-                        if path == KERNEL_TEXT_MAP {
-                            kernel_text.get_or_insert(*pgoff);
-                        }
+            } else if let Some((time, ev)) = side_band(&rec, meta) {
+                if let SideBand::Map {
+                    path,
+                    pgoff,
+                    kernel: true,
+                    ..
+                } = &ev
+                {
+                    if path == KERNEL_TEXT_MAP {
+                        kernel_text.get_or_insert(*pgoff);
                     }
-                    procs.push(time, ev);
                 }
+                procs.push(time, ev);
             }
         }
         // Read up to its damage: cut short, or a pipe ending in other bytes.
@@ -124,6 +113,27 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         first_event: first_event.map(|(_, name)| name),
         cut_short,
     })
+}
+
+/// A side-band record (MMAP, COMM, FORK, EXIT) and its time (0 where
+/// the records carry none).
+fn side_band(
+    rec: &crate::format::Record<'_>,
+    meta: &crate::format::Meta,
+) -> Option<(u64, SideBand)> {
+    let t = rec.header.type_;
+    if !t.is_kernel() {
+        return None;
+    }
+    let ev = SideBand::parse(t, rec.header.misc, rec.body())?;
+    let time = meta
+        .attrs
+        .first()
+        .filter(|a| a.attr.sample_id_all())
+        .and_then(|a| SampleId::parse(rec.body(), a.attr.sample_type(), meta.endian))
+        .and_then(|id| id.time)
+        .unwrap_or(0);
+    Some((time, ev))
 }
 
 /// Adds one input's samples per attr to the events seen, by name.

@@ -150,17 +150,7 @@ fn delay_starts_sampling_late_and_keeps_the_maps() {
     require_recording();
     let dir = tempdir("habits-delay");
     let wl = workload();
-    let full = dir.join("full.data");
     let late = dir.join("late.data");
-    perfz_ok(&[
-        "record",
-        "-F",
-        "1000",
-        "-o",
-        full.to_str().unwrap(),
-        wl.to_str().unwrap(),
-        "1",
-    ]);
     perfz_ok(&[
         "record",
         "-D",
@@ -172,30 +162,40 @@ fn delay_starts_sampling_late_and_keeps_the_maps() {
         wl.to_str().unwrap(),
         "1",
     ]);
-    // How long each sampled, by the samples' own times (wall clock, so a
-    // busy machine that gives the workload less CPU changes the counts,
-    // not the spans).
-    let span = |p: &std::path::Path| {
-        let mut r = perfz::format::PerfReader::open(p).unwrap();
-        let (mut lo, mut hi) = (u64::MAX, 0u64);
-        while let Some((rec, meta)) = r.next_record().unwrap() {
-            if rec.header.type_ != RecordType::SAMPLE {
-                continue;
-            }
-            if let Ok(Some(s)) = meta.parse_sample(&rec) {
-                if let Some(t) = s.time.filter(|&t| t > 0) {
-                    lo = lo.min(t);
-                    hi = hi.max(t);
-                }
-            }
-        }
-        assert!(hi > lo, "{}: no sample times", p.display());
-        (hi - lo) as f64 / 1e9
+    // The first sample comes 500 ms after the exec, by the records' own
+    // times (the workload runs for its CPU time, however long that takes).
+    let script = run_perf(
+        &perf(),
+        &[
+            "script",
+            "--show-task-events",
+            "-F",
+            "comm,pid,time,event",
+            "-i",
+            late.to_str().unwrap(),
+        ],
+    );
+    let time_of = |l: &str| -> Option<f64> {
+        l.split_whitespace()
+            .find(|w| w.ends_with(':'))?
+            .trim_end_matches(':')
+            .parse()
+            .ok()
     };
-    let (a, b) = (span(&full), span(&late));
+    let exec = script
+        .lines()
+        .find(|l| l.contains("PERF_RECORD_COMM exec"))
+        .and_then(time_of)
+        .unwrap_or_else(|| panic!("no exec in {script}"));
+    let first = script
+        .lines()
+        .find(|l| l.contains("cpu-clock"))
+        .and_then(time_of)
+        .unwrap_or_else(|| panic!("no sample in {script}"));
+    let late_by = first - exec;
     assert!(
-        b > a * 0.3 && b < a * 0.7,
-        "-D 500 of a 1 s workload: samples span {b:.3} s of {a:.3} s"
+        (0.49..1.5).contains(&late_by),
+        "-D 500: the first sample comes {late_by:.3} s after the exec"
     );
     assert!(samples_and_pids(&late).0 > 0);
     // The tracking dummy kept the workload's mmaps: perf names its functions.

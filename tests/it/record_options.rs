@@ -321,6 +321,22 @@ fn the_recorded_commands_exit_status_is_perfzs() {
     let r = perfz(&["record", "-asdgY", "-o", o.to_str().unwrap(), "true"]);
     assert_eq!(r.status.code(), Some(129));
     assert!(String::from_utf8_lossy(&r.stderr).contains("unknown switch `Y'"));
+    // A CPU list that names no CPU (a script's empty `$CPUS`) fails, as
+    // perf's does (255), never records nothing and says "Captured".
+    for empty in ["", ",", " "] {
+        let r = perfz(&[
+            "record",
+            "-q",
+            "-C",
+            empty,
+            "-o",
+            o.to_str().unwrap(),
+            "true",
+        ]);
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert_eq!(r.status.code(), Some(255), "-C {empty:?}: {err}");
+        assert!(err.contains("CPU list"), "-C {empty:?}: {err}");
+    }
 }
 
 #[test]
@@ -350,4 +366,32 @@ fn a_pipe_to_a_closed_stdout_fails_instead_of_capturing_nothing() {
         .output()
         .unwrap();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}
+
+/// A closed standard error (`perfz record --bogus 2>&1 | head -2` once
+/// head is gone) loses perfz's words, as perf's, and never panics: the
+/// status stays perf's (129 for a usage error, 1 for export's failure).
+#[test]
+fn a_closed_stderr_is_no_panic() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let closed_pipe = || {
+        let mut fds = [0; 2];
+        // SAFETY: pipe fills the two descriptors it is given.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both were just opened and are owned here only.
+        let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        drop(read);
+        std::process::Stdio::from(write)
+    };
+    for (args, code) in [
+        (&["record", "--bogus", "true"][..], 129),
+        (&["export", "/nonexistent/perf.data"][..], 1),
+    ] {
+        let r = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .args(args)
+            .stderr(closed_pipe())
+            .stdout(std::process::Stdio::null())
+            .status_within();
+        assert_eq!(r.code(), Some(code), "perfz {args:?} with stderr closed");
+    }
 }

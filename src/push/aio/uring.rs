@@ -182,7 +182,7 @@ impl UringBackend {
             .collect();
         // The one message of a backend that otherwise says nothing: the
         // recording goes on, but no longer asynchronously.
-        eprintln!(
+        say!(
             "perfz: {} io_uring write(s) did not complete in {:.1} s; cancelled, written with pwrite, and so is every later write of this output (--aio-backend thread avoids io_uring)",
             out.len(),
             self.stall.as_secs_f64()
