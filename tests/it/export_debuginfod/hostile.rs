@@ -220,3 +220,41 @@ fn a_404_says_not_found() {
     let asking = said.lines().find(|l| l.contains(&r.hex)).unwrap_or("");
     assert!(asking.contains("asking"), "{said}");
 }
+
+#[test]
+fn another_builds_debug_file_on_disk_is_not_used() {
+    let r = Recorded::new("debuginfod-planted");
+    let symfs = r.dir.join("symfs");
+    let p = r.stripped.to_str().unwrap();
+    let at = |path: &str| symfs.join(path.trim_start_matches('/'));
+    std::fs::create_dir_all(at(p).parent().unwrap()).unwrap();
+    std::fs::copy(&r.stripped, at(p)).unwrap();
+    let s = symfs.to_str().unwrap();
+    let args = ["--symfs", s, "--no-debuginfod"];
+    let (without, _) = r.export(&args, &[]);
+    assert_eq!(named(&without, "perfz_workload_leaf"), 0);
+    // perf's three places: the build-id cache (DIR/.debug under --symfs),
+    // /usr/lib/debug/.build-id and /usr/lib/debug/PATH.
+    let (xx, rest) = r.hex.split_at(2);
+    let by_id = at(&format!("/usr/lib/debug/.build-id/{xx}/{rest}.debug"));
+    let places = [
+        at(&format!("/.debug/.build-id/{xx}/{rest}/debug")),
+        by_id.clone(),
+        at(&format!("/usr/lib/debug{p}")),
+    ];
+    for f in &places {
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::copy(&r.other, f).unwrap();
+    }
+    let (got, said) = r.export(&args, &[]);
+    assert_eq!(
+        got, without,
+        "named from another build's debug file: {said}"
+    );
+    // The right one where the wrong ones were is used.
+    std::fs::copy(&r.full, &by_id).unwrap();
+    let (got, said) = r.export(&args, &[]);
+    let total: u64 = got.values().sum();
+    let leaf = named(&got, "perfz_workload_leaf");
+    assert!(leaf * 2 > total, "named from the right debug file: {said}");
+}
