@@ -147,18 +147,25 @@ fn another_builds_debug_file_is_dropped_and_not_cached() {
     let asked = server.asked().len();
     r.export_from(&server, &[]);
     assert!(server.asked().len() > asked, "{:?}", server.asked());
-    // The right build's file, from the same kind of server, is kept.
-    let right = serving(
-        &r.hex,
-        "application/octet-stream",
-        std::fs::read(&r.full).unwrap(),
-    );
-    let url = right.url();
+}
+
+#[test]
+fn another_builds_file_in_the_cache_is_not_used_and_is_replaced() {
+    let r = Recorded::new("debuginfod-cached-other");
+    // An older perfz kept another build's file.
+    let cached = r.cache.join(&r.hex).join("debuginfo");
+    std::fs::create_dir_all(cached.parent().unwrap()).unwrap();
+    std::fs::copy(&r.other, &cached).unwrap();
+    let right = std::fs::read(&r.full).unwrap();
+    let server = serving(&r.hex, "application/octet-stream", right.clone());
+    let url = server.url();
     let (got, said) = r.export(&[], &[("DEBUGINFOD_URLS", url.as_str())]);
+    let not_used = format!("is a file of build id {}: not used", r.other_hex);
+    assert!(said.contains(&not_used), "{said}");
     let total: u64 = got.values().sum();
     assert!(named(&got, "perfz_workload_leaf") * 2 > total, "{said}");
-    let cached = r.cache.join(&r.hex).join("debuginfo");
-    assert_eq!(files_in(&r.cache), [cached]);
+    assert_eq!(files_in(&r.cache), std::slice::from_ref(&cached));
+    assert_eq!(std::fs::read(&cached).unwrap(), right);
 }
 
 #[test]
