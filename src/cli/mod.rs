@@ -89,10 +89,25 @@ pub fn main() -> ExitCode {
         // failure of ours, as for any filter.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            say!("perfz: {e:#}");
+            say!("perfz: {}", said(&e));
             ExitCode::from(1)
         }
     }
+}
+
+/// An error and its causes on one line, as anyhow's `{:#}` writes them,
+/// less a cause the line already ends with: an error that displays its
+/// source (`#[error("{0}")]` over an io::Error) would say it twice.
+pub(crate) fn said(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain().map(|c| c.to_string()) {
+        if line.is_empty() {
+            line = cause;
+        } else if !line.ends_with(&cause) {
+            line = format!("{line}: {cause}");
+        }
+    }
+    line
 }
 
 /// Writes `text` whole to standard output: a full disk or a closed pipe
@@ -128,4 +143,18 @@ pub(crate) fn write_replacing(path: &std::path::Path, bytes: &[u8]) -> std::io::
     tmp.write_all(bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_is_said_once() {
+        let io = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e = anyhow::Error::new(crate::format::FormatError::Io(io())).context("reading x");
+        assert_eq!(said(&e), format!("reading x: {}", io()));
+        let e = anyhow::Error::new(io()).context("reading y");
+        assert_eq!(said(&e), format!("reading y: {}", io()));
+    }
 }

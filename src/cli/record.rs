@@ -34,7 +34,7 @@ pub fn main(words: &[String]) -> ExitCode {
         Ok(status) => ExitCode::from(status),
         Err(e) if super::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            say!("perfz: {e:#}");
+            say!("perfz: {}", super::said(&e));
             ExitCode::from(255)
         }
     }

@@ -1,6 +1,7 @@
 //! Where the files a recording maps are found, as perf finds them: the
 //! path itself when its build id is the recorded one, else the build-id
-//! cache's copy; separate debug files in the cache and /usr/lib/debug.
+//! cache's copy; separate debug files in the cache and /usr/lib/debug,
+//! those of the recorded build id only.
 //! With `--symfs DIR` every one of those paths is under DIR (perf's
 //! `symbol__join_symfs`: DIR + the recorded path; `DIR,flat`: DIR + its
 //! base name, the layout option perf gained after 6.12) and the cache is DIR/.debug,
@@ -95,7 +96,7 @@ impl Locate {
         };
         let mut debug = self.debug_files(&m.path, id.as_deref());
         if let (Some(d), Some(id)) = (&self.debuginfod, &id) {
-            if !debug.iter().any(|p| p.is_file()) && !has_symtab(&bytes) {
+            if debug.is_empty() && !has_symtab(&bytes) {
                 debug.extend(d.debuginfo(id, &m.path));
             }
         }
@@ -142,10 +143,23 @@ impl Locate {
         )
     }
 
+    /// The separate debug files of the file mapped as `path` there are:
+    /// of [`Locate::debug_paths`], those of build id `id` (any file there
+    /// where none was recorded). Another build's debug file would name
+    /// every frame wrongly; perf rejects it too ("build id mismatch").
+    fn debug_files(&self, path: &str, id: Option<&[u8]>) -> Vec<PathBuf> {
+        let mut v = self.debug_paths(path, id);
+        match id {
+            Some(id) => v.retain(|p| build_id::of_file(p).as_deref() == Some(id)),
+            None => v.retain(|p| p.is_file()),
+        }
+        v
+    }
+
     /// Where a file's separate debug symbols may be, perf's order: the
     /// build-id cache's debug file, `/usr/lib/debug/.build-id/xx/rest.debug`,
     /// `/usr/lib/debug/PATH` (the last two under `--symfs`).
-    fn debug_files(&self, path: &str, id: Option<&[u8]>) -> Vec<PathBuf> {
+    fn debug_paths(&self, path: &str, id: Option<&[u8]>) -> Vec<PathBuf> {
         let mut v = Vec::new();
         if let Some(id) = id.filter(|id| id.len() >= 2) {
             let hex = build_id::hex(id);
@@ -203,7 +217,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(l.cache_dir(), Some(PathBuf::from("/sym/.debug")));
-        let d = l.debug_files("/usr/bin/prog", Some(&[0xab, 0xcd, 0xef]));
+        let d = l.debug_paths("/usr/bin/prog", Some(&[0xab, 0xcd, 0xef]));
         assert_eq!(
             d,
             [

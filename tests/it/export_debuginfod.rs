@@ -3,7 +3,8 @@
 //! elfutils' own `debuginfod`, indexing the unstripped build, in a network
 //! namespace of its own (only a loopback there: it listens on no outside
 //! address); the export runs in that namespace with DEBUGINFOD_URLS, and
-//! the file lands where elfutils' client caches it.
+//! the file lands where elfutils' client caches it. Answers not to be
+//! trusted come from a fake server (hostile.rs).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
@@ -13,17 +14,24 @@ use std::time::Duration;
 use crate::common::inferno::{parse, Folded};
 use crate::common::*;
 
+mod fake_server;
+mod hostile;
+
 /// The port the server listens on, in its namespace.
 const PORT: u16 = 8002;
 
 /// elfutils' debuginfod serving `dir` in a network namespace of its own,
-/// killed when dropped (unshare --kill-child takes the server with it).
-struct Server(Child);
+/// killed when dropped (unshare --kill-child takes the server with it),
+/// and the thread reading its log, joined then.
+struct Server(Child, Option<std::thread::JoinHandle<()>>);
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+        if let Some(t) = self.1.take() {
+            let _ = t.join();
+        }
     }
 }
 
@@ -48,15 +56,15 @@ impl Server {
             .spawn()
             .expect("unshare (util-linux)");
         let log = child.stderr.take().unwrap();
-        let server = Server(child);
+        let mut server = Server(child, None);
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        server.1 = Some(std::thread::spawn(move || {
             for line in std::io::BufReader::new(log).lines().map_while(Result::ok) {
                 if line.contains("fts traversed") {
                     let _ = tx.send(());
                 }
             }
-        });
+        }));
         rx.recv_timeout(Duration::from_secs(60))
             .expect("debuginfod indexed its directory within a minute");
         server

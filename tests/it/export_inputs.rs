@@ -147,3 +147,15 @@ fn a_perf_map_is_read_by_line_as_bytes_and_its_inner_entries_fall_back_to_outer_
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_missing_input_says_its_cause_once() {
+    let o = perfz(&["export", "/nonexistent/perf.data"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("os error 2").count(), 1, "{err}");
+    assert!(
+        err.starts_with("perfz: reading /nonexistent/perf.data: No such file"),
+        "{err}"
+    );
+}

@@ -10,14 +10,24 @@
 //! all of them together [`TOTAL`]; each build id is asked for once an
 //! export, with one line on stderr. Plain HTTP only: an `https://` server
 //! is left out (said once).
+//!
+//! Nothing fetched is trusted: an answer is kept only when it is whole,
+//! no larger than `$DEBUGINFOD_MAXSIZE` bytes (else 4 GiB; http.rs) and
+//! an ELF file of the build id asked for (verify.rs). It is written under
+//! a temporary name in the cache and renamed only then, so anything else
+//! leaves nothing behind and is asked for again next time. A cached file
+//! of another build id is not used either.
+
+mod http;
+mod verify;
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::synth::build_id;
+use http::Failed;
 
 /// How long all the requests of one export may take together.
 pub const TOTAL: Duration = Duration::from_secs(30);
@@ -33,10 +43,25 @@ pub struct Debuginfod {
     urls: Vec<String>,
     cache: PathBuf,
     timeout: Duration,
+    /// The most bytes an answer may have.
+    max_size: u64,
     until: Instant,
     asked: Mutex<HashMap<(String, &'static str), Pending>>,
     /// What went wrong, once each (said at the end of the export).
     trouble: Mutex<Vec<String>>,
+}
+
+/// What one request asks for, as messages name it: `KIND of PATH (ID)`.
+struct Wanted<'a> {
+    kind: &'a str,
+    path: &'a str,
+    hex: String,
+}
+
+impl std::fmt::Display for Wanted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} of {} ({})", self.kind, self.path, self.hex)
+    }
 }
 
 impl Debuginfod {
@@ -56,6 +81,7 @@ impl Debuginfod {
             urls,
             cache: cache_dir(),
             timeout,
+            max_size: http::max_size(),
             until: Instant::now() + TOTAL,
             asked: Mutex::new(HashMap::new()),
             trouble: Mutex::new(Vec::new()),
@@ -82,87 +108,114 @@ impl Debuginfod {
     fn find(&self, id: &[u8], kind: &'static str, path: &str) -> Option<PathBuf> {
         let hex = build_id::hex(id);
         let at = self.cache.join(&hex).join(kind);
-        match std::fs::metadata(&at) {
-            Ok(m) if m.len() > 0 => return Some(at),
-            Ok(m)
-                if m.modified()
-                    .is_ok_and(|t| t.elapsed().unwrap_or_default() < MISS_KEPT) =>
-            {
-                return None
-            }
-            _ => {}
+        if let Some(known) = self.cached(&at, id) {
+            return known;
         }
         let pending = {
             let mut asked = self.asked.lock().ok()?;
             asked.entry((hex.clone(), kind)).or_default().clone()
         };
-        pending
-            .get_or_init(|| self.fetch(&hex, kind, path, &at))
-            .clone()
+        let wanted = Wanted { kind, path, hex };
+        pending.get_or_init(|| self.fetch(id, &wanted, &at)).clone()
     }
 
-    /// Asks each server in turn for `KIND` of `hex`, into `at`.
-    fn fetch(&self, hex: &str, kind: &str, path: &str, at: &Path) -> Option<PathBuf> {
-        let mut said = Vec::new();
+    /// What the cache knows of `at`: the file, where it is of build id
+    /// `id`; that the servers had nothing, where a recent miss says so
+    /// (elfutils' empty file); None where the servers are to be asked.
+    fn cached(&self, at: &Path, id: &[u8]) -> Option<Option<PathBuf>> {
+        let m = std::fs::metadata(at).ok()?;
+        if m.len() == 0 {
+            let recent = m
+                .modified()
+                .is_ok_and(|t| t.elapsed().unwrap_or_default() < MISS_KEPT);
+            return recent.then_some(None);
+        }
+        match verify::check(at, id) {
+            Ok(()) => Some(Some(at.to_path_buf())),
+            Err(bad) => {
+                let at = at.display();
+                self.say(format!("debuginfod: the cache's {at} is {bad}: not used"));
+                None
+            }
+        }
+    }
+
+    /// Asks each server in turn for `wanted` (of build id `id`), into `at`.
+    fn fetch(&self, id: &[u8], wanted: &Wanted, at: &Path) -> Option<PathBuf> {
         for url in &self.urls {
             let left = self.until.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                said.push(format!(
+                self.say(format!(
                     "debuginfod: out of time ({} s for all requests)",
                     TOTAL.as_secs()
                 ));
                 break;
             }
             if !url.starts_with("http://") {
-                said.push(format!(
+                self.say(format!(
                     "debuginfod: {url} left out (perfz asks http:// servers only)"
                 ));
                 continue;
             }
-            say!("perfz export: debuginfod: {kind} of {path} ({hex}) from {url}");
-            match get(
-                &format!("{url}/buildid/{hex}/{kind}"),
-                self.timeout.min(left),
-                at,
-            ) {
+            say!("perfz export: debuginfod: asking {url} for the {wanted}");
+            match self.ask(url, id, wanted, at, left) {
                 Ok(()) => return Some(at.to_path_buf()),
-                Err(why) => said.push(format!("debuginfod: {kind} of {path} from {url}: {why}")),
-            }
-        }
-        if let Ok(mut t) = self.trouble.lock() {
-            for s in said {
-                if !t.contains(&s) {
-                    t.push(s);
-                }
+                Err(why) => self.say(self.failed(why, url, wanted)),
             }
         }
         None
     }
-}
 
-/// GETs `url` into `at` (written whole under another name first, as
-/// elfutils writes its cache), within `timeout`.
-fn get(url: &str, timeout: Duration, at: &Path) -> Result<(), String> {
-    let config = ureq::Agent::config_builder()
-        .timeout_global(Some(timeout))
-        .http_status_as_error(false)
-        .build();
-    let agent: ureq::Agent = config.into();
-    let mut resp = agent.get(url).call().map_err(|e| e.to_string())?;
-    if resp.status() != 200 {
-        return Err(format!("HTTP {}", resp.status().as_u16()));
+    /// `url`'s answer for `wanted`, within `left` of the total time: kept
+    /// at `at` only when it is whole, within the size limit, and an ELF
+    /// file of build id `id`.
+    fn ask(
+        &self,
+        url: &str,
+        id: &[u8],
+        w: &Wanted,
+        at: &Path,
+        left: Duration,
+    ) -> Result<(), Failed> {
+        let dir = at
+            .parent()
+            .ok_or_else(|| Failed::Other("no cache directory".into()))?;
+        let url = format!("{url}/buildid/{}/{}", w.hex, w.kind);
+        let got = http::get(&url, self.timeout.min(left), self.max_size, dir)?;
+        verify::check(got.path(), id).map_err(Failed::Wrong)?;
+        got.persist(at)
+            .map_err(|e| Failed::Other(format!("{}: {}", at.display(), e.error)))?;
+        Ok(())
     }
-    let dir = at.parent().ok_or("no cache directory")?;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".perfz-")
-        .tempfile_in(dir)
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut body = resp.body_mut().with_config().limit(u64::MAX).reader();
-    std::io::copy(&mut body, &mut tmp).map_err(|e| e.to_string())?;
-    tmp.flush().map_err(|e| e.to_string())?;
-    tmp.persist(at).map_err(|e| e.to_string())?;
-    Ok(())
+
+    /// What is said of `url`'s answer for `w` that was not kept.
+    fn failed(&self, why: Failed, url: &str, w: &Wanted) -> String {
+        let limit = self.max_size;
+        match why {
+            Failed::NotFound => format!("debuginfod: {w}: not found on {url}"),
+            Failed::Declared(n) => format!(
+                "debuginfod: {url} declared {n} bytes for the {w}, over the limit of {limit} \
+                 ($DEBUGINFOD_MAXSIZE): not fetched"
+            ),
+            Failed::TooLong => format!(
+                "debuginfod: {url} answered more than {limit} bytes for the {w} \
+                 ($DEBUGINFOD_MAXSIZE): dropped"
+            ),
+            Failed::Wrong(bad) => {
+                format!("debuginfod: {url} answered {bad} for {}: dropped", w.hex)
+            }
+            Failed::Other(e) => format!("debuginfod: asking {url} for the {w} failed: {e}"),
+        }
+    }
+
+    /// Notes `s`, to be said at the end of the export, once.
+    fn say(&self, s: String) {
+        if let Ok(mut t) = self.trouble.lock() {
+            if !t.contains(&s) {
+                t.push(s);
+            }
+        }
+    }
 }
 
 /// elfutils' client cache directory.
