@@ -63,7 +63,22 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         }
         crate::notes::say(&summary.render());
     }
-    Ok(summary.workload_exit.map_or(0, |c| c as u8))
+    Ok(exit_status(summary.stop_signal, summary.workload_exit))
+}
+
+/// perfz record's exit status as perf record's: the workload's (128 + the
+/// signal that ended it: SIGTERM's 143 where a signal stopped perfz and it
+/// ended the workload); without one, 128 + the signal that stopped perfz
+/// (perf raises it again); SIGHUP's 129 always (perf has no handler and dies
+/// of it, where perfz finishes the recording first).
+fn exit_status(stop_signal: Option<i32>, workload_exit: Option<i32>) -> u8 {
+    let code = match (stop_signal, workload_exit) {
+        (Some(libc::SIGHUP), _) => 128 + libc::SIGHUP,
+        (_, Some(c)) => c,
+        (Some(sig), None) => 128 + sig,
+        (None, None) => 0,
+    };
+    code as u8
 }
 
 /// What `a` asks perfz to record (`None` for `--dry-run`); `notes` gets
@@ -223,4 +238,24 @@ fn explicit_target(a: &Args) -> anyhow::Result<Target> {
     } else {
         Target::Cpus(crate::event::cpus::online()?)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::exit_status;
+
+    /// As perf 6.12 exits: `perf record -- sleep 5` and `perf record -a`
+    /// sent SIGINT, SIGTERM and SIGHUP (143 143 129; 130 143 129).
+    #[test]
+    fn stopped_by_a_signal_perfz_exits_as_perf() {
+        let ended = Some(128 + libc::SIGTERM);
+        assert_eq!(exit_status(Some(libc::SIGINT), ended), 143);
+        assert_eq!(exit_status(Some(libc::SIGTERM), ended), 143);
+        assert_eq!(exit_status(Some(libc::SIGHUP), ended), 129);
+        assert_eq!(exit_status(Some(libc::SIGINT), None), 130);
+        assert_eq!(exit_status(Some(libc::SIGTERM), None), 143);
+        assert_eq!(exit_status(Some(libc::SIGHUP), None), 129);
+        assert_eq!(exit_status(None, Some(7)), 7);
+        assert_eq!(exit_status(None, None), 0);
+    }
 }

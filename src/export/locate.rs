@@ -229,7 +229,7 @@ mod tests {
         );
         // A build id of no bytes (a hostile MMAP2's) is none: no panic.
         assert_eq!(
-            l.debug_files("/usr/bin/prog", Some(&[])),
+            l.debug_paths("/usr/bin/prog", Some(&[])),
             [PathBuf::from("/sym/usr/lib/debug/usr/bin/prog")]
         );
         assert_eq!(l.cache_entry(&[]), None);

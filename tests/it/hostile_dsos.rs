@@ -215,7 +215,10 @@ fn recover_refuses_devices_fifos_and_live_recordings() {
     assert!(err.contains("still being written by process"), "{err}");
     // SAFETY: signals our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert!(child.wait_within("recorder").success());
+    assert_eq!(
+        child.wait_within("recorder").code(),
+        Some(STOPPED_WITH_COMMAND)
+    );
     assert_eq!(perf_sample_count(&perf(), &out), our_sample_count(&out));
     assert!(our_sample_count(&out) > 50);
 }
@@ -250,7 +253,10 @@ fn realtime_priority_reaches_every_drain_thread() {
     }
     // SAFETY: signals our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    assert!(child.wait_within("recorder").success());
+    assert_eq!(
+        child.wait_within("recorder").code(),
+        Some(STOPPED_WITH_COMMAND)
+    );
     assert!(!drains.is_empty(), "no drain thread found");
     for (name, policy, prio) in &drains {
         assert_eq!(

@@ -216,7 +216,10 @@ fn switch_on_signal_by_size_and_keep_the_newest() {
     wait_cpu(child.id(), ran + 0.3);
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert!(child.wait_within("child").success());
+    assert_eq!(
+        child.wait_within("child").code(),
+        Some(STOPPED_WITH_COMMAND)
+    );
     let files = outputs_named(&dir, "g.data");
     assert_eq!(files.len(), 3, "two SIGUSR2 then the end: {files:?}");
     for f in &files {

@@ -99,7 +99,10 @@ fn switched_outputs_and_snapshots() {
     wait_cpu(child.id(), ran + 0.3);
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert!(child.wait_within("switching recorder").success());
+    assert_eq!(
+        child.wait_within("switching recorder").code(),
+        Some(STOPPED_WITH_COMMAND)
+    );
     let files = outputs_named(&dir, "s.data");
     assert_eq!(files.len(), 2, "a SIGUSR2 then the end: {files:?}");
     for f in &files {
@@ -113,7 +116,10 @@ fn switched_outputs_and_snapshots() {
     wait_for_outputs(&dir, "f.data", 1, || true);
     // SAFETY: as above.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    assert!(child.wait_within("flight recorder").success());
+    assert_eq!(
+        child.wait_within("flight recorder").code(),
+        Some(STOPPED_WITH_COMMAND)
+    );
     let snaps = outputs_named(&dir, "f.data");
     assert_eq!(
         snaps.len(),

@@ -521,7 +521,8 @@ fn flight_recorder_snapshots_are_directories_perf_opens() {
     // SAFETY: signals our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let o = child.output_within("child");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(STOPPED_WITH_COMMAND), "{stderr}");
     let snaps = outputs_named(&dir, "f.data");
     assert_eq!(snaps.len(), 2, "SIGUSR2 and the end: {snaps:?}");
     assert!(!out.exists(), "nothing is written but snapshots");

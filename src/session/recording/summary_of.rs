@@ -44,9 +44,12 @@ impl Recording<'_> {
                 .map_or(0, |r| r + 1),
             seconds: self.started.elapsed().as_secs_f64(),
             stop_signal: ended.stop_signal,
+            // Stopped by a signal, perfz ends the workload with SIGTERM and
+            // says so in its status (128 + 15), as perf does; stopped by a
+            // limit or `--control stop`, the workload's end is perfz's doing.
             workload_exit: exit_code(
                 ended.exit_status,
-                ended.stop_signal.is_some() || ended.ended_workload,
+                ended.stop_signal.is_none() && ended.ended_workload,
             ),
             sink: report.sink.to_string(),
             checkpoints: ended.drained.checkpoints.count,

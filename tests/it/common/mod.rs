@@ -81,6 +81,11 @@ pub fn perf_new() -> PathBuf {
     p
 }
 
+/// perfz record's status when a signal (SIGINT, SIGTERM) stops it while
+/// it records a command: the command's, which it then ends with SIGTERM
+/// (128 + 15), as perf 6.12's.
+pub const STOPPED_WITH_COMMAND: i32 = 143;
+
 /// The newest perf: trixie-backports' perf 7.3, unpacked by tests/setup.sh
 /// with the trixie libraries it needs (its wrapper starts it).
 pub fn perf_7() -> PathBuf {
