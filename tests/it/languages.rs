@@ -119,30 +119,30 @@ fn python_with_perf_trampolines() -> OsString {
         )
 }
 
-/// The share of `folded`'s weight on frames without a name.
-fn unnamed(folded: &Folded) -> f64 {
+/// The share of `folded`'s weight of `each` stack (frames after the
+/// process's name) counts.
+fn share(folded: &Folded, each: impl Fn(&str) -> u64) -> f64 {
     let total: u64 = folded.values().sum();
     let weight: u64 = folded
         .iter()
-        .map(|(k, n)| {
-            let frames = k.split(';').skip(1);
-            n * frames
-                .filter(|f| f.starts_with('[') && f.ends_with(']'))
-                .count() as u64
-        })
+        .map(|(k, n)| n * each(k.split_once(';').map_or("", |(_, frames)| frames)))
         .sum();
     weight as f64 / total.max(1) as f64
 }
 
+/// The share of `folded`'s weight on frames without a name.
+fn unnamed(folded: &Folded) -> f64 {
+    share(folded, |frames| {
+        let bracketed = |f: &&str| f.starts_with('[') && f.ends_with(']');
+        frames.split(';').filter(bracketed).count() as u64
+    })
+}
+
 /// The share of `folded`'s weight whose stack holds frame `f`.
 fn reaching(folded: &Folded, f: &str) -> f64 {
-    let total: u64 = folded.values().sum();
-    let reach: u64 = folded
-        .iter()
-        .filter(|(k, _)| k.split(';').any(|x| x == f))
-        .map(|(_, n)| n)
-        .sum();
-    reach as f64 / total.max(1) as f64
+    share(folded, |frames| {
+        u64::from(frames.split(';').any(|x| x == f))
+    })
 }
 
 /// The share of `reference`'s weight on the very same stacks in `ours`.

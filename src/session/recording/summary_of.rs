@@ -44,9 +44,6 @@ impl Recording<'_> {
                 .map_or(0, |r| r + 1),
             seconds: self.started.elapsed().as_secs_f64(),
             stop_signal: ended.stop_signal,
-            // Stopped by a signal, perfz ends the workload with SIGTERM and
-            // says so in its status (128 + 15), as perf does; stopped by a
-            // limit or `--control stop`, the workload's end is perfz's doing.
             workload_exit: exit_code(
                 ended.exit_status,
                 ended.stop_signal.is_none() && ended.ended_workload,
@@ -97,7 +94,9 @@ impl Recording<'_> {
 }
 
 /// A workload's exit code; 128 + the signal that killed it, as a shell
-/// says (not where perfz ended it: stopped itself, a limit, a command).
+/// says. Not where perfz ended it (`ended_by_perfz`: a limit, `--control
+/// stop`); stopped by a signal, perfz ends it with SIGTERM and its status
+/// says so (143), as perf's.
 fn exit_code(status: Option<std::process::ExitStatus>, ended_by_perfz: bool) -> Option<i32> {
     use std::os::unix::process::ExitStatusExt;
     let s = status?;

@@ -68,14 +68,19 @@ pub fn perf() -> PathBuf {
 /// The newer perf the interop tests read every output with beside 6.1:
 /// bookworm-backports' perf 6.12, unpacked by tests/setup.sh.
 pub fn perf_new() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/perf-6.12/perf");
-    let runs = Command::new(&p)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with("perf version 6.12"));
+    unpacked_perf("6.12")
+}
+
+/// The perf of `version` tests/setup.sh unpacked under tests/tools (a test
+/// that needs it fails with the fix where it does not run).
+fn unpacked_perf(version: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/tools/perf-{version}/perf"));
+    let runs = Command::new(&p).arg("--version").output().is_ok_and(|o| {
+        String::from_utf8_lossy(&o.stdout).starts_with(&format!("perf version {version}"))
+    });
     assert!(
         runs,
-        "this test reads with perf 6.12 too and {} does not run it: run tests/setup.sh (as root)",
+        "this test reads with perf {version} too and {} does not run it: run tests/setup.sh (as root)",
         p.display()
     );
     p
@@ -89,17 +94,7 @@ pub const STOPPED_WITH_COMMAND: i32 = 143;
 /// The newest perf: trixie-backports' perf 7.3, unpacked by tests/setup.sh
 /// with the trixie libraries it needs (its wrapper starts it).
 pub fn perf_7() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tools/perf-7.3/perf");
-    let runs = Command::new(&p)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).starts_with("perf version 7.3"));
-    assert!(
-        runs,
-        "this test reads with perf 7.3 too and {} does not run it: run tests/setup.sh (as root)",
-        p.display()
-    );
-    p
+    unpacked_perf("7.3")
 }
 
 /// perf 6.1 and perf 6.12, with their names for messages.
