@@ -9,11 +9,13 @@
 //! its build id and puts it into the build-id cache in perf's layout, so
 //! `perf report`, `perf archive` and `perfz export` name its frames. Bounded
 //! in bytes and time; what could not be kept is said once in the summary.
-//! A file is copied from the descriptor its size was checked on, at most
-//! that size ([`copy`]).
+//! A path is resolved in the process's root, never the host's
+//! ([`source`]), and a file is copied from the descriptor its size was
+//! checked on, at most that size ([`copy`]): what the recorder keeps is
+//! what the process could read, within the limits.
 
 use std::collections::{HashMap, HashSet};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Condvar, Mutex};
@@ -23,6 +25,7 @@ use crate::format::side_band::SideBand;
 use crate::format::RecordType;
 
 mod copy;
+mod source;
 #[cfg(test)]
 mod tests;
 
@@ -184,23 +187,13 @@ struct Mapped<'a> {
     build_id: Option<&'a [u8]>,
 }
 
-/// Keeps the file of `map` in the cache at `dir`, opened once through its
-/// process's view, unless the recorder's own path names the same file (the
-/// end-of-recording pass reaches it) or the process no longer reaches it:
-/// `Ok(Some(build id))` when kept, `Err(why)` when it had to be and could
-/// not.
+/// Keeps the file of `map` in the cache at `dir`, opened as its process
+/// sees it ([`source::open_mapped`]), unless the recorder's own path names
+/// the same file (the end-of-recording pass reaches it) or the process no
+/// longer reaches it: `Ok(Some(build id))` when kept, `Err(why)` when it had
+/// to be and could not.
 fn capture(dir: &Path, map: &Mapped, budget: &Budget) -> Result<Option<Vec<u8>>, String> {
-    let theirs = [
-        format!("/proc/{}/map_files/{:x}-{:x}", map.pid, map.start, map.end),
-        format!("/proc/{}/root{}", map.pid, map.path),
-    ];
-    let Some(file) = theirs.iter().find_map(|p| {
-        std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-            .open(p)
-            .ok()
-    }) else {
+    let Ok(file) = source::open_mapped(map.pid, map.start, map.end, map.path) else {
         return Ok(None);
     };
     let src = Checked::new(file).map_err(|e| e.to_string())?;
