@@ -37,7 +37,7 @@
 //!             place.rs        -o on disk: temporary name, commit, FILE.old
 //!             rotation.rs     --switch-output names, --switch-max-files
 //! pieces      options.rs limits.rs control.rs signals.rs status.rs setup.rs
-//!             layout.rs synth_side_band.rs build_ids.rs dso_capture.rs
+//!             layout.rs synth_side_band.rs build_ids.rs dso_capture/
 //!             cpu_wait.rs memory_asks.rs error.rs summary.rs thread_tally.rs
 //! ```
 //!

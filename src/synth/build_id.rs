@@ -52,6 +52,13 @@ pub fn of_file(path: &Path) -> Option<Vec<u8>> {
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)
         .ok()?;
+    of_open(&f)
+}
+
+/// The build id of the open file `f`, if it is a regular file, an ELF file
+/// and has one: read from the descriptor itself (at offsets, its position
+/// untouched), so the file checked is the file read.
+pub fn of_open(f: &std::fs::File) -> Option<Vec<u8>> {
     if !f.metadata().ok()?.is_file() {
         return None;
     }

@@ -30,6 +30,26 @@ pub fn cache_elf(at: &Path, source: &Path, id: &[u8]) -> std::io::Result<()> {
             })?,
         }
     }
+    put_probes(at)
+}
+
+/// `AT/elf` (and an empty `AT/probes`), an entry of the cache, written by
+/// `write` into a new file of its own that is linked in only when whole
+/// (`write` returned Ok) and only if no entry is there yet: an entry
+/// already there is kept and `write` is not called.
+pub fn cache_elf_with(
+    at: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let elf = at.join("elf");
+    if std::fs::symlink_metadata(&elf).is_err() {
+        put_new(&elf, write)?;
+    }
+    put_probes(at)
+}
+
+/// An empty `AT/probes`, as perf's entries have.
+fn put_probes(at: &Path) -> std::io::Result<()> {
     let probes = at.join("probes");
     if !probes.exists() {
         put_new(&probes, |_| Ok(()))?;

@@ -9,6 +9,10 @@
 //! its build id and puts it into the build-id cache in perf's layout, so
 //! `perf report`, `perf archive` and `perfz export` name its frames. Bounded
 //! in bytes and time; what could not be kept is said once in the summary.
+//! A path is resolved in the process's root, never the host's
+//! ([`source`]), and a file is copied from the descriptor its size was
+//! checked on, at most that size ([`copy`]): what the recorder keeps is
+//! what the process could read, within the limits.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
@@ -19,7 +23,13 @@ use std::time::{Duration, Instant};
 
 use crate::format::side_band::SideBand;
 use crate::format::RecordType;
-use crate::synth::build_id;
+
+mod copy;
+mod source;
+#[cfg(test)]
+mod tests;
+
+use copy::{Budget, Checked};
 
 /// Map records waiting for the capture thread; more are dropped (counted).
 const QUEUE: usize = 4096;
@@ -40,17 +50,19 @@ struct State {
     running: bool,
     /// Build ids of the files kept, by the path the recording names.
     kept: HashMap<String, Vec<u8>>,
-    bytes: u64,
     /// Why files could not be kept: (path, reason).
     missed: Vec<(String, String)>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
+/// The bytes the recording's capture copied, of [`MAX_TOTAL`].
+static BUDGET: Budget = Budget::new(MAX_TOTAL);
 static CHANGED: Condvar = Condvar::new();
 
 /// Starts the capture into the build-id cache at `dir`.
 pub fn start(dir: PathBuf) {
     let (tx, rx) = sync_channel(QUEUE);
+    BUDGET.reset();
     if let Ok(mut g) = STATE.lock() {
         *g = Some(State {
             running: true,
@@ -146,52 +158,48 @@ fn look_at(rec: &[u8], dir: &Path, seen: &mut HashSet<(String, u32)>) -> Option<
     if !path.starts_with('/') || !seen.insert((path.clone(), pid)) {
         return None;
     }
-    let theirs = [
-        PathBuf::from(format!("/proc/{pid}/map_files/{start:x}-{:x}", start + len)),
-        PathBuf::from(format!("/proc/{pid}/root{path}")),
-    ];
-    let source = theirs
-        .iter()
-        .find(|p| std::fs::metadata(p).is_ok())?
-        .clone();
-    let theirs_md = std::fs::metadata(&source).ok()?;
-    let ours = std::fs::metadata(&path).ok();
-    if ours.is_some_and(|m| (m.dev(), m.ino()) == (theirs_md.dev(), theirs_md.ino())) {
-        return None; // the end-of-recording pass reaches it
-    }
-    let keep = || -> Result<Vec<u8>, String> {
-        let id = build_id::of_file(&source).ok_or("no build id")?;
-        if build_id.as_ref().is_some_and(|b| *b != id) {
-            return Err("another file than the one mapped".into());
-        }
-        let size = theirs_md.len();
-        if size > MAX_FILE {
-            return Err(format!("{size} bytes, over the {MAX_FILE}-byte limit"));
-        }
-        let full = STATE
-            .lock()
-            .ok()
-            .and_then(|g| g.as_ref().map(|s| s.bytes + size > MAX_TOTAL))
-            .unwrap_or(true);
-        if full {
-            return Err(format!("the capture's {MAX_TOTAL} bytes are used"));
-        }
-        let hexid = build_id::hex(&id);
-        let rel = path.trim_start_matches('/');
-        let at = dir.join(rel).join(&hexid);
-        std::fs::create_dir_all(&at).map_err(|e| e.to_string())?;
-        super::build_ids::cache::cache_elf(&at, &source, &id).map_err(|e| e.to_string())?;
-        super::build_ids::cache::link_build_id(dir, rel, &hexid).map_err(|e| e.to_string())?;
-        update(|s| s.bytes += size);
-        Ok(id)
+    let map = Mapped {
+        pid,
+        start,
+        end: start + len,
+        path: &path,
+        build_id: build_id.as_deref(),
     };
-    match keep() {
-        Ok(id) => {
+    match capture(dir, &map, &BUDGET) {
+        Ok(Some(id)) => {
             update(|s| {
                 s.kept.insert(path.clone(), id);
             });
             None
         }
+        Ok(None) => None,
         Err(why) => Some((path, why)),
     }
+}
+
+/// A mapping of a map record, as the capture looks at it.
+struct Mapped<'a> {
+    pid: u32,
+    start: u64,
+    end: u64,
+    path: &'a str,
+    /// The build id the record carries, if any.
+    build_id: Option<&'a [u8]>,
+}
+
+/// Keeps the file of `map` in the cache at `dir`, opened as its process
+/// sees it ([`source::open_mapped`]), unless the recorder's own path names
+/// the same file (the end-of-recording pass reaches it) or the process no
+/// longer reaches it: `Ok(Some(build id))` when kept, `Err(why)` when it had
+/// to be and could not.
+fn capture(dir: &Path, map: &Mapped, budget: &Budget) -> Result<Option<Vec<u8>>, String> {
+    let Ok(file) = source::open_mapped(map.pid, map.start, map.end, map.path) else {
+        return Ok(None);
+    };
+    let src = Checked::new(file).map_err(|e| e.to_string())?;
+    let ours = std::fs::metadata(map.path).ok();
+    if ours.is_some_and(|m| (m.dev(), m.ino()) == src.dev_ino()) {
+        return Ok(None);
+    }
+    copy::keep(dir, map.path, &src, map.build_id, budget, MAX_FILE).map(Some)
 }
