@@ -100,7 +100,7 @@ pub struct Hits {
 
 /// Where the executable MMAP/MMAP2 records go as they are drained, for the
 /// capture of DSOs a recording may not reach at its end (a container's
-/// private files, deleted ones: `session/dso_capture.rs`); `None` unless a
+/// private files, deleted ones: `session/dso_capture/`); `None` unless a
 /// capture runs. The drain only offers a copy (rare: maps are made when
 /// programs start) and never waits.
 static CAPTURE: std::sync::RwLock<Option<std::sync::mpsc::SyncSender<Vec<u8>>>> =
