@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = elf.at_offset(off);
         }
         let _ = perfz::export::unwind::unwind_one(data, data);
-        if let Some(dwarf) = Inline::load(data, &[]) {
+        if let Some(dwarf) = Inline::parse(data) {
             for svma in [0, 0x1000, data.len() as u64, u64::MAX] {
                 let _ = dwarf.at(svma);
             }

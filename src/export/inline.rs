@@ -66,6 +66,12 @@ impl Inline {
             .or_else(|| from_file(image))
     }
 
+    /// An ELF image's own DWARF (no debug files): what the fuzz target
+    /// feeds hostile bytes to.
+    pub fn parse(image: &[u8]) -> Option<Inline> {
+        from_file(&Arc::new(FileBytes::Owned(image.to_vec())))
+    }
+
     /// The functions DWARF names at `svma` (the file's own address),
     /// innermost first: those inlined there, then the one that holds them.
     /// perf shows these in place of the symbol table's name whenever DWARF
