@@ -31,7 +31,16 @@ pub fn merge(mut new: Profile, base: Profile, normalize: bool) -> Result<Profile
             .map(|v| (s(v.r#type), s(v.unit)))
             .collect()
     };
-    if types(&new) != types(&base) {
+    // A recording without samples has no values of its own (its event is
+    // unknown: it had none to choose): the other's types stand for both,
+    // as for the folded diff of the pair.
+    if new.sample.is_empty() && !base.sample.is_empty() {
+        new = Profile {
+            sample: Vec::new(),
+            ..base.clone()
+        };
+    }
+    if types(&new) != types(&base) && !base.sample.is_empty() {
         return Err(FormatError::Unsupported(format!(
             "the two recordings' profiles hold other values (base {:?}, new {:?}): record both with the same event (-e)",
             types(&base),

@@ -235,6 +235,40 @@ fn a_recording_against_itself_and_what_diff_refuses() {
         .output_within();
     let top = String::from_utf8_lossy(&o.stdout);
     assert!(top.contains("accounting for 0, 0% of 106 total"), "{top}");
+    // A recording of no sample against one of cpu-clock's, both ways: the
+    // empty side counts nothing (go tool pprof reads the whole difference).
+    require_recording();
+    let empty = dir.join("empty.data");
+    let e = empty.to_str().unwrap();
+    // Started disabled for 10 s (-D): `true` is gone long before.
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-e",
+        "cpu-clock",
+        "-D",
+        "10000",
+        "-o",
+        e,
+        "true",
+    ]);
+    assert_eq!(
+        our_sample_count(&empty),
+        0,
+        "the empty recording holds samples"
+    );
+    for (base, new, sign) in [(e, f, 1), (f, e, -1)] {
+        let d = export_to(
+            &dir,
+            "empty.pb.gz",
+            &["--diff", "--format", "pprof", base, new],
+        );
+        let flat = pprof_flat(&d, "samples");
+        let total: i64 = flat.values().sum();
+        assert_eq!(total, sign * 106, "base {base}, new {new}: {flat:?}");
+        let folded = perfz_ok(&["export", "--diff", base, new]).stdout;
+        assert!(!folded.is_empty(), "the folded diff of {base} and {new}");
+    }
     for (args, says) in [
         (&["--diff", f][..], "--diff takes two recordings"),
         (
