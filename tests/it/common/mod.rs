@@ -10,6 +10,7 @@ mod bounded;
 pub mod browser;
 pub mod compressed2;
 pub mod inferno;
+mod reaper;
 pub use bounded::{WaitWithin, Within};
 
 /// The perf 6.1 fixtures (tests/fixtures/perf61, with their README).
