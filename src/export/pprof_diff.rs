@@ -21,16 +21,19 @@ pub fn decode(gz: &[u8]) -> Result<Profile, FormatError> {
         .map_err(|e| FormatError::Unsupported(format!("decoding a profile: {e}")))
 }
 
+/// A profile's value types, as (type, unit) names.
+fn value_types(p: &Profile) -> Vec<(String, String)> {
+    let s = |i: i64| p.string_table.get(i as usize).cloned().unwrap_or_default();
+    p.sample_type
+        .iter()
+        .map(|v| (s(v.r#type), s(v.unit)))
+        .collect()
+}
+
 /// `new` with `base`'s samples added negated (scaled to `new`'s totals
 /// first, value by value, with `normalize`), its tables beside `new`'s.
 pub fn merge(mut new: Profile, base: Profile, normalize: bool) -> Result<Profile, FormatError> {
-    let types = |p: &Profile| -> Vec<(String, String)> {
-        let s = |i: i64| p.string_table.get(i as usize).cloned().unwrap_or_default();
-        p.sample_type
-            .iter()
-            .map(|v| (s(v.r#type), s(v.unit)))
-            .collect()
-    };
+    let types = value_types;
     // A recording without samples has no values of its own (its event is
     // unknown: it had none to choose): the other's types stand for both,
     // as for the folded diff of the pair.

@@ -312,16 +312,29 @@ fn cxx_templates_dwarf() {
 #[test]
 fn rust_cargo_release() {
     require_recording();
+    let full = rustapp(2, false);
+    // Without debug info: the same build with its DWARF stripped (its
+    // symbols and .eh_frame kept, as `debug = 0` leaves them): one cargo
+    // build fewer.
+    let plain = out_dir().join("rustapp-no-debug");
+    build(
+        "strip --strip-debug",
+        Command::new("strip")
+            .arg("--strip-debug")
+            .arg("-o")
+            .arg(&plain)
+            .arg(&full),
+    );
     row(
         "Rust dwarf",
         DWARF,
-        &with(rustapp(0, false), &["0.8"]),
+        &with(plain, &["0.8"]),
         Some("rustapp::main"),
     );
     row(
         "Rust dwarf, debug = 2",
         DWARF,
-        &with(rustapp(2, false), &["0.8"]),
+        &with(full, &["0.8"]),
         Some("rustapp::main"),
     );
     row(
