@@ -3,8 +3,11 @@
  * Build: cc -O1 -g -fno-omit-frame-pointer -fno-inline -o deep deep.c
  * Run:   ./deep SECONDS [THREADS]   (THREADS busy threads, default 1, each
  *        until it has used SECONDS of its own CPU time, however busy the
- *        machine: a test gets the samples it asks for) */
+ *        machine: a test gets the samples it asks for). It also ends when
+ *        its parent does (a recorder killed with SIGKILL leaves no workload
+ *        burning CPU under the rest of the tests). */
 #include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -38,10 +41,11 @@ static double cpu(void) {
 }
 
 static double secs;
+static pid_t parent;
 
 static void *perfz_workload_loop(void *arg) {
     unsigned long i = (unsigned long)arg;
-    while (cpu() < secs) {
+    while (cpu() < secs && getppid() == parent) {
         perfz_sink += perfz_workload_alpha(i) + perfz_workload_beta(i);
         i++;
     }
@@ -50,6 +54,7 @@ static void *perfz_workload_loop(void *arg) {
 
 int main(int argc, char **argv) {
     secs = argc > 1 ? atof(argv[1]) : 1.0;
+    parent = getppid();
     int threads = argc > 2 ? atoi(argv[2]) : 1;
     static pthread_t t[1024]; /* static: main's frame stays small (dwarf tests) */
     int n = 0;
