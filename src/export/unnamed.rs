@@ -44,7 +44,9 @@ pub fn unnamed_files(named: &[Named<'_>], holders: &[u64], kernel_named: bool) -
     let mut v: Vec<UnnamedFile> = by_file
         .into_iter()
         .map(|(file, (frames, id, kernel))| {
-            let build_id = id.filter(|b| !b.is_empty()).map(hex);
+            let build_id = id
+                .filter(|b| !b.is_empty())
+                .map(crate::synth::build_id::hex);
             let remedy = remedy(&file, build_id.as_deref(), kernel, kernel_named);
             UnnamedFile {
                 file: file.to_string(),
@@ -56,10 +58,6 @@ pub fn unnamed_files(named: &[Named<'_>], holders: &[u64], kernel_named: bool) -
         .collect();
     v.sort_by(|a, b| b.frames.cmp(&a.frames).then_with(|| a.file.cmp(&b.file)));
     v
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// What would name the frames of `file`.

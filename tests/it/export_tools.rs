@@ -25,7 +25,7 @@ fn ours(data: &Path, args: &[&str]) -> (Folded, String) {
 
 /// The share of the reference's weight that `ours` has on the very same
 /// stacks; the biggest difference, for the message.
-fn agreement(reference: &Folded, ours: &Folded) -> (f64, String) {
+pub(crate) fn agreement(reference: &Folded, ours: &Folded) -> (f64, String) {
     let total: u64 = reference.values().sum();
     let same: u64 = reference
         .iter()

@@ -147,12 +147,7 @@ fn reaching(folded: &Folded, f: &str) -> f64 {
 
 /// The share of `reference`'s weight on the very same stacks in `ours`.
 fn exact(reference: &Folded, ours: &Folded) -> f64 {
-    let total: u64 = reference.values().sum();
-    let same: u64 = reference
-        .iter()
-        .map(|(k, n)| (*n).min(ours.get(k).copied().unwrap_or(0)))
-        .sum();
-    same as f64 / total.max(1) as f64
+    crate::export_tools::agreement(reference, ours).0
 }
 
 /// JIT maps (/tmp/perf-PID.map) of a recording's processes, removed when
@@ -204,13 +199,7 @@ fn row(name: &str, record: &[&str], program: &[OsString], reach: Option<&str>) {
         .iter()
         .map(|(p, r)| format!("{p} {:.1} %", exact(r, &ours) * 100.0))
         .collect();
-    let share = exact(want, &ours);
-    let worst = want
-        .iter()
-        .map(|(k, n)| (n.saturating_sub(ours.get(k).copied().unwrap_or(0)), k))
-        .max()
-        .map(|(d, k)| format!("{d} of `{k}` missing"))
-        .unwrap_or_default();
+    let (share, worst) = crate::export_tools::agreement(want, &ours);
     assert!(
         share >= 0.99,
         "{name}: the exact-stack match is {} ({shares:?}); against {best}: {worst}",
