@@ -50,7 +50,7 @@ pub struct Args {
     plot: Option<PathBuf>,
     /// With --record: the command to record (after --).
     #[arg(last = true, value_name = "COMMAND")]
-    command: Vec<String>,
+    command: Vec<std::ffi::OsString>,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
@@ -144,7 +144,7 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         output: out.to_path_buf(),
         // eval compresses the ring bytes itself: record them as they are.
         codec: perfz_codecs::CodecSpec::None,
-        argv: std::env::args().collect(),
+        argv: std::env::args_os().collect(),
         build_ids: crate::session::BuildIdOptions {
             table: false,
             all: false,

@@ -67,8 +67,9 @@ pub enum Command {
 /// Runs the CLI and turns errors into a one-line message and exit code 1
 /// (`perfz record` reads its command line as perf does, and exits as perf).
 pub fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
-    if argv.get(1).map(String::as_str) == Some("record") {
+    // Bytes, as perf takes them: a command's argument need not be UTF-8.
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|w| w == "record") {
         return record::main(&argv[2..]);
     }
     let cli = Cli::parse();

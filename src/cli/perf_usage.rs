@@ -8,6 +8,9 @@
 //! negations (`--no-NAME` of option NAME, `--NAME` of an option named
 //! `--no-NAME`) come out as one word, [`NEGATED`] then the option's name.
 
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+
 /// perf 6.12's `perf record -h` option lines, verbatim (the `--off-cpu`
 /// line without its note on perf's BPF build).
 const USAGE: &str = include_str!("perf_record_usage.txt");
@@ -151,86 +154,105 @@ impl std::fmt::Display for BadOption {
 
 /// A command line read as perf reads it: each option once as
 /// `--long[=value]` (or `-x[value]` where it has no long name), then the
-/// command.
+/// command. Words are bytes, as perf passes them: a value or a command's
+/// argument need not be UTF-8 (an option's name must be).
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Split {
     /// The options, one word each.
-    pub options: Vec<String>,
+    pub options: Vec<OsString>,
     /// The command and its arguments (after the options, or after `--`).
-    pub command: Vec<String>,
+    pub command: Vec<OsString>,
 }
 
 /// Reads `words` (without the program and subcommand) as perf's
 /// parse-options reads `perf record`'s: options until `--` or the first word
 /// that is not one; a long option may be abbreviated to a prefix only it has.
-pub fn split(words: &[String], known: &[OptionSpec]) -> Result<Split, BadOption> {
+pub fn split(words: &[OsString], known: &[OptionSpec]) -> Result<Split, BadOption> {
     let mut out = Split::default();
     let mut i = 0;
     while i < words.len() {
-        let w = &words[i];
+        let w = words[i].as_bytes();
         i += 1;
-        if w == "--" {
+        if w == b"--" {
             out.command = words[i..].to_vec();
             return Ok(out);
         }
-        if let Some(body) = w.strip_prefix("--") {
-            let (name, attached) = match body.split_once('=') {
-                Some((n, v)) => (n, Some(v)),
+        if let Some(body) = w.strip_prefix(b"--") {
+            let (name, attached) = match body.iter().position(|&b| b == b'=') {
+                Some(at) => (&body[..at], Some(&body[at + 1..])),
                 None => (body, None),
             };
-            let (spec, negated) = long_or_negated(name, known)?;
+            let name = String::from_utf8_lossy(name);
+            let (spec, negated) = long_or_negated(&name, known)?;
             let long = spec.long.clone().unwrap_or_default();
             if negated {
                 // perf: an option's negation takes no value.
                 if attached.is_some() {
-                    return Err(BadOption::TakesNoValue(name.to_string()));
+                    return Err(BadOption::TakesNoValue(name.into_owned()));
                 }
-                out.options.push(format!("{NEGATED}{long}"));
+                out.options.push(format!("{NEGATED}{long}").into());
                 continue;
             }
             let value = match (spec.takes, attached) {
                 (Takes::Nothing, Some(_)) => return Err(BadOption::TakesNoValue(long)),
                 (Takes::Nothing, None) | (Takes::Optional, None) => None,
-                (_, Some(v)) => Some(v.to_string()),
+                (_, Some(v)) => Some(v),
                 (Takes::Value, None) => {
                     let v = words.get(i).ok_or(BadOption::NeedsValue(long.clone()))?;
                     i += 1;
-                    Some(v.clone())
+                    Some(v.as_bytes())
                 }
             };
             out.options.push(spelled(spec, value));
-        } else if w.len() > 1 && w.starts_with('-') {
-            let cluster: Vec<char> = w[1..].chars().collect();
-            let mut j = 0;
-            while j < cluster.len() {
-                let c = cluster[j];
-                let spec = known
-                    .iter()
-                    .find(|o| o.short == Some(c))
-                    .ok_or(BadOption::UnknownShort(c))?;
-                j += 1;
-                let rest: String = cluster[j..].iter().collect();
-                let value = match spec.takes {
-                    Takes::Nothing => None,
-                    Takes::Optional => Some(rest).filter(|r| !r.is_empty()),
-                    Takes::Value if !rest.is_empty() => Some(rest),
-                    Takes::Value => {
-                        let v = words.get(i).ok_or(BadOption::NeedsValue(c.to_string()))?;
-                        i += 1;
-                        Some(v.clone())
-                    }
-                };
-                if spec.takes != Takes::Nothing {
-                    j = cluster.len();
-                }
-                out.options.push(spelled(spec, value));
-            }
+        } else if w.len() > 1 && w[0] == b'-' {
+            i = short_cluster(words, i, &w[1..], known, &mut out.options)?;
         } else {
             out.command = words[i - 1..].to_vec();
             return Ok(out);
         }
     }
     Ok(out)
+}
+
+/// Reads one word of short options (`cluster`: the bytes after its `-`)
+/// into `options`; `i`: the index of the word after it, returned past the
+/// value it took, if any.
+fn short_cluster(
+    words: &[OsString],
+    mut i: usize,
+    cluster: &[u8],
+    known: &[OptionSpec],
+    options: &mut Vec<OsString>,
+) -> Result<usize, BadOption> {
+    let mut j = 0;
+    while j < cluster.len() {
+        // perf's short options are ASCII; any other byte names none.
+        let c = char::from(cluster[j]);
+        let spec = known
+            .iter()
+            .find(|o| o.short == Some(c) && c.is_ascii())
+            .ok_or_else(|| {
+                let lossy = String::from_utf8_lossy(&cluster[j..]);
+                BadOption::UnknownShort(lossy.chars().next().unwrap_or(c))
+            })?;
+        j += 1;
+        let rest = &cluster[j..];
+        let value = match spec.takes {
+            Takes::Nothing => None,
+            Takes::Optional => Some(rest).filter(|r| !r.is_empty()),
+            Takes::Value if !rest.is_empty() => Some(rest),
+            Takes::Value => {
+                let v = words.get(i).ok_or(BadOption::NeedsValue(c.to_string()))?;
+                i += 1;
+                Some(v.as_bytes())
+            }
+        };
+        if spec.takes != Takes::Nothing {
+            j = cluster.len();
+        }
+        options.push(spelled(spec, value));
+    }
+    Ok(i)
 }
 
 /// The option `--name` stands for, and whether negated, as perf's
@@ -281,14 +303,19 @@ fn long_or_negated<'a>(
 }
 
 /// One option occurrence in the one spelling clap is given.
-fn spelled(spec: &OptionSpec, value: Option<String>) -> String {
-    match (&spec.long, spec.short, value) {
-        (Some(l), _, Some(v)) => format!("--{l}={v}"),
-        (Some(l), _, None) => format!("--{l}"),
-        (None, Some(c), Some(v)) => format!("-{c}{v}"),
-        (None, Some(c), None) => format!("-{c}"),
-        (None, None, _) => String::new(),
+fn spelled(spec: &OptionSpec, value: Option<&[u8]>) -> OsString {
+    let mut w: Vec<u8> = match (&spec.long, spec.short) {
+        (Some(l), _) => format!("--{l}").into_bytes(),
+        (None, Some(c)) => format!("-{c}").into_bytes(),
+        (None, None) => return OsString::new(),
+    };
+    if let Some(v) = value {
+        if spec.long.is_some() {
+            w.push(b'=');
+        }
+        w.extend_from_slice(v);
     }
+    OsString::from_vec(w)
 }
 
 /// One usage line in perf's layout (parse-options' `print_option_help`):

@@ -19,7 +19,7 @@ use crate::session::{record, RecordOptions, DEFAULT_FREQUENCY};
 /// `perfz record`, as perf parses `perf record`'s command line: `words` are
 /// the words after `record`. Usage errors exit 129 and failures 255, as
 /// perf's; a recorded command's exit status is perfz's.
-pub fn main(words: &[String]) -> ExitCode {
+pub fn main(words: &[std::ffi::OsString]) -> ExitCode {
     let argv = match super::record_args::parse(words) {
         Ok(super::record_args::Parsed::Args(a)) => a,
         Ok(super::record_args::Parsed::Exit(code)) => return code,
@@ -132,7 +132,7 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
         aio_backend: a.aio_backend,
         copy_meter: a.verbose > 0 || a.stats_json.is_some(),
         checkpoint: (a.checkpoint > 0.0).then(|| std::time::Duration::from_secs_f64(a.checkpoint)),
-        argv: std::env::args().collect(),
+        argv: std::env::args_os().collect(),
         status: !a.quiet && std::io::stderr().is_terminal(),
         keep_stack_padding: a.keep_stack_padding,
         threads: a.threads.clone(),
@@ -184,7 +184,7 @@ fn sampling_of(a: &Args, notes: &mut Notes) -> anyhow::Result<(Sampling, CallGra
 /// What to record (a command, -p, -t, -u, -a or -C; no target and no
 /// command: every CPU, as perf), and the command that times an explicit
 /// target.
-fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<String>)> {
+fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<std::ffi::OsString>)> {
     let targets = [
         !a.pid.is_empty(),
         !a.tid.is_empty(),

@@ -4,6 +4,7 @@
 //! each. `-h` prints perf's usage lines for the options the two share, then
 //! perfz's own.
 
+use std::ffi::{OsStr, OsString};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -74,7 +75,7 @@ fn known_options(cmd: &clap::Command) -> Vec<OptionSpec> {
 }
 
 /// Reads `words` (after `record`) as perf would.
-pub fn parse(words: &[String]) -> anyhow::Result<Parsed> {
+pub fn parse(words: &[OsString]) -> anyhow::Result<Parsed> {
     let cmd = clap_command();
     let s = split(words, &known_options(&cmd)).map_err(anyhow::Error::msg)?;
     if s.options.iter().any(|o| o == "--help") {
@@ -85,7 +86,7 @@ pub fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     let options = unset(s.options)?;
     for o in &options {
         let name = name_of(o);
-        if let Some(why) = refusal(name) {
+        if let Some(why) = refusal(&name) {
             anyhow::bail!("--{name}: {why}");
         }
     }
@@ -97,14 +98,21 @@ pub fn parse(words: &[String]) -> anyhow::Result<Parsed> {
     })?;
     let mut a = Args::from_arg_matches(&m).map_err(|e| anyhow::anyhow!("{e}"))?;
     a.command = s.command;
-    a.words = options;
+    // Which options came in which order (-e and --filter pair by it); a
+    // value clap took as a String is UTF-8 already.
+    a.words = options
+        .iter()
+        .map(|o| o.to_string_lossy().into_owned())
+        .collect();
     Ok(Parsed::Args(Box::new(a)))
 }
 
 /// The name of an option word of the splitter's (`--freq=99`: `freq`;
 /// `-g`: `g`).
-fn name_of(word: &str) -> &str {
-    word.trim_start_matches('-').split('=').next().unwrap_or("")
+fn name_of(word: &OsStr) -> String {
+    let word = word.to_string_lossy();
+    let name = word.trim_start_matches('-').split('=').next();
+    name.unwrap_or("").to_string()
 }
 
 /// Negations perf refuses, or perfz, with the reason.
@@ -128,14 +136,14 @@ const NOT_UNSET: &[(&str, &str)] = &[
 /// it takes, but two: `--no-call-graph` also ends `-g`, and
 /// `--no-compression-level` is `--codec none`, perfz compressing by
 /// default).
-fn unset(options: Vec<String>) -> anyhow::Result<Vec<String>> {
+fn unset(options: Vec<OsString>) -> anyhow::Result<Vec<OsString>> {
     const CODEC_OFF: &str = "--codec=none";
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<OsString> = Vec::new();
     // A CODEC_OFF of a negation's, which a later -z or --codec replaces.
     let mut codec_off = false;
     for w in options {
-        let Some(long) = w.strip_prefix(NEGATED) else {
-            if codec_off && matches!(name_of(&w), "compression-level" | "codec") {
+        let Some(long) = w.to_str().and_then(|w| w.strip_prefix(NEGATED)) else {
+            if codec_off && matches!(name_of(&w).as_str(), "compression-level" | "codec") {
                 out.retain(|o| o != CODEC_OFF);
                 codec_off = false;
             }
@@ -152,7 +160,7 @@ fn unset(options: Vec<String>) -> anyhow::Result<Vec<String>> {
         };
         out.retain(|o| !matches!(name_of(o), n if n == long || n == also));
         if long == "compression-level" {
-            out.push(CODEC_OFF.to_string());
+            out.push(CODEC_OFF.into());
             codec_off = true;
         }
     }
@@ -291,7 +299,7 @@ mod tests {
 
     #[test]
     fn a_refused_option_names_its_reason() {
-        let words: Vec<String> = ["--kcore", "true"].map(String::from).to_vec();
+        let words: Vec<OsString> = ["--kcore", "true"].map(OsString::from).to_vec();
         let e = parse(&words).err().unwrap().to_string();
         assert!(
             e.starts_with("--kcore: perfz does not copy /proc/kcore"),
@@ -300,7 +308,7 @@ mod tests {
     }
 
     fn words_of(line: &[&str]) -> anyhow::Result<Vec<String>> {
-        let words: Vec<String> = line.iter().map(|w| w.to_string()).collect();
+        let words: Vec<OsString> = line.iter().map(OsString::from).collect();
         match parse(&words)? {
             Parsed::Args(a) => Ok(a.words),
             Parsed::Exit(_) => anyhow::bail!("not a recording"),
@@ -339,8 +347,8 @@ mod tests {
 
     #[test]
     fn perfs_combined_short_options_reach_clap() {
-        let words: Vec<String> = ["-asdg", "-F99", "-o", "x.data", "--", "sleep", "1"]
-            .map(String::from)
+        let words: Vec<OsString> = ["-asdg", "-F99", "-o", "x.data", "--", "sleep", "1"]
+            .map(OsString::from)
             .to_vec();
         let Parsed::Args(a) = parse(&words).unwrap() else {
             panic!("not a recording")

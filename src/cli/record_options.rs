@@ -223,7 +223,7 @@ pub struct Args {
     /// The command to record, with its arguments: the words after the
     /// options (or after `--`), as perf's parse-options splits them.
     #[arg(skip)]
-    pub(super) command: Vec<String>,
+    pub(super) command: Vec<std::ffi::OsString>,
     /// The options as perf's parse-options read them, one word each (the
     /// order of -e, --filter and --exclude-perf).
     #[arg(skip)]

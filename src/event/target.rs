@@ -1,8 +1,10 @@
 //! What to record: a workload perfz starts, existing processes or threads, or
 //! whole CPUs.
 
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::thread::JoinHandle;
@@ -10,8 +12,8 @@ use std::thread::JoinHandle;
 /// What a session records.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
-    /// `-- cmd args...`
-    Workload(Vec<String>),
+    /// `-- cmd args...`: bytes, as execve takes them.
+    Workload(Vec<OsString>),
     /// `-p PID[,PID]`: every thread of these processes.
     Pids(Vec<i32>),
     /// `-t TID[,TID]`.
@@ -127,7 +129,7 @@ impl Workload {
     /// `stdout_to_stderr`: its standard output is our standard error.
     pub fn prepare(
         path: &std::path::Path,
-        argv: &[String],
+        argv: &[OsString],
         stdout_to_stderr: bool,
     ) -> io::Result<Workload> {
         let (pid_r, pid_w) = pipe()?;
@@ -205,7 +207,7 @@ impl Workload {
 /// Finds `cmd` as `execvp` would (a name with a `/` as is, otherwise in
 /// `$PATH`), so a command that cannot run is refused before anything is
 /// opened or written.
-pub fn resolve_command(cmd: &str) -> io::Result<std::path::PathBuf> {
+pub fn resolve_command(cmd: &OsStr) -> io::Result<std::path::PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let runnable = |p: &std::path::Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -213,7 +215,7 @@ pub fn resolve_command(cmd: &str) -> io::Result<std::path::PathBuf> {
     if cmd.is_empty() {
         return Err(io::Error::new(io::ErrorKind::NotFound, "empty command"));
     }
-    if cmd.contains('/') {
+    if cmd.as_bytes().contains(&b'/') {
         let p = std::path::PathBuf::from(cmd);
         return match std::fs::metadata(&p) {
             Err(e) => Err(e),
@@ -244,10 +246,10 @@ mod tests {
     fn the_workload_runs_the_resolved_path_under_the_name_it_was_given() {
         // The name is on no $PATH: only the resolved path can run, and the
         // command sees the name it was given as its $0.
-        let argv: Vec<String> = ["perfz-test-name", "-c", r#"test "$0" = perfz-test-name"#]
-            .map(String::from)
+        let argv: Vec<OsString> = ["perfz-test-name", "-c", r#"test "$0" = perfz-test-name"#]
+            .map(OsString::from)
             .to_vec();
-        let sh = resolve_command("sh").unwrap();
+        let sh = resolve_command("sh".as_ref()).unwrap();
         let w = Workload::prepare(&sh, &argv, false).unwrap();
         let status = w.start().unwrap().wait().unwrap();
         assert!(status.success(), "{status}");
@@ -255,11 +257,9 @@ mod tests {
 
     #[test]
     fn a_relative_command_resolves_through_path_and_a_slash_as_given() {
-        assert!(resolve_command("sh").unwrap().is_absolute());
-        assert_eq!(
-            resolve_command("/bin/sh").unwrap(),
-            std::path::Path::new("/bin/sh")
-        );
-        assert!(resolve_command("perfz-no-such-command").is_err());
+        let resolve = |c: &str| resolve_command(c.as_ref());
+        assert!(resolve("sh").unwrap().is_absolute());
+        assert_eq!(resolve("/bin/sh").unwrap(), std::path::Path::new("/bin/sh"));
+        assert!(resolve("perfz-no-such-command").is_err());
     }
 }

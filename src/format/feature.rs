@@ -355,15 +355,16 @@ pub fn read_string(c: &mut Cursor<'_>) -> Result<String, FormatError> {
 }
 
 /// Writes a header string as perf does: padded to a multiple of 64 with NULs.
-pub fn write_string(out: &mut Vec<u8>, s: &str) {
+pub fn write_string<S: AsRef<[u8]> + ?Sized>(out: &mut Vec<u8>, s: &S) {
+    let s = s.as_ref();
     let len = (s.len() + 1).div_ceil(64) * 64;
     out.extend_from_slice(&(len as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
+    out.extend_from_slice(s);
     out.resize(out.len() + len - s.len(), 0);
 }
 
 /// A string list: `u32 nr` then `nr` header strings.
-pub fn write_string_list(out: &mut Vec<u8>, items: &[String]) {
+pub fn write_string_list<S: AsRef<[u8]>>(out: &mut Vec<u8>, items: &[S]) {
     out.extend_from_slice(&(items.len() as u32).to_le_bytes());
     for s in items {
         write_string(out, s);

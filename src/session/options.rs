@@ -1,6 +1,7 @@
 //! Everything `perfz record` is asked to do, with its defaults and the one
 //! validation every caller (the record CLI, `perfz eval`) goes through.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
@@ -47,9 +48,9 @@ pub struct RecordOptions {
     pub inherit: bool,
     /// With -a / -C / -p / -t: a command that only times the recording (it
     /// runs after the events are enabled; the recording ends when it exits).
-    pub timing_command: Vec<String>,
-    /// The command line, for HEADER_CMDLINE.
-    pub argv: Vec<String>,
+    pub timing_command: Vec<OsString>,
+    /// The command line, for HEADER_CMDLINE (bytes, as perf writes them).
+    pub argv: Vec<OsString>,
     /// `--aio[=N]`: N async buffers; `None` = serial writes.
     pub aio: Option<usize>,
     /// `--aio-backend`: how the async writes are done.

@@ -269,9 +269,10 @@ impl<'o> Recording<'o> {
         let child = match self.prepared.workload.take() {
             Some(w) => {
                 let cmd = match &o.target {
-                    Target::Workload(argv) => argv[0].clone(),
-                    _ => o.timing_command[0].clone(),
+                    Target::Workload(argv) => &argv[0],
+                    _ => &o.timing_command[0],
                 };
+                let cmd = cmd.to_string_lossy().into_owned();
                 Some(w.start().map_err(|err| RecordError::Start { cmd, err })?)
             }
             None => None,

@@ -9,6 +9,7 @@
 //! SCHED_FIFO is taken later, by `Recording::start`, once the workload
 //! runs: it must not inherit the policy.
 
+use std::ffi::OsString;
 use std::io;
 
 use super::error::io_err;
@@ -84,9 +85,9 @@ impl Prepared {
 /// The workload forked and held; with the data on standard output (`-o
 /// -`), its standard output goes to standard error, as perf sends it, so
 /// that what it prints never lands in the data stream.
-fn fork_held(argv: &[String], data_on_stdout: bool) -> Result<Workload, RecordError> {
+fn fork_held(argv: &[OsString], data_on_stdout: bool) -> Result<Workload, RecordError> {
     let start_err = |err: io::Error| RecordError::Start {
-        cmd: argv[0].clone(),
+        cmd: argv[0].to_string_lossy().into_owned(),
         err,
     };
     let path = resolve_command(&argv[0]).map_err(start_err)?;

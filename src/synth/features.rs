@@ -1,6 +1,8 @@
 //! The header features of a recording, gathered like perf does (format notes
 //! 3.2): host facts, the command line and the event descriptions.
 
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::Path;
 
 use super::topology;
@@ -36,7 +38,7 @@ fn cpuinfo_field(info: &str, key: &str) -> Option<String> {
 }
 
 /// Features known at the start of a session.
-pub fn session_features(attrs: &[AttrEntry], argv: &[String]) -> FeatureSet {
+pub fn session_features(attrs: &[AttrEntry], argv: &[OsString]) -> FeatureSet {
     let mut f = FeatureSet::default();
     if let Some((host, release, machine)) = uname() {
         f.set_string(feat::HOSTNAME, &host);
@@ -69,12 +71,11 @@ pub fn session_features(attrs: &[AttrEntry], argv: &[String]) -> FeatureSet {
     if let Some(kb) = mem_total_kb() {
         f.set(feat::TOTAL_MEM, kb.to_le_bytes().to_vec());
     }
-    // CMDLINE: the binary's absolute path, then the arguments after it.
-    let exe = std::fs::read_link("/proc/self/exe")
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "perfz".into());
-    let mut cmd = vec![exe];
-    cmd.extend(argv.iter().skip(1).cloned());
+    // CMDLINE: the binary's absolute path, then the arguments after it,
+    // their bytes as given.
+    let exe = std::fs::read_link("/proc/self/exe").unwrap_or_else(|_| "perfz".into());
+    let mut cmd = vec![exe.into_os_string().into_vec()];
+    cmd.extend(argv.iter().skip(1).map(|a| a.as_bytes().to_vec()));
     let mut b = Vec::new();
     write_string_list(&mut b, &cmd);
     f.set(feat::CMDLINE, b);

@@ -395,3 +395,77 @@ fn a_closed_stderr_is_no_panic() {
         assert_eq!(r.code(), Some(code), "perfz {args:?} with stderr closed");
     }
 }
+
+#[test]
+fn arguments_that_are_not_utf8_are_bytes_as_perf_passes_them() {
+    require_recording();
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+    let dir = tempdir("not-utf8");
+    let bytes = |b: &[u8]| OsString::from_vec(b.to_vec());
+    let mut out = dir.clone().into_os_string().into_vec();
+    out.extend_from_slice(b"/rec\xff.data");
+    let out = bytes(&out);
+    // The command gets its argument's bytes and its status is perfz's, as
+    // perf's (before: a panic, exit 101, in every subcommand).
+    let r = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args([bytes(b"record"), bytes(b"-q"), bytes(b"-o"), out.clone()])
+        .args([
+            "--",
+            "sh",
+            "-c",
+            r#"test "$1" = "$(printf '\377')" && exit 3"#,
+        ])
+        .arg(bytes(b"x"))
+        .arg(bytes(b"\xff"))
+        .output_within();
+    assert_eq!(
+        r.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    // The file is where the bytes named it, and perf reads the command line
+    // back byte for byte.
+    let header = Command::new(perf_new())
+        .arg("report")
+        .arg("--header-only")
+        .arg("-i")
+        .arg(&out)
+        .output_within();
+    let want = b"-- sh -c";
+    let cmdline = header
+        .stdout
+        .split(|&b| b == b'\n')
+        .find(|l| l.starts_with(b"# cmdline"))
+        .unwrap_or_default()
+        .to_vec();
+    assert!(
+        cmdline.windows(want.len()).any(|w| w == want),
+        "{cmdline:?}"
+    );
+    // (perf ends the line with a space after the last word.)
+    assert!(
+        cmdline.trim_ascii_end().ends_with(b" x \xff"),
+        "{cmdline:?}"
+    );
+    // Every other subcommand: an error or a result, never a panic.
+    for sub in ["stat", "export", "report", "recover", "decompress", "eval"] {
+        let r = Command::new(env!("CARGO_BIN_EXE_perfz"))
+            .arg(sub)
+            .arg(bytes(b"/nonexistent/\xff"))
+            .output_within();
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(!err.contains("panicked"), "perfz {sub}: {err}");
+        assert!(
+            matches!(r.status.code(), Some(1 | 2)),
+            "perfz {sub}: {:?} {err}",
+            r.status
+        );
+    }
+    let r = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .arg("stat")
+        .arg(&out)
+        .output_within();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+}

@@ -1,7 +1,7 @@
 use super::*;
 
-fn words(s: &[&str]) -> Vec<String> {
-    s.iter().map(|w| w.to_string()).collect()
+fn words(s: &[&str]) -> Vec<OsString> {
+    s.iter().map(OsString::from).collect()
 }
 
 fn known() -> Vec<OptionSpec> {
@@ -186,4 +186,25 @@ fn negations_are_read_as_perfs_parse_options_reads_them() {
         split(&words(&["--no-such"]), &known()),
         Err(BadOption::UnknownLong("no-such".into()))
     );
+}
+
+#[test]
+fn values_and_the_command_are_bytes_as_perf_passes_them() {
+    use std::os::unix::ffi::OsStringExt;
+    let bytes = |b: &[u8]| OsString::from_vec(b.to_vec());
+    let line = [
+        bytes(b"-o\xff.data"),
+        bytes(b"--output"),
+        bytes(b"x\xfe"),
+        bytes(b"ls"),
+        bytes(b"\xff"),
+    ];
+    let s = split(&line, &known()).unwrap();
+    assert_eq!(
+        s.options,
+        [bytes(b"--output=\xff.data"), bytes(b"--output=x\xfe")]
+    );
+    assert_eq!(s.command, [bytes(b"ls"), bytes(b"\xff")]);
+    let e = split(&[bytes(b"-\xff")], &known()).unwrap_err();
+    assert_eq!(e, BadOption::UnknownShort('\u{fffd}'));
 }
