@@ -58,18 +58,22 @@ pub struct Inline(addr2line::Context<Reader>);
 
 impl Inline {
     /// The DWARF of the first of `debug` (separate debug files, best
-    /// first) then `image` that has any; None without.
-    pub fn load(image: &Arc<FileBytes>, debug: &[PathBuf]) -> Option<Inline> {
+    /// first) then `image` (`what`: its name in a note) that has any; None
+    /// without.
+    pub fn load(image: &Arc<FileBytes>, what: &str, debug: &[PathBuf]) -> Option<Inline> {
         debug
             .iter()
-            .find_map(|p| from_file(&Arc::new(super::file::map(p)?)))
-            .or_else(|| from_file(image))
+            .find_map(|p| {
+                let file = Arc::new(super::file::map(p)?);
+                from_file(&file, &p.display().to_string())
+            })
+            .or_else(|| from_file(image, what))
     }
 
     /// An ELF image's own DWARF (no debug files): what the fuzz target
     /// feeds hostile bytes to.
     pub fn parse(image: &[u8]) -> Option<Inline> {
-        from_file(&Arc::new(FileBytes::Owned(image.to_vec())))
+        from_file(&Arc::new(FileBytes::Owned(image.to_vec())), "the image")
     }
 
     /// The functions DWARF names at `svma` (the file's own address),
@@ -98,7 +102,8 @@ impl Inline {
     }
 }
 
-fn from_file(bytes: &Arc<FileBytes>) -> Option<Inline> {
+/// `bytes`' DWARF; `what` names the file in a note.
+fn from_file(bytes: &Arc<FileBytes>, what: &str) -> Option<Inline> {
     let file = object::File::parse(&bytes[..]).ok()?;
     file.section_by_name(".debug_info")?;
     let endian = if file.is_little_endian() {
@@ -137,5 +142,56 @@ fn from_file(bytes: &Arc<FileBytes>) -> Option<Inline> {
     let mut dwarf = gimli::Dwarf::load(load).ok()?;
     // Units that share an abbreviation table parse it once.
     dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+    match deepest_inlining(&dwarf) {
+        Ok(depth) if depth <= MOST_INLINE_DEPTH => {}
+        Ok(depth) => {
+            say!(
+                "perfz export: note: {what}'s DWARF nests {depth} or more inlined functions (perfz reads at most {MOST_INLINE_DEPTH}): \
+                 its inline frames are left out, its symbol table names its frames"
+            );
+            return None;
+        }
+        Err(_) => return None,
+    }
     addr2line::Context::from_dwarf(dwarf).ok().map(Inline)
 }
+
+/// The most inlined functions DWARF may nest in one another. addr2line
+/// reads each level on a stack frame of its own (more than 2 KiB in a
+/// debug build), so 50 000 levels overflowed the stack and aborted the
+/// export; compilers nest tens, a deep Rust iterator chain a few hundred.
+const MOST_INLINE_DEPTH: usize = 1024;
+
+/// How deep inlined subroutines nest in `dwarf`'s units, counted without
+/// recursion; the count stops a level past [`MOST_INLINE_DEPTH`].
+fn deepest_inlining(dwarf: &gimli::Dwarf<Reader>) -> gimli::Result<usize> {
+    let mut deepest = 0;
+    let mut units = dwarf.units();
+    while let Some(header) = units.next()? {
+        let abbrevs = dwarf.abbreviations(&header)?;
+        let mut entries = header.entries_raw(&abbrevs, None)?;
+        // The DIE depths of the inlined subroutines around the next entry.
+        let mut open: Vec<isize> = Vec::new();
+        while !entries.is_empty() {
+            let depth = entries.next_depth();
+            let Some(abbrev) = entries.read_abbreviation()? else {
+                continue; // a null entry: the end of a level's children
+            };
+            while open.last().is_some_and(|&d| d >= depth) {
+                open.pop();
+            }
+            if abbrev.tag() == gimli::DW_TAG_inlined_subroutine {
+                open.push(depth);
+                deepest = deepest.max(open.len());
+                if deepest > MOST_INLINE_DEPTH {
+                    return Ok(deepest);
+                }
+            }
+            entries.skip_attributes(abbrev.attributes())?;
+        }
+    }
+    Ok(deepest)
+}
+
+#[cfg(test)]
+mod tests;

@@ -82,8 +82,8 @@ impl Elf {
     /// `debug`: files that may hold its full symbol table, best first —
     /// the first with a .symtab wins, as in perf; else the image's own
     /// .symtab, else its .dynsym.
-    /// `inline`: its DWARF too, for inline frames.
-    fn load(image: Arc<FileBytes>, debug: &[PathBuf], inline: bool) -> Option<Elf> {
+    /// `inline`: its DWARF too, for inline frames; `what` names it in notes.
+    fn load(image: Arc<FileBytes>, what: &str, debug: &[PathBuf], inline: bool) -> Option<Elf> {
         let file = object::File::parse(&image[..]).ok()?;
         let loads = LoadMap::of(&file);
         fn with_plt(mut b: TableBuilder, file: &object::File<'_>) -> Table {
@@ -100,7 +100,7 @@ impl Elf {
                 .unwrap_or_default(),
             &file,
         );
-        let dwarf = inline.then(|| Inline::load(&image, debug)).flatten();
+        let dwarf = inline.then(|| Inline::load(&image, what, debug)).flatten();
         Some(Elf {
             loads,
             symbols,
@@ -111,7 +111,7 @@ impl Elf {
     /// An ELF image's own symbols (no debug files): what the fuzz target
     /// feeds hostile bytes to.
     pub fn parse(image: &[u8]) -> Option<Elf> {
-        Elf::load(Arc::new(FileBytes::Owned(image.to_vec())), &[], false)
+        Elf::load(Arc::new(FileBytes::Owned(image.to_vec())), "", &[], false)
     }
 
     /// The file's own address (SVMA) of file offset `off` (`off` itself
@@ -232,7 +232,8 @@ impl Symbols {
         let load = move || {
             let (image, debug) = locate.image(&m)?;
             // The vDSO's DWARF, if any, is not read (perf reads none).
-            Elf::load(Arc::new(image), &debug, inline && &*m.path != "[vdso]")
+            let inline = inline && &*m.path != "[vdso]";
+            Elf::load(Arc::new(image), &m.path, &debug, inline)
         };
         self.files
             .insert(key, ElfLoad::Loading(std::thread::spawn(load)));
@@ -245,7 +246,7 @@ impl Symbols {
         let elf = self.files.entry(key).or_insert_with(|| {
             let elf = locate
                 .image(m)
-                .and_then(|(image, debug)| Elf::load(Arc::new(image), &debug, inline));
+                .and_then(|(image, debug)| Elf::load(Arc::new(image), &m.path, &debug, inline));
             ElfLoad::Ready(elf)
         });
         let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
