@@ -28,7 +28,7 @@ use crate::format::RecordType;
 use crate::notes::Notes;
 use crate::synth::build_id;
 use crate::transform::scan::Hits;
-use cache::{cache_elf, cache_kallsyms, link_build_id};
+use cache::{cache_kallsyms, link_build_id};
 
 /// One mapped object.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -205,8 +205,10 @@ pub fn feature(dsos: &[Dso]) -> Vec<u8> {
 }
 
 /// Adds `dsos` to the cache as `perf buildid-cache -a` lays it out:
-/// `DIR/<path>/<id>/elf` (a hard link, or a copy across file systems),
-/// an empty `probes`, and `DIR/.build-id/<id[..2]>/<id[2..]>` linking to
+/// `DIR/<path>/<id>/elf` (a hard link to a file of root's or the
+/// recorder's, else a copy within the capture's limits: both of the file
+/// opened once and checked, [`super::dso_capture::keep_named`]), an empty
+/// `probes`, and `DIR/.build-id/<id[..2]>/<id[2..]>` linking to
 /// `../../<path>/<id>`; the kernel as `DIR/[kernel.kallsyms]/<id>/kallsyms`.
 /// Returns how many were added, and the first failure.
 pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
@@ -218,15 +220,14 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
         let hexid = build_id::hex(id);
         let rel = d.name.trim_start_matches('/');
         let at = dir.join(rel).join(&hexid);
-        let r = (|| -> std::io::Result<()> {
-            std::fs::create_dir_all(&at)?;
-            if d.kernel {
-                cache_kallsyms(&at)?;
-            } else {
-                cache_elf(&at, Path::new(&d.name), id)?;
-            }
-            link_build_id(dir, rel, &hexid)
-        })();
+        let r = if d.kernel {
+            std::fs::create_dir_all(&at)
+                .and_then(|()| cache_kallsyms(&at))
+                .and_then(|()| link_build_id(dir, rel, &hexid))
+                .map_err(|e| e.to_string())
+        } else {
+            super::dso_capture::keep_named(dir, &d.name, id)
+        };
         match r {
             Ok(()) => n += 1,
             Err(e) => {

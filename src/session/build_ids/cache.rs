@@ -6,28 +6,37 @@
 
 use std::path::Path;
 
-use crate::synth::build_id;
-
-/// `AT/elf` (and an empty `AT/probes`), an entry of the cache, from
-/// `source` (the DSO's path, or where its bytes can still be read: a
-/// process's `/proc/PID/map_files/` entry); it must have build id `id`.
-/// An entry already there is kept.
-pub fn cache_elf(at: &Path, source: &Path, id: &[u8]) -> std::io::Result<()> {
+/// `AT/elf` (and an empty `AT/probes`), an entry of the cache, as a hard
+/// link to the open `file`: the very file that was opened and checked
+/// (linked through its descriptor, never through a path resolved again),
+/// as perf links a DSO into its cache. An entry already there is kept. An
+/// error where the link cannot be made (another file system, or
+/// protected_hardlinks): the caller copies instead.
+pub fn cache_elf_linked(at: &Path, file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
     let elf = at.join("elf");
-    if !elf.exists() {
-        // The file must still be the one recorded.
-        if build_id::of_file(source).as_deref() != Some(id) {
-            return Err(std::io::Error::other("changed since it was mapped"));
-        }
-        match std::fs::hard_link(source, &elf) {
-            Ok(()) => {}
+    if std::fs::symlink_metadata(&elf).is_err() {
+        let from = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))?;
+        let to = std::ffi::CString::new(elf.as_os_str().as_bytes())?;
+        // SAFETY: linkat reads two NUL-terminated paths alive for the call.
+        // AT_SYMLINK_FOLLOW makes /proc's link name the open file itself;
+        // the new name is never followed (EEXIST on anything there).
+        let r = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
             // Another recorder cached it meanwhile.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            // Another file system: a copy, never written over an existing
-            // entry (which may be a hard link to the very file we copy from).
-            Err(_) => put_new(&elf, |f| {
-                std::io::copy(&mut std::fs::File::open(source)?, f).map(drop)
-            })?,
+            if e.kind() != std::io::ErrorKind::AlreadyExists {
+                return Err(e);
+            }
         }
     }
     put_probes(at)

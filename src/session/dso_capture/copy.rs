@@ -48,6 +48,18 @@ impl Checked {
         self.md.len()
     }
 
+    /// Whether the cache may hold the file itself, a hard link to it, as
+    /// perf's does: a regular file of the recorder's user or root that
+    /// nobody else can write. A link to anyone else's file would let them
+    /// change the cache's entry after it was checked.
+    pub fn linkable(&self) -> bool {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        self.md.is_file()
+            && (self.md.uid() == 0 || self.md.uid() == me)
+            && self.md.mode() & 0o022 == 0
+    }
+
     /// Why it is not copied: not a regular file, or over `max` bytes.
     pub fn refusal(&self, max: u64) -> Option<String> {
         if !self.md.is_file() {
@@ -130,9 +142,11 @@ impl Budget {
 
 /// Keeps `src`, mapped at `path`, in the build-id cache at `dir` in perf's
 /// layout (`DIR/PATH/<id>/elf` and its `.build-id` link), when it is a
-/// regular file of at most `max_file` bytes with a build id (the record's
-/// `want` where it carries one); returns the build id. The copy's own
-/// build id is checked too: the entry holds what was mapped.
+/// regular file with a build id (the record's `want` where it carries
+/// one); returns the build id. The entry is a hard link to `src` where
+/// [`Checked::linkable`] (and the file system allows it), else a copy of
+/// at most `max_file` bytes whose own build id is checked too: the entry
+/// holds what was mapped.
 pub fn keep(
     dir: &Path,
     path: &str,
@@ -141,7 +155,7 @@ pub fn keep(
     budget: &Budget,
     max_file: u64,
 ) -> Result<Vec<u8>, String> {
-    if let Some(why) = src.refusal(max_file) {
+    if let Some(why) = src.refusal(u64::MAX) {
         return Err(why);
     }
     let id = build_id::of_open(&src.file).ok_or("no build id")?;
@@ -158,9 +172,18 @@ pub fn keep(
     let hexid = build_id::hex(&id);
     let at = dir.join(rel).join(&hexid);
     std::fs::create_dir_all(&at).map_err(|e| e.to_string())?;
-    if let Err(e) = cache::cache_elf_with(&at, |f| copy_within(src, f, &id, budget)) {
-        let _ = std::fs::remove_dir(&at); // when nothing is left in it
-        return Err(e.to_string());
+    let linked = src.linkable() && cache::cache_elf_linked(&at, &src.file).is_ok();
+    let copied = || {
+        cache::cache_elf_with(&at, |f| match src.refusal(max_file) {
+            Some(why) => Err(io::Error::other(why)),
+            None => copy_within(src, f, &id, budget),
+        })
+    };
+    if !linked {
+        if let Err(e) = copied() {
+            let _ = std::fs::remove_dir(&at); // when nothing is left in it
+            return Err(e.to_string());
+        }
     }
     cache::link_build_id(dir, rel, &hexid).map_err(|e| e.to_string())?;
     Ok(id)

@@ -177,6 +177,22 @@ fn look_at(rec: &[u8], dir: &Path, seen: &mut HashSet<(String, u32)>) -> Option<
     }
 }
 
+/// Keeps the file at `path` (the recorder's own view of it), which must
+/// have build id `id`, in the cache at `dir`: the end-of-recording pass's
+/// way, with the capture's checks and limits ([`copy::keep`]). The file is
+/// opened once, never blocking (a FIFO put at the path) and never
+/// following a symlink put at its last component.
+pub fn keep_named(dir: &Path, path: &str, id: &[u8]) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let src = Checked::new(file).map_err(|e| e.to_string())?;
+    copy::keep(dir, path, &src, Some(id), &BUDGET, MAX_FILE).map(drop)
+}
+
 /// A mapping of a map record, as the capture looks at it.
 struct Mapped<'a> {
     pid: u32,

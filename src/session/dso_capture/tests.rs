@@ -14,10 +14,21 @@ use crate::synth::build_id;
 /// Two small ELF files with build ids of their own.
 const ELVES: [&str; 2] = ["/usr/bin/true", "/usr/bin/false"];
 
-/// A copy of `elf` at `to` with mode `mode`; its build id.
+/// Another user's uid (nobody's): the cache copies that user's files.
+const OTHER_USER: u32 = 65534;
+
+/// A copy of `elf` at `to` with mode `mode`, owned by another user (the
+/// cache copies it rather than linking it); its build id.
 fn put_elf(elf: &str, to: &Path, mode: u32) -> Vec<u8> {
+    put_elf_of(elf, to, mode, OTHER_USER)
+}
+
+/// A copy of `elf` at `to` with mode `mode`, owned by `uid`; its build id.
+fn put_elf_of(elf: &str, to: &Path, mode: u32, uid: u32) -> Vec<u8> {
     std::fs::copy(elf, to).unwrap();
     std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode)).unwrap();
+    std::os::unix::fs::chown(to, Some(uid), Some(uid))
+        .unwrap_or_else(|e| panic!("chown {}: {e} (these tests run as root)", to.display()));
     build_id::of_file(to).unwrap_or_else(|| panic!("{elf} has no build id"))
 }
 
@@ -273,4 +284,77 @@ fn a_mapping_is_opened_through_map_files() {
         .expect("map_files needs CAP_SYS_ADMIN: run the tests as root");
     let (got, want) = (f.metadata().unwrap(), std::fs::metadata(&exe).unwrap());
     assert_eq!((got.dev(), got.ino()), (want.dev(), want.ino()), "{line}");
+}
+
+/// The entry of `path`'s file with build id `id` in the cache at `cache`.
+fn entry(cache: &Path, path: &str, id: &[u8]) -> PathBuf {
+    let rel = path.trim_start_matches('/');
+    cache.join(rel).join(build_id::hex(id)).join("elf")
+}
+
+/// perf links a DSO into its cache; perfz does so only for a file nobody
+/// but root or the recorder can change (a link to anyone else's file lets
+/// them change the entry after the check), and copies the rest.
+#[test]
+fn only_a_file_of_roots_that_nobody_else_can_write_is_linked() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let budget = Budget::new(MAX_TOTAL);
+    for (name, mode, uid, linked) in [
+        ("roots", 0o755, 0, true),
+        ("group-writable", 0o775, 0, false),
+        ("others", 0o755, OTHER_USER, false),
+    ] {
+        let file = d.path().join(name);
+        let id = put_elf_of(ELVES[0], &file, mode, uid);
+        let path = format!("/x/{name}");
+        let got = keep(
+            cache.path(),
+            &path,
+            &checked(&file),
+            None,
+            &budget,
+            MAX_FILE,
+        );
+        assert_eq!(got, Ok(id.clone()), "{name}");
+        let (src, kept) = (
+            std::fs::metadata(&file).unwrap(),
+            std::fs::metadata(entry(cache.path(), &path, &id)).unwrap(),
+        );
+        let same = (src.dev(), src.ino()) == (kept.dev(), kept.ino());
+        assert_eq!(same, linked, "{name}: linked");
+        if !linked {
+            assert_eq!(kept.uid(), 0, "{name}: a copy is the recorder's");
+        }
+    }
+}
+
+/// The end-of-recording pass opens the recorded path once and keeps what
+/// it checked there: the build id recorded, never a FIFO put at the path
+/// (it would block), never through a symlink put at it, another user's
+/// file as a copy.
+#[test]
+fn the_end_of_a_recording_keeps_the_file_it_checked() {
+    let d = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let app = d.path().join("app");
+    let id = put_elf(ELVES[0], &app, 0o755);
+    let path = app.to_str().unwrap();
+    let other = build_id::of_file(Path::new(ELVES[1])).unwrap();
+    assert!(super::keep_named(cache.path(), path, &other).is_err());
+    assert_eq!(files_under(cache.path()), Vec::<PathBuf>::new());
+    super::keep_named(cache.path(), path, &id).unwrap();
+    let kept = std::fs::metadata(entry(cache.path(), path, &id)).unwrap();
+    assert_ne!(kept.ino(), std::fs::metadata(&app).unwrap().ino());
+    // A FIFO at the path: refused at once, never waited on.
+    let fifo = d.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads the NUL-terminated path, alive for the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let got = super::keep_named(cache.path(), fifo.to_str().unwrap(), &id);
+    assert_eq!(got, Err("not a regular file".into()));
+    // A symlink at the path is not followed.
+    let link = d.path().join("link");
+    std::os::unix::fs::symlink(&app, &link).unwrap();
+    assert!(super::keep_named(cache.path(), link.to_str().unwrap(), &id).is_err());
 }
