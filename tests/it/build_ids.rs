@@ -125,7 +125,7 @@ fn the_table_lists_what_samples_hit_or_everything() {
     let all = dir.join("all.data");
     let none = dir.join("none.data");
     // Attached after its start, the workload's loader is mapped but not hit.
-    let mut busy = Command::new(&wl).arg("5").spawn().unwrap();
+    let mut busy = Command::new(&wl).arg("5").spawn_owned().unwrap();
     let pid = busy.id().to_string();
     std::thread::sleep(std::time::Duration::from_millis(200));
     for (f, extra) in [
@@ -178,7 +178,7 @@ fn maps_synthesized_at_attach_carry_build_ids() {
     require_recording();
     let dir = tempdir("bid-attach");
     let out = dir.join("p.data");
-    let mut wl = Command::new(workload()).arg("3").spawn().unwrap();
+    let mut wl = Command::new(workload()).arg("3").spawn_owned().unwrap();
     let pid = wl.id().to_string();
     perfz_ok(&[
         "record",

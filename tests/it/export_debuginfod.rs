@@ -8,7 +8,7 @@
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::common::inferno::{parse, Folded};
@@ -23,7 +23,7 @@ const PORT: u16 = 8002;
 /// elfutils' debuginfod serving `dir` in a network namespace of its own,
 /// killed when dropped (unshare --kill-child takes the server with it),
 /// and the thread reading its log, joined then.
-struct Server(Child, Option<std::thread::JoinHandle<()>>);
+struct Server(Owned, Option<std::thread::JoinHandle<()>>);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -53,7 +53,7 @@ impl Server {
             .args(["--net", "--fork", "--kill-child", "sh", "-c", &script])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
-            .spawn()
+            .spawn_owned()
             .expect("unshare (util-linux)");
         let log = child.stderr.take().unwrap();
         let mut server = Server(child, None);

@@ -494,7 +494,7 @@ fn standard_input_fifos_pipes_and_other_kernels_as_perf_script_reads_them() {
         .stdin(std::fs::File::open(&pipe).unwrap())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .spawn()
+        .spawn_owned()
         .unwrap()
         .output_within("perfz export -");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

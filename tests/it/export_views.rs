@@ -216,7 +216,7 @@ fn several_inputs_and_standard_input_a_profile_a_thread_in_time_order() {
         .stdin(std::fs::File::open(&phases).unwrap())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_owned()
         .unwrap()
         .output_within("perfz export -");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -29,27 +29,18 @@ fn app_recording(dir: &Path) -> (PathBuf, PathBuf) {
 
 /// Runs `perfz ARGS` and returns its stdout and its peak RSS in KiB
 /// (wait4's, of this child alone).
-// wait4 below reaps the child (and reads its peak RSS, which wait() does not).
-#[allow(clippy::zombie_processes)]
 pub(crate) fn perfz_with_peak(cache: &Path, args: &[&str]) -> (String, i64) {
-    let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
         .env("PERF_BUILDID_DIR", cache)
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .spawn()
+        .spawn_owned()
         .unwrap();
-    let pid = child.id() as i32;
-    let mut stdout = child.stdout.unwrap();
+    let mut stdout = child.stdout.take().unwrap();
     let mut text = String::new();
     std::io::Read::read_to_string(&mut stdout, &mut text).unwrap();
-    let mut status = 0;
-    // SAFETY: zeroed rusage is a valid out-parameter; wait4 fills it for
-    // our own child `pid`.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
-    assert_eq!(got, pid);
+    let (status, ru) = child.wait4().unwrap();
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "perfz {args:?}: status {status}"
@@ -183,7 +174,7 @@ fn a_failing_standard_output_is_an_error_not_a_panic() {
             .args(&args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
-            .spawn()
+            .spawn_owned()
             .unwrap();
         drop(child.stdout.take());
         let o = child.wait_with_output().unwrap();
@@ -332,7 +323,7 @@ fn recover_refuses_a_file_that_grows_while_it_looks() {
             "while :; do printf x >> '{}'; sleep 0.02; done",
             f.display()
         ))
-        .spawn()
+        .spawn_owned()
         .unwrap();
     crate::hostile_surroundings::wait_until("the writer's first append", || {
         std::fs::metadata(&f).unwrap().len() > 1

@@ -170,7 +170,7 @@ fn a_hostile_control_fifo_is_bounded() {
         .arg(workload())
         .arg("60")
         .stderr(std::fs::File::create(&err).unwrap())
-        .spawn()
+        .spawn_owned()
         .unwrap();
     // perfz holds the fifo open read-write: this open does not wait.
     let mut w = std::fs::OpenOptions::new().write(true).open(&x).unwrap();
@@ -644,7 +644,7 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 
 /// After a kill -9 at `round`'s point: a first output named `base*` exists,
 /// and every one opens in perf with exactly the samples perfz's reader finds.
-fn kill_and_check(mut child: std::process::Child, round: usize, dir: &Path, base: &str) {
+fn kill_and_check(mut child: Owned, round: usize, dir: &Path, base: &str) {
     for _ in 0..round * 20 {
         std::thread::yield_now();
     }
@@ -678,7 +678,7 @@ fn a_snapshot_is_whole_or_absent_after_kill_9() {
             .arg("--")
             .arg(workload())
             .arg("30")
-            .spawn()
+            .spawn_owned()
             .unwrap();
         let mut c = std::fs::OpenOptions::new().write(true).open(&ctl).unwrap();
         use std::io::Write;
@@ -881,7 +881,7 @@ fn a_switched_output_is_whole_or_unnamed_after_kill_9() {
             .arg("--")
             .arg(workload())
             .arg("30")
-            .spawn()
+            .spawn_owned()
             .unwrap();
         let base = format!("s{round}.data.");
         // A first switch, waited for; then one killed at a varying point.

@@ -161,7 +161,7 @@ fn a_system_wide_recording_leaves_a_perf_record_beside_it_whole() {
         .args(["record", "-q", "-a", "-e", "dummy", "-o"])
         .arg(dir.join("wide.data"))
         .args(["--", "sleep", "3"])
-        .spawn()
+        .spawn_owned()
         .expect("perfz starts");
     while !has_child(wide.id(), "sleep") {
         assert!(

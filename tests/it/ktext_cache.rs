@@ -52,10 +52,9 @@ struct Run {
 /// that hangs fails), under 3 GiB of address space (so that an unbounded
 /// read fails here instead of taking the machine's memory); its peak RSS
 /// from wait4.
-#[allow(clippy::zombie_processes)] // reaped by wait4, for its rusage
 fn run_bounded(home: &Path, args: &[&str]) -> Run {
     let err = home.with_extension("stderr");
-    let child = Command::new("sh")
+    let (status, ru) = Command::new("sh")
         .arg("-c")
         .arg("ulimit -v 3145728 && exec timeout -s KILL 60 \"$@\" 2>\"$ERR\"")
         .arg("sh")
@@ -65,20 +64,10 @@ fn run_bounded(home: &Path, args: &[&str]) -> Run {
         .env("ERR", &err)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut status = 0;
-    // SAFETY: rusage is plain integers, for which all zeroes is a value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: status and ru are ours and writable for the call; the pid is
-    // our child, not reaped before (the Child is dropped without waiting).
-    let r = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut ru) };
-    assert_eq!(
-        r,
-        child.id() as i32,
-        "wait4: {}",
-        std::io::Error::last_os_error()
-    );
+        .spawn_owned()
+        .unwrap()
+        .wait4()
+        .unwrap_or_else(|e| panic!("wait4: {e}"));
     Run {
         code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
         peak_mib: ru.ru_maxrss / 1024,

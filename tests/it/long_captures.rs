@@ -200,7 +200,7 @@ fn switch_on_signal_by_size_and_keep_the_newest() {
         .arg(workload())
         .arg("20")
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_owned()
         .unwrap();
     let wait_for = |n: usize| wait_for_outputs(&dir, "g.data", n, || out.exists());
     wait_for(0);

@@ -33,6 +33,7 @@ mod loss_advice;
 mod newer_perf;
 mod no_dyn;
 mod off_cpu;
+mod owned;
 mod perf_habits;
 mod perf_suite;
 mod push_paths;

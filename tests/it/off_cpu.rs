@@ -91,7 +91,7 @@ fn system_wide_and_attached_recordings_split_the_wait_as_the_program_does() {
     let w = std::process::Command::new(offcpu_workload())
         .args(["3", "10"])
         .stderr(std::process::Stdio::piped())
-        .spawn()
+        .spawn_owned()
         .expect("the workload starts");
     let data = dir.join("p.data");
     let pid = w.id().to_string();

@@ -31,7 +31,7 @@ fn every_thread_of_an_attached_process_adds_up_to_the_recordings_length() {
     let mut w = Command::new(offcpu_workload())
         .args(["6", "10", "libc", "sleeper"])
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_owned()
         .expect("the workload starts");
     let task = format!("/proc/{}/task", w.id());
     let started = std::time::Instant::now();
@@ -87,7 +87,7 @@ fn two_system_wide_recordings_at_once_each_stay_readable_by_perf() {
         .args(["record", "--off-cpu", "-a", "-o", a.to_str().unwrap()])
         .args(["--", "sleep", "1.5"])
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_owned()
         .unwrap();
     // The second opens its events while the first records.
     let second = perfz_ok(&[

@@ -81,12 +81,12 @@ fn no_target_and_no_command_records_every_cpu_until_interrupted() {
     require_recording();
     let dir = tempdir("habits-sysw");
     let out = dir.join("s.data");
-    let wl = Command::new(workload()).arg("3").spawn().unwrap();
+    let wl = Command::new(workload()).arg("3").spawn_owned().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_perfz"))
         .args(["record", "-F", "999", "-o"])
         .arg(&out)
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_owned()
         .unwrap();
     // The workload has run 1 s of CPU time while perfz records.
     wait_cpu_of(wl.id(), 1.0);
@@ -116,7 +116,7 @@ fn tid_records_without_inherit_and_f_max_uses_the_kernel_limit() {
     require_recording();
     let dir = tempdir("habits-t");
     let out = dir.join("t.data");
-    let mut wl = Command::new(workload()).arg("3").spawn().unwrap();
+    let mut wl = Command::new(workload()).arg("3").spawn_owned().unwrap();
     let tid = wl.id().to_string();
     perfz_ok(&[
         "record",
@@ -232,7 +232,7 @@ fn control_fifo_enables_disables_and_stops() {
         .arg(workload())
         .arg("20")
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_owned()
         .unwrap();
     let mut c = std::fs::OpenOptions::new().write(true).open(&ctl).unwrap();
     let mut a = std::fs::File::open(&ack).unwrap();
@@ -272,7 +272,7 @@ fn uid_records_the_users_processes() {
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(workload())
         .arg("3")
-        .spawn()
+        .spawn_owned()
         .expect("setpriv (util-linux)");
     // Wait for the state, not a time: the workload runs as 65534 once
     // setpriv has exec'd it.

@@ -100,7 +100,7 @@ fn pipe_output_of_every_codec_reads_back_whole() {
             .arg("0.5")
             .stdout(std::fs::File::create(&file).unwrap())
             .stderr(std::process::Stdio::piped())
-            .spawn()
+            .spawn_owned()
             .unwrap()
             .output_within("perfz record -o -");
         let err = String::from_utf8_lossy(&o.stderr);
@@ -121,7 +121,7 @@ fn pipe_output_of_every_codec_reads_back_whole() {
 fn attach_to_a_running_process() {
     require_recording();
     let dir = tempdir("rec-attach");
-    let mut child = Command::new(workload()).arg("3").spawn().unwrap();
+    let mut child = Command::new(workload()).arg("3").spawn_owned().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(100));
     let file = dir.join("p.data");
     let pid = child.id().to_string();

@@ -222,7 +222,7 @@ fn exclude_perf_filters_perfzs_own_task_out_of_a_tracepoint() {
         args.extend(["-o", o, "--", "sleep", "0.3"]);
         let child = Command::new(env!("CARGO_BIN_EXE_perfz"))
             .args(&args)
-            .spawn()
+            .spawn_owned()
             .unwrap();
         let pid = child.id().to_string();
         let r = child.wait_with_output().unwrap();

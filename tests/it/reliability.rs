@@ -5,7 +5,7 @@
 use crate::common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::*;
@@ -31,7 +31,7 @@ fn opens_in_perf(file: &Path) -> u64 {
     ours
 }
 
-fn spawn_record(args: &[&str], out: &Path) -> Child {
+fn spawn_record(args: &[&str], out: &Path) -> Owned {
     Command::new(env!("CARGO_BIN_EXE_perfz"))
         .arg("record")
         .arg("-o")
@@ -39,7 +39,7 @@ fn spawn_record(args: &[&str], out: &Path) -> Child {
         .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_owned()
         .unwrap()
 }
 

@@ -30,7 +30,7 @@ fn every_name_opens(dir: &Path, base: &str, why: &str) -> usize {
     named.len()
 }
 
-fn signal(child: &std::process::Child, sig: i32) {
+fn signal(child: &Owned, sig: i32) {
     // SAFETY: signals our own child.
     unsafe { libc::kill(child.id() as i32, sig) };
 }
@@ -55,7 +55,7 @@ fn a_threads_switch_leaves_every_name_whole_after_kill_9() {
             .arg("--")
             .arg(workload())
             .args(["30", "2"])
-            .spawn()
+            .spawn_owned()
             .unwrap();
         wait_until("the recording's start", || out.join("data").exists());
         signal(&child, libc::SIGUSR2);

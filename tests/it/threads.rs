@@ -331,7 +331,7 @@ fn kill_9_leaves_data_files_that_recover_makes_whole() {
             .args(["--", wl.to_str().unwrap(), "20"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
+            .spawn_owned()
             .unwrap();
         // Wait until the data files hold something.
         let size = || -> u64 {
@@ -391,8 +391,8 @@ fn per_thread_maps_one_ring_per_task() {
     let dir = tempdir("thr-per-thread");
     // Four busy tasks named with -t: one ring each.
     let wl = workload();
-    let kids: Vec<std::process::Child> = (0..4)
-        .map(|_| Command::new(&wl).arg("3").spawn().unwrap())
+    let kids: Vec<Owned> = (0..4)
+        .map(|_| Command::new(&wl).arg("3").spawn_owned().unwrap())
         .collect();
     let tids: Vec<String> = kids.iter().map(|c| c.id().to_string()).collect();
     let out = dir.join("p.data");

@@ -4,9 +4,11 @@
 //! killed, and the test fails naming the command. CI's own limit is then
 //! never what ends a run.
 
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+
+use super::owned::{Owned, SpawnOwned};
 
 /// Seconds a child may run: far above what any test's command takes in a
 /// debug build on 2 loaded cores; `PERFZ_TEST_DEADLINE_S` overrides.
@@ -114,8 +116,8 @@ fn bounded<T>(
     Ok(r.unwrap_or_else(|e| panic!("waiting for {what}: {e}")))
 }
 
-fn spawn(cmd: &mut Command, what: &str) -> Child {
-    cmd.spawn()
+fn spawn(cmd: &mut Command, what: &str) -> Owned {
+    cmd.spawn_owned()
         .unwrap_or_else(|e| panic!("cannot run {what}: {e} (is it installed?)"))
 }
 
@@ -154,13 +156,13 @@ impl Within for Command {
     }
 }
 
-/// `Child::wait` and `wait_with_output` with a deadline.
+/// [`Owned`]'s `wait` and `wait_with_output` with a deadline.
 pub trait WaitWithin {
     fn wait_within(&mut self, what: &str) -> ExitStatus;
     fn output_within(self, what: &str) -> Output;
 }
 
-impl WaitWithin for Child {
+impl WaitWithin for Owned {
     fn wait_within(&mut self, what: &str) -> ExitStatus {
         bounded(self.id(), what, || self.wait()).unwrap_or_else(|hang| panic!("{hang}"))
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{perf, perf_7, perf_new, WaitWithin, Within};
+use super::{perf, perf_7, perf_new, SpawnOwned, WaitWithin, Within};
 
 /// inferno-collapse-perf: tests/setup.sh's, else one on PATH.
 pub fn inferno() -> PathBuf {
@@ -105,7 +105,7 @@ fn collapse(perf: &Path, data: &Path, script: &[&str], args: &[&str], cut: bool)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_owned()
         .unwrap();
     let mut stdin = c.stdin.take().unwrap();
     let feed = std::thread::spawn(move || {

@@ -10,8 +10,10 @@ mod bounded;
 pub mod browser;
 pub mod compressed2;
 pub mod inferno;
+pub mod owned;
 mod reaper;
 pub use bounded::{WaitWithin, Within};
+pub use owned::{Owned, SpawnOwned};
 
 /// The perf 6.1 fixtures (tests/fixtures/perf61, with their README).
 pub fn fixtures() -> PathBuf {
@@ -499,7 +501,7 @@ pub fn wait_for_outputs(dir: &Path, base: &str, n: usize, done: impl Fn() -> boo
 /// `perfz record ARGS -o OUT WORKLOAD SECS`, started (stderr piped): for
 /// tests that signal or steer the recorder while it runs.
 #[allow(dead_code)]
-pub fn spawn_record(args: &[&str], out: &Path, secs: &str) -> std::process::Child {
+pub fn spawn_record(args: &[&str], out: &Path, secs: &str) -> Owned {
     Command::new(env!("CARGO_BIN_EXE_perfz"))
         .arg("record")
         .args(args)
@@ -508,6 +510,6 @@ pub fn spawn_record(args: &[&str], out: &Path, secs: &str) -> std::process::Chil
         .arg(workload())
         .arg(secs)
         .stderr(std::process::Stdio::piped())
-        .spawn()
+        .spawn_owned()
         .unwrap()
 }
