@@ -188,6 +188,7 @@ fn options(a: &Args) -> anyhow::Result<ExportOptions> {
             pid: a.pid,
             tid: a.tid,
             annotate_kernel: a.kernel,
+            modules: false,
             sample_counts: a.sample_counts,
         },
         event: one_event(&a.event)?,

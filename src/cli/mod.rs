@@ -72,6 +72,10 @@ pub fn main() -> ExitCode {
     if argv.get(1).is_some_and(|w| w == "record") {
         return record::main(&argv[2..]);
     }
+    // perf report's command line, read as perf reads it.
+    if argv.get(1).is_some_and(|w| w == "report") {
+        return report::main(&argv[2..]);
+    }
     let cli = Cli::parse();
     let res = match cli.command {
         Command::Record(args) => record::run(*args).map(|_| ()),
@@ -82,7 +86,7 @@ pub fn main() -> ExitCode {
         Command::Decompress(args) => convert::decompress(args),
         Command::Recompress(args) => convert::recompress(args),
         Command::Export(args) => export::run(args),
-        Command::Report(args) => report::run(args),
+        Command::Report(a) => return report::main(&a.words),
     };
     match res {
         Ok(()) => ExitCode::SUCCESS,

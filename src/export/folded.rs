@@ -28,6 +28,9 @@ pub struct FoldOptions {
     pub tid: bool,
     /// `--kernel`: kernel functions end in `_[k]`.
     pub annotate_kernel: bool,
+    /// Each function followed by a tab and its module (the mapped file's
+    /// name, `[kernel.kallsyms]`, `[unknown]`): `perfz report`'s dso column.
+    pub modules: bool,
     /// Each sample weighs 1, not its period (perf script prints the period
     /// and inferno-collapse-perf weighs by it).
     pub sample_counts: bool,
@@ -93,7 +96,7 @@ impl Folded {
     ) -> std::io::Result<usize> {
         // Frames are held as their texts' ids: distinct addresses often
         // tidy alike (`[cc1plus]`).
-        let (tidied, mut texts) = tidy_frames(o.annotate_kernel, frames);
+        let (tidied, mut texts) = tidy_frames(o.annotate_kernel, o.modules, frames);
         let by_id = self.stacks.by_id();
         // Each line: its thread (comm, and pid or tid where asked), then
         // each frame's texts, root first; all lines' texts in one buffer.

@@ -101,7 +101,7 @@ impl Speedscope {
         heading: &Heading<'_>,
         out: &mut dyn Write,
     ) -> std::io::Result<usize> {
-        let (tidied, texts) = tidy_frames(o.annotate_kernel, frames);
+        let (tidied, texts) = tidy_frames(o.annotate_kernel, false, frames);
         // Each stack once as its JSON array, root first.
         let (mut rendered, mut spans) = (Vec::new(), Vec::with_capacity(self.stacks.len()));
         for ids in self.stacks.by_id() {

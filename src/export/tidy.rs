@@ -56,11 +56,16 @@ impl Tidied {
 }
 
 /// Each frame of `frames` (every one some sample holds), tidied (kernel
-/// functions ending in `_[k]` with `annotate_kernel`, folded's `--kernel`).
+/// functions ending in `_[k]` with `annotate_kernel`, folded's `--kernel`;
+/// each followed by a tab and its module's file name with `modules`).
 /// A function's name, and an unknown function's module, is tidied once
 /// however many addresses in it the samples hold; frames that tidy alike
 /// share a text id.
-pub(super) fn tidy_frames(annotate_kernel: bool, frames: &[Named<'_>]) -> (Tidied, Texts) {
+pub(super) fn tidy_frames(
+    annotate_kernel: bool,
+    modules: bool,
+    frames: &[Named<'_>],
+) -> (Tidied, Texts) {
     let mut texts = Texts::default();
     let mut tidied = Tidied {
         starts: Vec::with_capacity(frames.len() + 1),
@@ -69,14 +74,19 @@ pub(super) fn tidy_frames(annotate_kernel: bool, frames: &[Named<'_>]) -> (Tidie
     // By the name's (or module's) address: the symbol tables hand out one
     // Arc a symbol, the maps one a module. The text's id, or None where it
     // is left out.
-    let mut by_name: FxHashMap<(*const u8, bool, bool), Option<u32>> = FxHashMap::default();
+    type Key = (*const u8, *const u8, bool, bool);
+    let mut by_name: FxHashMap<Key, Option<u32>> = FxHashMap::default();
     for f in frames {
         tidied.starts.push(tidied.ids.len() as u32);
         let mut one = |func: Option<&Arc<str>>| {
+            let module = match (&f.module, modules) {
+                (Some(m), true) => m.as_ptr(),
+                _ => std::ptr::null(),
+            };
             let key = match (func, &f.module) {
-                (Some(n), _) => (n.as_ptr(), f.kernel, true),
-                (None, Some(m)) => (m.as_ptr(), f.kernel, false),
-                (None, None) => (std::ptr::null(), f.kernel, false),
+                (Some(n), _) => (n.as_ptr(), module, f.kernel, true),
+                (None, Some(m)) => (m.as_ptr(), module, f.kernel, false),
+                (None, None) => (std::ptr::null(), module, f.kernel, false),
             };
             *by_name.entry(key).or_insert_with(|| {
                 let frame = Frame {
@@ -84,7 +94,11 @@ pub(super) fn tidy_frames(annotate_kernel: bool, frames: &[Named<'_>]) -> (Tidie
                     module: f.module.as_deref(),
                     kernel: f.kernel,
                 };
-                let t = tidy(&frame, annotate_kernel);
+                let mut t = tidy(&frame, annotate_kernel);
+                if modules {
+                    let m = frame.module.unwrap_or("[unknown]");
+                    t = format!("{t}\t{}", m.rsplit('/').next().unwrap_or(m));
+                }
                 // A name that starts with `(` is left out, as the collapse
                 // tools leave it (perf's `(anonymous namespace)::f`).
                 (!t.starts_with('(')).then(|| texts.id(t))

@@ -673,3 +673,91 @@ fn the_summary_names_the_files_without_symbols() {
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `perfz report` takes perf report's command line: with perf installed
+/// every word reaches `perf report` and its output and status are perfz's;
+/// without perf, the own table honours `-i`, `--stdio`, `--sort`,
+/// `--no-children` and `--percent-limit` (its shares as perf's) and
+/// refuses the rest by name (`perfz report -i f.data` failed with
+/// "unexpected argument '-i'").
+#[test]
+fn report_takes_perf_reports_command_line() {
+    let data = fixture("z-sysw-switch");
+    let file = data.to_str().unwrap();
+    let line = ["-i", file, "--stdio", "--no-children", "--sort", "comm,dso"];
+    let report = |args: &[&str], path: Option<&str>| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_perfz"));
+        c.arg("report").args(args);
+        if let Some(p) = path {
+            c.env("PATH", p);
+        }
+        c.output_within()
+    };
+    // perf's PATH is the one perfz looks on.
+    let perf_dir = perf().parent().unwrap().to_str().unwrap().to_string();
+    let theirs = std::process::Command::new(perf())
+        .arg("report")
+        .args(line)
+        .output_within();
+    let ours = report(&line, Some(&perf_dir));
+    assert!(
+        ours.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ours.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&theirs.stdout)
+    );
+    let bad = report(&["-i", file, "--no-such-option"], Some(&perf_dir));
+    let perf_bad = std::process::Command::new(perf())
+        .args(["report", "-i", file, "--no-such-option"])
+        .output_within();
+    assert_eq!(bad.status.code(), perf_bad.status.code());
+    // Without perf: the own table, its rows' shares as perf's.
+    let own = report(&line, Some("/nonexistent"));
+    let (out, err) = (
+        String::from_utf8_lossy(&own.stdout),
+        String::from_utf8_lossy(&own.stderr),
+    );
+    assert!(own.status.success(), "{err}");
+    assert!(err.contains("apt-get install linux-perf"), "{err}");
+    let share = |text: &str, comm: &str, dso: &str| -> f64 {
+        let row = text.lines().find(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            w.len() == 3 && w[1] == comm && w[2] == dso
+        });
+        let row = row.unwrap_or_else(|| panic!("no row {comm} {dso} in:\n{text}"));
+        row.split_whitespace()
+            .next()
+            .unwrap()
+            .trim_end_matches('%')
+            .parse()
+            .unwrap()
+    };
+    let perf_text = String::from_utf8_lossy(&theirs.stdout);
+    for (comm, dso) in [("cc1", "cc1"), ("cc1", "[kernel.kallsyms]")] {
+        let (a, b) = (share(&out, comm, dso), share(&perf_text, comm, dso));
+        assert!((a - b).abs() <= 1.0, "{comm} {dso}: perfz {a}%, perf {b}%");
+    }
+    assert!(out.contains("# Overhead  Command"), "{out}");
+    // --percent-limit keeps the rows at or above it.
+    let limited = report(
+        &[&line[..], &["--percent-limit", "10"]].concat(),
+        Some("/nonexistent"),
+    );
+    let rows = String::from_utf8_lossy(&limited.stdout)
+        .lines()
+        .filter(|l| {
+            l.trim_start()
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+        })
+        .count();
+    assert_eq!(rows, 2, "{}", String::from_utf8_lossy(&limited.stdout));
+    // An option the own table does not honour is named, with perf's 129.
+    let g = report(&["-i", file, "-g"], Some("/nonexistent"));
+    assert_eq!(g.status.code(), Some(129));
+    assert!(String::from_utf8_lossy(&g.stderr).contains("-g: perfz's own table honours"));
+}
