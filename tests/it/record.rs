@@ -506,3 +506,85 @@ fn an_exec_on_a_quiet_cpu_is_written_in_its_round() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The pipe every perf reads, after its `inject` too (issue 49): perf 6.x
+/// ended a pipe's features with id 32 and perf 7.x ends them with 33 (its
+/// 32 is HEADER_CPU_DOMAIN_INFO: "Invalid HEADER_CPU_DOMAIN_INFO: section
+/// too small"), so perfz writes no marker. Each perf reads the pipe, injects
+/// build ids into a file and reads that, every sample there.
+#[test]
+fn a_pipe_is_read_by_every_perf_directly_and_after_its_inject() {
+    require_recording();
+    let dir = tempdir("rec-pipe-inject");
+    let out = perfz_ok(&[
+        "record",
+        "-q",
+        "-c",
+        "100000",
+        "-o",
+        "-",
+        "--",
+        "dd",
+        "if=/dev/zero",
+        "of=/dev/null",
+        "bs=4k",
+        "count=100000",
+    ]);
+    let pipe = dir.join("pipe.data");
+    std::fs::write(&pipe, &out.stdout).unwrap();
+    let want = our_samples(&pipe);
+    assert!(want > 0, "no samples recorded");
+    let perfs = [
+        ("6.1", perf(), "-b"),
+        ("6.12", perf_new(), "-B"),
+        ("7.3", perf_7(), "-B"),
+    ];
+    for (v, perf, build_ids) in &perfs {
+        let count = |file: &Path| {
+            let o = Command::new(perf)
+                .args(["script", "-F", "ip", "-i", file.to_str().unwrap()])
+                .output_within();
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(o.status.success(), "perf {v} script: {err}");
+            String::from_utf8_lossy(&o.stdout).lines().count() as u64
+        };
+        assert_eq!(count(&pipe), want, "perf {v} script of the pipe");
+        let injected = dir.join(format!("inject-{v}.data"));
+        // perf's inject reads a pipe's format from its standard input only.
+        let o = Command::new("sh")
+            .args(["-c", r#"f=$1; shift; exec "$@" < "$f""#, "sh"])
+            .arg(&pipe)
+            .arg(perf)
+            .args([
+                "inject",
+                build_ids,
+                "-i",
+                "-",
+                "-o",
+                injected.to_str().unwrap(),
+            ])
+            .output_within();
+        assert!(
+            o.status.success(),
+            "perf {v} inject: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let report = Command::new(perf)
+            .args(["report", "--stdio", "-i", injected.to_str().unwrap()])
+            .output_within();
+        let err = String::from_utf8_lossy(&report.stderr);
+        assert!(
+            report.status.success(),
+            "perf {v} report after its inject: {err}"
+        );
+        assert!(
+            !err.contains("failed"),
+            "perf {v} report after its inject: {err}"
+        );
+        assert_eq!(
+            perf_sample_count(perf, &injected),
+            want,
+            "perf {v}: samples after inject"
+        );
+    }
+}

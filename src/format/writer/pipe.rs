@@ -19,7 +19,13 @@ pub struct PipeWriter<W: Write> {
 impl<W: Write> PipeWriter<W> {
     /// Writes the header, one HEADER_ATTR per event and one HEADER_FEATURE per
     /// pipe-capable feature (COMPRESSED among them, so it precedes any
-    /// COMPRESSED record, as perf 6.1 needs), then the end marker.
+    /// COMPRESSED record, as perf 6.1 needs), and no end marker: perf 6.x
+    /// ends the features with id 32, perf 7.x with 33 (its 32 is
+    /// HEADER_CPU_DOMAIN_INFO, so perf 7's inject and report fail on 6.x's
+    /// marker, and perf 6.1's report on 7.x's: "wrong feature ID: 33").
+    /// Without one, perf 6.1, 6.12 and 7.3 all read the pipe, directly and
+    /// after their `inject` (perf's own marker only ends `report
+    /// --header-only` early).
     pub fn new(mut w: W, attrs: &[AttrEntry], features: &FeatureSet) -> Result<Self, FormatError> {
         w.write_all(&MAGIC.to_le_bytes())?;
         w.write_all(&PIPE_HEADER_SIZE.to_le_bytes())?;
@@ -53,7 +59,6 @@ impl<W: Write> PipeWriter<W> {
             }
             pw.feature_record(bit, payload)?;
         }
-        pw.feature_record(feat::LAST_FEATURE, &[])?;
         if let Some(t) = features.get(feat::TRACING_DATA) {
             // As perf's perf_event__synthesize_tracing_data: a 16-byte
             // record giving the padded size, then the data, then padding.
