@@ -1,5 +1,5 @@
 //! `perf record`'s command line as perf's parse-options reads it: perf
-//! 6.12's usage text (`perf_record_usage.txt`, verbatim from `perf record
+//! 7.3's usage text (`perf_record_usage.txt`, verbatim from `perf record
 //! -h`) names every option and the value it takes; [`split`] reads argv the
 //! way perf does (short options combine, `-F99` and `-F 99`, `--freq=99` and
 //! `--freq 99`, optional values only attached, options end at the first
@@ -11,7 +11,7 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
-/// perf 6.12's `perf record -h` option lines, verbatim (the `--off-cpu`
+/// perf 7.3's `perf record -h` option lines, verbatim (the `--off-cpu`
 /// line without its note on perf's BPF build).
 const USAGE: &str = include_str!("perf_record_usage.txt");
 
@@ -65,7 +65,7 @@ pub struct UsageEntry {
     pub lines: String,
 }
 
-/// perf 6.12's `perf record` options, in its usage's order.
+/// perf 7.3's `perf record` options, in its usage's order.
 pub fn perf_options() -> Vec<UsageEntry> {
     let mut out: Vec<UsageEntry> = Vec::new();
     for line in USAGE.lines() {

@@ -94,6 +94,10 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
     }
     let (sampling, call_graph) = sampling_of(a, notes)?;
     let (target, timing_command) = target_of(a)?;
+    anyhow::ensure!(
+        !(a.latency && target.is_system_wide()),
+        "--latency: latency profiling is not supported with system-wide collection (-a, -C, or no command), as perf's; record a command, -p or -t"
+    );
     let codec = codec_of(a)?;
     let pages = a
         .mmap_pages
@@ -123,7 +127,7 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
         realtime: a.realtime,
         mmap_flush,
         codec,
-        switch_events: a.switch_events,
+        switch_events: a.switch_events || a.latency,
         off_cpu_thresh: std::time::Duration::from_millis(a.off_cpu_thresh),
         clockid: a.clockid,
         inherit: !a.no_inherit,

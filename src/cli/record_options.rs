@@ -83,6 +83,10 @@ pub struct Args {
     /// Record context switches.
     #[arg(long = "switch-events")]
     pub(super) switch_events: bool,
+    /// Record what latency profiling needs (context switches, as perf's
+    /// --latency): `perf report --latency`, `perfz export --latency`.
+    #[arg(long = "latency")]
+    pub(super) latency: bool,
     /// Off-CPU time: where the target's threads wait, by stack, as perf's
     /// offcpu-time event (period = nanoseconds off CPU), beside -e.
     #[arg(long = "off-cpu")]

@@ -12,6 +12,12 @@ pub struct PerfArgs {
     /// Sample data addresses (ADDR, DATA_SRC) and record data mmaps.
     #[arg(short = 'd', long = "data")]
     data: bool,
+    /// Sample the data source of memory operations (DATA_SRC; perf 7.x).
+    #[arg(long = "sample-mem-info")]
+    sample_mem_info: bool,
+    /// Record mmap events of non-executable mappings too (perf 7.x).
+    #[arg(long = "data-mmap")]
+    data_mmap: bool,
     /// Sample physical addresses (PHYS_ADDR).
     #[arg(long = "phys-data")]
     phys_data: bool,
@@ -192,6 +198,7 @@ impl PerfArgs {
             }
         };
         bit(self.data, st::ADDR | st::DATA_SRC);
+        bit(self.sample_mem_info, st::DATA_SRC);
         bit(self.phys_data, st::PHYS_ADDR);
         bit(self.data_page_size, st::DATA_PAGE_SIZE);
         bit(self.code_page_size, st::CODE_PAGE_SIZE);
@@ -203,7 +210,7 @@ impl PerfArgs {
         bit(self.sample_cpu, st::CPU);
         bit(self.sample_identifier, st::IDENTIFIER);
         bit(self.all_cgroups, st::CGROUP);
-        if self.data {
+        if self.data || self.data_mmap {
             x.tracking_flags |= flags::MMAP_DATA;
         }
         if self.stat {

@@ -9,9 +9,9 @@ fn known() -> Vec<OptionSpec> {
 }
 
 #[test]
-fn perfs_usage_has_its_78_long_options() {
+fn perfs_usage_has_its_82_long_options() {
     let opts = perf_options();
-    assert_eq!(opts.iter().filter(|o| o.spec.long.is_some()).count(), 78);
+    assert_eq!(opts.iter().filter(|o| o.spec.long.is_some()).count(), 82);
     let z = opts.iter().find(|o| o.spec.short == Some('z')).unwrap();
     assert_eq!(z.spec.long.as_deref(), Some("compression-level"));
     assert_eq!(z.spec.takes, Takes::Optional);
