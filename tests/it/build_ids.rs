@@ -40,6 +40,13 @@ fn perfz_home(home: &Path, args: &[&str]) {
     );
 }
 
+/// `perfz record ARGS` with `HOME` for 0.1 s more of `pid`'s CPU time.
+fn perfz_home_while_cpu(home: &Path, args: &[&str], pid: u32) {
+    let mut perfz = Command::new(env!("CARGO_BIN_EXE_perfz"));
+    perfz.env("HOME", home);
+    record_while_cpu_by(perfz, args, &[pid], 0.1);
+}
+
 fn perf_home(home: &Path, args: &[&str]) -> String {
     let o = Command::new(perf())
         .env("HOME", home)
@@ -125,18 +132,18 @@ fn the_table_lists_what_samples_hit_or_everything() {
     let all = dir.join("all.data");
     let none = dir.join("none.data");
     // Attached after its start, the workload's loader is mapped but not hit.
-    let mut busy = Command::new(&wl).arg("5").spawn_owned().unwrap();
+    // Each recording lasts 0.1 s of the workload's CPU time, not a
+    // wall-clock sleep: on a busy machine it still hits the workload.
+    let mut busy = running_workload("30");
     let pid = busy.id().to_string();
-    std::thread::sleep(std::time::Duration::from_millis(200));
     for (f, extra) in [
         (&hit, &[][..]),
         (&all, &["--buildid-all"][..]),
         (&none, &["-B"][..]),
     ] {
-        let mut a = vec!["record", "-q", "-N", "-p", &pid, "-o", f.to_str().unwrap()];
+        let mut a = vec!["-q", "-N", "-p", &pid, "-o", f.to_str().unwrap()];
         a.extend_from_slice(extra);
-        a.extend(["--", "sleep", "0.3"]);
-        perfz_home(&home, &a);
+        perfz_home_while_cpu(&home, &a, busy.id());
     }
     let _ = busy.kill();
     let _ = busy.wait();
@@ -178,20 +185,10 @@ fn maps_synthesized_at_attach_carry_build_ids() {
     require_recording();
     let dir = tempdir("bid-attach");
     let out = dir.join("p.data");
-    let mut wl = Command::new(workload()).arg("3").spawn_owned().unwrap();
+    let mut wl = running_workload("30");
     let pid = wl.id().to_string();
-    perfz_ok(&[
-        "record",
-        "-q",
-        "-N",
-        "-p",
-        &pid,
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        "sleep",
-        "0.3",
-    ]);
+    let args = ["-q", "-N", "-p", &pid, "-o", out.to_str().unwrap()];
+    record_while_cpu(&args, &[wl.id()], 0.1);
     let _ = wl.kill();
     let _ = wl.wait();
     let mut r = PerfReader::open(&out).unwrap();

@@ -160,10 +160,13 @@ fn a_system_wide_recording_leaves_a_perf_record_beside_it_whole() {
     let mut wide = std::process::Command::new(env!("CARGO_BIN_EXE_perfz"))
         .args(["record", "-q", "-a", "-e", "dummy", "-o"])
         .arg(dir.join("wide.data"))
-        .args(["--", "sleep", "3"])
+        // Until the test closes its input, after the three perf runs (a
+        // `sleep 3` could end before them on a busy machine).
+        .args(["--", "sh", "-c", "read x || true"])
+        .stdin(std::process::Stdio::piped())
         .spawn_owned()
         .expect("perfz starts");
-    while !has_child(wide.id(), "sleep") {
+    while !has_child(wide.id(), "sh") {
         assert!(
             wide.try_wait().unwrap().is_none(),
             "perfz record -a ended early"
@@ -186,5 +189,6 @@ fn a_system_wide_recording_leaves_a_perf_record_beside_it_whole() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
-    assert!(wide.wait().unwrap().success());
+    drop(wide.stdin.take());
+    assert!(wide.wait_within("perfz record -a").success());
 }

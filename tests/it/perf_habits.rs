@@ -116,20 +116,10 @@ fn tid_records_without_inherit_and_f_max_uses_the_kernel_limit() {
     require_recording();
     let dir = tempdir("habits-t");
     let out = dir.join("t.data");
-    let mut wl = Command::new(workload()).arg("3").spawn_owned().unwrap();
+    let mut wl = running_workload("30");
     let tid = wl.id().to_string();
-    perfz_ok(&[
-        "record",
-        "-t",
-        &tid,
-        "-F",
-        "max",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        "sleep",
-        "0.3",
-    ]);
+    let args = ["-t", &tid, "-F", "max", "-o", out.to_str().unwrap()];
+    record_while_cpu(&args, &[wl.id()], 0.1);
     let _ = wl.kill();
     let _ = wl.wait();
     let a = &attrs(&out)[0];
@@ -286,18 +276,10 @@ fn uid_records_the_users_processes() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert!(ran, "the workload did not start under setpriv within 30 s");
-    perfz_ok(&[
-        "record",
-        "-u",
-        "65534",
-        "-F",
-        "999",
-        "-o",
-        out.to_str().unwrap(),
-        "--",
-        "sleep",
-        "0.5",
-    ]);
+    // For 0.5 s of the workload's CPU time (≈ 500 samples at 999 Hz),
+    // not a wall-clock sleep that gave it a share of a busy machine.
+    let args = ["-u", "65534", "-F", "999", "-o", out.to_str().unwrap()];
+    record_while_cpu(&args, &[wl.id()], 0.5);
     let pid = wl.id();
     let _ = wl.kill();
     let _ = wl.wait();

@@ -121,11 +121,13 @@ fn pipe_output_of_every_codec_reads_back_whole() {
 fn attach_to_a_running_process() {
     require_recording();
     let dir = tempdir("rec-attach");
-    let mut child = Command::new(workload()).arg("3").spawn_owned().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    // Attached while it runs, for 0.3 s of its CPU time (a wall-clock
+    // `sleep 0.5` gave it a share of the CPUs: fewer samples under load).
+    let mut child = running_workload("30");
     let file = dir.join("p.data");
     let pid = child.id().to_string();
-    record(&["-g", "-q", "-p", &pid, "--", "sleep", "0.5"], &file);
+    let args = ["-g", "-q", "-p", &pid, "-o", file.to_str().unwrap()];
+    record_while_cpu(&args, &[child.id()], 0.3);
     let _ = child.kill();
     let _ = child.wait();
     check_with_perf(&perf(), &file, "-p");

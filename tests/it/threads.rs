@@ -165,8 +165,8 @@ fn threads_work_with_aio_and_every_codec_and_convert() {
             let s = stats(&json);
             assert!(s["sink"].as_str().unwrap().starts_with("async"), "{s}");
             let samples = s["samples"].as_u64().unwrap();
-            // 0.5 s of wall time at 2 kHz: ~1000 samples alone, fewer where
-            // the parallel tests take the CPUs (cpu-clock counts CPU time).
+            // 0.5 s of the workload's own CPU time at 2 kHz: ~1000 samples,
+            // however busy the machine (cpu-clock counts CPU time).
             assert!(samples > 100, "{codec} {aio:?}: {samples}");
             assert_eq!(our_sample_count(&out), samples, "{codec} {aio:?}");
             // decompress/recompress read the directory into one file perf opens.
@@ -341,12 +341,20 @@ fn kill_9_leaves_data_files_that_recover_makes_whole() {
                     .sum()
             })
         };
-        for _ in 0..200 {
-            if size() > 200_000 {
+        // A state with a deadline: going on after 10 s whatever the size
+        // left a loaded machine too few samples to count after the kill.
+        let mut grown = false;
+        for _ in 0..1200 {
+            grown = size() > 200_000;
+            if grown {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        assert!(
+            grown,
+            "{extra:?}: the data files did not reach 200 KB within 60 s"
+        );
         let kids = std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", child.id()))
             .unwrap_or_default();
         child.kill().unwrap(); // SIGKILL
@@ -390,10 +398,7 @@ fn per_thread_maps_one_ring_per_task() {
     require_recording();
     let dir = tempdir("thr-per-thread");
     // Four busy tasks named with -t: one ring each.
-    let wl = workload();
-    let kids: Vec<Owned> = (0..4)
-        .map(|_| Command::new(&wl).arg("3").spawn_owned().unwrap())
-        .collect();
+    let kids: Vec<Owned> = (0..4).map(|_| running_workload("30")).collect();
     let tids: Vec<String> = kids.iter().map(|c| c.id().to_string()).collect();
     let out = dir.join("p.data");
     let json = dir.join("s.json");
@@ -413,22 +418,13 @@ fn per_thread_maps_one_ring_per_task() {
     );
     assert_eq!(r.status.code(), Some(255));
     assert!(String::from_utf8_lossy(&r.stderr).contains("mutually exclusive"));
-    perfz_ok(&[
-        "record",
-        "--per-thread",
-        "-F",
-        "999",
-        "-g",
-        "-t",
-        &tids.join(","),
-        "-o",
-        out.to_str().unwrap(),
-        "--stats-json",
-        json.to_str().unwrap(),
-        "--",
-        "sleep",
-        "0.5",
-    ]);
+    // For 0.5 s of the four's CPU time (≈ 500 samples at 999 Hz), not a
+    // wall-clock sleep: on a busy machine they get a share of the CPUs.
+    let tids = tids.join(",");
+    let (o, j) = (out.to_str().unwrap(), json.to_str().unwrap());
+    let args = ["--per-thread", "-F", "999", "-g", "-t", &tids, "-o", o];
+    let pids: Vec<u32> = kids.iter().map(|k| k.id()).collect();
+    record_while_cpu(&[&args[..], &["--stats-json", j]].concat(), &pids, 0.5);
     for mut k in kids {
         let _ = k.kill();
         let _ = k.wait();

@@ -4,7 +4,8 @@
  *   anon_code SECONDS WHERE
  *
  * Maps 16 KiB of anonymous executable memory, copies a counting loop to
- * offset 0x800 of it, and calls it until SECONDS of wall time have passed.
+ * offset 0x800 of it, and calls it until it has used SECONDS of its own CPU
+ * time (however busy the machine: a test gets the samples it needs).
  * Before that it writes "PID BASE" (BASE in hex) to the file WHERE, so that
  * a test can write /tmp/perf-PID.map entries around the loop.
  *
@@ -21,7 +22,7 @@ static const unsigned char LOOP[] = {0xb9, 0x00, 0x00, 0x10, 0x00, 0xff, 0xc9, 0
 
 static double now(void) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return t.tv_sec + t.tv_nsec / 1e9;
 }
 

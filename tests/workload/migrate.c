@@ -1,6 +1,7 @@
 // The rounds test's workload: started on one CPU (its exec's COMM and
 // MMAPs go to that CPU's ring), it moves itself to the last CPU and spins
-// there for SECONDS, so the first CPU's ring keeps only those few records.
+// there until it has used SECONDS of its own CPU time (however busy that
+// CPU is), so the first CPU's ring keeps only those few records.
 // Run: taskset -c 0 migrate SECONDS
 #define _GNU_SOURCE
 #include <sched.h>
@@ -10,7 +11,7 @@
 
 static double now(void) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return t.tv_sec + t.tv_nsec / 1e9;
 }
 

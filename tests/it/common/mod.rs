@@ -465,6 +465,81 @@ pub fn wait_cpu(perfz_pid: u32, secs: f64) -> f64 {
     wait_cpu_of(child.expect("perfz started its workload within 60 s"), secs)
 }
 
+/// CPU seconds `pids` have used between them (those gone count 0).
+pub fn cpu_seconds_of(pids: &[u32]) -> f64 {
+    pids.iter().map(|&p| cpu_seconds(p).unwrap_or(0.0)).sum()
+}
+
+/// `perfz record ARGS` of a target that runs already (-p, -t, -u, -a),
+/// for as long as `pids` take to use `secs` more CPU time between them,
+/// however busy the machine: the recorded command is `sh -c read`, which
+/// ends when the test closes its input once that CPU time is used (a
+/// `sleep` gave a busy workload a share of the CPUs, not samples). The
+/// window opens when sh runs (perfz lets its command exec once the events
+/// are open). perfz's output.
+pub fn record_while_cpu(args: &[&str], pids: &[u32], secs: f64) -> Output {
+    record_while_cpu_by(Command::new(env!("CARGO_BIN_EXE_perfz")), args, pids, secs)
+}
+
+/// [`record_while_cpu`] by `perfz` (a command with its environment set).
+pub fn record_while_cpu_by(mut perfz: Command, args: &[&str], pids: &[u32], secs: f64) -> Output {
+    let mut child = perfz
+        .arg("record")
+        .args(args)
+        .args(["--", "sh", "-c", "read x || true"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn_owned()
+        .unwrap();
+    let me = child.id();
+    let sh_runs = || {
+        std::fs::read_to_string(format!("/proc/{me}/task/{me}/children"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .any(|k| std::fs::read_to_string(format!("/proc/{k}/comm")).is_ok_and(|c| c == "sh\n"))
+    };
+    let mut started = false;
+    for _ in 0..6000 {
+        started = sh_runs();
+        if started || !matches!(child.try_wait(), Ok(None)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    if started {
+        let from = cpu_seconds_of(pids);
+        let mut used = false;
+        for _ in 0..6000 {
+            used = cpu_seconds_of(pids) >= from + secs;
+            if used {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(
+            used,
+            "{pids:?} did not use {secs} s more CPU time within 60 s"
+        );
+    }
+    drop(child.stdin.take());
+    let out = child.output_within("perfz record -- sh -c read");
+    assert!(
+        started && out.status.success(),
+        "perfz record {args:?} (its command ran: {started}): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// tests/workload/deep.c for `secs` of its own CPU time, once it runs its
+/// loop (it has used 0.05 s of CPU): a target to attach to.
+pub fn running_workload(secs: &str) -> Owned {
+    let wl = Command::new(workload()).arg(secs).spawn_owned().unwrap();
+    wait_cpu_of(wl.id(), 0.05);
+    wl
+}
+
 /// Entries of `dir` named `base.<timestamp>` (switched outputs, snapshots:
 /// 16 digits, perf's names), sorted: oldest first.
 #[allow(dead_code)]
