@@ -83,6 +83,12 @@ pub struct Args {
     /// weighs its period, as `perf script | inferno-collapse-perf` weighs it).
     #[arg(long)]
     sample_counts: bool,
+    /// A latency profile, as `perf report --latency`: each sample weighs its
+    /// period divided by how many of the program's threads were running
+    /// then, so the profile shows where wall-clock time went (record with
+    /// `perfz record --latency`).
+    #[arg(long)]
+    latency: bool,
     /// Two recordings, BASE NEW: how NEW differs. Folded: `stack base new`
     /// lines (inferno-diff-folded's); svg: the differential flame graph
     /// (red grew, blue shrank); pprof: NEW with BASE's samples negated
@@ -207,6 +213,7 @@ fn options(a: &Args) -> anyhow::Result<ExportOptions> {
             width: a.width.map(|w| w as usize),
             count_name: a.count_name.clone(),
         },
+        latency: a.latency,
     })
 }
 

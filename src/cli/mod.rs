@@ -18,6 +18,7 @@ mod record_options;
 mod record_perf;
 mod recover;
 mod report;
+mod report_own;
 mod stat;
 mod stdio;
 

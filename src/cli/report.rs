@@ -6,14 +6,12 @@
 //! `--percent-limit`) and refuses the rest, naming them.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
 use anyhow::Context;
 
-use crate::export::report::{table, Row, SortKey};
-use crate::export::{ExportFormat, ExportOptions};
+use crate::export::report::SortKey;
 
 /// For `perfz --help`: `perfz report` reads its words itself ([`main`]).
 #[derive(Debug, clap::Args)]
@@ -27,12 +25,14 @@ pub struct Args {
 
 /// What perfz's own table shows.
 #[derive(Debug, PartialEq)]
-struct Own {
-    input: PathBuf,
-    keys: Vec<SortKey>,
-    children: bool,
-    percent_limit: f64,
-    rows: usize,
+pub(super) struct Own {
+    pub(super) input: PathBuf,
+    pub(super) keys: Vec<SortKey>,
+    pub(super) children: bool,
+    /// `--latency`: latency columns beside the overhead ones.
+    pub(super) latency: bool,
+    pub(super) percent_limit: f64,
+    pub(super) rows: usize,
 }
 
 impl Default for Own {
@@ -41,6 +41,7 @@ impl Default for Own {
             input: PathBuf::from("perf.data"),
             keys: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
             children: true,
+            latency: false,
             percent_limit: 0.0,
             rows: 25,
         }
@@ -112,6 +113,7 @@ fn read(words: &[OsString]) -> anyhow::Result<Line> {
             "--stdio" => Ok(Change::None),
             "--children" => Ok(Change::Children(true)),
             "--no-children" => Ok(Change::Children(false)),
+            "--latency" => Ok(Change::Latency),
             _ if !name.starts_with('-') && std::path::Path::new(w).is_file() => {
                 // perfz's habit, `perfz report FILE` (perf would take the
                 // word for a symbol filter).
@@ -120,7 +122,7 @@ fn read(words: &[OsString]) -> anyhow::Result<Line> {
             }
             _ => Err(format!(
                 "{name}: perfz's own table honours -i, --stdio, --sort comm,dso,sym, --children, \
-                 --no-children and --percent-limit; perf report has the rest (Debian, Ubuntu: \
+                 --no-children, --latency and --percent-limit; perf report has the rest (Debian, Ubuntu: \
                  apt-get install linux-perf)"
             )),
         };
@@ -140,6 +142,7 @@ enum Change {
     Input(PathBuf),
     Keys(Vec<SortKey>),
     Children(bool),
+    Latency,
     PercentLimit(f64),
 }
 
@@ -150,6 +153,7 @@ impl Change {
             Change::Input(p) => o.input = p,
             Change::Keys(k) => o.keys = k,
             Change::Children(c) => o.children = c,
+            Change::Latency => o.latency = true,
             Change::PercentLimit(p) => o.percent_limit = p,
         }
     }
@@ -166,7 +170,14 @@ pub fn main(words: &[OsString]) -> ExitCode {
             return ExitCode::from(129);
         }
     };
-    if !line.own_only {
+    let latency = line.own.as_ref().is_ok_and(|o| o.latency);
+    let perf_lacks_latency = latency && !line.own_only && !perf_has_latency();
+    if perf_lacks_latency {
+        say!(
+            "perfz report: this perf has no --latency (perf 6.15 and newer do): perfz's own table:"
+        );
+    }
+    if !line.own_only && !perf_lacks_latency {
         match Command::new("perf")
             .arg("report")
             .args(&line.for_perf)
@@ -195,13 +206,30 @@ pub fn main(words: &[OsString]) -> ExitCode {
             return ExitCode::from(129);
         }
     };
-    match run_own(&own) {
+    match super::report_own::run(&own) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if super::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             say!("perfz report: {}", super::said(&e));
             ExitCode::from(1)
         }
+    }
+}
+
+/// Whether the perf on PATH knows `perf report --latency` (6.15 and
+/// newer); true where perf is missing (the own table answers then) or
+/// says no version.
+fn perf_has_latency() -> bool {
+    let Ok(o) = Command::new("perf").arg("version").output() else {
+        return true;
+    };
+    // "perf version 6.1.76", "perf version 7.3.4"
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut v = text.split_whitespace().nth(2).unwrap_or("").split('.');
+    let mut num = || v.next().and_then(|n| n.parse::<u32>().ok());
+    match (num(), num()) {
+        (Some(major), Some(minor)) => (major, minor) >= (6, 15),
+        _ => true,
     }
 }
 
@@ -213,81 +241,6 @@ fn status_of(st: std::process::ExitStatus) -> u8 {
         (None, Some(s)) => (128 + s) as u8,
         (None, None) => 1,
     }
-}
-
-/// perfz's own table, in perf report --stdio's layout.
-fn run_own(o: &Own) -> anyhow::Result<()> {
-    let mut folded = Vec::new();
-    let mut options = ExportOptions::default();
-    options.fold.modules = true;
-    options.fold.annotate_kernel = true;
-    let done = crate::export::export(
-        std::slice::from_ref(&o.input),
-        ExportFormat::Folded,
-        &options,
-        &mut folded,
-    )
-    .with_context(|| format!("reading {}", o.input.display()))?;
-    let lines: Vec<String> = String::from_utf8_lossy(&folded)
-        .lines()
-        .map(String::from)
-        .collect();
-    let (rows, total) = table(&lines, &o.keys, !o.children);
-    let pct = |n: u64| 100.0 * n as f64 / total.max(1) as f64;
-    let shown: Vec<&Row> = rows
-        .iter()
-        .filter(|r| pct(if o.children { r.children } else { r.self_ }) >= o.percent_limit)
-        .take(o.rows)
-        .collect();
-    let mut out = std::io::stdout().lock();
-    writeln!(
-        out,
-        "# {}\n#\n# Samples: {} of event '{}'\n#",
-        o.input.display(),
-        done.samples,
-        done.event.as_deref().unwrap_or("unknown")
-    )?;
-    let widths: Vec<usize> = o
-        .keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| {
-            let w = shown.iter().map(|r| r.key[i].len()).max().unwrap_or(0);
-            w.max(k.heading().len())
-        })
-        .collect();
-    let mut head = if o.children {
-        "# Children      Self".to_string()
-    } else {
-        "# Overhead".to_string()
-    };
-    for (k, w) in o.keys.iter().zip(&widths) {
-        head += &format!("  {:w$}", k.heading());
-    }
-    writeln!(out, "{}\n#", head.trim_end())?;
-    for r in &shown {
-        let mut l = if o.children {
-            format!("{:>9.2}%  {:>7.2}%", pct(r.children), pct(r.self_))
-        } else {
-            format!("{:>9.2}%", pct(r.self_))
-        };
-        for (i, (k, w)) in o.keys.iter().zip(&widths).enumerate() {
-            let v = &r.key[i];
-            match k {
-                SortKey::Sym => l += &format!("  [{}] {v}", if r.kernel { 'k' } else { '.' }),
-                _ => l += &format!("  {v:w$}"),
-            }
-        }
-        writeln!(out, "{}", l.trim_end())?;
-    }
-    if rows.len() > shown.len() && o.percent_limit == 0.0 {
-        writeln!(
-            out,
-            "# ... {} more rows (--rows N)",
-            rows.len() - shown.len()
-        )?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

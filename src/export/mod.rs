@@ -34,6 +34,7 @@ pub mod kallsyms;
 mod kallsyms_cache;
 mod load_map;
 pub mod locate;
+pub mod parallelism;
 pub mod plt;
 pub mod pprof;
 pub mod pprof_diff;
@@ -129,6 +130,9 @@ pub struct ExportOptions {
     pub debuginfod: Option<String>,
     /// How an svg flame graph is drawn.
     pub flame: gather::FlameOptions,
+    /// A latency profile: each sample weighs its period divided by how many
+    /// of the program's threads ran then (`perf report --latency`).
+    pub latency: bool,
 }
 
 /// Exports every sample of `inputs` (read in order, as one recording) to
@@ -147,6 +151,7 @@ pub fn export(
     let Survey { procs, events, .. } = &survey;
     let first = survey.first_event.as_deref();
     let chosen = events::choose(events, first, o.event.as_deref(), o.time, format)?;
+    let latency = latency_of(&survey, o)?;
     let (mut syms, locate) = sources(&survey, o, kallsyms);
     let (mut done, mut unwind) = begin(&survey, &chosen, &locate);
     done.kernel_symbols |= o.kallsyms.is_some();
@@ -185,7 +190,11 @@ pub fn export(
             if gather.names_as_it_goes() {
                 table.name_new(&mut syms);
             }
-            let sample = (slot, time, s.period);
+            let period = match latency {
+                Some(p) => Some(p.weight(s.period.unwrap_or(1), time)),
+                None => s.period,
+            };
+            let sample = (slot, time, period);
             gather.add(&o.fold, (&table.named, &ids), (&comm, pid, tid), sample);
         }
     }
@@ -204,6 +213,28 @@ pub fn export(
     let heading = speedscope::Heading { name: &title, unit };
     done.stacks = gather.write((&table.named, &o.fold), &heading, about, out)?;
     Ok(done)
+}
+
+/// With `--latency`, what the samples' weights are divided by; an error
+/// where the recording cannot say (no context switches), as perf's.
+fn latency_of<'s>(
+    survey: &'s Survey,
+    o: &ExportOptions,
+) -> Result<Option<&'s parallelism::Parallelism>, FormatError> {
+    if !o.latency {
+        return Ok(None);
+    }
+    if o.fold.sample_counts {
+        return Err(FormatError::Unsupported(
+            "--latency weighs each sample's period: leave out --sample-counts".into(),
+        ));
+    }
+    if !survey.parallelism.is_known() {
+        return Err(FormatError::Unsupported(
+            "--latency needs the recording's context switches: record with perfz record --latency (perf report: \"requires --latency flag during record\")".into(),
+        ));
+    }
+    Ok(Some(&survey.parallelism))
 }
 
 /// The kernel's symbols: `--kallsyms`'s file, else /proc/kallsyms (under

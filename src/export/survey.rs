@@ -14,6 +14,7 @@ use std::path::PathBuf;
 
 use super::process::Timeline;
 use crate::format::feat;
+use crate::format::record::misc;
 use crate::format::sample::SampleId;
 use crate::format::side_band::SideBand;
 use crate::format::{FormatError, PerfReader, RecordType};
@@ -33,6 +34,9 @@ pub struct Survey {
     pub first_event: Option<String>,
     /// Inputs cut short or damaged, read up to the damage.
     pub cut_short: Vec<String>,
+    /// How many of the program's threads ran through time, from its
+    /// context switches (a latency profile's weights).
+    pub parallelism: super::parallelism::Parallelism,
 }
 
 /// Reads `inputs` once for the [`Survey`].
@@ -48,6 +52,8 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
     let mut events: Vec<(String, crate::format::Attr, u64)> = Vec::new();
     let mut first_event = None;
     let mut cut_short = Vec::new();
+    // Context switches (time, +1 in or -1 out) and the most CPUs an input had.
+    let (mut switches, mut cpus, mut switched) = (Vec::new(), 1, false);
     for input in inputs {
         let (mut r, cut) = open_input(input)?;
         // Where the kernel's text was, as the kernel's map says.
@@ -69,7 +75,15 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
                     }
                     counts[i] += 1;
                 }
+            } else if t == RecordType::SWITCH || t == RecordType::SWITCH_CPU_WIDE {
+                let out = rec.header.misc & misc::SWITCH_OUT != 0;
+                switched = true;
+                switches.push((record_time(&rec, meta), if out { -1 } else { 1 }));
             } else if let Some((time, ev)) = side_band(&rec, meta) {
+                if matches!(ev, SideBand::Exit { .. }) {
+                    // A task that exits is switched out without a record.
+                    switches.push((time, -1));
+                }
                 if let SideBand::Map {
                     path,
                     pgoff,
@@ -97,6 +111,7 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         };
         kernel_here &= recorded.is_this(here.as_deref(), this_boot_text);
         arch = arch.or(r.features.string(feat::ARCH));
+        cpus = cpus.max(r.features.nr_cpus().map_or(1, |(avail, _)| avail));
         // Files' build ids from the header (perf's default; MMAP2 records
         // carry them only with --buildid-mmap).
         for (_, _, id, name) in r.features.build_id_table().unwrap_or_default() {
@@ -112,6 +127,11 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         events,
         first_event: first_event.map(|(_, name)| name),
         cut_short,
+        // Exits alone (a recording without --latency) count nothing.
+        parallelism: match switched {
+            true => super::parallelism::Parallelism::new(switches, cpus),
+            false => Default::default(),
+        },
     })
 }
 
@@ -126,14 +146,18 @@ fn side_band(
         return None;
     }
     let ev = SideBand::parse(t, rec.header.misc, rec.body())?;
-    let time = meta
-        .attrs
+    Some((record_time(rec, meta), ev))
+}
+
+/// The time a kernel record that is no sample carries (its sample_id's),
+/// or 0.
+fn record_time(rec: &crate::format::Record<'_>, meta: &crate::format::Meta) -> u64 {
+    meta.attrs
         .first()
         .filter(|a| a.attr.sample_id_all())
         .and_then(|a| SampleId::parse(rec.body(), a.attr.sample_type(), meta.endian))
         .and_then(|id| id.time)
-        .unwrap_or(0);
-    Some((time, ev))
+        .unwrap_or(0)
 }
 
 /// Adds one input's samples per attr to the events seen, by name.

@@ -21,6 +21,9 @@ pub mod misc {
     pub const USER: u16 = 2;
     /// MMAP/MMAP2 of a data (not executable) mapping.
     pub const MMAP_DATA: u16 = 1 << 13;
+    /// `PERF_RECORD_MISC_SWITCH_OUT`: a SWITCH record of a task going off
+    /// its CPU (without it: coming on).
+    pub const SWITCH_OUT: u16 = 1 << 13;
     /// MMAP2 carries a build id instead of the inode fields.
     pub const MMAP_BUILD_ID: u16 = 1 << 14;
     /// HEADER_BUILD_ID entry with its build id's size (perf's

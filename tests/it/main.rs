@@ -28,6 +28,7 @@ mod hostile_surroundings;
 mod interop;
 mod ktext_cache;
 mod languages;
+mod latency;
 mod long_captures;
 mod loss_advice;
 mod newer_perf;

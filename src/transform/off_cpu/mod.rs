@@ -57,8 +57,7 @@ mod waits;
 
 use spares::Spares;
 
-/// `PERF_RECORD_MISC_SWITCH_OUT`.
-const SWITCH_OUT: u16 = 1 << 13;
+use crate::format::record::misc::SWITCH_OUT;
 /// `PERF_RECORD_MISC_SWITCH_OUT_PREEMPT`: the thread was runnable.
 const SWITCH_OUT_PREEMPT: u16 = 1 << 14;
 

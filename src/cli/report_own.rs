@@ -1,0 +1,135 @@
+//! perfz's own `perfz report` table, where perf is not installed (or with
+//! `--own`), in `perf report --stdio`'s layout: the rows of
+//! [`crate::export::report::table`] by the sort keys, their overhead (and,
+//! with `--latency`, latency) shares as perf's columns show them.
+
+use std::io::Write;
+
+use anyhow::Context;
+
+use super::report::Own;
+use crate::export::report::{table, Row, SortKey};
+use crate::export::{ExportFormat, ExportOptions};
+
+/// One row as shown: its key, and its shares (percent) in column order.
+struct Shown<'a> {
+    row: &'a Row,
+    shares: Vec<f64>,
+}
+
+/// The folded stacks of `o.input`, frames with their modules; weighed for
+/// a latency profile with `latency`. Also the samples and the event.
+fn folded(o: &Own, latency: bool) -> anyhow::Result<(Vec<String>, u64, Option<String>)> {
+    let mut bytes = Vec::new();
+    let mut options = ExportOptions::default();
+    options.fold.modules = true;
+    options.fold.annotate_kernel = true;
+    options.latency = latency;
+    let done = crate::export::export(
+        std::slice::from_ref(&o.input),
+        ExportFormat::Folded,
+        &options,
+        &mut bytes,
+    )
+    .with_context(|| format!("reading {}", o.input.display()))?;
+    let lines = String::from_utf8_lossy(&bytes)
+        .lines()
+        .map(String::from)
+        .collect();
+    Ok((lines, done.samples, done.event))
+}
+
+/// The columns' headings, as perf's: with `--latency` each overhead column
+/// has a latency one before it.
+fn headings(o: &Own) -> Vec<&'static str> {
+    match (o.children, o.latency) {
+        (true, false) => vec!["Children", "Self"],
+        (false, false) => vec!["Overhead"],
+        (true, true) => vec!["Latency", "Children", "Latency", "Self"],
+        (false, true) => vec!["Latency", "Overhead"],
+    }
+}
+
+/// perfz's own table of `o`, on standard output.
+pub(super) fn run(o: &Own) -> anyhow::Result<()> {
+    let (lines, samples, event) = folded(o, false)?;
+    let (rows, total) = table(&lines, &o.keys, !o.children);
+    let latency = if o.latency {
+        let (lines, _, _) = folded(o, true)?;
+        Some(table(&lines, &o.keys, !o.children))
+    } else {
+        None
+    };
+    let share = |n: u64, total: u64| 100.0 * n as f64 / total.max(1) as f64;
+    let mut shown: Vec<Shown> = rows
+        .iter()
+        .map(|r| {
+            let (c, s) = (share(r.children, total), share(r.self_, total));
+            let mut shares = if o.children { vec![c, s] } else { vec![s] };
+            if let Some((lat, lat_total)) = &latency {
+                let l = lat.iter().find(|l| l.key == r.key);
+                let (lc, ls) = l.map_or((0, 0), |l| (l.children, l.self_));
+                let (lc, ls) = (share(lc, *lat_total), share(ls, *lat_total));
+                shares = if o.children {
+                    vec![lc, c, ls, s]
+                } else {
+                    vec![ls, s]
+                };
+            }
+            Shown { row: r, shares }
+        })
+        .collect();
+    // perf ranks by the first column (latency first with --latency).
+    shown.sort_by(|a, b| b.shares[0].total_cmp(&a.shares[0]));
+    let all = shown.len();
+    shown.retain(|s| s.shares[0] >= o.percent_limit);
+    shown.truncate(o.rows);
+    let mut out = std::io::stdout().lock();
+    let event = event.as_deref().unwrap_or("unknown");
+    writeln!(
+        out,
+        "# {}\n#\n# Samples: {samples} of event '{event}'\n#",
+        o.input.display()
+    )?;
+    write_rows(&mut out, o, &shown)?;
+    if all > shown.len() && o.percent_limit == 0.0 {
+        writeln!(out, "# ... {} more rows (--rows N)", all - shown.len())?;
+    }
+    Ok(())
+}
+
+/// The heading line and the rows.
+fn write_rows(out: &mut dyn Write, o: &Own, shown: &[Shown]) -> std::io::Result<()> {
+    let widths: Vec<usize> = o
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let w = shown.iter().map(|s| s.row.key[i].len()).max().unwrap_or(0);
+            w.max(k.heading().len())
+        })
+        .collect();
+    let mut head = "#".to_string();
+    for h in headings(o) {
+        head += &format!(" {h:>8} ");
+    }
+    for (k, w) in o.keys.iter().zip(&widths) {
+        head += &format!(" {:w$}", k.heading());
+    }
+    writeln!(out, "{}\n#", head.trim_end())?;
+    for s in shown {
+        let mut l: String = s.shares.iter().map(|v| format!(" {v:>8.2}%")).collect();
+        for (i, (k, w)) in o.keys.iter().zip(&widths).enumerate() {
+            let v = &s.row.key[i];
+            match k {
+                SortKey::Sym => {
+                    let mode = if s.row.kernel { 'k' } else { '.' };
+                    l += &format!("  [{mode}] {v}");
+                }
+                _ => l += &format!("  {v:w$}"),
+            }
+        }
+        writeln!(out, "{}", l.trim_end())?;
+    }
+    Ok(())
+}
