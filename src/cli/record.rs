@@ -94,10 +94,6 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
     }
     let (sampling, call_graph) = sampling_of(a, notes)?;
     let (target, timing_command) = target_of(a)?;
-    anyhow::ensure!(
-        !(a.latency && target.is_system_wide()),
-        "--latency: latency profiling is not supported with system-wide collection (-a, -C, or no command), as perf's; record a command, -p or -t"
-    );
     let codec = codec_of(a)?;
     let pages = a
         .mmap_pages
@@ -200,12 +196,17 @@ fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<std::ffi::OsString>)> {
         n_targets <= 1,
         "record one target: a command, or one of -p PID, -t TID, -u USER, -a, -C LIST (optionally with a command that times it)"
     );
-    Ok(match (n_targets, a.command.is_empty()) {
+    let target = match (n_targets, a.command.is_empty()) {
         (0, false) => (Target::Workload(a.command.clone()), Vec::new()),
         // No target and no command: every CPU until Ctrl-C, as perf.
         (0, true) => (Target::Cpus(crate::event::cpus::online()?), Vec::new()),
         _ => (explicit_target(a)?, a.command.clone()),
-    })
+    };
+    anyhow::ensure!(
+        !(a.latency && target.0.is_system_wide()),
+        "--latency: latency profiling is not supported with system-wide collection (-a, -C, or no command), as perf's; record a command, -p or -t"
+    );
+    Ok(target)
 }
 
 /// The codec: --codec, else -z or --compression-level (zstd), else the

@@ -11,6 +11,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::Context;
 
+use super::report_own::Own;
 use crate::export::report::SortKey;
 
 /// For `perfz --help`: `perfz report` reads its words itself ([`main`]).
@@ -21,31 +22,6 @@ pub struct Args {
     /// installed; `--rows N`: the rows of that table (25).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub(super) words: Vec<OsString>,
-}
-
-/// What perfz's own table shows.
-#[derive(Debug, PartialEq)]
-pub(super) struct Own {
-    pub(super) input: PathBuf,
-    pub(super) keys: Vec<SortKey>,
-    pub(super) children: bool,
-    /// `--latency`: latency columns beside the overhead ones.
-    pub(super) latency: bool,
-    pub(super) percent_limit: f64,
-    pub(super) rows: usize,
-}
-
-impl Default for Own {
-    fn default() -> Self {
-        Own {
-            input: PathBuf::from("perf.data"),
-            keys: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
-            children: true,
-            latency: false,
-            percent_limit: 0.0,
-            rows: 25,
-        }
-    }
 }
 
 /// A command line read for both: the words for perf report (perfz's own

@@ -4,16 +4,41 @@
 //! with `--latency`, latency) shares as perf's columns show them.
 
 use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::Context;
 
-use super::report::Own;
-use crate::export::report::{table, Row, SortKey};
+use crate::export::report::{table, ReportRow, SortKey};
 use crate::export::{ExportFormat, ExportOptions};
+
+/// What perfz's own table shows.
+#[derive(Debug, PartialEq)]
+pub(super) struct Own {
+    pub(super) input: PathBuf,
+    pub(super) keys: Vec<SortKey>,
+    pub(super) children: bool,
+    /// `--latency`: latency columns beside the overhead ones.
+    pub(super) latency: bool,
+    pub(super) percent_limit: f64,
+    pub(super) rows: usize,
+}
+
+impl Default for Own {
+    fn default() -> Self {
+        Own {
+            input: PathBuf::from("perf.data"),
+            keys: vec![SortKey::Comm, SortKey::Dso, SortKey::Sym],
+            children: true,
+            latency: false,
+            percent_limit: 0.0,
+            rows: 25,
+        }
+    }
+}
 
 /// One row as shown: its key, and its shares (percent) in column order.
 struct Shown<'a> {
-    row: &'a Row,
+    row: &'a ReportRow,
     shares: Vec<f64>,
 }
 

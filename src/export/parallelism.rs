@@ -57,6 +57,44 @@ impl Parallelism {
     }
 }
 
+/// What a recording says of its threads' comings and goings, read record
+/// by record, for a [`Parallelism`].
+#[derive(Debug, Default)]
+pub struct Switches {
+    /// (time, +1 in or -1 out or exit), as read.
+    steps: Vec<(u64, i8)>,
+    /// The most CPUs an input had.
+    cpus: u32,
+    /// Whether any context switch was read (exits alone count nothing).
+    switched: bool,
+}
+
+impl Switches {
+    /// A context switch at `time`: out of its CPU, or onto it.
+    pub fn switch(&mut self, time: u64, out: bool) {
+        self.steps.push((time, if out { -1 } else { 1 }));
+        self.switched = true;
+    }
+
+    /// A task's exit at `time` (it is switched out without a record).
+    pub fn exit(&mut self, time: u64) {
+        self.steps.push((time, -1));
+    }
+
+    /// An input of a machine with `cpus` CPUs.
+    pub fn cpus(&mut self, cpus: u32) {
+        self.cpus = self.cpus.max(cpus);
+    }
+
+    /// The count through time; none without context switches.
+    pub fn parallelism(self) -> Parallelism {
+        match self.switched {
+            true => Parallelism::new(self.steps, self.cpus),
+            false => Parallelism::default(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,7 +49,7 @@ impl SortKey {
 
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
+pub struct ReportRow {
     /// The values of the sort keys, in their order (a symbol without its
     /// `_[k]` mark).
     pub key: Vec<String>,
@@ -89,7 +89,7 @@ fn row_of<'a>(keys: &[SortKey], comm: &'a str, text: &'a str) -> (Vec<&'a str>, 
 /// The table of `folded` lines (`comm;root;...;leaf count`) by `keys`, the
 /// rows with the most children first (with `by_self`, the most self), and
 /// the samples in all.
-pub fn table(folded: &[String], keys: &[SortKey], by_self: bool) -> (Vec<Row>, u64) {
+pub fn table(folded: &[String], keys: &[SortKey], by_self: bool) -> (Vec<ReportRow>, u64) {
     type Counts = (u64, u64, bool);
     let mut rows: FxHashMap<Vec<&str>, Counts> = FxHashMap::default();
     let mut total: u64 = 0;
@@ -118,16 +118,16 @@ pub fn table(folded: &[String], keys: &[SortKey], by_self: bool) -> (Vec<Row>, u
             r.2 = *kernel;
         }
     }
-    let mut v: Vec<Row> = rows
+    let mut v: Vec<ReportRow> = rows
         .into_iter()
-        .map(|(key, (children, self_, kernel))| Row {
+        .map(|(key, (children, self_, kernel))| ReportRow {
             key: key.into_iter().map(String::from).collect(),
             kernel,
             children,
             self_,
         })
         .collect();
-    let rank = |r: &Row| {
+    let rank = |r: &ReportRow| {
         if by_self {
             (r.self_, r.children)
         } else {

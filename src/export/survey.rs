@@ -12,6 +12,7 @@
 
 use std::path::PathBuf;
 
+use super::parallelism::Switches;
 use super::process::Timeline;
 use crate::format::feat;
 use crate::format::record::misc;
@@ -52,8 +53,7 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
     let mut events: Vec<(String, crate::format::Attr, u64)> = Vec::new();
     let mut first_event = None;
     let mut cut_short = Vec::new();
-    // Context switches (time, +1 in or -1 out) and the most CPUs an input had.
-    let (mut switches, mut cpus, mut switched) = (Vec::new(), 1, false);
+    let mut switches = Switches::default();
     for input in inputs {
         let (mut r, cut) = open_input(input)?;
         // Where the kernel's text was, as the kernel's map says.
@@ -63,26 +63,13 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         while let Some((rec, meta)) = next(&mut r, cut)? {
             let t = rec.header.type_;
             if t == RecordType::SAMPLE {
-                if let Some(i) = meta.attr_index_of_sample(&rec) {
-                    // The earliest sample's event, as perf script's time
-                    // order shows it first (rings are drained in turns).
-                    let t = sample_time(rec.body(), &meta.attrs[i].attr, meta.endian);
-                    if first_event.as_ref().is_none_or(|(ft, _)| t < *ft) {
-                        first_event = Some((t, super::events::name(&meta.attrs[i], i)));
-                    }
-                    if counts.len() <= i {
-                        counts.resize(i + 1, 0);
-                    }
-                    counts[i] += 1;
-                }
+                count_sample(&rec, meta, &mut counts, &mut first_event);
             } else if t == RecordType::SWITCH || t == RecordType::SWITCH_CPU_WIDE {
                 let out = rec.header.misc & misc::SWITCH_OUT != 0;
-                switched = true;
-                switches.push((record_time(&rec, meta), if out { -1 } else { 1 }));
+                switches.switch(record_time(&rec, meta), out);
             } else if let Some((time, ev)) = side_band(&rec, meta) {
                 if matches!(ev, SideBand::Exit { .. }) {
-                    // A task that exits is switched out without a record.
-                    switches.push((time, -1));
+                    switches.exit(time);
                 }
                 if let SideBand::Map {
                     path,
@@ -111,7 +98,7 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         };
         kernel_here &= recorded.is_this(here.as_deref(), this_boot_text);
         arch = arch.or(r.features.string(feat::ARCH));
-        cpus = cpus.max(r.features.nr_cpus().map_or(1, |(avail, _)| avail));
+        switches.cpus(r.features.nr_cpus().map_or(1, |(avail, _)| avail));
         // Files' build ids from the header (perf's default; MMAP2 records
         // carry them only with --buildid-mmap).
         for (_, _, id, name) in r.features.build_id_table().unwrap_or_default() {
@@ -127,12 +114,30 @@ pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         events,
         first_event: first_event.map(|(_, name)| name),
         cut_short,
-        // Exits alone (a recording without --latency) count nothing.
-        parallelism: match switched {
-            true => super::parallelism::Parallelism::new(switches, cpus),
-            false => Default::default(),
-        },
+        parallelism: switches.parallelism(),
     })
+}
+
+/// Counts a sample `rec` by its attr in `counts`, and keeps the earliest
+/// sample's event in `first` (as perf script's time order shows it first:
+/// rings are drained in turns).
+fn count_sample(
+    rec: &crate::format::Record<'_>,
+    meta: &crate::format::Meta,
+    counts: &mut Vec<u64>,
+    first: &mut Option<(u64, String)>,
+) {
+    let Some(i) = meta.attr_index_of_sample(rec) else {
+        return;
+    };
+    let t = sample_time(rec.body(), &meta.attrs[i].attr, meta.endian);
+    if first.as_ref().is_none_or(|(ft, _)| t < *ft) {
+        *first = Some((t, super::events::name(&meta.attrs[i], i)));
+    }
+    if counts.len() <= i {
+        counts.resize(i + 1, 0);
+    }
+    counts[i] += 1;
 }
 
 /// A side-band record (MMAP, COMM, FORK, EXIT) and its time (0 where
