@@ -94,23 +94,30 @@ impl Summary {
             "[ perf record: Woken up {} times to write data ]\n",
             self.wakeups
         );
-        let samples = if self.samples > 0 {
+        // perf counts no samples into a pipe's line.
+        let samples = if self.samples > 0 && self.output != "-" {
             format!(" ({} samples)", self.samples)
         } else {
             String::new()
         };
+        // As perf -z says it, on the line a script reads (tools that cannot
+        // read compressed records: record with --no-compression-level).
+        let compressed = if self.compressed_bytes > 0 {
+            format!(
+                ", compressed (original {:.3} MB, ratio is {:.3})",
+                mib(self.ring_bytes),
+                self.ring_bytes as f64 / self.compressed_bytes as f64
+            )
+        } else {
+            String::new()
+        };
         s += &format!(
-            "[ perf record: Captured and wrote {:.3} MB {}{samples} ]\n",
+            "[ perf record: Captured and wrote {:.3} MB {}{samples}{compressed} ]\n",
             mib(self.bytes_written),
             self.output,
         );
         if self.compressed_bytes > 0 {
-            s += &format!(
-                "[ perfz record: compressed with {} (original {:.3} MB, ratio is {:.3}) ]\n",
-                self.codec,
-                mib(self.ring_bytes),
-                self.ring_bytes as f64 / self.compressed_bytes as f64
-            );
+            s += &format!("[ perfz record: compressed with {} ]\n", self.codec);
         }
         for f in &self.outputs {
             s += &format!("[ perf record: Dump {f} ]\n");

@@ -590,3 +590,55 @@ fn a_pipe_is_read_by_every_perf_directly_and_after_its_inject() {
         );
     }
 }
+
+/// The summary's lines in perf's words: perf -z says the compression on
+/// the "Captured and wrote" line (a script reads there whether to record
+/// with --no-compression-level for a tool that reads no compressed
+/// records), and counts no samples into a pipe's line.
+#[test]
+fn the_summary_says_what_perf_says_of_compression_and_pipes() {
+    require_recording();
+    let dir = tempdir("rec-summary");
+    let file = dir.join("z.data");
+    let line = |stderr: &[u8]| {
+        String::from_utf8_lossy(stderr)
+            .lines()
+            .find(|l| l.starts_with("[ perf record: Captured and wrote"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let dd = [
+        "--",
+        "dd",
+        "if=/dev/zero",
+        "of=/dev/null",
+        "bs=4k",
+        "count=20000",
+    ];
+    let z = perfz_ok(&[&["record", "-z", "-o", file.to_str().unwrap()][..], &dd].concat());
+    let z = line(&z.stderr);
+    let shape = |l: &str| {
+        // The figures differ from run to run; the words do not.
+        l.split_whitespace()
+            .map(
+                |w| match w.trim_matches(|c| "(),".contains(c)).parse::<f64>() {
+                    Ok(_) => "N",
+                    Err(_) => w,
+                },
+            )
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let want = format!(
+        "[ perf record: Captured and wrote N MB {} N samples), compressed (original N MB, ratio is N ]",
+        file.display()
+    );
+    assert_eq!(shape(&z), want, "{z}");
+    let pipe = perfz_ok(&[&["record", "-o", "-"][..], &dd].concat());
+    let pipe = line(&pipe.stderr);
+    assert_eq!(
+        shape(&pipe),
+        "[ perf record: Captured and wrote N MB - ]",
+        "{pipe}"
+    );
+}
