@@ -185,17 +185,14 @@ fn sampling_of(a: &Args, notes: &mut Notes) -> anyhow::Result<(Sampling, CallGra
 /// command: every CPU, as perf), and the command that times an explicit
 /// target.
 fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<std::ffi::OsString>)> {
-    let targets = [
-        !a.pid.is_empty(),
-        !a.tid.is_empty(),
-        a.all_cpus || a.cpu.is_some(),
-        a.uid.is_some(),
-    ];
-    let n_targets = targets.iter().filter(|&&t| t).count();
-    anyhow::ensure!(
-        n_targets <= 1,
-        "record one target: a command, or one of -p PID, -t TID, -u USER, -a, -C LIST (optionally with a command that times it)"
-    );
+    let tasks = !a.pid.is_empty() || !a.tid.is_empty();
+    let n_targets = [tasks, a.uid.is_some(), a.all_cpus || a.cpu.is_some()]
+        .iter()
+        .filter(|&&t| t)
+        .count();
+    if let Some(w) = overridden(a).filter(|_| !a.quiet) {
+        say!("Warning:\n{w}");
+    }
     let target = match (n_targets, a.command.is_empty()) {
         (0, false) => (Target::Workload(a.command.clone()), Vec::new()),
         // No target and no command: every CPU until Ctrl-C, as perf.
@@ -227,18 +224,39 @@ fn codec_of(a: &Args) -> anyhow::Result<CodecSpec> {
     })
 }
 
+/// perf's warning where more than one kind of target was given, as its
+/// target__validate orders them: -p / -t win over -C, -u and -a, and -u
+/// over -C and -a; the first override is said.
+fn overridden(a: &Args) -> Option<&'static str> {
+    let tasks = !a.pid.is_empty() || !a.tid.is_empty();
+    let (uid, cpu, system) = (a.uid.is_some(), a.cpu.is_some(), a.all_cpus);
+    [
+        (tasks && cpu, "PID/TID switch overriding CPU"),
+        (tasks && uid, "PID/TID switch overriding UID"),
+        (uid && cpu, "UID switch overriding CPU"),
+        (tasks && system, "PID/TID switch overriding SYSTEM"),
+        (uid && system, "UID switch overriding SYSTEM"),
+    ]
+    .into_iter()
+    .find_map(|(on, w)| on.then_some(w))
+}
+
+/// The target -p, -t, -u, -C or -a names, the first of them in that
+/// order winning (perf: -p makes -t its list too).
 fn explicit_target(a: &Args) -> anyhow::Result<Target> {
+    if !a.pid.is_empty() {
+        return Ok(Target::Pids(a.pid.clone()));
+    }
+    if !a.tid.is_empty() {
+        return Ok(Target::Tids(a.tid.clone()));
+    }
     if let Some(u) = &a.uid {
         let uid = super::record_args::resolve_user(u)?;
         let pids = crate::event::target::pids_of_user(uid)?;
         anyhow::ensure!(!pids.is_empty(), "-u {u}: user {uid} runs no process");
         return Ok(Target::Pids(pids));
     }
-    Ok(if !a.pid.is_empty() {
-        Target::Pids(a.pid.clone())
-    } else if !a.tid.is_empty() {
-        Target::Tids(a.tid.clone())
-    } else if let Some(list) = &a.cpu {
+    Ok(if let Some(list) = &a.cpu {
         Target::Cpus(parse_list(list)?)
     } else {
         Target::Cpus(crate::event::cpus::online()?)

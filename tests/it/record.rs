@@ -336,7 +336,6 @@ fn bad_usage_is_refused_without_leaving_files() {
         &["record", "--codec", "gzip", "-o", o, "--", "true"],
         "unknown codec",
     );
-    fails(&["record", "-a", "-p", "1", "-o", o], "record one target");
     fails(&["record", "-o", o, "--", "/no/such/program"], "cannot");
     assert!(!out.exists(), "a failed record left {o} behind");
     let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
@@ -641,4 +640,40 @@ fn the_summary_says_what_perf_says_of_compression_and_pipes() {
         "[ perf record: Captured and wrote N MB - ]",
         "{pipe}"
     );
+}
+
+/// Targets given together resolve as perf's target__validate resolves
+/// them, with its warning: -p over -a, -u over -a (`perf record -a -u 0`
+/// in perf's shell tests was refused: "record one target").
+#[test]
+fn more_than_one_target_resolves_as_perfs_with_its_warning() {
+    require_recording();
+    let dir = tempdir("rec-targets");
+    let o = dir.join("t.data");
+    let o = o.to_str().unwrap();
+    let me = std::process::id().to_string();
+    for (args, warning) in [
+        (vec!["-a", "-u", "0"], "UID switch overriding SYSTEM"),
+        (
+            vec!["-a", "-p", me.as_str()],
+            "PID/TID switch overriding SYSTEM",
+        ),
+        (
+            vec!["-u", "0", "-p", me.as_str()],
+            "PID/TID switch overriding UID",
+        ),
+    ] {
+        let line = [&["record", "-o", o][..], &args, &["--", "true"]].concat();
+        let out = perfz_ok(&line);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("Warning:\n{warning}\n")),
+            "{args:?}: {err}"
+        );
+        // Not system-wide: the events follow tasks and their children
+        // (inherit), and sample no CPU (as -a's do).
+        let evlist = run_perf(&perf(), &["evlist", "-v", "-i", o]);
+        assert!(evlist.contains("inherit: 1"), "{args:?}: {evlist}");
+        assert!(!evlist.contains("|CPU|"), "{args:?}: {evlist}");
+    }
 }
