@@ -100,9 +100,10 @@ pub fn perf_7() -> PathBuf {
     unpacked_perf("7.3")
 }
 
-/// perf 6.1 and perf 6.12, with their names for messages.
-pub fn perfs() -> [(&'static str, PathBuf); 2] {
-    [("perf 6.1", perf()), ("perf 6.12", perf_new())]
+/// perf 6.1, 6.12 and 7.3, with their names for messages: every perf a
+/// user has today reads what perfz writes.
+pub fn perfs() -> [(&'static str, PathBuf); 3] {
+    [("perf 6.1", perf()), ("perf 6.12", perf_new()), ("perf 7.3", perf_7())]
 }
 
 /// `(tid, time, ip)` of every sample as `perf script` reads them.
