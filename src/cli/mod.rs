@@ -13,6 +13,7 @@ mod export_spool;
 mod perf_usage;
 mod record;
 mod record_args;
+mod record_cgroups;
 mod record_events;
 mod record_options;
 mod record_perf;

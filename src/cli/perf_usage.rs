@@ -17,7 +17,6 @@ const USAGE: &str = include_str!("perf_record_usage.txt");
 
 /// Options of perf's usage that perfz refuses, with the one line saying why.
 pub const REFUSED: &[(&str, &str)] = &[
-    ("cgroup", "per-cgroup events (a cgroup fd as the event's target) are not opened by perfz; record -a --all-cgroups and keep one cgroup with perf report --cgroups"),
     ("snapshot", "AUX area snapshots need an AUX tracing PMU (intel_pt, arm_spe, cs_etm) and perfz records no AUX area; --flight-recorder SIZE keeps the newest trace for a snapshot"),
     ("aux-sample", "AUX area samples need an AUX tracing PMU (intel_pt, arm_spe, cs_etm) and perfz records no AUX area"),
     ("affinity", "perfz's serial drain does not move between CPUs; --threads=cpu drains each CPU's rings on that CPU (perf's --affinity=cpu), --threads=numa on its node (--affinity=node)"),

@@ -89,6 +89,7 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
         "-o -: standard output is closed, so the recording would be lost; give it a pipe or a file (perfz record -o - | perf report -i -)"
     );
     let mut events = events_with_filters(&a.events, &a.filter, a.exclude_perf, &a.words)?;
+    super::record_cgroups::assign(&mut events, &a.events, &a.words)?;
     if a.off_cpu {
         events.push(crate::event::events::EventSpec::off_cpu());
     }
@@ -199,6 +200,10 @@ fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<std::ffi::OsString>)> {
         (0, true) => (Target::Cpus(crate::event::cpus::online()?), Vec::new()),
         _ => (explicit_target(a)?, a.command.clone()),
     };
+    anyhow::ensure!(
+        a.cgroup.is_empty() || target.0.is_system_wide(),
+        "-G: cgroup monitoring only available in system-wide mode (-a or -C), as perf's"
+    );
     anyhow::ensure!(
         !(a.latency && target.0.is_system_wide()),
         "--latency: latency profiling is not supported with system-wide collection (-a, -C, or no command), as perf's; record a command, -p or -t"

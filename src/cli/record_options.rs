@@ -17,6 +17,11 @@ pub struct Args {
     /// terms (cpu-clock/period=10000/), modifiers :u :k :h :G :H :p :P :D.
     #[arg(short, long = "event", value_name = "EVENTS")]
     pub(super) events: Vec<String>,
+    /// With -a or -C: count the events before it only in these cgroups
+    /// (comma-separated, in the events' order; one names every event's),
+    /// as perf's -G: one container's profile on a busy machine.
+    #[arg(short = 'G', long = "cgroup", value_name = "name")]
+    pub(super) cgroup: Vec<String>,
     /// An ftrace filter for the tracepoints of the -e before it (perf's
     /// --filter), e.g. 'prev_state == 1'.
     #[arg(long, value_name = "FILTER")]

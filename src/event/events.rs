@@ -96,6 +96,9 @@ pub struct EventSpec {
     /// `--off-cpu`'s event: context-switch samples with their switch
     /// records (`context_switch`), written as perf's `offcpu-time`.
     pub off_cpu: bool,
+    /// `-G NAME`: counted only in this cgroup (a system-wide recording),
+    /// its path under the perf_event cgroup hierarchy.
+    pub cgroup: Option<String>,
 }
 
 impl EventSpec {
@@ -121,6 +124,7 @@ impl EventSpec {
             exclude_self: false,
             group: None,
             off_cpu: false,
+            cgroup: None,
         }
     }
 

@@ -3,11 +3,14 @@
 
 pub mod attr_build;
 mod cache;
+pub mod cgroup;
 pub mod clock;
 pub mod cpus;
 pub mod error;
 pub mod events;
+mod fd;
 pub mod open;
+mod open_error;
 pub mod parse;
 pub mod pmu;
 pub mod ring;

@@ -6,65 +6,13 @@ use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::attr_build::{build_attr, AttrOptions};
 use super::events::EventSpec;
+use super::fd::{cgroup_dirs, open_fd};
 use super::ring::Ring;
 use super::sys;
 use crate::format::{Attr, AttrEntry};
 use crate::notes::Notes;
 
-/// Why the session's events could not be opened or mapped.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    /// perf_event_open(2) failed for one event.
-    #[error("cannot open event {event} on cpu {cpu}{}: {err}{hint}", .pid.map(|p| format!(" for pid {p}")).unwrap_or_default())]
-    Open {
-        /// The event's name as given to `-e`.
-        event: String,
-        /// The cpu asked for (-1: any cpu, per thread).
-        cpu: i32,
-        /// The task asked for (`None`: every task on the cpu).
-        pid: Option<i32>,
-        /// The kernel's error.
-        err: io::Error,
-        /// What to do about it, with a leading space (may be empty).
-        hint: String,
-    },
-    /// A named event this machine cannot count (perf's words; only the
-    /// default `cycles` falls back to cpu-clock, as perf's).
-    #[error("The {event} event is not supported.")]
-    NotSupported {
-        /// The event as given to `-e`.
-        event: String,
-    },
-    /// `-b`/`-j` on an event without branch stacks (perf's words).
-    #[error("{event}: PMU Hardware or event type doesn't support branch stack sampling.")]
-    NoBranchStack {
-        /// The event as given to `-e`.
-        event: String,
-    },
-    /// A ring buffer could not be mapped, even at the smallest size.
-    #[error("cannot map a ring buffer for cpu {cpu}: {err} (tried down to {pages} pages; raise `ulimit -l` or /proc/sys/kernel/perf_event_mlock_kb)")]
-    Map {
-        /// The cpu (or -1) of the ring.
-        cpu: i32,
-        /// The last size tried, in data pages.
-        pages: usize,
-        /// The kernel's error.
-        err: io::Error,
-    },
-    /// The kernel refused a tracepoint's `--filter`.
-    #[error("the kernel refused the filter {filter:?} on {event}: {err} (the fields a filter may name are in the event's format file under /sys/kernel/tracing/events/)")]
-    Filter {
-        /// The tracepoint's name as given to `-e`.
-        event: String,
-        /// The filter expression.
-        filter: String,
-        /// The kernel's error.
-        err: io::Error,
-    },
-    /// An ioctl on an event fd failed (`PERF_EVENT_IOC_ID`, `SET_OUTPUT`).
-    #[error("{0}")]
-    Io(#[from] io::Error),
-}
+pub use super::open_error::OpenError;
 
 /// One event fd and where its records go.
 pub struct EventFd {
@@ -119,29 +67,6 @@ pub struct EventSet {
 
 /// Smallest ring we degrade to when locked memory is short.
 pub const MIN_PAGES: usize = 2;
-
-fn hint_for(err: &io::Error, ev: &EventSpec) -> String {
-    match err.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => {
-            " (not permitted: run as root or lower /proc/sys/kernel/perf_event_paranoid)".into()
-        }
-        Some(libc::ESRCH) => " (no such process)".into(),
-        Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) if ev.is_hardware() => {
-            " (hardware counters are not available here)".into()
-        }
-        Some(libc::EINVAL | libc::EOPNOTSUPP) if ev.precise > 0 => format!(
-            " (this PMU cannot sample precisely: drop the :{} modifier)",
-            "p".repeat(ev.precise as usize)
-        ),
-        Some(libc::EINVAL) if ev.type_ > crate::format::attr::TYPE_RAW && ev.tracepoint.is_none() => {
-            " (this PMU's events may only count, not sample: try `perf stat -e` for it, or sample a software or tracepoint event)".into()
-        }
-        Some(libc::EINVAL) => {
-            " (the kernel rejected the attr: an option this kernel does not support)".into()
-        }
-        _ => String::new(),
-    }
-}
 
 /// Each event's attr, probed once on the first ring's task and CPU to fall
 /// back early: a hardware event the PMU refuses becomes its software
@@ -224,66 +149,14 @@ fn ring_tasks(cpus: &[u32], pids: &[i32], per_thread: bool) -> Vec<(u32, Vec<(i3
     }
 }
 
-/// Opens `attr` of event `spec` for task `pid` on `cpu` (in the group of
-/// `group_fd`, or -1) and sets the event's filter.
-fn open_fd(
-    attr: &Attr,
-    spec: &EventSpec,
-    (pid, cpu): (i32, i32),
-    group_fd: std::os::fd::RawFd,
-) -> Result<OwnedFd, OpenError> {
-    let fd = sys::open(attr, pid, cpu, group_fd).map_err(|err| {
-        let errno = err.raw_os_error();
-        let event = spec.name.clone();
-        if attr.sample_type() & crate::format::attr::sample_type::BRANCH_STACK != 0
-            && errno == Some(libc::EOPNOTSUPP)
-        {
-            return OpenError::NoBranchStack { event };
-        }
-        if spec.is_hardware()
-            && matches!(errno, Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV))
-        {
-            return OpenError::NotSupported { event };
-        }
-        OpenError::Open {
-            event,
-            cpu,
-            pid: (pid >= 0).then_some(pid),
-            hint: hint_for(&err, spec),
-            err,
-        }
-    })?;
-    let filter = match (&spec.filter, spec.exclude_self) {
-        (f, true) => Some(without_own_threads(f.as_deref())),
-        (f, false) => f.clone(),
-    };
-    if let Some(f) = filter {
-        sys::set_filter(&fd, &f).map_err(|err| OpenError::Filter {
-            event: spec.name.clone(),
-            filter: f.clone(),
-            err,
-        })?;
-    }
-    Ok(fd)
-}
-
-/// `--exclude-perf`: `filter` (if any) and `common_pid != T` for each of
-/// perfz's threads now (perf's leaves out its one thread).
-fn without_own_threads(filter: Option<&str>) -> String {
-    let mut tids: Vec<u32> = std::fs::read_dir("/proc/self/task")
-        .map(|d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    if tids.is_empty() {
-        tids.push(std::process::id());
-    }
-    let own: Vec<String> = tids.iter().map(|t| format!("common_pid != {t}")).collect();
-    match filter {
-        Some(f) => format!("({f}) && {}", own.join(" && ")),
-        None => own.join(" && "),
-    }
+/// The note where locked memory made the rings smaller than `requested`.
+fn smaller_rings(requested: usize, pages: usize) -> Option<String> {
+    (pages < requested).then(|| {
+        format!(
+            "locked memory (ulimit -l, perf_event_mlock_kb) refused {requested} pages per ring; using {pages} pages ({} KiB)",
+            pages * super::ring::page_size() / 1024
+        )
+    })
 }
 
 /// The attr index of each group member's leader.
@@ -363,6 +236,7 @@ impl EventSet {
         let requested = pages;
         let mut pages = pages;
         let group_leader = group_leaders(&specs);
+        let cgroups = cgroup_dirs(&specs)?;
         for (key, tasks) in &rings_of {
             let mut leader: Option<usize> = None;
             // (attr index, pid, cpu) -> index in fds, for group leaders.
@@ -377,7 +251,7 @@ impl EventSet {
                     let group_fd = group_leader[ai]
                         .and_then(|l| opened.get(&(l, pid, cpu)))
                         .map_or(-1, |&i| fds[i].fd.as_raw_fd());
-                    let fd = open_fd(attr, &specs[ai], (pid, cpu), group_fd)?;
+                    let fd = open_fd(attr, &specs[ai], (pid, cpu), group_fd, cgroups[ai].as_ref())?;
                     let id = sys::id(&fd)?;
                     entries[ai].ids.push(id);
                     opened.insert((ai, pid, cpu), fds.len());
@@ -397,12 +271,7 @@ impl EventSet {
                 }
             }
         }
-        if pages < requested {
-            notes.push(format!(
-                "locked memory (ulimit -l, perf_event_mlock_kb) refused {requested} pages per ring; using {pages} pages ({} KiB)",
-                pages * super::ring::page_size() / 1024
-            ));
-        }
+        notes.extend(smaller_rings(requested, pages));
         Ok(EventSet {
             attrs: entries,
             tracking_dummy,

@@ -10,6 +10,22 @@ use crate::format::Attr;
 /// Opens one event. `attr` is our 128-byte attr; the kernel is told its size,
 /// so what is opened is byte for byte what the file will say.
 pub fn open(attr: &Attr, pid: i32, cpu: i32, group_fd: RawFd) -> io::Result<OwnedFd> {
+    open_with(attr, pid, cpu, group_fd, 0)
+}
+
+/// Opens one event counted only in the cgroup whose directory is open as
+/// `cgroup` (PERF_FLAG_PID_CGROUP; `cpu` must be one CPU).
+pub fn open_cgroup(attr: &Attr, cgroup: RawFd, cpu: i32, group_fd: RawFd) -> io::Result<OwnedFd> {
+    open_with(
+        attr,
+        cgroup,
+        cpu,
+        group_fd,
+        sys::bindings::PERF_FLAG_PID_CGROUP as u64,
+    )
+}
+
+fn open_with(attr: &Attr, pid: i32, cpu: i32, group_fd: RawFd, flags: u64) -> io::Result<OwnedFd> {
     // SAFETY: perf_event_attr is plain old data (integers and unions of
     // integers); all-zero is a valid value.
     let mut kattr: sys::bindings::perf_event_attr = unsafe { std::mem::zeroed() };
@@ -27,7 +43,7 @@ pub fn open(attr: &Attr, pid: i32, cpu: i32, group_fd: RawFd) -> io::Result<Owne
             pid,
             cpu,
             group_fd,
-            sys::bindings::PERF_FLAG_FD_CLOEXEC as _,
+            (sys::bindings::PERF_FLAG_FD_CLOEXEC as u64 | flags) as _,
         )
     };
     if fd < 0 {

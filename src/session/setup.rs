@@ -132,7 +132,10 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     }
     check_enabling(o)?;
     let wide = wide_side_band(o, &cpus);
-    let tracking_dummy = o.delay_ms.is_some() || o.control.is_some() || wide;
+    // A cgroup's events see its tasks only: the side band comes from a
+    // dummy that sees every task, as perf's dummy:u.
+    let cgroups = o.events.iter().any(|e| e.cgroup.is_some());
+    let tracking_dummy = o.delay_ms.is_some() || o.control.is_some() || wide || cgroups;
     let rings = if o.per_thread { pids.len() } else { cpus.len() };
     let (pages, sized) = ring_pages(o, rings);
     // A refusal drops `workload`, which lets the held child exit unrun.

@@ -85,23 +85,17 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Lines for stderr, in perf's style.
-    pub fn render(&self) -> String {
-        // perf's own two lines, verbatim (MB = MiB, as perf counts them);
-        // perfz's facts follow on lines of their own.
+    /// perf's "Captured and wrote" line, verbatim: no samples counted into
+    /// a pipe's, and compression said as perf -z says it (the line a
+    /// script reads: tools that cannot read compressed records want
+    /// --no-compression-level).
+    fn captured_line(&self) -> String {
         let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
-        let mut s = format!(
-            "[ perf record: Woken up {} times to write data ]\n",
-            self.wakeups
-        );
-        // perf counts no samples into a pipe's line.
         let samples = if self.samples > 0 && self.output != "-" {
             format!(" ({} samples)", self.samples)
         } else {
             String::new()
         };
-        // As perf -z says it, on the line a script reads (tools that cannot
-        // read compressed records: record with --no-compression-level).
         let compressed = if self.compressed_bytes > 0 {
             format!(
                 ", compressed (original {:.3} MB, ratio is {:.3})",
@@ -111,11 +105,22 @@ impl Summary {
         } else {
             String::new()
         };
-        s += &format!(
+        format!(
             "[ perf record: Captured and wrote {:.3} MB {}{samples}{compressed} ]\n",
             mib(self.bytes_written),
             self.output,
+        )
+    }
+
+    /// Lines for stderr, in perf's style.
+    pub fn render(&self) -> String {
+        // perf's own two lines, verbatim (MB = MiB, as perf counts them);
+        // perfz's facts follow on lines of their own.
+        let mut s = format!(
+            "[ perf record: Woken up {} times to write data ]\n",
+            self.wakeups
         );
+        s += &self.captured_line();
         if self.compressed_bytes > 0 {
             s += &format!("[ perfz record: compressed with {} ]\n", self.codec);
         }

@@ -478,3 +478,90 @@ fn arguments_that_are_not_utf8_are_bytes_as_perf_passes_them() {
         .output_within();
     assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
 }
+
+/// `-G NAME` with -a: one container's profile on a busy machine (issue
+/// 49). Two busy programs, one in a cgroup of its own: every sample is of
+/// the one in the cgroup, none of the other, though both ran throughout;
+/// and perf reads the file.
+#[test]
+fn cgroup_records_only_that_cgroups_tasks() {
+    require_recording();
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
+    let hierarchy = mounts
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| {
+            f.len() > 3 && (f[2] == "cgroup2" || (f[2] == "cgroup" && f[3].contains("perf_event")))
+        })
+        .map(|f| std::path::PathBuf::from(f[1]))
+        .expect("a cgroup2 (or perf_event cgroup) mount: this test needs cgroups");
+    let name = format!("perfz-test-{}", std::process::id());
+    let group = hierarchy.join(&name);
+    std::fs::create_dir_all(&group).unwrap();
+    let wl = workload();
+    let inside = Command::new("sh")
+        .args(["-c", r#"echo $$ > "$1/cgroup.procs" && exec "$2" 30"#, "sh"])
+        .arg(&group)
+        .arg(&wl)
+        .spawn_owned()
+        .unwrap();
+    let outside = Command::new(&wl).arg("30").spawn_owned().unwrap();
+    let (pin, pout) = (inside.id(), outside.id());
+    let moved =
+        || std::fs::read_to_string(format!("/proc/{pin}/cgroup")).is_ok_and(|c| c.contains(&name));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !moved() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the workload never entered {name}"
+        );
+        std::thread::yield_now();
+    }
+    let dir = tempdir("record-cgroup");
+    let out = dir.join("g.data");
+    let o = out.to_str().unwrap();
+    let before = cpu_seconds(pout).unwrap();
+    let r = record_while_cpu(
+        &["-q", "-a", "-e", "cpu-clock", "-G", &name, "-o", o],
+        &[pin],
+        0.3,
+    );
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    assert!(
+        cpu_seconds(pout).unwrap() > before,
+        "the other program never ran"
+    );
+    drop((inside, outside));
+    let script = run_perf(&perf(), &["script", "-F", "pid", "-i", o]);
+    let pids: Vec<u32> = script
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    assert!(pids.len() > 50, "{} samples", pids.len());
+    assert!(
+        pids.iter().all(|&p| p == pin),
+        "samples outside {name}: {:?}",
+        {
+            let mut o: Vec<_> = pids.iter().filter(|&&p| p != pin).collect();
+            o.dedup();
+            o
+        }
+    );
+    let _ = std::fs::remove_dir(&group);
+    // Only with -a or -C, and after an -e, as perf.
+    let e = perfz(&["record", "-q", "-G", &name, "-o", o, "--", "true"]);
+    assert!(String::from_utf8_lossy(&e.stderr).contains("must define events before cgroups"));
+    let e = perfz(&[
+        "record",
+        "-q",
+        "-e",
+        "cpu-clock",
+        "-G",
+        &name,
+        "-o",
+        o,
+        "--",
+        "true",
+    ]);
+    assert!(String::from_utf8_lossy(&e.stderr).contains("only available in system-wide mode"));
+}

@@ -103,7 +103,11 @@ pub fn perf_7() -> PathBuf {
 /// perf 6.1, 6.12 and 7.3, with their names for messages: every perf a
 /// user has today reads what perfz writes.
 pub fn perfs() -> [(&'static str, PathBuf); 3] {
-    [("perf 6.1", perf()), ("perf 6.12", perf_new()), ("perf 7.3", perf_7())]
+    [
+        ("perf 6.1", perf()),
+        ("perf 6.12", perf_new()),
+        ("perf 7.3", perf_7()),
+    ]
 }
 
 /// `(tid, time, ip)` of every sample as `perf script` reads them.
