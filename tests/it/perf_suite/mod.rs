@@ -5,6 +5,8 @@
 //! Each test runs with perf itself first, on this machine: what perf
 //! passes here, perfz must pass; what perf cannot pass here (hardware it
 //! lacks, another architecture) is listed as not run, with the reason.
+//! perf 7.3's own shell tests (unpacked under tests/tools by
+//! tests/setup.sh) run the same way, with perf 7.3 as the baseline.
 
 mod attr;
 mod attr_file;

@@ -1,9 +1,11 @@
-//! perf's shell tests (tests/shell/*.sh), each run twice in a private
-//! directory: with a `perf` on PATH that is perf itself (the baseline),
-//! then with one that runs `perfz record` for `perf record` and perf for
-//! every other command (`perf report`, `perf inject`, `perf lock record`
-//! stay perf's). A script's exit status is its verdict: 0 passed, 2
-//! skipped (it lacks something), anything else failed.
+//! A perf's shell tests (tests/shell/*.sh), each run twice in a private
+//! directory: with a `perf` on PATH that is that perf itself (the
+//! baseline), then with one that runs `perfz record` for `perf record` and
+//! the same perf for every other command (`perf report`, `perf inject`,
+//! `perf lock record` stay perf's). A script's exit status is its verdict:
+//! 0 passed, 2 skipped (it lacks something), anything else failed. Two
+//! perfs: Debian's installed perf 6.1 with its tests, and perf 7.3 with
+//! its own (unpacked under tests/tools by tests/setup.sh).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::{perf_tests, require_tool, sh_quote, tail};
-use crate::common::{perf, require_recording, tempdir, Within};
+use crate::common::{perf, perf_7, require_recording, tempdir, Within};
 
 /// Left out of both passes, with why.
 const NOT_RUN: &[(&str, &str)] = &[(
@@ -23,6 +25,22 @@ const NOT_RUN: &[(&str, &str)] = &[(
     "perf daemon runs its sessions' `record` with its own binary, never PATH's perf: \
      it does not exercise perfz (~21 s)",
 )];
+
+/// One perf's shell tests: the perf the baseline runs and perfz's shim
+/// runs for all but `perf record`, and the scripts.
+struct Suite {
+    perf: PathBuf,
+    /// Its tests/shell: *.sh, with lib/, common/ and the rest beside them.
+    shell: PathBuf,
+    /// What every script's environment gets besides PATH (both passes).
+    env: Vec<(&'static str, PathBuf)>,
+    /// Left out of both passes, with why.
+    not_run: &'static [(&'static str, &'static str)],
+    /// Scripts perf passes and perfz fails for a known gap in perfz, with
+    /// the gap: reported, not failed. One that passes with perfz fails the
+    /// test until it is taken out.
+    known: &'static [(&'static str, &'static str)],
+}
 
 /// A script perf needs longer than this for here is not run with perfz
 /// (perf's slow tests, such as ones that sweep every event).
@@ -56,8 +74,8 @@ impl std::fmt::Display for Verdict {
 /// which perf honours too and perfz reads for its build-id cache
 /// (src/synth/build_id.rs `cache_dir`); the others (--no-pager,
 /// --debugfs-dir DIR, --debug ARG) do not change what is recorded.
-fn write_shims(root: &Path) -> (PathBuf, PathBuf) {
-    let perf = perf().display().to_string();
+fn write_shims(root: &Path, perf: &Path) -> (PathBuf, PathBuf) {
+    let perf = perf.display().to_string();
     let perfz = env!("CARGO_BIN_EXE_perfz");
     let plain = format!("#!/bin/sh\nexec {} \"$@\"\n", sh_quote(&perf));
     let z = format!(
@@ -120,9 +138,9 @@ struct Run {
     perfz_calls: usize,
 }
 
-/// Runs `script` with `shim` first on PATH, in a fresh directory under
-/// `work`, its output in `work/NAME.log`.
-fn run(script: &Path, shim: &Path, work: &Path, limit_s: u64) -> Run {
+/// Runs `script` with `shim` first on PATH and `env` in its environment,
+/// in a fresh directory under `work`, its output in `work/NAME.log`.
+fn run(script: &Path, shim: &Path, env: &[(&str, PathBuf)], work: &Path, limit_s: u64) -> Run {
     let name = script.file_name().unwrap().to_string_lossy().into_owned();
     let cwd = work.join(name.trim_end_matches(".sh"));
     std::fs::create_dir_all(&cwd).unwrap();
@@ -141,6 +159,7 @@ fn run(script: &Path, shim: &Path, work: &Path, limit_s: u64) -> Run {
     let status = Command::new("timeout")
         .args(["--kill-after=5", &limit_s.to_string()])
         .arg(script)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .env("PATH", path)
         .env("PERFZ_SHIM_LOG", &calls)
         .current_dir(&cwd)
@@ -165,10 +184,12 @@ fn run(script: &Path, shim: &Path, work: &Path, limit_s: u64) -> Run {
 }
 
 /// The report's line on a script perf and perfz ran, and the failure when
-/// perf passes it and perfz does not. A script that never reached perfz
-/// (`perf stat`, `perf probe` tests) ran perf alone both times: a second
-/// verdict that differs is perf's own flakiness, reported, not perfz's.
-fn judge(name: &str, base: &Run, z: &Run) -> (String, Option<String>) {
+/// perf passes it and perfz does not (unless `known` names perfz's gap,
+/// then when perfz passes it: the entry is stale). A script that never
+/// reached perfz (`perf stat`, `perf probe` tests) ran perf alone both
+/// times: a second verdict that differs is perf's own flakiness, reported,
+/// not perfz's.
+fn judge(name: &str, base: &Run, z: &Run, known: Option<&str>) -> (String, Option<String>) {
     let (b, v) = (base.verdict, z.verdict);
     let mut row = format!(
         "  {name:<36} perf: {b} ({:.1} s){}  perfz: {v} ({:.1} s, {})",
@@ -180,13 +201,23 @@ fn judge(name: &str, base: &Run, z: &Run) -> (String, Option<String>) {
             n => format!("{n} perf record -> perfz"),
         }
     );
-    let failure = match (b, v) {
-        (Verdict::Pass, Verdict::Pass) => None,
-        (Verdict::Pass, _) if z.perfz_calls == 0 => {
+    let failure = match (b, v, known) {
+        (Verdict::Pass, Verdict::Pass, None) => None,
+        (Verdict::Pass, Verdict::Pass, Some(why)) => {
+            row += "  <- passes with perfz, yet listed as a known failure";
+            Some(format!(
+                "  {name}: passes with perfz now: take it out of KNOWN ({why})\n"
+            ))
+        }
+        (Verdict::Pass, _, _) if z.perfz_calls == 0 => {
             row += "  <- perf alone failed it the second time: flaky with perf here";
             None
         }
-        (Verdict::Pass, _) => {
+        (Verdict::Pass, _, Some(why)) => {
+            row += &format!("  <- fails with perfz, known: {why}");
+            None
+        }
+        (Verdict::Pass, _, None) => {
             row += "  <- FAILS with perfz";
             Some(format!(
                 "  {name}: perf passes, perfz: {v}; the output's tail:\n{}",
@@ -216,43 +247,51 @@ fn skip_reason(r: &Run) -> String {
     format!(" [{}]", last.unwrap_or("no output").trim())
 }
 
-#[test]
-fn perfz_passes_the_shell_tests_perf_passes() {
-    require_recording();
-    require_tool("cc", "gcc"); // pipe_test.sh and buildid.sh build programs
-    require_tool("timeout", "coreutils");
-    let mut scripts: Vec<PathBuf> = std::fs::read_dir(perf_tests().join("shell"))
+/// Runs every script of `suite` with perf, then with perfz where perf
+/// finished in time, under a fresh temporary directory named `name`, and
+/// fails with what perf passes and perfz does not.
+fn run_suite(name: &str, suite: &Suite) {
+    let mut scripts: Vec<PathBuf> = std::fs::read_dir(&suite.shell)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "sh"))
         .collect();
     scripts.sort();
-    let root = tempdir("perf-suite-shell");
-    let (perf_shim, perfz_shim) = write_shims(&root);
+    assert!(
+        !scripts.is_empty(),
+        "no scripts in {}",
+        suite.shell.display()
+    );
+    let root = tempdir(name);
+    let (perf_shim, perfz_shim) = write_shims(&root, &suite.perf);
     let start = Instant::now();
     let (mut report, mut failures) = (String::new(), String::new());
     for script in &scripts {
         let name = script.file_name().unwrap().to_string_lossy().into_owned();
-        if let Some((_, why)) = NOT_RUN.iter().find(|(n, _)| *n == name) {
+        if let Some((_, why)) = suite.not_run.iter().find(|(n, _)| *n == name) {
             report += &format!("  {name:<36} not run: {why}\n");
             continue;
         }
-        let base = run(script, &perf_shim, &root.join("perf"), BASELINE_LIMIT_S);
+        let (env, work) = (&suite.env, root.join("perf"));
+        let base = run(script, &perf_shim, env, &work, BASELINE_LIMIT_S);
         if base.verdict == Verdict::TimedOut {
             report += &format!(
                 "  {name:<36} not run: perf takes over {BASELINE_LIMIT_S} s for it here\n"
             );
             continue;
         }
-        let z = run(script, &perfz_shim, &root.join("perfz"), PERFZ_LIMIT_S);
-        let (row, failure) = judge(&name, &base, &z);
+        let z = run(script, &perfz_shim, env, &root.join("perfz"), PERFZ_LIMIT_S);
+        let known = suite.known.iter().find(|(n, _)| *n == name);
+        let (row, failure) = judge(&name, &base, &z, known.map(|(_, why)| *why));
         report += &row;
         failures += &failure.unwrap_or_default();
     }
     println!(
-        "perf's shell tests ({}), perf then perfz, in {:.0} s:\n{report}",
-        perf_tests().join("shell").display(),
-        start.elapsed().as_secs_f64()
+        "{}'s shell tests ({}), perf then perfz, in {:.0} s (logs under {}):\n{report}",
+        suite.perf.display(),
+        suite.shell.display(),
+        start.elapsed().as_secs_f64(),
+        root.display()
     );
     assert!(
         failures.is_empty(),
@@ -260,4 +299,123 @@ fn perfz_passes_the_shell_tests_perf_passes() {
         root.display()
     );
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// What perf's shell tests need of the machine, or the fix.
+fn require_tools() {
+    require_recording();
+    require_tool("cc", "gcc"); // pipe_test.sh and buildid.sh build programs
+    require_tool("timeout", "coreutils");
+}
+
+#[test]
+fn perfz_passes_the_shell_tests_perf_passes() {
+    require_tools();
+    let suite = Suite {
+        perf: perf(),
+        shell: perf_tests().join("shell"),
+        env: Vec::new(),
+        not_run: NOT_RUN,
+        known: &[],
+    };
+    run_suite("perf-suite-shell", &suite);
+}
+
+/// perf 7.3's scripts left out of both passes, with why.
+const NOT_RUN_7: &[(&str, &str)] = &[(
+    "daemon.sh",
+    // As 6.1's: checked with the logging shim, no `perf record` reaches
+    // PATH's perf (0 perfz calls). perf 7.3 itself fails it here after
+    // ~44 s ("FAILED: Timeout waiting for daemon to ping").
+    "perf daemon runs its sessions' `record` with its own binary, never PATH's perf: \
+     it does not exercise perfz (~44 s)",
+)];
+
+/// perf 7.3's scripts that fail with perfz for a gap in perfz named in
+/// issue 49, with the gap: reported, not failed, where perf passes them;
+/// take one out when its fix lands (the test fails while a listed one
+/// passes). Any other script perf passes and perfz fails fails the test.
+/// The ones perf itself does not pass here (stripped perf, no ping) are
+/// listed for a machine where it does; each was checked by hand.
+const KNOWN: &[(&str, &str)] = &[
+    // perf report -D puts the first MMAP2 at 0x1190, the COMPRESSED record
+    // holding it; the script writes 16 into the size at 0x1190 + 6, so perf
+    // reports "Couldn't decompress data ... COMPRESSED (81)", not the
+    // "at offset 0x1190: MMAP2 (10)" it greps for. perf 7.3's first MMAP2
+    // is its synthesized kernel map, written before compression; perfz's
+    // kernel map is an MMAP. Passes with --codec none.
+    (
+        "data_file_offset_diagnostics.sh",
+        "the first MMAP2 lies inside a COMPRESSED record (perfz compresses by default)",
+    ),
+    // perf inject copies COMPRESSED records through untouched (its output
+    // still says "compressed : Zstd"): the dwarf samples inside are not
+    // converted and the report of its output has no callchain. perf 7.3
+    // record -z fails it the same; passes with --codec none.
+    (
+        "inject-callchain.sh",
+        "perf inject --convert-callchain passes COMPRESSED records through unconverted",
+    ),
+    // The same gap: perf inject -j sees no jit-PID.dump mmap inside the
+    // COMPRESSED records and writes no jitted-*.so ("Couldn't add
+    // /tmp/jitted-PID-*.so"). perf 7.3 record -z fails it the same; passes
+    // with --codec none.
+    (
+        "jitdump-python.sh",
+        "perf inject -j does not look inside COMPRESSED records: no jitted DSOs",
+    ),
+    // The same gap: the file cases find "addresses are not remapped" (the
+    // pipe cases, uncompressed, pass). perf skips it here: its stripped
+    // binary has no noploop symbol; a copy with a noploop of its own passes
+    // with perf and with perfz --codec none.
+    (
+        "inject_aslr.sh",
+        "perf inject --aslr passes COMPRESSED records through unremapped",
+    ),
+    // "Error: unknown option `latency'" from perfz record; the latency
+    // report cases then find no perf.data.1.
+    (
+        "perftool-testsuite_report.sh",
+        "perfz record does not know --latency",
+    ),
+    // perfz writes COMPRESSED (81), which every perf reads; the script
+    // counts "COMPRESSED2 events" in perf report --stats and skips with 0.
+    (
+        "record+zstd_comp_decomp_multi_record.sh",
+        "perfz writes COMPRESSED records, the script wants COMPRESSED2 (skips)",
+    ),
+    // perfz: unknown event "probe_libc:inet_pton" for
+    // -e probe_libc:inet_pton/call-graph=dwarf,max-stack=8/ (the event alone
+    // records). perf fails it here too: it runs ping, not installed.
+    (
+        "record+probe_libc_inet_pton.sh",
+        "perfz refuses per-event terms on a probe (probe_libc:inet_pton/max-stack=8/)",
+    ),
+];
+
+#[test]
+fn perfz_passes_perf_7_3s_shell_tests_perf_7_3_passes() {
+    require_tools();
+    let perf = perf_7();
+    let unpacked = perf.parent().unwrap();
+    let shell = unpacked.join("root/usr/lib/perf-core/tests/shell");
+    // python-use.sh (perf's Python module) and jitdump-python.sh
+    // (-X perf_jit, Python 3.13's) take $PYTHON: trixie's python3.13
+    // beside perf 7.3 has both; the system's python3 (3.11) has neither,
+    // and both scripts fail or skip with perf too.
+    let python = unpacked.join("python3.13");
+    assert!(
+        shell.join("lib").is_dir() && python.is_file(),
+        "this test needs perf 7.3's shell tests in {} and its python3.13 beside it: \
+         run tests/setup.sh (as root)",
+        shell.display()
+    );
+    let suite = Suite {
+        perf,
+        shell,
+        env: vec![("PYTHON", python)],
+        not_run: NOT_RUN_7,
+        known: KNOWN,
+    };
+    run_suite("perf-suite-shell-7.3", &suite);
 }
