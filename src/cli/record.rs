@@ -61,7 +61,8 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         for n in &summary.notes {
             say!("perfz: note: {n}");
         }
-        crate::notes::say(&summary.render());
+        let asked = a.codec.is_some() || a.compression_level.is_some();
+        crate::notes::say(&summary.render(asked));
     }
     Ok(exit_status(summary.stop_signal, summary.workload_exit))
 }

@@ -85,23 +85,32 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// `, compressed (original X MB, ratio is R)`, perf -z's words, or
+    /// nothing where the output is not compressed.
+    fn compression(&self) -> String {
+        if self.compressed_bytes == 0 {
+            return String::new();
+        }
+        format!(
+            ", compressed (original {:.3} MB, ratio is {:.3})",
+            self.ring_bytes as f64 / 1024.0 / 1024.0,
+            self.ring_bytes as f64 / self.compressed_bytes as f64
+        )
+    }
+
     /// perf's "Captured and wrote" line, verbatim: no samples counted into
-    /// a pipe's, and compression said as perf -z says it (the line a
-    /// script reads: tools that cannot read compressed records want
-    /// --no-compression-level).
-    fn captured_line(&self) -> String {
+    /// a pipe's; with `asked` (-z, --codec) compression said as perf -z
+    /// says it, else the line perf writes without -z (which perf's own
+    /// tests match).
+    fn captured_line(&self, asked: bool) -> String {
         let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
         let samples = if self.samples > 0 && self.output != "-" {
             format!(" ({} samples)", self.samples)
         } else {
             String::new()
         };
-        let compressed = if self.compressed_bytes > 0 {
-            format!(
-                ", compressed (original {:.3} MB, ratio is {:.3})",
-                mib(self.ring_bytes),
-                self.ring_bytes as f64 / self.compressed_bytes as f64
-            )
+        let compressed = if asked {
+            self.compression()
         } else {
             String::new()
         };
@@ -112,16 +121,27 @@ impl Summary {
         )
     }
 
-    /// Lines for stderr, in perf's style.
-    pub fn render(&self) -> String {
-        // perf's own two lines, verbatim (MB = MiB, as perf counts them);
-        // perfz's facts follow on lines of their own.
-        let mut s = format!(
+    /// Lines for stderr, in perf's style; `asked`: -z or --codec chose
+    /// the compression (perfz's default otherwise).
+    pub fn render(&self, asked: bool) -> String {
+        // perfz's default compression first (a script that feeds a tool
+        // reading no compressed records learns it here); then perf's own
+        // two lines, verbatim (MB = MiB, as perf counts them); then
+        // perfz's facts on lines of their own.
+        let mut s = String::new();
+        if self.compressed_bytes > 0 && !asked {
+            s += &format!(
+                "[ perfz record: compressed with {} by default{}: --no-compression-level writes plain perf.data (for perf inject --aslr, --convert-callchain) ]\n",
+                self.codec,
+                self.compression().trim_start_matches(", compressed")
+            );
+        }
+        s += &format!(
             "[ perf record: Woken up {} times to write data ]\n",
             self.wakeups
         );
-        s += &self.captured_line();
-        if self.compressed_bytes > 0 {
+        s += &self.captured_line(asked);
+        if self.compressed_bytes > 0 && asked {
             s += &format!("[ perfz record: compressed with {} ]\n", self.codec);
         }
         for f in &self.outputs {

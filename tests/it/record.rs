@@ -590,10 +590,12 @@ fn a_pipe_is_read_by_every_perf_directly_and_after_its_inject() {
     }
 }
 
-/// The summary's lines in perf's words: perf -z says the compression on
-/// the "Captured and wrote" line (a script reads there whether to record
-/// with --no-compression-level for a tool that reads no compressed
-/// records), and counts no samples into a pipe's line.
+/// The summary's lines in perf's words: with -z, the compression on the
+/// "Captured and wrote" line as perf -z says it; with perfz's default
+/// compression, perf's lines as perf writes them without -z (perf's own
+/// tests match them) after a first line that says the default and how to
+/// record plain (for a tool that reads no compressed records); no samples
+/// counted into a pipe's line.
 #[test]
 fn the_summary_says_what_perf_says_of_compression_and_pipes() {
     require_recording();
@@ -633,6 +635,19 @@ fn the_summary_says_what_perf_says_of_compression_and_pipes() {
         file.display()
     );
     assert_eq!(shape(&z), want, "{z}");
+    let plain = perfz_ok(&[&["record", "-o", file.to_str().unwrap()][..], &dd].concat());
+    let err = String::from_utf8_lossy(&plain.stderr);
+    let first = err.lines().find(|l| l.starts_with('[')).unwrap_or_default();
+    assert!(
+        first.starts_with("[ perfz record: compressed with zstd:3 by default")
+            && first.contains("--no-compression-level"),
+        "{err}"
+    );
+    let want = format!(
+        "[ perf record: Captured and wrote N MB {} N samples) ]",
+        file.display()
+    );
+    assert_eq!(shape(&line(&plain.stderr)), want, "{err}");
     let pipe = perfz_ok(&[&["record", "-o", "-"][..], &dd].concat());
     let pipe = line(&pipe.stderr);
     assert_eq!(

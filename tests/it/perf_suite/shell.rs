@@ -372,12 +372,6 @@ const KNOWN: &[(&str, &str)] = &[
         "inject_aslr.sh",
         "perf inject --aslr passes COMPRESSED records through unremapped",
     ),
-    // "Error: unknown option `latency'" from perfz record; the latency
-    // report cases then find no perf.data.1.
-    (
-        "perftool-testsuite_report.sh",
-        "perfz record does not know --latency",
-    ),
     // perfz writes COMPRESSED (81), which every perf reads; the script
     // counts "COMPRESSED2 events" in perf report --stats and skips with 0.
     (
