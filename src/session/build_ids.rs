@@ -99,7 +99,7 @@ impl Dsos {
                 kernel,
                 ..
             }) => {
-                if type_ == RecordType::MMAP && kernel {
+                if kernel {
                     // The kernel image (its modules are not looked up).
                     if path.starts_with(KERNEL_MAPS) {
                         let d = self.dso(KERNEL_MAPS, build_id::of_kernel(), true);

@@ -111,23 +111,6 @@ fn renamed_kallsyms(to: &Path) {
     std::fs::write(to, out).unwrap();
 }
 
-/// The recording at `from` with its kernel's build id changed: a recording
-/// of another kernel.
-fn another_kernels(from: &Path, to: &Path) {
-    let kid = run_perf(&perf(), &["buildid-list", "-k"]);
-    let kid = kid.trim();
-    let kid: Vec<u8> = (0..kid.len() / 2)
-        .map(|i| u8::from_str_radix(&kid[2 * i..2 * i + 2], 16).unwrap())
-        .collect();
-    let mut bytes = std::fs::read(from).unwrap();
-    let at = bytes
-        .windows(kid.len())
-        .position(|w| w == kid)
-        .expect("the kernel's build id");
-    bytes[at] ^= 0xff;
-    std::fs::write(to, bytes).unwrap();
-}
-
 #[test]
 fn kallsyms_names_kernel_frames_from_the_file_given_as_perf_does() {
     require_recording();

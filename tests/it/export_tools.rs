@@ -521,19 +521,8 @@ fn standard_input_fifos_pipes_and_other_kernels_as_perf_script_reads_them() {
     let mut args = vec!["record", "-q", "-g", "-o", file.to_str().unwrap(), "--"];
     args.extend(DD);
     perfz_ok(&args);
-    let kid = run_perf(&perf(), &["buildid-list", "-k"]);
-    let kid: Vec<u8> = (0..kid.trim().len() / 2)
-        .map(|i| u8::from_str_radix(&kid.trim()[2 * i..2 * i + 2], 16).unwrap())
-        .collect();
-    let bytes = std::fs::read(&file).unwrap();
-    let at = bytes
-        .windows(kid.len())
-        .position(|w| w == kid)
-        .expect("the kernel's build id in the recording");
-    let mut other = bytes.clone();
-    other[at] ^= 0xff;
     let other_kernel = dir.join("other-kernel.data");
-    std::fs::write(&other_kernel, other).unwrap();
+    another_kernels(&file, &other_kernel);
     let want = reference(&other_kernel, &[]);
     let (got, _) = ours(&other_kernel, &[]);
     assert!(

@@ -80,10 +80,13 @@ fn kernel_map(data: &Path) -> Option<(u64, u64)> {
     let mut r = PerfReader::open(data).unwrap();
     while let Some((rec, _)) = r.next_record().unwrap() {
         let b = rec.bytes;
-        if rec.header.type_ == RecordType::MMAP
-            && b.len() > 40
-            && b[40..].starts_with(b"[kernel.kallsyms]")
-        {
+        // perf 6's MMAP, or perf 7's MMAP2 with the kernel's build id.
+        let name_at = match rec.header.type_ {
+            RecordType::MMAP => 40,
+            RecordType::MMAP2 => 72,
+            _ => continue,
+        };
+        if b.len() > name_at && b[name_at..].starts_with(b"[kernel.kallsyms]") {
             let u = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
             return Some((u(16), u(24)));
         }

@@ -593,3 +593,24 @@ pub fn spawn_record(args: &[&str], out: &Path, secs: &str) -> Owned {
         .spawn_owned()
         .unwrap()
 }
+
+/// The recording at `from` with its kernel's build id changed: a recording
+/// of another kernel.
+pub fn another_kernels(from: &Path, to: &Path) {
+    let kid = run_perf(&perf(), &["buildid-list", "-k"]);
+    let kid = kid.trim();
+    let kid: Vec<u8> = (0..kid.len() / 2)
+        .map(|i| u8::from_str_radix(&kid[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let mut bytes = std::fs::read(from).unwrap();
+    // Every copy: the build-id table's, and the kernel map's (perf 7's
+    // MMAP2 carries it too).
+    let at: Vec<usize> = (0..bytes.len().saturating_sub(kid.len()))
+        .filter(|&i| bytes[i..i + kid.len()] == kid[..])
+        .collect();
+    assert!(!at.is_empty(), "the kernel's build id");
+    for i in at {
+        bytes[i] ^= 0xff;
+    }
+    std::fs::write(to, bytes).unwrap();
+}

@@ -338,16 +338,6 @@ const NOT_RUN_7: &[(&str, &str)] = &[(
 /// The ones perf itself does not pass here (stripped perf, no ping) are
 /// listed for a machine where it does; each was checked by hand.
 const KNOWN: &[(&str, &str)] = &[
-    // perf report -D puts the first MMAP2 at 0x1190, the COMPRESSED record
-    // holding it; the script writes 16 into the size at 0x1190 + 6, so perf
-    // reports "Couldn't decompress data ... COMPRESSED (81)", not the
-    // "at offset 0x1190: MMAP2 (10)" it greps for. perf 7.3's first MMAP2
-    // is its synthesized kernel map, written before compression; perfz's
-    // kernel map is an MMAP. Passes with --codec none.
-    (
-        "data_file_offset_diagnostics.sh",
-        "the first MMAP2 lies inside a COMPRESSED record (perfz compresses by default)",
-    ),
     // perf inject copies COMPRESSED records through untouched (its output
     // still says "compressed : Zstd"): the dwarf samples inside are not
     // converted and the report of its output has no callchain. perf 7.3
