@@ -24,7 +24,6 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("kcore", "perfz does not copy /proc/kcore; the recording's kernel build id and kallsyms name kernel frames"),
     ("overwrite", "perfz keeps the newest trace compressed instead of in overwritable rings: --flight-recorder SIZE (written on SIGUSR2, --control snapshot, or at the end)"),
     ("setup-filter", "BPF sample filters need perf's BPF skeletons; perfz loads no BPF"),
-    ("switch-output-event", "perfz switches output on SIGUSR2, a size or a time (--switch-output) and on --control snapshot, not on a side-band event"),
     ("tail-synthesize", "perfz writes the side band (tasks, maps) at the start, where readers need it; it has no overwrite rings to synthesize after"),
     ("vmlinux", "perf record uses a vmlinux only to name the kernel's DSO; give it to perf report --vmlinux (perfz records the kernel's build id)"),
 ];

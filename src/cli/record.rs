@@ -158,7 +158,11 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
             .filter(|&d| d > 0.0)
             .map(std::time::Duration::from_secs_f64),
         max_size: a.max_size.as_deref().map(parse_size).transpose()?,
-        switch_output: a.switch_output,
+        switch_output: match (a.switch_output, a.switch_output_event.is_empty()) {
+            (None, false) => Some(crate::session::SwitchOutput::Signal),
+            (s, _) => s,
+        },
+        switch_output_events: switch_events_of(a)?,
         switch_max_files: a.switch_max_files.map(|n| n as usize),
         flight_recorder: a.flight_recorder.as_deref().map(parse_size).transpose()?,
         attr_extra,
@@ -210,6 +214,18 @@ fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<std::ffi::OsString>)> {
         "--latency: latency profiling is not supported with system-wide collection (-a, -C, or no command), as perf's; record a command, -p or -t"
     );
     Ok(target)
+}
+
+/// `--switch-output-event`'s events, in perf's grammar.
+fn switch_events_of(a: &Args) -> anyhow::Result<Vec<crate::event::EventSpec>> {
+    let mut next_group = 0;
+    let mut events = Vec::new();
+    for list in &a.switch_output_event {
+        let parsed = crate::event::parse::parse_events(list, &mut next_group)
+            .map_err(|e| anyhow::anyhow!("--switch-output-event {list}: {e}"))?;
+        events.extend(parsed);
+    }
+    Ok(events)
 }
 
 /// The codec: --codec, else -z or --compression-level (zstd), else the

@@ -170,6 +170,10 @@ pub struct Args {
     /// (e.g. 30s, 5m, 1h).
     #[arg(long = "switch-output", value_name = "signal|SIZE|TIME", num_args = 0..=1, default_missing_value = "signal", require_equals = true)]
     pub(super) switch_output: Option<crate::session::SwitchOutput>,
+    /// Switch the output (as SIGUSR2) at each sample of this event, e.g.
+    /// syscalls:sys_enter_clock_nanosleep; implies --switch-output.
+    #[arg(long = "switch-output-event", value_name = "event")]
+    pub(super) switch_output_event: Vec<String>,
     /// With --switch-output: keep only the newest N outputs.
     #[arg(long = "switch-max-files", value_name = "N", requires = "switch_output", value_parser = clap::value_parser!(u32).range(1..))]
     pub(super) switch_max_files: Option<u32>,

@@ -77,6 +77,7 @@ pub mod signals;
 mod status;
 mod summary;
 mod supervisor;
+mod switch_event;
 mod synth_side_band;
 mod thread_tally;
 mod threads;

@@ -82,6 +82,8 @@ pub struct RecordOptions {
     pub max_size: Option<u64>,
     /// `--switch-output`.
     pub switch_output: Option<SwitchOutput>,
+    /// `--switch-output-event`: each sample of these switches the output.
+    pub switch_output_events: Vec<EventSpec>,
     /// `--switch-max-files`: keep only the newest N outputs.
     pub switch_max_files: Option<usize>,
     /// `--flight-recorder SIZE`: keep the newest SIZE bytes of compressed
@@ -267,6 +269,7 @@ impl Default for RecordOptions {
             duration: None,
             max_size: None,
             switch_output: None,
+            switch_output_events: Vec::new(),
             switch_max_files: None,
             flight_recorder: None,
             attr_extra: Default::default(),

@@ -265,6 +265,10 @@ impl<'o> Recording<'o> {
                 set.enable()
             }
             .map_err(io_err("cannot enable the events"))?;
+            if let Some(sw) = &self.prepared.switch_events {
+                sw.enable()
+                    .map_err(io_err("cannot enable --switch-output-event"))?;
+            }
         }
         let child = match self.prepared.workload.take() {
             Some(w) => {

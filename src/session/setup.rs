@@ -32,6 +32,8 @@ pub struct Prepared {
     pub workload: Option<Workload>,
     /// The processes recorded (the workload's pid, or `-p`'s).
     pub tgids: Vec<i32>,
+    /// `--switch-output-event`: the events whose samples switch the output.
+    pub switch_events: Option<super::switch_event::SwitchEvents>,
 }
 
 impl Drop for Prepared {
@@ -162,10 +164,18 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     if let Some(note) = sized.filter(|_| set.pages == pages) {
         set.notes.push(note);
     }
+    let switch_events = match o.switch_output_events.as_slice() {
+        [] => None,
+        events => Some(
+            super::switch_event::SwitchEvents::open(events, &attr_options(o, false), &cpus, &pids)
+                .map_err(io_err("cannot open --switch-output-event's event"))?,
+        ),
+    };
     Ok(Prepared {
         set,
         workload,
         tgids,
+        switch_events,
     })
 }
 

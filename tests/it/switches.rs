@@ -183,3 +183,45 @@ fn the_side_band_stays_flat_across_threads_switches() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--switch-output-event EVENT` (issue 49): each sample of the event
+/// switches the output, as perf's does; the event follows the recorded
+/// command's children. Three sleeps of the command: up to three switches
+/// (samples close together may make one), and every output whole in perf.
+#[test]
+fn a_switch_output_event_switches_at_each_sample() {
+    require_recording();
+    let dir = tempdir("switch-event");
+    let base = dir.join("e.data");
+    let o = perfz_ok(&[
+        "record",
+        "-e",
+        "cpu-clock",
+        "--switch-output-event",
+        "syscalls:sys_enter_clock_nanosleep",
+        "-o",
+        base.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "sleep 0.1; sleep 0.1; sleep 0.1",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let outputs = outputs_named(&dir, "e.data");
+    assert!(
+        (2..=4).contains(&outputs.len()),
+        "{} outputs: {err}",
+        outputs.len()
+    );
+    assert_eq!(
+        err.matches("[ perf record: Dump ").count(),
+        outputs.len(),
+        "{err}"
+    );
+    for f in &outputs {
+        perf_sample_count(&perf(), f);
+    }
+    // An event perfz cannot parse is named, as any -e.
+    let bad = perfz(&["record", "--switch-output-event", "bogus:", "--", "true"]);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--switch-output-event bogus:"));
+}
