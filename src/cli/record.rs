@@ -145,12 +145,7 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
             .map(super::record_args::delay_ms)
             .transpose()?,
         control: a.control.clone(),
-        build_ids: crate::session::BuildIdOptions {
-            table: !a.no_buildid && !a.buildid_mmap,
-            all: a.buildid_all,
-            cache: !a.no_buildid && !a.no_buildid_cache && !a.buildid_mmap,
-            in_mmaps: a.buildid_mmap,
-        },
+        build_ids: build_id_options(a),
         synth: a.synth,
         proc_map_timeout: std::time::Duration::from_millis(a.proc_map_timeout),
         duration: a
@@ -214,6 +209,16 @@ fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<std::ffi::OsString>)> {
         "--latency: latency profiling is not supported with system-wide collection (-a, -C, or no command), as perf's; record a command, -p or -t"
     );
     Ok(target)
+}
+
+/// Where build ids go: -B, -N, --buildid-all, --buildid-mmap.
+fn build_id_options(a: &Args) -> crate::session::BuildIdOptions {
+    crate::session::BuildIdOptions {
+        table: !a.no_buildid && !a.buildid_mmap,
+        all: a.buildid_all,
+        cache: !a.no_buildid && !a.no_buildid_cache && !a.buildid_mmap,
+        in_mmaps: a.buildid_mmap,
+    }
 }
 
 /// `--switch-output-event`'s events, in perf's grammar.
