@@ -25,7 +25,6 @@ pub const REFUSED: &[(&str, &str)] = &[
     ("overwrite", "perfz keeps the newest trace compressed instead of in overwritable rings: --flight-recorder SIZE (written on SIGUSR2, --control snapshot, or at the end)"),
     ("setup-filter", "BPF sample filters need perf's BPF skeletons; perfz loads no BPF"),
     ("tail-synthesize", "perfz writes the side band (tasks, maps) at the start, where readers need it; it has no overwrite rings to synthesize after"),
-    ("vmlinux", "perf record uses a vmlinux only to name the kernel's DSO; give it to perf report --vmlinux (perfz records the kernel's build id)"),
 ];
 
 /// The first character of the word [`split`] gives for a negated option:

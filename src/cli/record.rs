@@ -158,6 +158,7 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
             (s, _) => s,
         },
         switch_output_events: switch_events_of(a)?,
+        vmlinux: a.vmlinux.as_deref().map(checked_vmlinux).transpose()?,
         switch_max_files: a.switch_max_files.map(|n| n as usize),
         flight_recorder: a.flight_recorder.as_deref().map(parse_size).transpose()?,
         attr_extra,
@@ -209,6 +210,26 @@ fn target_of(a: &Args) -> anyhow::Result<(Target, Vec<std::ffi::OsString>)> {
         "--latency: latency profiling is not supported with system-wide collection (-a, -C, or no command), as perf's; record a command, -p or -t"
     );
     Ok(target)
+}
+
+/// `--vmlinux FILE`, checked to be the running kernel's (perf caches any
+/// file under the kernel's build id; a wrong one would name every kernel
+/// frame wrongly in every later report); its absolute path.
+fn checked_vmlinux(v: &std::path::Path) -> anyhow::Result<std::path::PathBuf> {
+    use crate::synth::build_id;
+    let path = std::fs::canonicalize(v).with_context(|| format!("--vmlinux {}", v.display()))?;
+    let theirs = build_id::of_file(&path)
+        .with_context(|| format!("--vmlinux {}: no ELF file with a build id", v.display()))?;
+    let ours = build_id::of_kernel()
+        .context("--vmlinux: cannot read the running kernel's build id (/sys/kernel/notes)")?;
+    anyhow::ensure!(
+        theirs == ours,
+        "--vmlinux {}: its build id {} is not the running kernel's ({}): give this kernel's vmlinux",
+        v.display(),
+        build_id::hex(&theirs),
+        build_id::hex(&ours)
+    );
+    Ok(path)
 }
 
 /// Where build ids go: -B, -N, --buildid-all, --buildid-mmap.

@@ -170,6 +170,10 @@ pub struct Args {
     /// (e.g. 30s, 5m, 1h).
     #[arg(long = "switch-output", value_name = "signal|SIZE|TIME", num_args = 0..=1, default_missing_value = "signal", require_equals = true)]
     pub(super) switch_output: Option<crate::session::SwitchOutput>,
+    /// The running kernel's vmlinux: the kernel's entry in the build-id
+    /// table and cache (perf report then finds its symbols and debug info).
+    #[arg(long = "vmlinux", value_name = "file")]
+    pub(super) vmlinux: Option<PathBuf>,
     /// Switch the output (as SIGUSR2) at each sample of this event, e.g.
     /// syscalls:sys_enter_clock_nanosleep; implies --switch-output.
     #[arg(long = "switch-output-event", value_name = "event")]

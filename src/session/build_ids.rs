@@ -220,7 +220,7 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
         let hexid = build_id::hex(id);
         let rel = d.name.trim_start_matches('/');
         let at = dir.join(rel).join(&hexid);
-        let r = if d.kernel {
+        let r = if d.kernel && !d.name.starts_with('/') {
             std::fs::create_dir_all(&at)
                 .and_then(|()| cache_kallsyms(&at))
                 .and_then(|()| link_build_id(dir, rel, &hexid))
@@ -241,15 +241,22 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
 /// The pass at the end of a recording: sets BUILD_ID in `features` and
 /// fills the cache; problems become notes (a recording is never failed for
 /// its build ids).
+/// With `vmlinux` (`--vmlinux`, checked to be the running kernel's), the
+/// kernel's entry is that file, in the table and the cache, as perf's.
 pub fn add(
     features: &mut crate::format::FeatureSet,
     hits: &Hits,
-    o: &super::options::BuildIdOptions,
+    (o, vmlinux): (&super::options::BuildIdOptions, Option<&Path>),
     notes: &mut Notes,
 ) {
     // What the capture still copies belongs in this table and cache.
     super::dso_capture::settle();
-    let table = Dsos::from_hits(hits).table(o.all);
+    let mut table = Dsos::from_hits(hits).table(o.all);
+    if let Some(v) = vmlinux {
+        for d in table.iter_mut().filter(|d| d.kernel) {
+            d.name = v.display().to_string();
+        }
+    }
     if table.is_empty() {
         return;
     }

@@ -82,6 +82,9 @@ pub struct RecordOptions {
     pub max_size: Option<u64>,
     /// `--switch-output`.
     pub switch_output: Option<SwitchOutput>,
+    /// `--vmlinux`: the running kernel's vmlinux, the kernel's entry in
+    /// the build-id table and cache.
+    pub vmlinux: Option<PathBuf>,
     /// `--switch-output-event`: each sample of these switches the output.
     pub switch_output_events: Vec<EventSpec>,
     /// `--switch-max-files`: keep only the newest N outputs.
@@ -270,6 +273,7 @@ impl Default for RecordOptions {
             max_size: None,
             switch_output: None,
             switch_output_events: Vec::new(),
+            vmlinux: None,
             switch_max_files: None,
             flight_recorder: None,
             attr_extra: Default::default(),

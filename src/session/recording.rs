@@ -364,7 +364,8 @@ impl<'o> Recording<'o> {
     /// HEADER_BUILD_ID (and the cache) for what `hits` saw, where asked.
     pub fn add_build_ids(&self, f: &mut FeatureSet, hits: &Hits, notes: &mut Notes) {
         if self.o.build_ids.table {
-            build_ids::add(f, hits, &self.o.build_ids, notes);
+            let vmlinux = self.o.vmlinux.as_deref();
+            build_ids::add(f, hits, (&self.o.build_ids, vmlinux), notes);
         }
     }
 

@@ -300,3 +300,66 @@ fn a_containers_program_gone_before_the_end_is_named() {
         );
     }
 }
+
+/// `--vmlinux FILE` (issue 49): the running kernel's vmlinux is the
+/// kernel's entry of the build-id table and cache, as perf's (perf report
+/// then reads its symbols); one of another kernel is refused, where perf
+/// caches it under the running kernel's build id.
+#[test]
+fn vmlinux_is_the_kernels_entry_and_must_be_this_kernels() {
+    require_recording();
+    let dir = tempdir("vmlinux");
+    let kid = run_perf(&perf(), &["buildid-list", "-k"])
+        .trim()
+        .to_string();
+    // A stand-in vmlinux: an ELF file with the running kernel's build id.
+    let fake = |name: &str, id: &str| {
+        let out = dir.join(name);
+        let src = dir.join("main.c");
+        std::fs::write(&src, "int main(void) { return 0; }\n").unwrap();
+        let st = Command::new("cc")
+            .arg(&src)
+            .arg("-o")
+            .arg(&out)
+            .arg(format!("-Wl,--build-id=0x{id}"))
+            .status_within();
+        assert!(st.success());
+        out
+    };
+    let vmlinux = fake("vmlinux", &kid);
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let cache = home.join(".debug");
+    let data = dir.join("v.data");
+    let line = ["record", "-q", "--vmlinux", vmlinux.to_str().unwrap()];
+    let dd = ["--", "dd", "if=/dev/zero", "of=/dev/null", "count=200000"];
+    perfz_home(
+        &home,
+        &[&line[..], &["-o", data.to_str().unwrap()], &dd].concat(),
+    );
+    let list = run_perf(&perf_new(), &["buildid-list", "-i", data.to_str().unwrap()]);
+    let v = vmlinux.canonicalize().unwrap();
+    assert!(list.contains(&format!("{kid} {}", v.display())), "{list}");
+    let cached = cache
+        .join(v.strip_prefix("/").unwrap())
+        .join(&kid)
+        .join("elf");
+    assert!(cached.is_file(), "{} not cached", cached.display());
+    let other = fake("other-vmlinux", "0102030405060708090a0b0c0d0e0f1011121314");
+    let o = perfz(&[
+        "record",
+        "-q",
+        "--vmlinux",
+        other.to_str().unwrap(),
+        "-o",
+        data.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    assert_eq!(o.status.code(), Some(255));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("is not the running kernel's") && err.contains(&kid),
+        "{err}"
+    );
+}
