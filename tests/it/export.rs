@@ -555,16 +555,7 @@ fn report_table_agrees_with_perf_report() {
         )
     };
     let (table, _) = own(None);
-    let ours = table
-        .lines()
-        .find(|l| l.ends_with(" perfz_workload_leaf"))
-        .and_then(|l| {
-            l.split_whitespace()
-                .nth(1)?
-                .trim_end_matches('%')
-                .parse::<f64>()
-                .ok()
-        })
+    let ours = percent_column(&table, " perfz_workload_leaf", 1)
         .unwrap_or_else(|| panic!("perfz report names the leaf: {table}"));
     assert!(
         (ours - perf_self).abs() <= 1.0,

@@ -5,28 +5,9 @@
 //! file. The workload has known parallelism: 4 threads, then 1.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::common::*;
-
-/// tests/workload/parallel.c, built once.
-fn parallel() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/workload/parallel.c");
-            let out = tempdir("latency-build").join("parallel");
-            let st = Command::new("cc")
-                .args(["-O1", "-g", "-fno-omit-frame-pointer", "-fno-inline", "-o"])
-                .arg(&out)
-                .arg(&src)
-                .status_within();
-            assert!(st.success(), "building {}", src.display());
-            out
-        })
-        .clone()
-}
 
 /// The first two columns of `perf report --stdio`-like rows whose symbol
 /// is `perfz_*`: symbol -> (first %, second %).
@@ -67,7 +48,7 @@ fn latency_shares_are_perf_7_3s() {
     let dir = tempdir("latency");
     let data = dir.join("lat.data");
     let file = data.to_str().unwrap();
-    let wl = parallel();
+    let wl = parallel_workload();
     perfz_ok(&[
         "record",
         "-q",
@@ -138,16 +119,7 @@ fn latency_shares_are_perf_7_3s() {
         .arg(&pb)
         .output_within();
     let top = String::from_utf8_lossy(&top.stdout);
-    let wide = top
-        .lines()
-        .find(|l| l.ends_with(" perfz_wide"))
-        .and_then(|l| {
-            l.split_whitespace()
-                .nth(1)?
-                .trim_end_matches('%')
-                .parse::<f64>()
-                .ok()
-        })
+    let wide = percent_column(&top, " perfz_wide", 1)
         .unwrap_or_else(|| panic!("go tool pprof -top names perfz_wide:\n{top}"));
     assert!(
         (wide - theirs["perfz_wide"].0).abs() < 0.1,

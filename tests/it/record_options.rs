@@ -466,8 +466,9 @@ fn arguments_that_are_not_utf8_are_bytes_as_perf_passes_them() {
             .output_within();
         let err = String::from_utf8_lossy(&r.stderr);
         assert!(!err.contains("panicked"), "perfz {sub}: {err}");
+        // perfz report runs perf report, whose status (255) is its.
         assert!(
-            matches!(r.status.code(), Some(1 | 2)),
+            matches!(r.status.code(), Some(1 | 2 | 255)),
             "perfz {sub}: {:?} {err}",
             r.status
         );

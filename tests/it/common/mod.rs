@@ -281,6 +281,23 @@ pub fn anon_code_workload() -> PathBuf {
     built("anon_code", &BUILT)
 }
 
+/// tests/workload/parallel.c (THREADS threads, then one).
+#[allow(dead_code)]
+pub fn parallel_workload() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    built("parallel", &BUILT)
+}
+
+/// The percentage in column `column` (0 first) of the first line of a
+/// table (`perf report`'s, `go tool pprof -top`'s) that ends with
+/// `row_end`.
+#[allow(dead_code)]
+pub fn percent_column(text: &str, row_end: &str, column: usize) -> Option<f64> {
+    let line = text.lines().find(|l| l.ends_with(row_end))?;
+    let word = line.split_whitespace().nth(column)?;
+    word.trim_end_matches('%').parse().ok()
+}
+
 /// tests/workload/phases.c (phase one, then phase two).
 #[allow(dead_code)]
 pub fn phases_workload() -> PathBuf {
