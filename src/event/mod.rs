@@ -10,9 +10,11 @@ pub mod events;
 pub mod open;
 pub mod parse;
 pub mod pmu;
+pub mod ratio;
 pub mod ring;
 pub mod sys;
 pub mod target;
+mod terms;
 pub mod tracefs;
 
 pub use error::OptionError;

@@ -135,10 +135,12 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     let tracking_dummy = o.delay_ms.is_some() || o.control.is_some() || wide;
     let rings = if o.per_thread { pids.len() } else { cpus.len() };
     let (pages, sized) = ring_pages(o, rings);
+    let opts = attr_options(o, tracking_dummy);
+    let (events, ratio_notes) = crate::event::ratio::apply(&o.events, &opts);
     // A refusal drops `workload`, which lets the held child exit unrun.
     let set = EventSet::open(
-        &o.events,
-        &attr_options(o, tracking_dummy),
+        &events,
+        &opts,
         &cpus,
         &pids,
         pages,
@@ -156,6 +158,7 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         },
     )?;
     let mut set = set;
+    ratio_notes.into_iter().for_each(|n| set.notes.push(n));
     if let Some(note) = sized.filter(|_| set.pages == pages) {
         set.notes.push(note);
     }
@@ -239,6 +242,15 @@ fn wide_side_band(o: &RecordOptions, online: &[u32]) -> bool {
 /// How each event's attr is built, from the options (`tracking_dummy`: a
 /// dummy event beside them carries the side band).
 fn attr_options(o: &RecordOptions, tracking_dummy: bool) -> AttrOptions {
+    let mut opts = attr_options_of(o, tracking_dummy);
+    if crate::event::attr_build::ids_apart(&o.events, &opts, tracking_dummy) {
+        opts.extra.sample_type |= crate::format::attr::sample_type::IDENTIFIER;
+    }
+    opts
+}
+
+/// [`attr_options`] before the events' own terms are looked at.
+fn attr_options_of(o: &RecordOptions, tracking_dummy: bool) -> AttrOptions {
     let system_wide = o.target.is_system_wide();
     AttrOptions {
         sampling: o.sampling,
