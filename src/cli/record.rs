@@ -102,9 +102,7 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
         .as_deref()
         .map(super::record_args::data_pages)
         .transpose()?;
-    let attr_extra = a
-        .perf
-        .extra_attr(matches!(call_graph, CallGraph::Dwarf(_)))?;
+    let attr_extra = a.perf.extra_attr(any_dwarf(call_graph, &events))?;
     let output = if a.timestamp_filename && a.output.as_os_str() != "-" {
         crate::session::timestamped(&a.output)
     } else {
@@ -163,6 +161,15 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
         flight_recorder: a.flight_recorder.as_deref().map(parse_size).transpose()?,
         attr_extra,
     }))
+}
+
+/// Whether any event samples dwarf stacks: all (`--call-graph dwarf`), or
+/// one by its own `call-graph=dwarf` term.
+fn any_dwarf(call_graph: CallGraph, events: &[crate::event::EventSpec]) -> bool {
+    matches!(call_graph, CallGraph::Dwarf(_))
+        || events
+            .iter()
+            .any(|e| matches!(e.terms.call_graph, Some(CallGraph::Dwarf(_))))
 }
 
 /// How often events sample (`-c`, `-F`, or perf's default up to the

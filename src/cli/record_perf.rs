@@ -249,7 +249,7 @@ impl PerfArgs {
         if let Some(list) = &self.user_regs {
             anyhow::ensure!(
                 !dwarf,
-                "--user-regs with --call-graph dwarf: dwarf stacks sample the registers unwinding needs"
+                "--user-regs with a dwarf call graph (--call-graph dwarf, or an event's call-graph=dwarf): dwarf stacks sample the registers unwinding needs; drop --user-regs"
             );
             x.sample_type |= st::REGS_USER;
             x.sample_regs_user = register_mask("--user-regs", list)?;

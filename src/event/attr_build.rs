@@ -9,6 +9,7 @@
 
 use super::events::{user_regs_mask, CallGraph, EventSpec, Sampling};
 use crate::format::attr::{flags, read_format as rf, sample_type as st, Attr};
+use crate::format::sample::id_offset;
 
 /// What every event of a session shares.
 #[derive(Clone, Copy, Debug)]
@@ -116,7 +117,9 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     let (cg_sample_type, cg_flags) = set_call_graph(&mut a, o.call_graph);
     sample_type |= cg_sample_type;
     fl |= cg_flags;
-    if o.with_id {
+    // IDENTIFIER names the event where the samples carry it (as perf's
+    // evsel__set_sample_id: one or the other).
+    if o.with_id && o.extra.sample_type & st::IDENTIFIER == 0 {
         sample_type |= st::ID;
     }
     if o.with_cpu {
@@ -127,17 +130,7 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     }
     sample_type |= o.extra.sample_type;
     fl = add_extra(&mut a, o, fl);
-    if ev.off_cpu {
-        // User frames only with fp, as perf's --off-cpu: the kernel part
-        // is the scheduler's, the same for every wait.
-        let fp = o.call_graph == CallGraph::FramePointer;
-        fl |= flags::CONTEXT_SWITCH
-            | if fp {
-                flags::EXCLUDE_CALLCHAIN_KERNEL
-            } else {
-                0
-            };
-    }
+    fl |= off_cpu_flags(ev, o);
     a.set_u64(24, sample_type);
     a.set_u64(
         32,
@@ -159,7 +152,104 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
         a.set_u32(92, c as u32);
     }
     a.set_u64(40, fl);
+    apply_terms(&mut a, ev, o, tracking);
     a
+}
+
+/// Whether the events' samples (with a tracking `dummy` after them, where
+/// `dummy`) would carry their id at different places: a per-event dwarf
+/// call graph puts ADDR before it. Then they all sample IDENTIFIER first,
+/// as perf's do where its events' sample types differ.
+pub fn ids_apart(events: &[EventSpec], o: &AttrOptions, dummy: bool) -> bool {
+    let plain = EventSpec::new("dummy", crate::format::attr::TYPE_SOFTWARE, 9);
+    let mut at = events
+        .iter()
+        .chain(dummy.then_some(&plain))
+        .map(|e| id_offset(build_attr(e, o, false).sample_type()));
+    let first = at.next();
+    o.with_id && at.any(|x| Some(x) != first)
+}
+
+/// `--off-cpu`'s event: its switch records, and user frames only with
+/// fp, as perf's --off-cpu (the kernel part is the scheduler's, the same
+/// for every wait).
+fn off_cpu_flags(ev: &EventSpec, o: &AttrOptions) -> u64 {
+    if !ev.off_cpu {
+        return 0;
+    }
+    let fp = o.call_graph == CallGraph::FramePointer;
+    flags::CONTEXT_SWITCH
+        | if fp {
+            flags::EXCLUDE_CALLCHAIN_KERNEL
+        } else {
+            0
+        }
+}
+
+/// The event's own terms (`ev/call-graph=dwarf,max-stack=8/`) over what
+/// the session set, as perf's evsel__apply_config_terms: `inherit` /
+/// `no-inherit` decide inherit; a call-graph term (`max-stack` alone is
+/// `call-graph=fp`, `stack-size` alone none) takes the session's call
+/// chain bits off, leaving its registers, stack size and flags as perf
+/// leaves them, and puts the event's on, `max-stack` as sample_max_stack
+/// and, in dwarf mode, ADDR, DATA_SRC and (on the tracking event) data
+/// mmaps.
+fn apply_terms(a: &mut Attr, ev: &EventSpec, o: &AttrOptions, tracking: bool) {
+    let t = &ev.terms;
+    let mut fl = a.flags();
+    match t.inherit {
+        Some(true) => fl |= flags::INHERIT,
+        Some(false) => fl &= !flags::INHERIT,
+        None => {}
+    }
+    a.set_u64(40, fl);
+    if t.call_graph.is_none() && t.stack_size == 0 && t.max_stack == 0 {
+        return;
+    }
+    let mode = match (t.call_graph, t.max_stack) {
+        (Some(CallGraph::Dwarf(_)), _) if t.stack_size > 0 => CallGraph::Dwarf(t.stack_size),
+        (Some(cg), _) => cg,
+        (None, 0) => CallGraph::None,
+        (None, _) => CallGraph::FramePointer,
+    };
+    let mut sample_type = a.sample_type();
+    sample_type &= !match o.call_graph {
+        CallGraph::None => 0,
+        CallGraph::FramePointer => st::CALLCHAIN,
+        CallGraph::Dwarf(_) => st::CALLCHAIN | st::REGS_USER | st::STACK_USER,
+        CallGraph::Lbr => {
+            // USER, CALL_STACK and HW_INDEX: perf leaves the rest.
+            a.set_u64(72, a.branch_sample_type() & !(1 | 1 << 11 | 1 << 17));
+            st::CALLCHAIN | st::BRANCH_STACK
+        }
+    };
+    if mode != CallGraph::None {
+        sample_type |= st::CALLCHAIN;
+        // sample_max_stack is the u16 at 108; the u16 after it is reserved.
+        a.set_u32(108, u32::from(t.max_stack));
+        fl |= o.extra.callchain_flags;
+    }
+    match mode {
+        CallGraph::Lbr => {
+            sample_type |= st::BRANCH_STACK;
+            a.set_u64(72, LBR_BRANCH_SAMPLE_TYPE);
+        }
+        CallGraph::Dwarf(size) => {
+            sample_type |= st::REGS_USER | st::STACK_USER | st::ADDR | st::DATA_SRC;
+            // Checked when the term was parsed.
+            a.set_u64(80, a.sample_regs_user() | user_regs_mask().unwrap_or(0));
+            a.set_u32(88, size);
+            fl |= flags::EXCLUDE_CALLCHAIN_USER;
+            fl = if tracking {
+                fl | flags::MMAP_DATA
+            } else {
+                fl & !flags::MMAP_DATA
+            };
+        }
+        CallGraph::None | CallGraph::FramePointer => {}
+    }
+    a.set_u64(24, sample_type);
+    a.set_u64(40, fl);
 }
 
 /// Sets the fields perf record's options ask of every event
@@ -286,3 +376,6 @@ mod tests {
         assert_eq!(a.raw.len(), 128);
     }
 }
+
+#[cfg(test)]
+mod terms_tests;

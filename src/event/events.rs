@@ -99,6 +99,31 @@ pub struct EventSpec {
     /// `-G NAME`: counted only in this cgroup (a system-wide recording),
     /// its path under the perf_event cgroup hierarchy.
     pub cgroup: Option<String>,
+    /// `ev/call-graph=...,max-stack=N,.../`: how this event samples where
+    /// the session's options say otherwise.
+    pub terms: Terms,
+}
+
+/// The terms of `-e EVENT/terms/` that set how one event samples, over
+/// what the session's options say (perf's config terms, which its
+/// evsel__apply_config_terms applies after everything else; see terms.rs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Terms {
+    /// `call-graph=fp|dwarf|lbr|no`: this event's call chains (`no`:
+    /// [`CallGraph::None`]).
+    pub call_graph: Option<CallGraph>,
+    /// `stack-size=N`: the user stack a dwarf sample dumps, rounded up to 8
+    /// bytes (0: not given).
+    pub stack_size: u32,
+    /// `max-stack=N`: `sample_max_stack`, the frames a call chain keeps;
+    /// without `call-graph` it means `call-graph=fp` (0: not given).
+    pub max_stack: u16,
+    /// `inherit` / `no-inherit`: whether children inherit the event,
+    /// whatever `--no-inherit` or the target says.
+    pub inherit: Option<bool>,
+    /// `ratio-to-prev=R` as written (a ratio above 0): this event's period
+    /// over the previous group member's (see ratio.rs).
+    pub ratio_to_prev: Option<String>,
 }
 
 impl EventSpec {
@@ -125,6 +150,7 @@ impl EventSpec {
             group: None,
             off_cpu: false,
             cgroup: None,
+            terms: Terms::default(),
         }
     }
 
@@ -163,6 +189,7 @@ impl EventSpec {
         e.exclude_kernel = self.exclude_kernel;
         e.exclude_hv = self.exclude_hv;
         e.group = self.group;
+        e.terms = self.terms.clone();
         e
     }
 }

@@ -13,9 +13,11 @@ pub mod open;
 mod open_error;
 pub mod parse;
 pub mod pmu;
+pub mod ratio;
 pub mod ring;
 pub mod sys;
 pub mod target;
+mod terms;
 pub mod tracefs;
 
 pub use error::OptionError;

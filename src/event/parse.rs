@@ -1,8 +1,9 @@
 //! `-e` as perf spells it: comma lists, `{a,b}:mods` groups, symbolic and
-//! generic cache events, raw `rNNNN`, tracepoints `sys:name` (globs),
-//! `pmu/term=value,.../` from sysfs, per-event terms on any event
-//! (`cpu-clock/period=10000/`), and the modifiers `:u :k :h :G :H :p... :P
-//! :S :D`.
+//! generic cache events, raw `rNNNN`, tracepoints `sys:name` (globs; a
+//! probe is a tracepoint), `pmu/term=value,.../` from sysfs, per-event
+//! terms on any event (`cpu-clock/period=10000/`,
+//! `sched:sched_switch/max-stack=3/`; terms.rs), and the modifiers `:u :k
+//! :h :G :H :p... :P :S :D`.
 //!
 //! Details as perf has them: top-level commas only (not inside `{...}` or
 //! `pmu/.../`); a generic cache event is type 3 with config
@@ -18,6 +19,7 @@ use super::cache::cache_event;
 use super::error::OptionError;
 use super::events::{EventSpec, Group, Sampling};
 use super::pmu::Pmu;
+use super::terms::{event_term, number, size_hint, syntax, terms_of, tracepoint_terms};
 use super::tracefs;
 use crate::format::attr::{TYPE_HW_CACHE, TYPE_RAW, TYPE_TRACEPOINT};
 
@@ -32,13 +34,6 @@ impl EventSpec {
             });
         }
         Ok(v.remove(0))
-    }
-}
-
-fn syntax(event: &str, why: impl Into<String>) -> OptionError {
-    OptionError::EventSyntax {
-        event: event.into(),
-        why: why.into(),
     }
 }
 
@@ -122,21 +117,41 @@ pub fn parse_events(s: &str, next_group: &mut u32) -> Result<Vec<EventSpec>, Opt
 
 /// One list item that is not a group: a tracepoint glob may give several.
 fn parse_item(item: &str) -> Result<Vec<EventSpec>, OptionError> {
-    if !item.contains('/') {
-        if let Some((sys, rest)) = item.split_once(':') {
-            let (name, mods) = rest.split_once(':').unwrap_or((rest, ""));
-            if EventSpec::symbolic(sys).is_none() && !sys.is_empty() {
-                return tracepoints(item, sys, name, mods);
-            }
+    let (base, terms, mods) = split_terms(item)?;
+    if let Some((sys, rest)) = base.split_once(':') {
+        let (name, mods) = match terms {
+            Some(_) => (rest, mods),
+            None => rest.split_once(':').unwrap_or((rest, "")),
+        };
+        if EventSpec::symbolic(sys).is_none() && !sys.is_empty() {
+            return tracepoints(item, (sys, name), terms, mods);
         }
     }
     Ok(vec![parse_one(item)?])
 }
 
+/// `base/terms/[:mods]` as (base, terms, mods); an item without terms
+/// whole, with no terms or modifiers.
+fn split_terms(item: &str) -> Result<(&str, Option<&str>, &str), OptionError> {
+    let Some((base, rest)) = item.split_once('/') else {
+        return Ok((item, None, ""));
+    };
+    let close = rest
+        .rfind('/')
+        .ok_or_else(|| syntax(item, "a `pmu/terms/` without its closing `/`"))?;
+    let mods = match &rest[close + 1..] {
+        "" => "",
+        m => m
+            .strip_prefix(':')
+            .ok_or_else(|| syntax(item, "modifiers follow a `:`"))?,
+    };
+    Ok((base, Some(&rest[..close]), mods))
+}
+
 fn tracepoints(
     item: &str,
-    sys: &str,
-    name: &str,
+    (sys, name): (&str, &str),
+    terms: Option<&str>,
     mods: &str,
 ) -> Result<Vec<EventSpec>, OptionError> {
     let root = tracefs::root().map_err(|e| syntax(item, e.to_string()))?;
@@ -164,6 +179,9 @@ fn tracepoints(
             e.sampling = Some(Sampling::Period(1));
             e.sampling_is_default = true;
             e.tracepoint = Some(tp);
+            if let Some(t) = terms {
+                tracepoint_terms(&mut e, t, item)?;
+            }
             apply_modifiers(&mut e, mods, item)?;
             if !mods.is_empty() {
                 e.name = format!("{}:{mods}", e.name);
@@ -175,24 +193,11 @@ fn tracepoints(
 
 /// `name[:mods]` or `name/terms/[:mods]`.
 fn parse_one(item: &str) -> Result<EventSpec, OptionError> {
-    let (base, terms, mods) = match item.split_once('/') {
-        Some((base, rest)) => {
-            let close = rest
-                .rfind('/')
-                .ok_or_else(|| syntax(item, "a `pmu/terms/` without its closing `/`"))?;
-            let mods = &rest[close + 1..];
-            let mods = match mods {
-                "" => "",
-                m => m
-                    .strip_prefix(':')
-                    .ok_or_else(|| syntax(item, "modifiers follow a `:`"))?,
-            };
-            (base, Some(&rest[..close]), mods)
-        }
-        None => match item.split_once(':') {
-            Some((b, m)) => (b, None, m),
-            None => (item, None, ""),
-        },
+    let (base, terms, mods) = match split_terms(item)? {
+        (_, None, _) => item
+            .split_once(':')
+            .map_or((item, None, ""), |(b, m)| (b, None, m)),
+        split => split,
     };
     let mut e = if let Some((t, c)) = EventSpec::symbolic(base) {
         EventSpec::new(base, t, c)
@@ -243,62 +248,17 @@ fn raw_event(s: &str) -> Option<u64> {
         .flatten()
 }
 
-fn number(v: &str) -> Option<u64> {
-    match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-        Some(h) => u64::from_str_radix(h, 16).ok(),
-        None => v.parse().ok(),
-    }
-}
-
-/// Terms every event takes: config*, period, freq, name.
-fn generic_term(
-    e: &mut EventSpec,
-    k: &str,
-    v: Option<&str>,
-    item: &str,
-) -> Result<bool, OptionError> {
-    let num = || -> Result<u64, OptionError> {
-        v.and_then(number)
-            .ok_or_else(|| syntax(item, format!("`{k}` takes a number")))
-    };
-    match k {
-        "config" => e.config = num()?,
-        "config1" => e.config1 = num()?,
-        "config2" => e.config2 = num()?,
-        "period" => {
-            e.sampling = Some(Sampling::Period(num()?));
-            e.sampling_is_default = false;
-        }
-        "freq" => {
-            e.sampling = Some(Sampling::Frequency(num()?));
-            e.sampling_is_default = false;
-        }
-        "name" => {
-            e.name = v
-                .filter(|s| !s.is_empty())
-                .ok_or_else(|| syntax(item, "`name` takes a name"))?
-                .to_string()
-        }
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-fn terms_of(t: &str) -> impl Iterator<Item = (&str, Option<&str>)> {
-    t.split(',')
-        .filter(|x| !x.is_empty())
-        .map(|x| match x.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(v.trim())),
-            None => (x.trim(), None),
-        })
-}
-
 fn generic_terms(e: &mut EventSpec, t: &str, item: &str) -> Result<(), OptionError> {
     for (k, v) in terms_of(t) {
-        if !generic_term(e, k, v, item)? {
+        if !event_term(e, k, v, item)? {
             return Err(syntax(
                 item,
-                format!("unknown term `{k}`; this event takes config, config1, config2, period, freq, name"),
+                format!(
+                    "unknown term `{k}`; this event takes config, config1, config2, period, \
+                     freq, name, call-graph, stack-size, max-stack, inherit, no-inherit, \
+                     ratio-to-prev, nr, percore, metric-id{}",
+                    size_hint(k)
+                ),
             ));
         }
     }
@@ -325,7 +285,7 @@ fn pmu_terms(e: &mut EventSpec, pmu: &Pmu, t: &str, item: &str) -> Result<(), Op
             }
             return Ok(());
         }
-        if generic_term(e, k, v, item)? {
+        if event_term(e, k, v, item)? {
             return Ok(());
         }
         Err(syntax(

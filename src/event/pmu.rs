@@ -5,6 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use crate::format::attr::{TYPE_HARDWARE, TYPE_HW_CACHE, TYPE_RAW};
+
 const DEVICES: &str = "/sys/bus/event_source/devices";
 
 /// Which attr field a format term writes, and which bits of it.
@@ -121,6 +123,32 @@ pub fn mappings() -> Vec<(u32, String)> {
             .collect()
         })
         .unwrap_or_default()
+}
+
+/// Whether PMU `name` is a CPU's own, as perf's is_pmu_core: `cpu`,
+/// s390's `cpum_cf`, or one whose directory lists its CPUs (`cpu_core`,
+/// `cpu_atom`, `armv8_pmuv3_0`).
+pub fn is_core(name: &str) -> bool {
+    name == "cpu"
+        || name == "cpum_cf"
+        || (!name.contains('/') && PathBuf::from(DEVICES).join(name).join("cpus").is_file())
+}
+
+/// The PMU an event of attr type `type_` counts on: a hardware, cache or
+/// raw event's is the CPU's (`cpu`; on a hybrid machine the first core
+/// PMU), another's the PMU of that type; `None` where sysfs has none.
+pub fn of_type(type_: u32) -> Option<Pmu> {
+    let all = mappings();
+    let name = if matches!(type_, TYPE_HARDWARE | TYPE_HW_CACHE | TYPE_RAW) {
+        let mut core: Vec<&String> = all.iter().map(|(_, n)| n).filter(|n| is_core(n)).collect();
+        core.sort();
+        core.first().map(|n| n.to_string())
+    } else {
+        all.iter()
+            .find(|(t, _)| *t == type_)
+            .map(|(_, n)| n.clone())
+    };
+    Pmu::load(&name?)
 }
 
 #[cfg(test)]

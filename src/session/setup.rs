@@ -140,10 +140,12 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     let tracking_dummy = o.delay_ms.is_some() || o.control.is_some() || wide || cgroups;
     let rings = if o.per_thread { pids.len() } else { cpus.len() };
     let (pages, sized) = ring_pages(o, rings);
+    let opts = attr_options(o, tracking_dummy);
+    let (events, ratio_notes) = crate::event::ratio::apply(&o.events, &opts);
     // A refusal drops `workload`, which lets the held child exit unrun.
     let set = EventSet::open(
-        &o.events,
-        &attr_options(o, tracking_dummy),
+        &events,
+        &opts,
         &cpus,
         &pids,
         pages,
@@ -161,22 +163,33 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         },
     )?;
     let mut set = set;
+    ratio_notes.into_iter().for_each(|n| set.notes.push(n));
     if let Some(note) = sized.filter(|_| set.pages == pages) {
         set.notes.push(note);
     }
-    let switch_events = match o.switch_output_events.as_slice() {
-        [] => None,
-        events => Some(
-            super::switch_event::SwitchEvents::open(events, &attr_options(o, false), &cpus, &pids)
-                .map_err(io_err("cannot open --switch-output-event's event"))?,
-        ),
-    };
+    let switch_events = switch_events(o, &cpus, &pids)?;
     Ok(Prepared {
         set,
         workload,
         tgids,
         switch_events,
     })
+}
+
+/// `--switch-output-event`'s events, open on the recording's `cpus` and
+/// `pids` and watched (none without the option).
+fn switch_events(
+    o: &RecordOptions,
+    cpus: &[u32],
+    pids: &[i32],
+) -> Result<Option<super::switch_event::SwitchEvents>, RecordError> {
+    if o.switch_output_events.is_empty() {
+        return Ok(None);
+    }
+    let opts = attr_options(o, false);
+    super::switch_event::SwitchEvents::open(&o.switch_output_events, &opts, cpus, pids)
+        .map(Some)
+        .map_err(io_err("cannot open --switch-output-event's event"))
 }
 
 /// The threads of the processes `list` names, and those processes that
@@ -252,6 +265,15 @@ fn wide_side_band(o: &RecordOptions, online: &[u32]) -> bool {
 /// How each event's attr is built, from the options (`tracking_dummy`: a
 /// dummy event beside them carries the side band).
 fn attr_options(o: &RecordOptions, tracking_dummy: bool) -> AttrOptions {
+    let mut opts = attr_options_of(o, tracking_dummy);
+    if crate::event::attr_build::ids_apart(&o.events, &opts, tracking_dummy) {
+        opts.extra.sample_type |= crate::format::attr::sample_type::IDENTIFIER;
+    }
+    opts
+}
+
+/// [`attr_options`] before the events' own terms are looked at.
+fn attr_options_of(o: &RecordOptions, tracking_dummy: bool) -> AttrOptions {
     let system_wide = o.target.is_system_wide();
     AttrOptions {
         sampling: o.sampling,

@@ -10,6 +10,7 @@ mod code_shape;
 mod compressed2;
 mod damaged_files;
 mod eval;
+mod event_terms;
 mod events;
 mod export;
 mod export_debuginfod;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::format::attr::TYPE_TRACEPOINT;
 
 fn one(s: &str) -> EventSpec {
     EventSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
@@ -111,4 +112,42 @@ fn pmus_from_sysfs() {
     }
     let err = EventSpec::parse("frobnicate").unwrap_err().to_string();
     assert!(err.contains("software/.../"), "{err}");
+}
+
+#[test]
+fn tracepoints_and_probes_take_terms_after_their_name() {
+    if let Err(e) = tracefs::root() {
+        eprintln!("tracepoint terms not checked: no tracefs here ({e}); run as root");
+        return;
+    }
+    let e = one("sched:sched_switch/max-stack=3,call-graph=fp/");
+    assert_eq!(
+        e.name, "sched:sched_switch",
+        "perf names it without its terms"
+    );
+    assert_eq!(e.type_, TYPE_TRACEPOINT);
+    assert_eq!(e.sampling, Some(Sampling::Period(1)));
+    assert_eq!(e.terms.max_stack, 3);
+    assert_eq!(
+        e.terms.call_graph,
+        Some(crate::event::CallGraph::FramePointer)
+    );
+    let e = one("sched:sched_switch/max-stack=3/:k");
+    assert_eq!(e.name, "sched:sched_switch:k");
+    assert!(e.exclude_user && !e.exclude_kernel);
+    let v = parse_events("sched:sched_switch/max-stack=3/,cpu-clock", &mut 0).unwrap();
+    assert_eq!((v.len(), v[1].terms.max_stack), (2, 0));
+    let v = parse_events("{cpu-clock,sched:sched_switch/call-graph=fp/}:S", &mut 0).unwrap();
+    assert!(v[1].group.is_some_and(|g| !g.leader && g.sample_read));
+    // A glob: each tracepoint it names takes the terms.
+    let v = parse_events("sched:sched_switc*/max-stack=2/", &mut 0).unwrap();
+    assert!(!v.is_empty() && v.iter().all(|e| e.terms.max_stack == 2));
+    let err = EventSpec::parse("sched:sched_switch/period=3/").unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("a tracepoint takes no term `period`"),
+        "{err}"
+    );
+    let err = EventSpec::parse("nosuchsys:x/max-stack=3/").unwrap_err();
+    assert!(matches!(err, OptionError::UnknownEvent { .. }), "{err}");
 }

@@ -281,6 +281,17 @@ pub fn anon_code_workload() -> PathBuf {
     built("anon_code", &BUILT)
 }
 
+/// Held by whatever adds or deletes probes (perf probe): tracefs holds
+/// one set of them for the machine, perf refuses an event name any group
+/// has already, and perf's shell tests delete their groups whole; tests
+/// that run at once would break each other's.
+pub static PROBES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// [`PROBES`], taken (a test that panicked holding it poisons nothing).
+pub fn probes_lock() -> std::sync::MutexGuard<'static, ()> {
+    PROBES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// tests/workload/parallel.c (THREADS threads, then one).
 #[allow(dead_code)]
 pub fn parallel_workload() -> PathBuf {

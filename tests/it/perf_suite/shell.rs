@@ -142,6 +142,9 @@ struct Run {
 /// in a fresh directory under `work`, its output in `work/NAME.log`.
 fn run(script: &Path, shim: &Path, env: &[(&str, PathBuf)], work: &Path, limit_s: u64) -> Run {
     let name = script.file_name().unwrap().to_string_lossy().into_owned();
+    // perf's probe scripts add and delete probes: one at a time, with the
+    // other tests that do (crate::common::PROBES).
+    let _probes = name.contains("probe").then(crate::common::probes_lock);
     let cwd = work.join(name.trim_end_matches(".sh"));
     std::fs::create_dir_all(&cwd).unwrap();
     let log_path = work.join(format!("{name}.log"));
