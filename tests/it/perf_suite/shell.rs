@@ -371,13 +371,6 @@ const KNOWN: &[(&str, &str)] = &[
         "record+zstd_comp_decomp_multi_record.sh",
         "perfz writes COMPRESSED records, the script wants COMPRESSED2 (skips)",
     ),
-    // perfz: unknown event "probe_libc:inet_pton" for
-    // -e probe_libc:inet_pton/call-graph=dwarf,max-stack=8/ (the event alone
-    // records). perf fails it here too: it runs ping, not installed.
-    (
-        "record+probe_libc_inet_pton.sh",
-        "perfz refuses per-event terms on a probe (probe_libc:inet_pton/max-stack=8/)",
-    ),
 ];
 
 #[test]
