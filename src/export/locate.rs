@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use super::debuginfod::Debuginfod;
 use super::file::FileBytes;
 use super::process::Mapping;
+use crate::format::side_band::os_path;
 use crate::synth::build_id;
 
 /// `--symfs DIR[,flat|,hierarchy]`: the root the recorded paths are looked up under.
@@ -40,16 +41,15 @@ impl Symfs {
         }
     }
 
-    /// `path` under the root, as perf's path__join (DIR + "/" + path).
+    /// `path` (a recorded path's text) under the root, as perf's
+    /// path__join (DIR + "/" + path).
     pub fn join(&self, path: &str) -> PathBuf {
-        let path = if self.flat {
-            Path::new(path)
-                .file_name()
-                .map_or(path, |n| n.to_str().unwrap_or(path))
-        } else {
-            path
+        let path = os_path(path);
+        let path = match path.file_name() {
+            Some(name) if self.flat => Path::new(name),
+            _ => path.strip_prefix("/").unwrap_or(&path),
         };
-        self.dir.join(path.trim_start_matches('/'))
+        self.dir.join(path)
     }
 }
 
@@ -69,7 +69,7 @@ impl Locate {
     fn real(&self, path: &str) -> PathBuf {
         match &self.symfs {
             Some(s) => s.join(path),
-            None => PathBuf::from(path),
+            None => os_path(path),
         }
     }
 
@@ -167,8 +167,7 @@ impl Locate {
             let by_id = format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..]);
             v.push(self.real(&by_id));
         }
-        let by_path = Path::new("/usr/lib/debug").join(path.trim_start_matches('/'));
-        v.push(self.real(&by_path.to_string_lossy()));
+        v.push(self.real(&format!("/usr/lib/debug/{}", path.trim_start_matches('/'))));
         v
     }
 }

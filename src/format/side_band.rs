@@ -65,11 +65,64 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// A NUL-terminated string at `at` (to the end when there is no NUL).
-fn cstr_at(b: &[u8], at: usize) -> Option<String> {
+/// The NUL-terminated bytes at `at` (to the end when there is no NUL).
+fn cbytes_at(b: &[u8], at: usize) -> Option<&[u8]> {
     let s = b.get(at..)?;
     let n = s.iter().position(|&c| c == 0).unwrap_or(s.len());
-    Some(String::from_utf8_lossy(&s[..n]).into_owned())
+    Some(&s[..n])
+}
+
+/// A NUL-terminated string at `at` (a comm: not UTF-8 is replaced).
+fn cstr_at(b: &[u8], at: usize) -> Option<String> {
+    Some(String::from_utf8_lossy(cbytes_at(b, at)?).into_owned())
+}
+
+/// The first of 256 private-use chars that stand for the bytes of a
+/// recorded path that are not UTF-8 (`U+10FF00 + byte`): a path's text
+/// keeps any path the kernel records, and [`os_path`] gives its bytes back
+/// (perf passes paths as bytes; a program under a non-UTF-8 directory is
+/// named as perf names it).
+const RAW_BYTE: u32 = 0x10FF00;
+
+/// `bytes` as text: UTF-8 as it is, any other byte as its private-use char.
+pub fn path_text(mut bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len());
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(t) => {
+                s.push_str(t);
+                return s;
+            }
+            Err(e) => {
+                let (good, rest) = bytes.split_at(e.valid_up_to());
+                // valid_up_to says these bytes are UTF-8.
+                s.push_str(std::str::from_utf8(good).unwrap_or_default());
+                let bad = e.error_len().unwrap_or(rest.len()).max(1);
+                for &b in &rest[..bad] {
+                    s.push(char::from_u32(RAW_BYTE + u32::from(b)).unwrap_or('\u{fffd}'));
+                }
+                bytes = &rest[bad..];
+            }
+        }
+    }
+}
+
+/// The bytes a path's text (of [`path_text`]) stands for.
+pub fn path_bytes(text: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        match u32::from(c).checked_sub(RAW_BYTE) {
+            Some(b) if b < 256 => out.push(b as u8),
+            _ => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
+    }
+    out
+}
+
+/// The file a path's text (of [`path_text`]) names.
+pub fn os_path(text: &str) -> std::path::PathBuf {
+    use std::os::unix::ffi::OsStringExt;
+    std::ffi::OsString::from_vec(path_bytes(text)).into()
 }
 
 impl SideBand {
@@ -85,7 +138,7 @@ impl SideBand {
                 start: u64_at(body, 8)?,
                 len: u64_at(body, 16)?,
                 pgoff: u64_at(body, 24)?,
-                path: cstr_at(body, 32)?,
+                path: path_text(cbytes_at(body, 32)?),
                 build_id: None,
                 kernel,
             },
@@ -94,7 +147,7 @@ impl SideBand {
                 start: u64_at(body, 8)?,
                 len: u64_at(body, 16)?,
                 pgoff: u64_at(body, 24)?,
-                path: cstr_at(body, 64)?,
+                path: path_text(cbytes_at(body, 64)?),
                 build_id: (misc_bits & misc::MMAP_BUILD_ID != 0)
                     .then(|| {
                         let n = (*body.get(32)? as usize).min(20);
@@ -126,6 +179,20 @@ impl SideBand {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_that_is_not_utf8_keeps_its_bytes() {
+        for bytes in [
+            &b"/usr/bin/ls"[..],
+            b"/tmp/d\xff/p",
+            b"\xc3",
+            b"/a\xe2\x82/\xf0\x9f\x98\x80x",
+        ] {
+            let text = path_text(bytes);
+            assert_eq!(path_bytes(&text), bytes, "{text:?}");
+        }
+        assert_eq!(path_text(b"/usr/bin/ls"), "/usr/bin/ls");
+    }
 
     #[test]
     fn short_or_foreign_records_are_none() {

@@ -186,7 +186,9 @@ pub fn feature(dsos: &[Dso]) -> Vec<u8> {
     let mut b = Vec::new();
     for d in dsos {
         let id = d.build_id.as_deref().unwrap_or_default();
-        let name_len = (d.name.len() + 1).div_ceil(64) * 64;
+        // The recorded path's bytes (not UTF-8 ones too), as perf writes them.
+        let name = crate::format::side_band::path_bytes(&d.name);
+        let name_len = (name.len() + 1).div_ceil(64) * 64;
         let size = 36 + name_len;
         b.extend_from_slice(&0u32.to_le_bytes());
         let misc = if d.kernel { misc::KERNEL } else { misc::USER } | misc::BUILD_ID_SIZE;
@@ -198,7 +200,7 @@ pub fn feature(dsos: &[Dso]) -> Vec<u8> {
         idb[20] = id.len() as u8;
         b.extend_from_slice(&idb);
         let at = b.len();
-        b.extend_from_slice(d.name.as_bytes());
+        b.extend_from_slice(&name);
         b.resize(at + name_len, 0);
     }
     b
@@ -223,7 +225,7 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
         let r = if d.kernel && !d.name.starts_with('/') {
             std::fs::create_dir_all(&at)
                 .and_then(|()| cache_kallsyms(&at))
-                .and_then(|()| link_build_id(dir, rel, &hexid))
+                .and_then(|()| link_build_id(dir, Path::new(rel), &hexid))
                 .map_err(|e| e.to_string())
         } else {
             super::dso_capture::keep_named(dir, &d.name, id)

@@ -752,3 +752,38 @@ fn report_takes_perf_reports_command_line() {
     assert_eq!(g.status.code(), Some(129));
     assert!(String::from_utf8_lossy(&g.stderr).contains("-g: perfz's own table honours"));
 }
+
+/// A program under a directory whose name is not UTF-8 (issue 48: paths
+/// are bytes, as perf passes them): its frames are named, and the build-id
+/// table holds its path's bytes, as perf's does.
+#[test]
+fn a_program_at_a_path_that_is_not_utf8_is_named() {
+    use std::os::unix::ffi::OsStringExt;
+    require_recording();
+    let dir = tempdir("export-not-utf8");
+    let mut raw = dir.clone().into_os_string().into_vec();
+    raw.extend_from_slice(b"/dir\xff");
+    let odd = std::path::PathBuf::from(std::ffi::OsString::from_vec(raw));
+    std::fs::create_dir_all(&odd).unwrap();
+    let prog = odd.join("prog");
+    std::fs::copy(workload(), &prog).unwrap();
+    let data = dir.join("n.data");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(["record", "-q", "-g", "-o", data.to_str().unwrap(), "--"])
+        .arg(&prog)
+        .arg("0.2")
+        .output_within();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let folded = perfz_ok(&["export", data.to_str().unwrap()]);
+    let folded = String::from_utf8_lossy(&folded.stdout);
+    assert!(folded.contains(";perfz_workload_leaf "), "{folded}");
+    let list = std::process::Command::new(perf())
+        .args(["buildid-list", "-i", data.to_str().unwrap()])
+        .output_within();
+    let want = prog.as_os_str().as_encoded_bytes();
+    assert!(
+        list.stdout.windows(want.len()).any(|w| w == want),
+        "{}",
+        String::from_utf8_lossy(&list.stdout)
+    );
+}

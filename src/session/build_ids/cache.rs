@@ -67,7 +67,7 @@ fn put_probes(at: &Path) -> std::io::Result<()> {
 }
 
 /// `DIR/.build-id/<id[..2]>/<id[2..]>`, linking to `../../<rel>/<id>`.
-pub fn link_build_id(dir: &Path, rel: &str, hexid: &str) -> std::io::Result<()> {
+pub fn link_build_id(dir: &Path, rel: &Path, hexid: &str) -> std::io::Result<()> {
     let link_dir = dir.join(".build-id").join(&hexid[..2]);
     std::fs::create_dir_all(&link_dir)?;
     let link = link_dir.join(&hexid[2..]);

@@ -162,11 +162,10 @@ pub fn keep(
     if want.is_some_and(|b| b != id) {
         return Err("another file than the one mapped".into());
     }
-    let rel = path.trim_start_matches('/');
-    if !Path::new(rel)
-        .components()
-        .all(|c| matches!(c, Component::Normal(_)))
-    {
+    // The recorded path's bytes (not UTF-8 ones too).
+    let file = crate::format::side_band::os_path(path);
+    let rel = file.strip_prefix("/").unwrap_or(&file);
+    if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
         return Err("not a plain absolute path".into());
     }
     let hexid = build_id::hex(&id);

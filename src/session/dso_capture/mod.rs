@@ -187,7 +187,7 @@ pub fn keep_named(dir: &Path, path: &str, id: &[u8]) -> Result<(), String> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_NOCTTY | libc::O_CLOEXEC)
-        .open(path)
+        .open(crate::format::side_band::os_path(path))
         .map_err(|e| e.to_string())?;
     let src = Checked::new(file).map_err(|e| e.to_string())?;
     copy::keep(dir, path, &src, Some(id), &BUDGET, MAX_FILE).map(drop)
@@ -213,7 +213,7 @@ fn capture(dir: &Path, map: &Mapped, budget: &Budget) -> Result<Option<Vec<u8>>,
         return Ok(None);
     };
     let src = Checked::new(file).map_err(|e| e.to_string())?;
-    let ours = std::fs::metadata(map.path).ok();
+    let ours = std::fs::metadata(crate::format::side_band::os_path(map.path)).ok();
     if ours.is_some_and(|m| (m.dev(), m.ino()) == src.dev_ino()) {
         return Ok(None);
     }

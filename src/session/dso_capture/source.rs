@@ -49,7 +49,8 @@ fn open_flags(path: &str, flags: i32) -> io::Result<File> {
 /// `libc.so.6` is a symlink to its own library. The result is a handle
 /// (O_PATH): nothing is opened.
 pub fn open_in_root(root: &File, path: &str) -> io::Result<File> {
-    let name = std::ffi::CString::new(path).map_err(|_| io::ErrorKind::InvalidInput)?;
+    let bytes = crate::format::side_band::path_bytes(path);
+    let name = std::ffi::CString::new(bytes).map_err(|_| io::ErrorKind::InvalidInput)?;
     // SAFETY: open_how is plain integers; all zero is its empty value, the
     // one openat2 documents for fields left unset.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
