@@ -93,8 +93,11 @@ fn pipe_output_of_every_codec_reads_back_whole() {
     let dir = tempdir("rec-pipe-codecs");
     for codec in ["lz4", "snappy", "zstd:1"] {
         let file = dir.join(format!("{}.data", codec.replace(':', "")));
+        let stats = dir.join(format!("{}.json", codec.replace(':', "")));
         let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
             .args(["record", "-o", "-", "--codec", codec, "-F", "4000"])
+            .arg("--stats-json")
+            .arg(&stats)
             .args(["--call-graph", "dwarf,4096", "--"])
             .arg(workload())
             .arg("0.5")
@@ -105,12 +108,13 @@ fn pipe_output_of_every_codec_reads_back_whole() {
             .output_within("perfz record -o -");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{codec}: {err}");
-        // "(N samples)" of the summary.
-        let said: u64 = err
-            .split(" samples)")
-            .next()
-            .and_then(|s| s.rsplit('(').next()?.parse().ok())
-            .unwrap_or_else(|| panic!("{codec}: {err}"));
+        // The samples perfz says it wrote (a pipe's summary line counts
+        // none, as perf's).
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+        let said = json["samples"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{codec}: {json}"));
         assert!(said > 500, "{codec}: {err}");
         assert_eq!(our_samples(&file), said, "{codec}");
     }
