@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use anyhow::Context;
 use perfz_codecs::CodecSpec;
 
+use crate::format::CompressedFormat;
+
 #[derive(Debug, clap::Args)]
 pub struct DecompressArgs {
     /// Input perf.data (any codec; file, pipe or --threads directory; `-` = stdin).
@@ -34,6 +36,16 @@ pub struct RecompressArgs {
     /// Codec of the output, e.g. zstd:3 (readable by perf), lz4, snappy, none.
     #[arg(long, value_name = "SPEC", value_parser = parse_spec)]
     codec: CodecSpec,
+    /// The record compressed data goes in: compressed
+    /// (PERF_RECORD_COMPRESSED, the default: every perf since 5.x reads it)
+    /// or compressed2 (PERF_RECORD_COMPRESSED2, as perf 6.16 and newer
+    /// write with -z: perf before 6.16 cannot read it).
+    #[arg(
+        long = "compressed-format",
+        value_name = "compressed|compressed2",
+        default_value = "compressed"
+    )]
+    compressed_format: CompressedFormat,
     /// Keep the bytes of dwarf stack dumps the kernel did not write. By
     /// default they are dropped, as `perfz record` drops them: each sample's
     /// stack is cut to what the kernel wrote (perf reads and unwinds it the
@@ -52,7 +64,13 @@ pub fn decompress(a: DecompressArgs) -> anyhow::Result<()> {
         "reading stdin: say where to write with -o FILE (or -o - for stdout)"
     );
     let output = a.output.unwrap_or_else(|| plain_name(&a.input));
-    run(a.input, output.clone(), CodecSpec::None, false)?;
+    run(
+        a.input,
+        output.clone(),
+        CodecSpec::None,
+        Default::default(),
+        false,
+    )?;
     if output.as_os_str() != "-" {
         let o = output.display();
         say!(
@@ -63,11 +81,18 @@ pub fn decompress(a: DecompressArgs) -> anyhow::Result<()> {
 }
 
 pub fn recompress(a: RecompressArgs) -> anyhow::Result<()> {
-    run(a.input, a.output, a.codec, !a.keep_stack_padding)
+    let cut = !a.keep_stack_padding;
+    run(a.input, a.output, a.codec, a.compressed_format, cut)
 }
 
-fn run(input: PathBuf, output: PathBuf, spec: CodecSpec, cut: bool) -> anyhow::Result<()> {
-    let s = crate::convert::convert(&input, &output, &spec, cut)
+fn run(
+    input: PathBuf,
+    output: PathBuf,
+    spec: CodecSpec,
+    format: CompressedFormat,
+    cut: bool,
+) -> anyhow::Result<()> {
+    let s = crate::convert::convert(&input, &output, &spec, format, cut)
         .with_context(|| input.display().to_string())?;
     if let Some(n) = &s.stack_note {
         say!("perfz: {n}");

@@ -111,7 +111,6 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
     if a.dry_run {
         return Ok(None);
     }
-    let mmap_flush = parse_size(&a.mmap_flush)? as usize;
     Ok(Some(RecordOptions {
         events,
         sampling,
@@ -121,8 +120,9 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
         output,
         pages,
         realtime: a.realtime,
-        mmap_flush,
+        mmap_flush: parse_size(&a.mmap_flush)? as usize,
         codec,
+        compressed_format: a.compressed_format,
         switch_events: a.switch_events || a.latency,
         off_cpu_thresh: std::time::Duration::from_millis(a.off_cpu_thresh),
         clockid: a.clockid,

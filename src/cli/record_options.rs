@@ -78,6 +78,16 @@ pub struct Args {
     /// none for those.
     #[arg(long, value_name = "SPEC", value_parser = parse_spec, conflicts_with = "compression_level")]
     pub(super) codec: Option<CodecSpec>,
+    /// The record compressed data goes in: compressed
+    /// (PERF_RECORD_COMPRESSED, the default: every perf since 5.x reads it)
+    /// or compressed2 (PERF_RECORD_COMPRESSED2, as perf 6.16 and newer
+    /// write with -z: perf before 6.16 cannot read it).
+    #[arg(
+        long = "compressed-format",
+        value_name = "compressed|compressed2",
+        default_value = "compressed"
+    )]
+    pub(super) compressed_format: crate::format::CompressedFormat,
     /// perf's -z[N] / --compression-level[=N]: zstd at level N (1 alone).
     #[arg(short = 'z', long = "compression-level", value_name = "n", num_args = 0..=1, default_missing_value = "1", require_equals = true)]
     pub(super) compression_level: Option<i32>,

@@ -27,7 +27,9 @@ use out::Out;
 
 mod out;
 use crate::format::AttrEntry;
-use crate::format::{feat, FeatureSet, FormatError, Meta, Mode, PerfReader, RecordType};
+use crate::format::{
+    feat, CompressedFormat, FeatureSet, FormatError, Meta, Mode, PerfReader, RecordType,
+};
 use crate::push::compressor::Compressor;
 use crate::transform::{for_each_slice, Edit, StackCut};
 
@@ -81,7 +83,8 @@ pub struct Converted {
     pub stack_note: Option<String>,
 }
 
-/// Rewrites `input` as `output` with `spec` (`CodecSpec::None` = decompress).
+/// Rewrites `input` as `output` with `spec` (`CodecSpec::None` = decompress),
+/// its compressed bytes in records of `format`.
 /// `output` `-` writes pipe mode to stdout; a pipe-mode input gives a pipe-mode
 /// output. The output is written to a temporary file and renamed at the end,
 /// so a failure never leaves a half-written file under the final name.
@@ -91,9 +94,10 @@ pub fn convert(
     input: &Path,
     output: &Path,
     spec: &CodecSpec,
+    format: CompressedFormat,
     cut: bool,
 ) -> Result<Converted, ConvertError> {
-    convert_reader(PerfReader::open(input)?, input, output, spec, cut)
+    convert_reader(PerfReader::open(input)?, input, output, spec, format, cut)
 }
 
 /// [`convert`] from a reader already open on `input` (e.g. one whose
@@ -103,6 +107,7 @@ pub fn convert_reader(
     input: &Path,
     output: &Path,
     spec: &CodecSpec,
+    format: CompressedFormat,
     cut: bool,
 ) -> Result<Converted, ConvertError> {
     if reader.endian != crate::format::endian::Endian::Little {
@@ -142,6 +147,7 @@ pub fn convert_reader(
     let res = spec.visit(Run {
         reader,
         target,
+        format,
         pipe,
         cut,
     })?;
@@ -182,6 +188,7 @@ enum ConvertedTo {
 struct Run {
     reader: PerfReader,
     target: ConvertedTo,
+    format: CompressedFormat,
     pipe: bool,
     cut: bool,
 }
@@ -189,7 +196,7 @@ struct Run {
 impl CodecVisitor for Run {
     type Output = Result<Converted, ConvertError>;
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> Result<Converted, ConvertError> {
-        let mut c = Converter::<C>::new(codec);
+        let mut c = Converter::<C>::new(codec, self.format);
         c.cut = self.cut.then_some(Cutter::Unknown);
         c.run(self.reader, self.target, self.pipe)
     }
@@ -216,12 +223,12 @@ enum Cutter {
 }
 
 impl<C: Codec> Converter<C> {
-    fn new(codec: C) -> Self {
+    fn new(codec: C, format: CompressedFormat) -> Self {
         // `none` writes raw records: a compile-time constant branch.
         let comp = if C::ID == CodecId::NONE {
             None
         } else {
-            Some(Compressor::new(codec))
+            Some(Compressor::with_format(codec, format))
         };
         Converter {
             comp,

@@ -19,6 +19,7 @@ pub mod tracing_data;
 pub mod writer;
 
 pub use attr::{Attr, AttrEntry};
+pub use compressed2::CompressedFormat;
 pub use error::FormatError;
 pub use feature::{feat, CompressedInfo, FeatureSet};
 pub use reader::{Meta, Mode, PerfReader};

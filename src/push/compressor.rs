@@ -4,7 +4,10 @@
 //! Rules from the format notes (section 0, 5.6, 5.7b): type 81, unpadded,
 //! every record ≤ 65 535 bytes, holding a block end (so it decodes to ≥ 1
 //! byte) and never two frame ends, and no record decoding to more than
-//! `mmap_len` bytes.
+//! `mmap_len` bytes. Or, chosen once per compressor
+//! ([`Compressor::with_format`]), type 83 (COMPRESSED2: a u64 data_size
+//! after the header, the payload padded to 8 bytes, at most 65 512 bytes
+//! of it) under the same rules.
 //!
 //! Codecs that cut chunks by input (snappy, zstd one-shot) make one record
 //! per chunk here (a push larger than `max_input`, the most input whose output
@@ -18,19 +21,21 @@
 //! only copy; conversions and eval use the compressor's own buffer
 //! ([`Compressor::push`], each record handed to a closure).
 
-use perfz_codecs::{Codec, Input, MAX_RECORD_PAYLOAD};
+use perfz_codecs::{Codec, Input};
 
 use super::cutter::RecordWindow;
 use super::records::{declared_mmap_len, Records, Tally, RECORD_MAX};
 use crate::format::feature::CompressedInfo;
-use crate::format::record::{RecordHeader, RecordType};
+use crate::format::CompressedFormat;
 
-/// Compresses pushes into COMPRESSED records and keeps the numbers that go into
-/// HEADER_COMPRESSED.
+/// Compresses pushes into COMPRESSED (or COMPRESSED2) records and keeps the
+/// numbers that go into HEADER_COMPRESSED.
 pub struct Compressor<C: Codec> {
     codec: C,
     /// One record being built: header, then the codec's output.
     rec: Box<[u8]>,
+    /// The record type written, chosen once.
+    format: CompressedFormat,
     max_in: usize,
     /// What was written so far.
     pub tally: Tally,
@@ -39,15 +44,22 @@ pub struct Compressor<C: Codec> {
 }
 
 impl<C: Codec> Compressor<C> {
-    /// A compressor over `codec`, nothing written yet.
+    /// A compressor over `codec` writing COMPRESSED records (the default
+    /// format), nothing written yet.
     pub fn new(codec: C) -> Self {
-        let max_in = codec.max_input(MAX_RECORD_PAYLOAD);
+        Self::with_format(codec, CompressedFormat::default())
+    }
+
+    /// A compressor over `codec` writing records of `format`.
+    pub fn with_format(codec: C, format: CompressedFormat) -> Self {
+        let max_in = codec.max_input(format.max_payload());
         assert!(max_in > 0, "a codec that cannot fit one byte into a record");
-        let window = RecordWindow::new::<C>(&codec);
+        let window = RecordWindow::new::<C>(&codec, format);
         Compressor {
             window,
             codec,
             rec: vec![0u8; RECORD_MAX].into_boxed_slice(),
+            format,
             max_in,
             tally: Tally::default(),
         }
@@ -126,26 +138,23 @@ impl<C: Codec> Compressor<C> {
     }
 
     /// Compresses `piece` (at most [`max_input`](Self::max_input) bytes) into
-    /// one whole COMPRESSED record at the start of `dst` — the buffer that will
-    /// be written, so the codec's output is the only copy — and returns the
-    /// record's length. `dst` must hold [`RECORD_MAX`] bytes.
+    /// one whole record of the format at the start of `dst` — the buffer
+    /// that will be written, so the codec's output is the only copy — and
+    /// returns the record's length. `dst` must hold [`RECORD_MAX`] bytes.
     pub fn record_into(
         &mut self,
         piece: Input<'_>,
         dst: &mut [u8],
     ) -> Result<usize, perfz_codecs::Error> {
         debug_assert!(piece.len() <= self.max_in && !piece.is_empty());
-        let n = self.codec.compress(piece, &mut dst[RecordHeader::SIZE..])?;
-        let size = (RecordHeader::SIZE + n) as u16; // n ≤ 65 527 by max_input
-        let h = RecordHeader {
-            type_: RecordType::COMPRESSED,
-            misc: 0,
-            size,
-        };
-        dst[..RecordHeader::SIZE].copy_from_slice(&h.to_le());
+        let n = self
+            .codec
+            .compress(piece, &mut dst[self.format.prefix()..])?;
+        // n ≤ the format's max_payload by max_input
+        let size = self.format.seal(dst, n);
         self.tally.raw_bytes += piece.len() as u64;
-        self.tally.record(size as usize, piece.len());
-        Ok(size as usize)
+        self.tally.record(size, piece.len());
+        Ok(size)
     }
 
     /// Compresses `input` (one push: one or two slices) into as many records as
@@ -252,153 +261,4 @@ impl<E: From<perfz_codecs::Error>, F: FnMut(&[u8]) -> Result<(), E>> Records for
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::push::records::DECLARED_MMAP_LEN;
-    use perfz_codecs::{CodecSpec, ZstdCodec};
-    use zstd_oracle::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
-
-    fn bytes(kind: usize, n: usize) -> Vec<u8> {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ kind as u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        match kind {
-            // Incompressible (raw blocks).
-            0 => (0..n).map(|_| rnd() as u8).collect(),
-            // About 4:3: 128 KiB blocks stay compressed blocks larger than
-            // a record (the case a window could hold no block end in).
-            1 => (0..n).map(|_| rnd() as u8 & 63).collect(),
-            // Runs of one byte (tiny blocks).
-            2 => vec![0u8; n],
-            // Repeats with variation, like perf records.
-            _ => (0..n)
-                .map(|i| {
-                    if rnd() % 16 == 0 {
-                        rnd() as u8
-                    } else {
-                        (i % 251) as u8
-                    }
-                })
-                .collect(),
-        }
-    }
-
-    /// The records `data` makes in pushes of `push` bytes (each split in two
-    /// slices somewhere, as a ring wrap does), flushed after every
-    /// `flush_every` pushes and at the end.
-    fn records_of<C: Codec>(
-        c: &mut Compressor<C>,
-        data: &[u8],
-        push: usize,
-        flush_every: usize,
-    ) -> Vec<Vec<u8>> {
-        let mut recs: Vec<Vec<u8>> = Vec::new();
-        let mut keep = |r: &[u8]| {
-            recs.push(r.to_vec());
-            Ok::<(), perfz_codecs::Error>(())
-        };
-        for (i, chunk) in data.chunks(push).enumerate() {
-            let k = (i * 7919) % (chunk.len() + 1);
-            c.push(Input::two(&chunk[..k], &chunk[k..]), &mut keep)
-                .unwrap();
-            if i % flush_every == flush_every - 1 {
-                c.flush(&mut keep).unwrap();
-            }
-        }
-        c.flush(&mut keep).unwrap();
-        recs
-    }
-
-    /// Every record holds a block end (decodes to at least one byte, read by
-    /// the `zstd` crate's decoder in order), decodes to no more than the
-    /// declared mmap_len, and all of them to exactly what was pushed: at
-    /// every ratio, with and without holding, pushes small and large.
-    #[test]
-    fn every_record_decodes_to_one_byte_or_more_and_within_mmap_len() {
-        for level in ["zstd:1", "zstd:3", "zstd:-5"] {
-            let CodecSpec::Zstd(p) = level.parse::<CodecSpec>().unwrap() else {
-                unreachable!()
-            };
-            for kind in 0..4 {
-                let data = bytes(kind, 3 << 20);
-                for hold in [false, true] {
-                    for push in [1_000usize, 70_000, 300_000, 1 << 20] {
-                        let mut c = Compressor::new(ZstdCodec::new(&p).unwrap());
-                        c.set_hold(hold);
-                        let recs = records_of(&mut c, &data, push, usize::MAX);
-                        assert_eq!(c.info().mmap_len, DECLARED_MMAP_LEN);
-                        let mut dec = Decoder::new().unwrap();
-                        let mut out = vec![0u8; 1 << 20];
-                        let mut got = Vec::new();
-                        for (j, r) in recs.iter().enumerate() {
-                            assert!(r.len() <= RECORD_MAX);
-                            let payload = &r[RecordHeader::SIZE..];
-                            let mut i = InBuffer::around(payload);
-                            let mut n = 0;
-                            while i.pos < payload.len() {
-                                let mut o = OutBuffer::around(&mut out[..]);
-                                dec.run(&mut i, &mut o).unwrap();
-                                let k = o.pos();
-                                got.extend_from_slice(&out[..k]);
-                                n += k;
-                            }
-                            let what = format!(
-                                "{level} kind {kind} hold {hold} push {push}: record {j} of {}",
-                                recs.len()
-                            );
-                            assert!(n >= 1, "{what} decodes to nothing");
-                            assert!(n <= DECLARED_MMAP_LEN as usize, "{what} decodes to {n}");
-                        }
-                        assert!(got == data, "{level} kind {kind} hold {hold} push {push}");
-                    }
-                }
-            }
-        }
-    }
-
-    /// lz4 (records end where full, blocks where its encoder ends them or a
-    /// flush does): every record decodes, through perfz's own lz4 decoder,
-    /// to no more than the compressor's count of the most a record took
-    /// (`max_record_raw`: what it fed plus what was held when it began),
-    /// and that to no more than the bound lz4 files declare, on data from
-    /// incompressible to runs of zeros, with flushes now and then as the
-    /// drain makes them.
-    #[test]
-    fn lz4_records_decode_within_the_declared_mmap_len() {
-        use perfz_codecs::{Decoder, Lz4Codec, Lz4Decoder};
-        for kind in 0..4 {
-            let data = bytes(kind, 12 << 20);
-            for push in [1_000usize, 70_000, 300_000, 1 << 20] {
-                for flush_every in [1usize, 3, 50, usize::MAX] {
-                    let mut c = Compressor::new(Lz4Codec::new());
-                    c.set_hold(true);
-                    let recs = records_of(&mut c, &data, push, flush_every);
-                    let declared = c.tally.max_record_raw;
-                    assert!(declared <= perfz_codecs::CodecId::LZ4_RECORD_DECODE_MAX as usize);
-                    assert_eq!(
-                        c.info().mmap_len,
-                        perfz_codecs::CodecId::LZ4_RECORD_DECODE_MAX
-                    );
-                    let mut dec = Lz4Decoder::new();
-                    let mut got = Vec::new();
-                    for (j, r) in recs.iter().enumerate() {
-                        let n = dec
-                            .decompress(&r[RecordHeader::SIZE..], &mut got, usize::MAX)
-                            .unwrap();
-                        assert!(
-                            n <= declared,
-                            "kind {kind} push {push} flush every {flush_every}: record {j} of {} \
-                             decodes to {n}, counted {declared}",
-                            recs.len()
-                        );
-                    }
-                    assert!(got == data, "kind {kind} push {push} flush {flush_every}");
-                }
-            }
-        }
-    }
-}
+mod tests;

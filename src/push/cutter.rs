@@ -37,10 +37,17 @@
 //!   `CodecId::LZ4_RECORD_DECODE_MAX` (`records::declared_mmap_len`).
 //! - A frame ends only at the last flush of a push (flight-recorder
 //!   segments), and the record is sealed right after it.
+//! - The record type is the one chosen for the output, once
+//!   (`CompressedFormat`, a field): COMPRESSED's window holds 65 527
+//!   bytes after its 8-byte header; COMPRESSED2's 65 512 after its 16-byte
+//!   prefix, so that the record padded to 8 bytes fits `header.size`. The
+//!   rules above are the same for both windows (the bounds below are taken
+//!   at the larger, COMPRESSED's).
 //!
-//! Tests: `compressor.rs` (zstd on incompressible, 4:3, zero and perf-like
-//! data, with and without holding: every record decodes to 1..=mmap_len
-//! bytes, through the `zstd` crate; lz4 within what it declares), the
+//! Tests: `compressor/tests.rs` (zstd on incompressible, 4:3, zero and
+//! perf-like data, with and without holding: every record decodes to
+//! 1..=mmap_len bytes, through the `zstd` crate; lz4 within what it
+//! declares; COMPRESSED2 records each a correct writer's), the
 //! recorder-path proptest (tests/it/writer_props.rs) and
 //! codecs/tests/all/stream.rs (output between flushes within `bound`). The
 //! same cutter serves `perfz recompress` and eval.
@@ -48,8 +55,9 @@
 use perfz_codecs::{Codec, Input, MAX_RECORD_PAYLOAD};
 
 use super::records::{Records, Tally, DECLARED_MMAP_LEN, RECORD_MAX};
-use crate::format::record::{RecordHeader, RecordType};
+use crate::format::CompressedFormat;
 
+/// The largest window of any record type (COMPRESSED's).
 const P: usize = MAX_RECORD_PAYLOAD;
 
 /// Input a block may have taken when a record begins: at most its allowance
@@ -63,9 +71,15 @@ pub const RECORD_RAW_LIMIT: usize = DECLARED_MMAP_LEN as usize - HELD_MAX;
 
 /// The record being cut and the block being filled.
 pub struct RecordWindow {
-    /// Header, then the payload so far (empty for chunk codecs).
+    /// Header (and COMPRESSED2's data_size), then the payload so far
+    /// (empty for chunk codecs).
     buf: Box<[u8]>,
     fill: usize,
+    /// The record type, where its payload starts in `buf`, and the most
+    /// payload a record holds (its window).
+    format: CompressedFormat,
+    prefix: usize,
+    cap: usize,
     /// The window holds a block end.
     has_end: bool,
     /// Input the current block has taken, and may take before it is flushed.
@@ -82,20 +96,24 @@ pub struct RecordWindow {
 }
 
 impl RecordWindow {
-    /// An empty window for `codec`: a record-sized buffer for output-driven codecs,
-    /// none for chunk codecs.
-    pub fn new<C: Codec>(codec: &C) -> RecordWindow {
+    /// An empty window for `codec` cutting records of `format`: a
+    /// record-sized buffer for output-driven codecs, none for chunk codecs.
+    pub fn new<C: Codec>(codec: &C, format: CompressedFormat) -> RecordWindow {
         let len = if C::OUTPUT_DRIVEN { RECORD_MAX } else { 0 };
-        RecordWindow::with_buf(codec, vec![0u8; len].into_boxed_slice())
+        RecordWindow::with_buf(codec, vec![0u8; len].into_boxed_slice(), format)
     }
 
-    fn with_buf<C: Codec>(codec: &C, buf: Box<[u8]>) -> RecordWindow {
+    fn with_buf<C: Codec>(codec: &C, buf: Box<[u8]>, format: CompressedFormat) -> RecordWindow {
+        let cap = format.max_payload();
         RecordWindow {
             buf,
             fill: 0,
+            format,
+            prefix: format.prefix(),
+            cap,
             has_end: false,
             block_in: 0,
-            allow: codec.max_input(P),
+            allow: codec.max_input(cap),
             fed: 0,
             held_before: 0,
             hold: false,
@@ -103,10 +121,10 @@ impl RecordWindow {
         }
     }
 
-    /// A new stream (nothing held); the buffer and `hold` stay.
+    /// A new stream (nothing held); the buffer, format and `hold` stay.
     pub fn reset<C: Codec>(&mut self, codec: &C) {
         let hold = self.hold;
-        *self = RecordWindow::with_buf(codec, std::mem::take(&mut self.buf));
+        *self = RecordWindow::with_buf(codec, std::mem::take(&mut self.buf), self.format);
         self.hold = hold;
     }
 }
@@ -156,7 +174,7 @@ impl RecordWindow {
             let w = &mut *self;
             let step = codec.stream(
                 Input::one(now),
-                &mut w.buf[RecordHeader::SIZE + w.fill..],
+                &mut w.buf[w.prefix + w.fill..w.prefix + w.cap],
                 false,
             )?;
             w.fill += step.produced;
@@ -165,7 +183,7 @@ impl RecordWindow {
             tally.raw_bytes += step.consumed as u64;
             out.took(step.consumed);
             rest = &rest[step.consumed..];
-            if self.fill == P {
+            if self.fill == self.cap {
                 self.seal::<C, R>(tally, out)?;
             } else if step.consumed == 0 && step.produced == 0 {
                 return Err(perfz_codecs::Error::NoProgress.into());
@@ -213,7 +231,7 @@ impl RecordWindow {
         let w = &mut *self;
         w.fed = 0;
         w.held_before = 0;
-        w.allow = codec.max_input(P);
+        w.allow = codec.max_input(w.cap);
         Ok(())
     }
 
@@ -229,11 +247,11 @@ impl RecordWindow {
             let w = &mut *self;
             let step = codec.stream(
                 Input::one(&[]),
-                &mut w.buf[RecordHeader::SIZE + w.fill..],
+                &mut w.buf[w.prefix + w.fill..w.prefix + w.cap],
                 true,
             )?;
             w.fill += step.produced;
-            if self.fill == P {
+            if self.fill == self.cap {
                 self.seal::<C, R>(tally, out)?;
             }
             if step.done {
@@ -249,25 +267,20 @@ impl RecordWindow {
         w.block_in = 0;
         // The next block may end in the next window only if this one holds
         // an end; it starts at `fill`.
-        let room = if w.has_end { 2 * P } else { P } - w.fill;
+        let room = if w.has_end { 2 * w.cap } else { w.cap } - w.fill;
         w.allow = codec.max_input(room).max(1);
         Ok(())
     }
 
-    /// Makes the window one COMPRESSED record and hands it to `out`.
+    /// Makes the window one record of the format (COMPRESSED, or
+    /// COMPRESSED2 padded) and hands it to `out`.
     fn seal<C: Codec, R: Records>(
         &mut self,
         tally: &mut Tally,
         out: &mut R,
     ) -> Result<(), R::Error> {
         let w = &mut *self;
-        let size = RecordHeader::SIZE + w.fill; // fill ≤ MAX_RECORD_PAYLOAD
-        let h = RecordHeader {
-            type_: RecordType::COMPRESSED,
-            misc: 0,
-            size: size as u16,
-        };
-        w.buf[..RecordHeader::SIZE].copy_from_slice(&h.to_le());
+        let size = w.format.seal(&mut w.buf, w.fill); // fill ≤ cap
         tally.record(size, w.fed + w.held_before);
         out.emit(&w.buf[..size])?;
         w.fill = 0;

@@ -10,7 +10,7 @@ use std::io;
 use perfz_codecs::{Codec, Input};
 
 use crate::event::ring::Rings;
-use crate::format::CompressedInfo;
+use crate::format::{CompressedFormat, CompressedInfo};
 use crate::push::lent::Lent;
 use crate::push::sink::Returned;
 use crate::push::{Copies, Meter, Output, Pusher, Segments, Sink};
@@ -203,13 +203,16 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
     /// A unit pushing through `codec` into `sink`. `stack_cut`: cut unwritten dwarf
     /// stack bytes; `rounds`: end passes with FINISHED_ROUND; `hits`: gather for build ids.
     pub fn new(codec: C, sink: S, stack_cut: Option<StackCut>, rounds: bool, hits: bool) -> Self {
-        Self::with_off_cpu(codec, sink, stack_cut, rounds, hits, None)
+        let format = CompressedFormat::default();
+        Self::with_off_cpu(codec, sink, format, stack_cut, rounds, hits, None)
     }
 
-    /// [`new`](Self::new), with `--off-cpu`'s conversion where given.
+    /// [`new`](Self::new), in records of `format` (`--compressed-format`),
+    /// with `--off-cpu`'s conversion where given.
     pub fn with_off_cpu(
         codec: C,
         sink: S,
+        format: CompressedFormat,
         stack_cut: Option<StackCut>,
         rounds: bool,
         hits: bool,
@@ -218,7 +221,7 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
         // The flight recorder's segments are each whole when retained (a
         // snapshot takes them as they are): its codec never holds.
         let holds = sink.output().and_then(Output::segments).is_none();
-        let mut pusher = Pusher::new(codec, sink);
+        let mut pusher = Pusher::with_format(codec, sink, format);
         pusher.set_hold(holds);
         PushDrain {
             pusher,

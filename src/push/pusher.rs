@@ -31,7 +31,7 @@ use super::meter::{Meter, NoMeter};
 use super::Sink;
 use crate::format::record::RecordType;
 use crate::format::writer::empty_record;
-use crate::format::CompressedInfo;
+use crate::format::{CompressedFormat, CompressedInfo};
 use crate::push::compressor::Compressor;
 use crate::push::records::Records;
 use crate::transform::{for_each_slice, Edit};
@@ -59,10 +59,17 @@ pub struct Pusher<C: Codec, S: Sink, M: Meter = NoMeter> {
 }
 
 impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
-    /// A pusher compressing with `codec` into `sink`, nothing pushed yet.
+    /// A pusher compressing with `codec` into `sink` (COMPRESSED records),
+    /// nothing pushed yet.
     pub fn new(codec: C, sink: S) -> Self {
+        Self::with_format(codec, sink, CompressedFormat::default())
+    }
+
+    /// A pusher compressing with `codec` into `sink`, in records of
+    /// `format` (the record type, chosen once).
+    pub fn with_format(codec: C, sink: S, format: CompressedFormat) -> Self {
         Pusher {
-            comp: Compressor::new(codec),
+            comp: Compressor::with_format(codec, format),
             sink,
             staging: Vec::new(),
             meter: M::default(),

@@ -33,7 +33,9 @@ pub(super) fn rewrite_as_compressed(path: &Path) -> Result<(), FormatError> {
         .prefix(".perfz-recover-")
         .tempfile_in(dir)?
         .into_temp_path();
-    crate::convert::convert(path, &out, &spec, false).map_err(|e| match e {
+    // COMPRESSED records, which every perf reads.
+    let compressed = crate::format::CompressedFormat::Compressed;
+    crate::convert::convert(path, &out, &spec, compressed, false).map_err(|e| match e {
         crate::convert::ConvertError::Format(f) => f,
         other => FormatError::Unsupported(format!(
             "rewriting its COMPRESSED2 records as COMPRESSED: {other}"

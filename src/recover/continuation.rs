@@ -48,7 +48,7 @@ pub fn repair_continuation(
     .parse()
     .map_err(|e: perfz_codecs::Error| FormatError::Unsupported(e.to_string()))?;
     let tmp = broken.with_extension("perfz-repair");
-    let s = crate::convert::convert_reader(r, broken, &tmp, &spec, false)?;
+    let s = crate::convert::convert_reader(r, broken, &tmp, &spec, Default::default(), false)?;
     std::fs::rename(&tmp, broken).map_err(FormatError::Io)?;
     Ok(Repaired {
         primed_records: primed,

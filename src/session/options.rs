@@ -37,6 +37,9 @@ pub struct RecordOptions {
     pub mmap_flush: usize,
     /// `--codec` / `-z`: how records are compressed (`none`: raw records).
     pub codec: perfz_codecs::CodecSpec,
+    /// `--compressed-format`: the record type compressed bytes go in
+    /// (COMPRESSED, which every perf reads, unless asked).
+    pub compressed_format: crate::format::CompressedFormat,
     /// `--switch-events`: record context switches (PERF_RECORD_SWITCH).
     pub switch_events: bool,
     /// `--off-cpu-thresh`: off-CPU waits shorter than this are added up
@@ -252,6 +255,7 @@ impl Default for RecordOptions {
             realtime: None,
             mmap_flush: 1,
             codec: perfz_codecs::CodecSpec::default(),
+            compressed_format: Default::default(),
             switch_events: false,
             off_cpu_thresh: std::time::Duration::from_millis(500),
             clockid: None,

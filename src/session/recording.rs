@@ -179,6 +179,7 @@ impl<'o> Recording<'o> {
         let o = self.o;
         let built = o.codec.visit(UnitBuild {
             output,
+            format: o.compressed_format,
             aio: o.aio,
             aio_backend: o.aio_backend,
             copy_meter: o.copy_meter,

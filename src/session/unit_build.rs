@@ -16,6 +16,7 @@ use perfz_codecs::{Codec, CodecVisitor};
 use super::error::RecordError;
 use super::options::AioBackend;
 use super::unit::Unit;
+use crate::format::CompressedFormat;
 use crate::notes::Notes;
 use crate::push::drain::PushDrain;
 use crate::push::{
@@ -28,6 +29,8 @@ use crate::transform::StackCut;
 pub struct UnitBuild {
     /// Where the unit's records go.
     pub output: Output,
+    /// `--compressed-format`: the record type the codec's bytes go in.
+    pub format: CompressedFormat,
     /// `--aio[=N]`.
     pub aio: Option<usize>,
     pub aio_backend: AioBackend,
@@ -55,6 +58,7 @@ pub struct Built {
 /// What a drain unit is built with besides its codec and sink.
 #[derive(Clone)]
 struct UnitConfig {
+    format: CompressedFormat,
     copy_meter: bool,
     stack_cut: Option<StackCut>,
     rounds: bool,
@@ -64,11 +68,12 @@ struct UnitConfig {
 
 impl UnitConfig {
     fn build<C: Codec + Send + 'static, S: Sink + Send + 'static>(self, codec: C, sink: S) -> Unit {
-        let (t, oc) = (self.stack_cut, self.off_cpu);
+        let (f, t, oc) = (self.format, self.stack_cut, self.off_cpu);
         if self.copy_meter {
             Unit::new(Box::new(PushDrain::<C, S, CopyMeter>::with_off_cpu(
                 codec,
                 sink,
+                f,
                 t,
                 self.rounds,
                 self.hits,
@@ -78,6 +83,7 @@ impl UnitConfig {
             Unit::new(Box::new(PushDrain::<C, S, NoMeter>::with_off_cpu(
                 codec,
                 sink,
+                f,
                 t,
                 self.rounds,
                 self.hits,
@@ -141,6 +147,7 @@ impl CodecVisitor for UnitBuild {
 
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> Self::Output {
         let u = UnitConfig {
+            format: self.format,
             copy_meter: self.copy_meter,
             stack_cut: self.stack_cut,
             rounds: self.rounds,

@@ -9,7 +9,7 @@ use std::io::Cursor;
 use perfz::codecs::{Codec, CodecSpec, CodecVisitor, Input};
 use perfz::format::attr::sample_type as st;
 use perfz::format::writer::{empty_record, FileWriter};
-use perfz::format::{Attr, AttrEntry, FeatureSet, PerfReader, RecordType};
+use perfz::format::{Attr, AttrEntry, CompressedFormat, FeatureSet, PerfReader, RecordType};
 use perfz::push::compressor::Compressor;
 use perfz::push::{AsyncSink, Backend, Pusher, SerialSink, Sink, ThreadBackend, UringBackend};
 use proptest::prelude::*;
@@ -160,6 +160,8 @@ struct RecorderPath<'a> {
     /// As the recorder runs it: pushes end without a flush where the codec
     /// can hold, rounds end with `end_round`, one flush at the end.
     hold: bool,
+    /// The record type compressed bytes go in.
+    format: CompressedFormat,
 }
 
 fn push_all<C: Codec, S: Sink>(p: &mut Pusher<C, S>, pushes: &[Input<'_>], hold: bool) {
@@ -189,7 +191,12 @@ fn zstd_records_decode_within_mmap_len(path: &std::path::Path) -> Result<(), Tes
         if !rec.header.type_.is_compressed() {
             continue;
         }
-        let payload = &rec.bytes[8..];
+        let payload = if rec.header.type_ == RecordType::COMPRESSED {
+            &rec.bytes[8..]
+        } else {
+            let n = u64::from_le_bytes(rec.bytes[8..16].try_into().unwrap()) as usize;
+            &rec.bytes[16..16 + n]
+        };
         let mut i = InBuffer::around(payload);
         let mut n = 0;
         while i.pos < payload.len() {
@@ -222,17 +229,17 @@ impl CodecVisitor for RecorderPath<'_> {
         let biggest = self.pushes.iter().map(|p| p.len()).max().unwrap_or(0);
         match self.sink {
             SinkKind::Serial => {
-                let mut p = Pusher::<C, _>::new(codec, SerialSink::new(w));
+                let mut p = Pusher::<C, _>::with_format(codec, SerialSink::new(w), self.format);
                 push_all(&mut p, self.pushes, self.hold);
                 common::finish_pushed(p);
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
-                push_async(codec, w, b, self.pushes, biggest, self.hold);
+                push_async(codec, w, b, self.pushes, biggest, self.hold, self.format);
             }
             SinkKind::AsyncUring => {
                 let b = UringBackend::new(w.get_ref()).unwrap_or_else(|e| panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)"));
-                push_async(codec, w, b, self.pushes, biggest, self.hold);
+                push_async(codec, w, b, self.pushes, biggest, self.hold, self.format);
             }
         }
     }
@@ -246,8 +253,10 @@ fn push_async<C: Codec, B: Into<Backend>>(
     pushes: &[Input<'_>],
     biggest: usize,
     hold: bool,
+    format: CompressedFormat,
 ) {
-    let mut p = Pusher::<C, _>::new(codec, AsyncSink::new(w, b, 2, biggest));
+    let sink = AsyncSink::new(w, b, 2, biggest);
+    let mut p = Pusher::<C, _>::with_format(codec, sink, format);
     push_all(&mut p, pushes, hold);
     common::finish_pushed(p);
 }
@@ -283,12 +292,19 @@ proptest! {
         let attr = AttrEntry { attr, ids: vec![7], name: None };
         let dir = common::tempdir("props-recorder");
         let path = dir.join("r.data");
-        for spec in ["none", "zstd:1", "zstd:3", "zstd:1,oneshot", "lz4", "snappy"] {
+        // Every codec in COMPRESSED records, and in COMPRESSED2 records
+        // (each checked from the file's bytes as a correct writer's).
+        let compressed2 = ["zstd:1", "zstd:3", "zstd:1,oneshot", "lz4", "snappy"].map(|s| (s, CompressedFormat::Compressed2));
+        let compressed = ["none", "zstd:1", "zstd:3", "zstd:1,oneshot", "lz4", "snappy"].map(|s| (s, CompressedFormat::Compressed));
+        for (spec, format) in compressed.into_iter().chain(compressed2) {
             let spec: CodecSpec = spec.parse().unwrap();
             for (sink, hold) in [(SinkKind::Serial, false), (SinkKind::Serial, true), (SinkKind::AsyncThread, true), (SinkKind::AsyncUring, false)] {
-                spec.visit(RecorderPath { pushes: &pushes, attr: attr.clone(), sink, path: &path, hold }).unwrap();
+                spec.visit(RecorderPath { pushes: &pushes, attr: attr.clone(), sink, path: &path, hold, format }).unwrap();
                 if spec.id() == perfz::codecs::CodecId::ZSTD {
                     zstd_records_decode_within_mmap_len(&path)?;
+                }
+                if format == CompressedFormat::Compressed2 {
+                    prop_assert!(!common::compressed2::written(&path).is_empty(), "{} {:?}", spec, sink);
                 }
                 let mut r = PerfReader::open(&path).unwrap();
                 let mut n = 0;

@@ -91,3 +91,42 @@ pub fn rewrite(input: &Path, output: &Path, wrap: bool) -> (usize, bool) {
     std::fs::write(output, out).unwrap();
     (n, wrapped)
 }
+
+/// The sizes of the COMPRESSED2 records in the data section of `path` (a
+/// file-mode perf.data), each checked from the bytes as a correct
+/// writer's: header.size the record's, data_size its codec bytes, the
+/// record padded with zeros to the next multiple of 8 and no further
+/// (and the same read by perfz's reader's own `compressed2::extent`). A
+/// COMPRESSED (81) record among them fails: the writer was asked for 83.
+pub fn written(path: &Path) -> Vec<usize> {
+    use perfz::format::compressed2::extent;
+    let b = std::fs::read(path).unwrap();
+    assert_eq!(&b[..8], b"PERFILE2");
+    let (off, size) = (u64_at(&b, 40) as usize, u64_at(&b, 48) as usize);
+    let mut sizes = Vec::new();
+    let mut at = off;
+    while at < off + size {
+        let t = u32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        let s = u16::from_le_bytes(b[at + 6..at + 8].try_into().unwrap()) as usize;
+        assert!(s >= 8, "record at {at:#x}");
+        assert_ne!(t, 81, "a COMPRESSED record at {at:#x}");
+        if t == 83 {
+            let data_size = u64_at(&b, at + 8) as usize;
+            let what = format!("COMPRESSED2 at {at:#x}: size {s}, data_size {data_size}");
+            assert_eq!(s, (16 + data_size).div_ceil(8) * 8, "{what}");
+            assert_eq!(extent(s, data_size as u64), Some((s, data_size)), "{what}");
+            assert!(
+                b[at + 16 + data_size..at + s].iter().all(|&x| x == 0),
+                "{what}"
+            );
+            sizes.push(s);
+        }
+        at += s;
+    }
+    assert_eq!(
+        at,
+        off + size,
+        "the records end where the data section does"
+    );
+    sizes
+}
