@@ -189,20 +189,7 @@ fn terms_perf_refuses_on_a_tracepoint_are_refused_with_what_it_takes() {
     let out = dir.join("x.data");
     for t in ["period=3", "name=x", "ratio-to-prev=2"] {
         let e = format!("sched:sched_switch/{t}/");
-        let theirs = Command::new(perf_7())
-            .args([
-                "record",
-                "-q",
-                "-o",
-                out.to_str().unwrap(),
-                "-e",
-                &e,
-                "--",
-                "true",
-            ])
-            .output_within();
-        assert!(!theirs.status.success(), "perf 7.3 takes {e}");
-        let o = perfz(&[
+        let line = [
             "record",
             "-q",
             "-o",
@@ -211,7 +198,10 @@ fn terms_perf_refuses_on_a_tracepoint_are_refused_with_what_it_takes() {
             &e,
             "--",
             "true",
-        ]);
+        ];
+        let theirs = Command::new(perf_7()).args(line).output_within();
+        assert!(!theirs.status.success(), "perf 7.3 takes {e}");
+        let o = perfz(&line);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
             !o.status.success() && err.contains("its terms: call-graph, stack-size"),
