@@ -10,14 +10,15 @@ use std::io;
 use perfz_codecs::{Codec, Input};
 
 use crate::event::ring::Rings;
+use crate::format::record::RecordHeader;
 use crate::format::{CompressedFormat, CompressedInfo};
 use crate::push::lent::Lent;
 use crate::push::sink::Returned;
 use crate::push::{Copies, Meter, Output, Pusher, Segments, Sink};
 use crate::transform::off_cpu::OffCpu;
 use crate::transform::scan::{headers, note, Hits, RecordCounts};
-use crate::transform::Edit;
 use crate::transform::StackCut;
+use crate::transform::{build_id_leak, Edit};
 
 /// The numbers a drain unit keeps, for the summary and the header.
 #[derive(Debug, Clone, Default)]
@@ -117,13 +118,19 @@ pub const HAND_BACK_PIECE: usize = 64 << 10;
 fn piece_len(
     region: Input<'_>,
     at_least: usize,
-    n: &mut RecordCounts,
-    mut hits: Option<&mut Hits>,
+    (n, mut hits): (&mut RecordCounts, Option<&mut Hits>),
+    leaks: &mut Vec<(usize, RecordHeader)>,
 ) -> usize {
     let len = region.len();
     let whole = at_least == 0 || len <= at_least;
+    leaks.clear();
     for (at, h) in headers(region) {
         note(region, (at, &h), n, hits.as_deref_mut());
+        // Rare (MMAP2 only): the kernel's build-id mark on a record that
+        // holds none, cleared as the piece goes out.
+        if let Some(f) = build_id_leak::fixed(region, at, &h) {
+            leaks.push((at, f));
+        }
         let end = at + h.size as usize;
         if !whole && end >= at_least {
             return end;
@@ -185,6 +192,8 @@ pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
     stack_use: crate::transform::stack_use::StackUse,
     /// The current region's edits (reused: no allocation once warm).
     edits: Vec<Edit>,
+    /// The current piece's MMAP2 headers to unmark ([`build_id_leak`]).
+    leaks: Vec<(usize, RecordHeader)>,
     max_fill: f64,
     near_full_pushes: u64,
     /// End each pass that moved data with FINISHED_ROUND.
@@ -230,6 +239,7 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
             stack_samples_uncut: 0,
             stack_use: Default::default(),
             edits: Vec::new(),
+            leaks: Vec::new(),
             max_fill: 0.0,
             near_full_pushes: 0,
             rounds,
@@ -258,6 +268,7 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
         if let Some(o) = &mut self.off_cpu {
             o.take(region, &mut self.edits);
         }
+        build_id_leak::add(&self.leaks, &mut self.edits);
         // A flight-recorder segment closes after a push that ends the
         // codec's frame, so the next segment decodes on its own.
         let close = last && (self.segments()).is_some_and(Segments::segment_due);
@@ -332,7 +343,8 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             // the rest is still being compressed, not after the whole pass.
             loop {
                 let region = ring.region(head);
-                let piece = piece_len(region, HAND_BACK_PIECE, n, self.hits.as_mut());
+                let counts = (&mut *n, self.hits.as_mut());
+                let piece = piece_len(region, HAND_BACK_PIECE, counts, &mut self.leaks);
                 let (part, _) = region.split_at(piece);
                 let last = piece == region.len();
                 self.push_part(part, last)?;

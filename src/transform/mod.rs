@@ -4,8 +4,10 @@
 //! bytes of dwarf samples ([`stack_cut`]); `--off-cpu` takes its switch
 //! records out and makes off-CPU samples of the waits ([`off_cpu`]); the
 //! scan walks the records once for counts, sample times and what the
-//! build-id pass needs ([`scan`]).
+//! build-id pass needs ([`scan`]); an MMAP2 the kernel marked with a build
+//! id it does not hold goes out unmarked ([`build_id_leak`]).
 
+pub mod build_id_leak;
 pub mod edit;
 pub mod off_cpu;
 pub mod sample_layout;
