@@ -89,8 +89,9 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
         a.output.as_os_str() != "-" || !super::stdio::stdout_was_closed(),
         "-o -: standard output is closed, so the recording would be lost; give it a pipe or a file (perfz record -o - | perf report -i -)"
     );
-    let mut events = events_with_filters(&a.events, &a.filter, a.exclude_perf, &a.words)?;
-    super::record_cgroups::assign(&mut events, &a.events, &a.words)?;
+    let mut lists = events_with_filters(&a.events, &a.filter, a.exclude_perf, &a.words)?;
+    super::record_cgroups::assign(&mut lists, &a.words)?;
+    let mut events: Vec<_> = lists.into_iter().flatten().collect();
     if a.off_cpu {
         events.push(crate::event::events::EventSpec::off_cpu());
     }

@@ -4,23 +4,14 @@
 //! cgroups"); where the first -G gives one name alone, every event defined
 //! so far is counted in that cgroup.
 
-use crate::event::parse::parse_events;
 use crate::event::EventSpec;
 
-/// Gives `events` (parsed from the -e `lists`, in order) their cgroups,
-/// from `words` (the options as perf's parse-options split them:
-/// `--event=E`, `--cgroup=NAMES`).
-pub(super) fn assign(
-    events: &mut [EventSpec],
-    lists: &[String],
-    words: &[String],
-) -> anyhow::Result<()> {
-    // How many events each -e defines (parsed again: the same grammar).
-    let mut next_group = 0;
-    let per_list: Vec<usize> = lists
-        .iter()
-        .map(|l| parse_events(l, &mut next_group).map(|v| v.len()))
-        .collect::<Result<_, _>>()?;
+/// Gives the events of `lists` (each -e's, in order) their cgroups, from
+/// `words` (the options as perf's parse-options split them: `--event=E`,
+/// `--cgroup=NAMES`).
+pub(super) fn assign(lists: &mut [Vec<EventSpec>], words: &[String]) -> anyhow::Result<()> {
+    let per_list: Vec<usize> = lists.iter().map(Vec::len).collect();
+    let mut events: Vec<&mut EventSpec> = lists.iter_mut().flatten().collect();
     let (mut lists_seen, mut defined, mut named) = (0usize, 0usize, 0usize);
     for w in words {
         if w.starts_with("--event=") {
@@ -58,15 +49,14 @@ mod tests {
     use super::*;
 
     fn cgroups_of(lists: &[&str], words: &[&str]) -> anyhow::Result<Vec<Option<String>>> {
-        let lists: Vec<String> = lists.iter().map(|s| s.to_string()).collect();
         let words: Vec<String> = words.iter().map(|s| s.to_string()).collect();
         let mut g = 0;
-        let mut events: Vec<EventSpec> = lists
+        let mut lists: Vec<Vec<EventSpec>> = lists
             .iter()
-            .flat_map(|l| parse_events(l, &mut g).unwrap())
+            .map(|l| crate::event::parse::parse_events(l, &mut g).unwrap())
             .collect();
-        assign(&mut events, &lists, &words)?;
-        Ok(events.into_iter().map(|e| e.cgroup).collect())
+        assign(&mut lists, &words)?;
+        Ok(lists.into_iter().flatten().map(|e| e.cgroup).collect())
     }
 
     #[test]

@@ -7,16 +7,16 @@ use crate::event::events::EventSpec;
 use crate::event::parse::parse_events;
 use crate::notes::Notes;
 
-/// Parses every -e (perf's grammar) and gives each --filter (and
-/// --exclude-perf's `common_pid != PID`) to the tracepoints of the -e before
-/// it on the command line, as perf does; `words` are the options as perf's
+/// Parses every -e (perf's grammar; each -e's events a list of their own)
+/// and gives each --filter (and --exclude-perf's `common_pid != PID`) to
+/// the tracepoints of the -e before it on the command line, as perf does; `words` are the options as perf's
 /// parse-options split them (`--event=E`, `--filter=F`, `--exclude-perf`).
 pub(super) fn events_with_filters(
     lists: &[String],
     filters: &[String],
     exclude_perf: bool,
     words: &[String],
-) -> anyhow::Result<Vec<EventSpec>> {
+) -> anyhow::Result<Vec<Vec<EventSpec>>> {
     let lists: Vec<String> = if lists.is_empty() {
         vec!["cpu-clock".into()]
     } else {
@@ -77,7 +77,7 @@ pub(super) fn events_with_filters(
         f_seen == filters.len(),
         "--filter must follow the -e of the tracepoints it filters"
     );
-    Ok(parsed.into_iter().flatten().collect())
+    Ok(parsed)
 }
 
 /// The kernel's perf_event_max_sample_rate.

@@ -118,7 +118,8 @@ pub const HAND_BACK_PIECE: usize = 64 << 10;
 fn piece_len(
     region: Input<'_>,
     at_least: usize,
-    (n, mut hits): (&mut RecordCounts, Option<&mut Hits>),
+    n: &mut RecordCounts,
+    mut hits: Option<&mut Hits>,
     leaks: &mut Vec<(usize, RecordHeader)>,
 ) -> usize {
     let len = region.len();
@@ -343,8 +344,8 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             // the rest is still being compressed, not after the whole pass.
             loop {
                 let region = ring.region(head);
-                let counts = (&mut *n, self.hits.as_mut());
-                let piece = piece_len(region, HAND_BACK_PIECE, counts, &mut self.leaks);
+                let hits = self.hits.as_mut();
+                let piece = piece_len(region, HAND_BACK_PIECE, n, hits, &mut self.leaks);
                 let (part, _) = region.split_at(piece);
                 let last = piece == region.len();
                 self.push_part(part, last)?;

@@ -248,7 +248,8 @@ pub fn add_to_cache(dir: &Path, dsos: &[Dso]) -> (usize, Option<String>) {
 pub fn add(
     features: &mut crate::format::FeatureSet,
     hits: &Hits,
-    (o, vmlinux): (&super::options::BuildIdOptions, Option<&Path>),
+    o: &super::options::BuildIdOptions,
+    vmlinux: Option<&Path>,
     notes: &mut Notes,
 ) {
     // What the capture still copies belongs in this table and cache.

@@ -366,7 +366,7 @@ impl<'o> Recording<'o> {
     pub fn add_build_ids(&self, f: &mut FeatureSet, hits: &Hits, notes: &mut Notes) {
         if self.o.build_ids.table {
             let vmlinux = self.o.vmlinux.as_deref();
-            build_ids::add(f, hits, (&self.o.build_ids, vmlinux), notes);
+            build_ids::add(f, hits, &self.o.build_ids, vmlinux, notes);
         }
     }
 

@@ -246,8 +246,7 @@ fn perf_7_3s_multi_record_zstd_test_passes_with_compressed2() {
         .env("PATH", path)
         .current_dir(&dir)
         .output_within();
-    let text =
-        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    let text = all_output(&o);
     assert!(o.status.success(), "{}: {text}", o.status);
     assert!(text.contains("compressed records"), "{text}");
 }

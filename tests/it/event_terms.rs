@@ -453,9 +453,7 @@ fn perfs_probe_shell_test_reads_perfz_as_it_reads_perf() {
             .env("PATH", path)
             .current_dir(&dir)
             .output_within();
-        let text =
-            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
-        (o.status.code(), text)
+        (o.status.code(), all_output(&o))
     };
     let (base_rc, base) = run(false);
     let (rc, ours) = run(true);

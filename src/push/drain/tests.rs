@@ -109,7 +109,7 @@ fn a_pass_hands_each_piece_back_before_it_pushes_the_next() {
 /// the piece's.
 fn piece_of(region: Input<'_>, at_least: usize) -> usize {
     let mut n = RecordCounts::default();
-    let piece = piece_len(region, at_least, (&mut n, None), &mut Vec::new());
+    let piece = piece_len(region, at_least, &mut n, None, &mut Vec::new());
     let mut whole = RecordCounts::default();
     crate::transform::scan::scan(region.split_at(piece).0, &mut whole);
     assert_eq!((n.records, n.samples), (whole.records, whole.samples));

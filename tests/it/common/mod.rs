@@ -195,6 +195,12 @@ pub fn parse_script(text: &str) -> Vec<(u32, String, u64)> {
     out
 }
 
+/// A script's whole output: its standard output, then its standard error.
+#[allow(dead_code)]
+pub fn all_output(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+}
+
 /// Runs perf with `args`, returning stdout; panics with stderr on failure.
 pub fn run_perf(perf: &Path, args: &[&str]) -> String {
     let out = Command::new(perf).args(args).output_within();
