@@ -11,100 +11,14 @@ use perfz_codecs::{Codec, Input};
 
 use crate::event::ring::Rings;
 use crate::format::record::RecordHeader;
-use crate::format::{CompressedFormat, CompressedInfo};
+use crate::format::CompressedFormat;
 use crate::push::lent::Lent;
-use crate::push::sink::Returned;
-use crate::push::{Copies, Meter, Output, Pusher, Segments, Sink};
+pub use crate::push::report::DrainReport;
+use crate::push::{HandedBack, Meter, Output, Pusher, Segments, Sink};
 use crate::transform::off_cpu::OffCpu;
 use crate::transform::scan::{headers, note, Hits, RecordCounts};
 use crate::transform::StackCut;
 use crate::transform::{build_id_leak, Edit};
-
-/// The numbers a drain unit keeps, for the summary and the header.
-#[derive(Debug, Clone, Default)]
-pub struct DrainReport {
-    /// Bytes read out of rings.
-    pub ring_bytes: u64,
-    /// Bytes of COMPRESSED records written (0 with `none`).
-    pub compressed_bytes: u64,
-    /// HEADER_COMPRESSED as it stands (None with `none`).
-    pub compressed: Option<CompressedInfo>,
-    /// Bytes of records written so far (or queued).
-    pub bytes_written: u64,
-    /// Where the output's last checkpoint left it (`None` before the
-    /// first, or an output without checkpoints): what a failed write rolls
-    /// back to.
-    pub checkpoint_end: Option<u64>,
-    /// The copy meter's counts, when it is on.
-    pub copies: Option<Copies>,
-    /// Whether the codec copies its input into a buffer of its own.
-    pub codec_copies_input: bool,
-    /// Bytes held by the codec's state.
-    pub codec_state_bytes: usize,
-    /// How writes are done ("serial", "async (io_uring)").
-    pub sink: &'static str,
-    /// Unwritten dwarf stack bytes left out.
-    pub stack_bytes_cleared: u64,
-    /// Samples with a stack left whole (they did not parse as their
-    /// event's layout, or their id was unknown).
-    pub stack_samples_uncut: u64,
-    /// The fullest a ring was when a pass came to it, as a fraction of its
-    /// size, and how many pushes found a ring at least 7/8 full (how close
-    /// the drain came to losing records).
-    pub max_fill: f64,
-    /// Pushes that found their ring at least 7/8 full.
-    pub near_full_pushes: u64,
-    /// How much of their stack dumps the samples used (dwarf, when cut).
-    pub stack_use: crate::transform::stack_use::StackUse,
-    /// `--off-cpu`: switch-outs seen, off-CPU samples written, records of
-    /// other recorders' ids left out (by every unit of the recording).
-    pub off_cpu: Option<crate::transform::off_cpu::OffCpuCounts>,
-}
-
-impl DrainReport {
-    /// HEADER_COMPRESSED for `data`, from every thread's stream: the same codec
-    /// and level, the largest mmap_len, the ratio over all of them.
-    pub fn combined_compressed(reports: &[DrainReport]) -> Option<CompressedInfo> {
-        let mut info = reports.iter().find_map(|r| r.compressed)?;
-        let raw: u64 = reports.iter().map(|r| r.ring_bytes).sum();
-        let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
-        info.mmap_len = reports
-            .iter()
-            .filter_map(|r| r.compressed.map(|c| c.mmap_len))
-            .max()
-            .unwrap_or(info.mmap_len);
-        info.ratio = if comp == 0 {
-            0
-        } else {
-            (raw as f64 / comp as f64 + 0.5) as u32
-        };
-        Some(info)
-    }
-
-    /// Two units' reports as one: sums, the fullest ring, the first's sink.
-    pub fn combined(self, b: &DrainReport) -> DrainReport {
-        let mut stack_use = self.stack_use;
-        stack_use.merge(&b.stack_use);
-        DrainReport {
-            ring_bytes: self.ring_bytes + b.ring_bytes,
-            compressed_bytes: self.compressed_bytes + b.compressed_bytes,
-            compressed: self.compressed.or(b.compressed),
-            bytes_written: self.bytes_written + b.bytes_written,
-            checkpoint_end: self.checkpoint_end,
-            copies: Copies::add(self.copies, b.copies),
-            codec_copies_input: self.codec_copies_input,
-            codec_state_bytes: self.codec_state_bytes + b.codec_state_bytes,
-            sink: self.sink,
-            stack_bytes_cleared: self.stack_bytes_cleared + b.stack_bytes_cleared,
-            stack_samples_uncut: self.stack_samples_uncut + b.stack_samples_uncut,
-            max_fill: self.max_fill.max(b.max_fill),
-            near_full_pushes: self.near_full_pushes + b.near_full_pushes,
-            stack_use,
-            // Shared by every unit: the same counts.
-            off_cpu: self.off_cpu.or(b.off_cpu),
-        }
-    }
-}
 
 /// Ring bytes pushed before the drain hands a piece of a region back to the
 /// kernel (then the piece ends at the next record end).
@@ -140,21 +54,12 @@ fn piece_len(
     len
 }
 
-/// How far [`Drain::flush`] empties the unit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Flush {
-    /// What the codec and the sink hold goes into the output.
-    Held,
-    /// The recording ends: also what the unit holds back to order it
-    /// (off-CPU samples of waits that have not ended).
-    End,
-}
-
 /// A drain unit as the session sees it: one indirect call per pass, never
-/// per record. Six methods; the output is the unit's only while lent
-/// ([`lend`](Drain::lend)) or returned ([`into_output`](Drain::into_output)):
-/// what is done with it (a checkpoint, a switch, a snapshot, a finish) is
-/// the session's.
+/// per record. Six methods and one lifecycle call,
+/// [`hand_over`](Drain::hand_over): at a switch or the end the unit hands
+/// its output back and takes the next one or none. A loan
+/// ([`lend`](Drain::lend)) is only for copies (a checkpoint, a snapshot).
+/// What is done with an output handed back (its finish) is the session's.
 pub trait Drain {
     /// One pass over `rings`: drains each holding at least `min` bytes (1:
     /// every non-empty one), counting records into `n`, and ends the round
@@ -164,16 +69,22 @@ pub trait Drain {
     /// Writes records that never were in a ring (side band, LOST_SAMPLES),
     /// after what the codec holds.
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()>;
-    /// Puts what the unit holds into the output (nothing held: nothing to do).
-    fn flush(&mut self, how: Flush) -> io::Result<()>;
+    /// Puts what the codec and the sink hold into the output (nothing
+    /// held: nothing to do).
+    fn flush(&mut self) -> io::Result<()>;
     /// The numbers kept so far, for the summary and the header (cheap: no
     /// allocation).
     fn report(&self) -> DrainReport;
     /// Flushes, waits until every write landed and lends the output, with
-    /// what the session needs to act on it.
+    /// what the session needs to copy from it.
     fn lend(&mut self) -> io::Result<Lent<'_>>;
-    /// Flushes and returns the output (see [`Sink::into_output`]).
-    fn into_output(self: Box<Self>) -> Returned;
+    /// The lifecycle call: the output handed back flushed, every write
+    /// landed (see [`Sink::hand_over`]), with what its finish needs (the
+    /// hits, HEADER_COMPRESSED, recent write ends, the numbers); the unit
+    /// goes on in `next` with its codec restarted (a new stream, so each
+    /// output decodes alone), or with `None` ends: what it held back to
+    /// order it goes out first, and nothing is written after.
+    fn hand_over(&mut self, next: Option<Output>) -> HandedBack;
 
     /// Bytes of records in the current output: [`report`](Drain::report)'s,
     /// which a unit may know more cheaply (`--max-size` asks every loop).
@@ -205,7 +116,8 @@ pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
     off_cpu: Option<OffCpu>,
     /// The off-CPU samples a pass made, pushed at its end.
     made: Vec<u8>,
-    /// The output was switched while lent: the codec starts a new stream.
+    /// The output was handed over for the next: the codec starts a new
+    /// stream.
     restart: bool,
 }
 
@@ -290,8 +202,8 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
         Ok(())
     }
 
-    /// After a switch (see [`Lent::switch`]): the codec starts a new stream
-    /// before anything goes into the new output.
+    /// After a hand-over (see [`Drain::hand_over`]): the codec starts a new
+    /// stream before anything goes into the next output.
     fn take_up(&mut self) -> io::Result<()> {
         if std::mem::take(&mut self.restart) {
             self.pusher.restart_codec()?;
@@ -371,11 +283,7 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
         self.pusher.write_plain(bytes)
     }
 
-    fn flush(&mut self, how: Flush) -> io::Result<()> {
-        if how == Flush::End {
-            self.take_up()?;
-            self.settle_off_cpu(true)?;
-        }
+    fn flush(&mut self) -> io::Result<()> {
         if self.pusher.holds() {
             self.pusher.flush()?;
         }
@@ -416,22 +324,29 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             output,
             compressed,
             hits: self.hits.as_mut(),
-            restart: &mut self.restart,
         })
     }
 
-    fn into_output(mut self: Box<Self>) -> Returned {
+    fn hand_over(&mut self, next: Option<Output>) -> HandedBack {
         // After a failed write, held bytes go in if the output takes them
         // (the serial sink writes records whole or not at all); if not,
         // the file ends at its last whole record.
-        let flushed = self.take_up().and_then(|()| self.pusher.flush());
+        let mut flushed = self.take_up();
+        if next.is_none() && flushed.is_ok() {
+            flushed = self.settle_off_cpu(true);
+        }
+        let flushed = flushed.and_then(|()| self.pusher.flush());
         let compressed = self.pusher.compressed_info();
-        let mut r = self.pusher.into_sink().into_output();
+        let report = self.report();
+        let restart = next.is_some();
+        let mut r = self.pusher.sink_mut().hand_over(next);
         if let Err(e) = flushed {
             r.error.get_or_insert(e);
         }
+        self.restart = restart;
         r.compressed = compressed;
-        r.hits = self.hits.take();
+        r.hits = self.hits.as_mut().map(std::mem::take);
+        r.report = report;
         r
     }
 }

@@ -1,12 +1,11 @@
 //! A drain unit's output as the unit lends it to the session, settled
-//! (every write landed): what a checkpoint, a switch or a snapshot acts on.
+//! (every write landed): what a copy acts on, a checkpoint or a snapshot.
+//! A switch and the end are not loans: the unit hands its output back
+//! ([`HandedBack`](crate::push::HandedBack)).
 
-use std::fs::File;
 use std::io;
 
-use crate::format::writer::Salvage;
-use crate::format::{AttrEntry, CompressedInfo, FeatureSet, FormatError};
-use crate::push::output::sync_in_background;
+use crate::format::{CompressedInfo, FeatureSet};
 use crate::push::{Output, Segments};
 use crate::transform::scan::Hits;
 
@@ -19,8 +18,6 @@ pub struct Lent<'a> {
     /// What the build-id pass needs, gathered since it was last taken
     /// (None: not asked for).
     pub hits: Option<&'a mut Hits>,
-    /// Set by [`switch`](Lent::switch): the codec starts a new stream.
-    pub(crate) restart: &'a mut bool,
 }
 
 impl Lent<'_> {
@@ -37,30 +34,6 @@ impl Lent<'_> {
             Some(out) => out.checkpoint(&f),
             None => Ok(None),
         }
-    }
-
-    /// `--switch-output`: the unit goes on in `next` (an output of the
-    /// same kind: a perf.data of `attrs`, or a `data.N` stream), the codec
-    /// on a new stream; the output so far is finished with `features` (plus
-    /// HEADER_COMPRESSED) without waiting for the disk; the [`Salvage`]
-    /// says what did not fit (a full disk). A unit that writes nowhere has
-    /// nothing to switch.
-    pub fn switch(
-        &mut self,
-        next: File,
-        attrs: &[AttrEntry],
-        features: &FeatureSet,
-    ) -> Result<Salvage, FormatError> {
-        let f = self.features(features);
-        let Some(out) = self.output.as_deref_mut() else {
-            return Ok(Salvage::default());
-        };
-        let next = out.successor(next, attrs)?;
-        *self.restart = true;
-        let old = std::mem::replace(out, next);
-        let (file, salvage) = old.finish_unsynced(&f)?;
-        sync_in_background(file);
-        Ok(salvage)
     }
 
     /// What the build-id pass gathered; gathering starts over.

@@ -1,11 +1,12 @@
 //! Where a drain unit's records end up, and that place's life: a perf.data
 //! file, a pipe, one `data.N` stream of a `--threads` directory, or the
 //! flight recorder's memory ([`Segments`]). One type: what each kind does at
-//! a checkpoint, a switch (`--switch-output`: [`Output::successor`]), a
-//! finish or a salvage ([`Output::finish_cutting_back`]) is a match arm
-//! here, not a default body of a trait that says "not this kind".
+//! a checkpoint, a finish or a salvage ([`Output::finish_cutting_back`]) is
+//! a match arm here, not a default body of a trait that says "not this
+//! kind". The session makes each output and finishes it once it is handed
+//! back ([`HandedBack`](super::HandedBack)); push/ only writes.
 //!
-//! A switched-out output is finished without waiting for the disk
+//! An output handed back at a switch is finished without waiting for the disk
 //! ([`Output::finish_unsynced`]) and synced on a thread of its own
 //! ([`sync_in_background`]): an fsync on the drain under write-back load
 //! took long enough for the rings to overflow (docs/BENCHMARKS.md,
@@ -17,7 +18,7 @@ use std::io;
 use super::segments::Segments;
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::{FileWriter, PipeWriter, Salvage};
-use crate::format::{AttrEntry, FeatureSet, FormatError};
+use crate::format::{FeatureSet, FormatError};
 
 /// A drain unit's output.
 pub enum Output {
@@ -29,6 +30,8 @@ pub enum Output {
     Stream(DataStreamWriter),
     /// `--flight-recorder`: the newest records, in memory segments.
     Memory(Segments),
+    /// Handed back at the end: nothing is written any more.
+    Closed,
 }
 
 impl From<FileWriter<File>> for Output {
@@ -55,10 +58,9 @@ impl From<Segments> for Output {
     }
 }
 
-fn cannot_switch() -> FormatError {
-    FormatError::Unsupported(
-        "this output cannot be switched (a pipe or the flight recorder's memory)".into(),
-    )
+/// A write after the unit handed its output back for the last time.
+fn closed() -> io::Error {
+    io::Error::other("the output was handed back: nothing is written after the end")
 }
 
 impl Output {
@@ -72,6 +74,7 @@ impl Output {
                 m.append(bytes);
                 Ok(())
             }
+            Output::Closed => Err(closed()),
         }
     }
 
@@ -85,6 +88,7 @@ impl Output {
                 parts.iter().for_each(|p| m.append(p));
                 Ok(())
             }
+            Output::Closed => Err(closed()),
         }
     }
 
@@ -101,6 +105,7 @@ impl Output {
             Output::Pipe(w) => w.data_size(),
             Output::Stream(w) => w.data_size(),
             Output::Memory(m) => m.written(),
+            Output::Closed => 0,
         }
     }
 
@@ -111,7 +116,7 @@ impl Output {
             Output::File(w) => w.forget(n),
             Output::Pipe(w) => w.forget(n),
             Output::Stream(w) => w.forget(n),
-            Output::Memory(_) => {}
+            Output::Memory(_) | Output::Closed => {}
         }
     }
 
@@ -121,7 +126,7 @@ impl Output {
         match self {
             Output::File(w) => w.checkpoint(features),
             Output::Stream(w) => w.checkpoint(),
-            Output::Pipe(_) | Output::Memory(_) => Ok(None),
+            Output::Pipe(_) | Output::Memory(_) | Output::Closed => Ok(None),
         }
     }
 
@@ -130,7 +135,7 @@ impl Output {
         match self {
             Output::File(w) => w.checkpoint_end(),
             Output::Stream(w) => w.checkpoint_end(),
-            Output::Pipe(_) | Output::Memory(_) => None,
+            Output::Pipe(_) | Output::Memory(_) | Output::Closed => None,
         }
     }
 
@@ -140,7 +145,7 @@ impl Output {
             Output::File(w) => w.finish(features)?.sync_all()?,
             Output::Pipe(w) => drop(w.finish()?),
             Output::Stream(w) => drop(w.finish()?),
-            Output::Memory(_) => {}
+            Output::Memory(_) | Output::Closed => {}
         }
         Ok(())
     }
@@ -195,22 +200,12 @@ impl Output {
         Ok(Salvage::default())
     }
 
-    /// An output of the same kind over `next` (`--switch-output`); an error
-    /// where outputs cannot be switched (a pipe, memory).
-    pub fn successor(&self, next: File, attrs: &[AttrEntry]) -> Result<Output, FormatError> {
-        match self {
-            Output::File(_) => Ok(Output::File(FileWriter::new(next, attrs)?)),
-            Output::Stream(_) => Ok(Output::Stream(DataStreamWriter::new(next))),
-            Output::Pipe(_) | Output::Memory(_) => Err(cannot_switch()),
-        }
-    }
-
     /// The file written at offsets by the async sink (a file or a stream).
     pub fn file(&self) -> Option<&File> {
         match self {
             Output::File(w) => Some(w.get_ref()),
             Output::Stream(w) => Some(w.get_ref()),
-            Output::Pipe(_) | Output::Memory(_) => None,
+            Output::Pipe(_) | Output::Memory(_) | Output::Closed => None,
         }
     }
 
@@ -228,7 +223,7 @@ impl Output {
         match self {
             Output::File(w) => w.account(n),
             Output::Stream(w) => w.account(n),
-            Output::Pipe(_) | Output::Memory(_) => {}
+            Output::Pipe(_) | Output::Memory(_) | Output::Closed => {}
         }
     }
 

@@ -3,8 +3,9 @@
 //! A sink needs three methods (a region as its edits make it, a record
 //! buffer and its commit); the rest have defaults. It only writes: what
 //! becomes of the [`Output`] (a checkpoint, a switch, the finish) is the
-//! session's, on the output the sink lends settled or returns at the end
-//! ([`Returned`]: the output, recent write ends, the first error).
+//! session's, on the output the sink lends settled (a copy: a checkpoint,
+//! a snapshot) or hands back ([`HandedBack`]: the output, recent write
+//! ends, the first error) at a switch or the end.
 //!
 //! [`SerialSink`] writes synchronously: with `none` one `writev` of the
 //! ring's own slices and the edits' replacement words (no copy by our
@@ -14,26 +15,24 @@
 //! not fit after them (a file size limit, a full disk), the data is cut
 //! back to one of the last 16 write ends (`RecentEnds`) that leaves room,
 //! or, where none does, only the features reading needs are written
-//! (`Output::finish_cutting_back`, via [`Returned::salvage`]).
+//! (`Output::finish_cutting_back`, via [`HandedBack::salvage`]).
 
 use std::io;
 
 use perfz_codecs::Input;
 
+pub use super::handed::HandedBack;
 use super::output::Output;
-use crate::format::writer::Salvage;
-use crate::format::{CompressedInfo, FeatureSet, FormatError};
 use crate::push::records::RECORD_MAX;
-use crate::transform::scan::Hits;
 use crate::transform::{for_each_slice, Edit};
 
 /// What the pusher writes into. A sink only writes; three methods are what
 /// every sink does (a region as its edits make it, and a compressed record
 /// built in the sink's own buffer). The rest have defaults: a sink that
 /// writes to an [`Output`] lends it, settled, when asked
-/// ([`lend`](Sink::lend)) and returns it at the end
-/// ([`into_output`](Sink::into_output)); what the output then does (a
-/// checkpoint, a switch, a finish) is the output's and its owner's business.
+/// ([`lend`](Sink::lend)) and hands it back at a switch or the end
+/// ([`hand_over`](Sink::hand_over)); what the output then does (a
+/// checkpoint, a finish) is the output's and its owner's business.
 pub trait Sink {
     /// Raw ring bytes as `edits` make them (see `stack_cut`; none: the
     /// region as it is). Returns the bytes it memcpy'd and the bytes written.
@@ -97,73 +96,13 @@ pub trait Sink {
     fn lend(&mut self) -> io::Result<Option<&mut Output>> {
         Ok(None)
     }
-    /// The output back, every write landed, or after a failed write cut
-    /// back to what landed whole (with the error and the data sizes where a
-    /// finish that does not fit may cut back to).
-    fn into_output(self) -> Returned
-    where
-        Self: Sized,
-    {
-        Returned::default()
-    }
-}
-
-/// An output returned by its sink (or drain unit) at the end.
-#[derive(Default)]
-pub struct Returned {
-    /// The output (None: the sink wrote nowhere).
-    pub output: Option<Output>,
-    /// Data sizes at the ends of recent writes (record boundaries): where a
-    /// salvage may cut back to when the features do not fit after the data.
-    pub ends: Vec<u64>,
-    /// The first write that failed while the last writes landed.
-    pub error: Option<io::Error>,
-    /// HEADER_COMPRESSED as the codec left it (None: raw records).
-    pub compressed: Option<CompressedInfo>,
-    /// What the build-id pass needs, gathered since it was last taken (a
-    /// drain unit's; None: not asked for).
-    pub hits: Option<Hits>,
-}
-
-impl Returned {
-    /// `features` plus HEADER_COMPRESSED as the codec left it.
-    fn features(&self, features: &FeatureSet) -> FeatureSet {
-        features.with_compressed(self.compressed)
-    }
-
-    /// The output, where every write landed; else the first error.
-    pub fn landed(self) -> io::Result<Output> {
-        match (self.error, self.output) {
-            (Some(e), _) => Err(e),
-            (None, Some(out)) => Ok(out),
-            (None, None) => Err(io::Error::other("this sink wrote nowhere")),
-        }
-    }
-
-    /// Every write landed: the output finished with `features` (plus
-    /// HEADER_COMPRESSED), or, where they do not fit after the records,
-    /// cut back as [`salvage`](Self::salvage) does (the [`Salvage`] says
-    /// what was left out). Nothing to finish: Ok.
-    pub fn finish(self, features: &FeatureSet) -> Result<Salvage, FormatError> {
-        self.finish_cutting_back(features, false)
-    }
-
-    /// After a failed write: the output finished with what landed whole,
-    /// cut back to a write end where the features do not fit after it.
-    pub fn salvage(self, features: &FeatureSet) -> Result<Salvage, FormatError> {
-        self.finish_cutting_back(features, true)
-    }
-
-    fn finish_cutting_back(
-        self,
-        features: &FeatureSet,
-        after_failure: bool,
-    ) -> Result<Salvage, FormatError> {
-        let f = self.features(features);
-        let ends = self.ends;
-        self.output.map_or(Ok(Salvage::default()), |out| {
-            out.finish_cutting_back(&f, &ends, after_failure)
-        })
+    /// The sink's one lifecycle call: the output handed back, every write
+    /// landed, or after a failed write cut back to what landed whole (with
+    /// the error and the data sizes a finish that does not fit may cut back
+    /// to); from here the sink writes to `next` (None: nowhere, the end).
+    fn hand_over(&mut self, next: Option<Output>) -> HandedBack {
+        let _ = next;
+        HandedBack::default()
     }
 }
 
@@ -288,13 +227,19 @@ impl Sink for SerialSink {
         Ok(Some(&mut self.out))
     }
 
-    fn into_output(self) -> Returned {
+    fn hand_over(&mut self, next: Option<Output>) -> HandedBack {
         // Records are written whole or counted as not written; the file
         // position of a half-done write does not matter (finish seeks).
-        Returned {
-            ends: self.ends.as_slice().to_vec(),
-            output: Some(self.out),
-            ..Returned::default()
+        let ends = self.ends.as_slice().to_vec();
+        // The next output's ends start over at its first write.
+        self.lent = true;
+        HandedBack {
+            ends,
+            output: Some(std::mem::replace(
+                &mut self.out,
+                next.unwrap_or(Output::Closed),
+            )),
+            ..HandedBack::default()
         }
     }
 }

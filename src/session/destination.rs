@@ -1,10 +1,11 @@
 //! Where a recording goes, owned by the session from its begin to its
 //! finish: a perf.data file or a pipe (`file_output.rs`), a `--threads`
 //! directory (`dir_output.rs`), or the flight recorder's memory
-//! (`flight_window.rs`). Each kind's begin, switch (`--switch-output`, or a
-//! flight-recorder snapshot), finish and salvage are this type's methods;
-//! a strategy only says where its drain units run ([`Units`]) and hands
-//! them over.
+//! (`flight_window.rs`). Each kind keeps what differs: where the next
+//! output comes from, what `data` holds, how a snapshot is written. A
+//! strategy reaches its drain units through [`Units`] at a switch, and
+//! gives the outputs they handed back at the end; each output a unit hands
+//! back is finished by `finish.rs`, for every kind.
 //!
 //! ```text
 //! begin ─ (Recording::start commits the place) ─ switch … switch ─ finish
@@ -12,22 +13,18 @@
 
 use std::path::{Path, PathBuf};
 
-use super::dir_output::{Dir, DirEnd};
+use super::dir_output::Dir;
 use super::error::RecordError;
 use super::file_output::FileOutput;
 use super::flight_window::FlightWindow;
-use super::mailbox::Request;
 use super::place::{create_in, Place};
 use super::recording::{Recording, UnitWrites};
 use super::summary::Summary;
 use super::supervisor::Ended;
-use super::thread_tally::tally;
-use super::threads::job::{Pool, ThreadEnd};
-use super::unit::Unit;
+use super::unit::{Unit, Units};
 use crate::format::data_stream::DataStreamWriter;
 use crate::notes::Notes;
-use crate::push::drain::DrainReport;
-use crate::push::{Output, Segments};
+use crate::push::{HandedBack, Output, Segments};
 use crate::transform::scan::SampleTimes;
 
 /// Where a recording goes.
@@ -48,26 +45,6 @@ enum Kind {
     Memory(FlightWindow),
 }
 
-/// The drain units as the destination reaches them.
-pub enum Units<'a> {
-    /// The one unit, on this thread.
-    Here(&'a mut Unit),
-    /// One unit per drain thread, asked through its mailbox.
-    Threads(&'a Pool),
-}
-
-/// How the drain units ended.
-pub enum UnitsEnd {
-    /// The one unit on this thread, its loop ended.
-    Here(Unit),
-    /// Each drain thread's end, with its rings' group and file; `ring_cpus`
-    /// gives each ring's CPU.
-    Threads {
-        ring_cpus: Vec<u32>,
-        ends: Vec<ThreadEnd>,
-    },
-}
-
 impl Destination {
     /// For one unit on this thread: the output (a file under a temporary
     /// name until the recording has started, a pipe, or memory) and the
@@ -81,7 +58,7 @@ impl Destination {
             };
             let unit = rec.drain_unit(Segments::new(cap).into(), writes, notes)?;
             // The side band is the window's: each snapshot writes it first.
-            let window = FlightWindow::new(&rec.side_band(notes));
+            let window = FlightWindow::new(&rec.side_band(notes), false);
             let place = Place::Memory {
                 path: o.output.clone(),
             };
@@ -97,7 +74,7 @@ impl Destination {
     pub fn begin_for_threads(rec: &Recording<'_>, notes: &mut Notes) -> Result<Self, RecordError> {
         let o = rec.options();
         if o.flight_recorder.is_some() {
-            let window = FlightWindow::new(&rec.side_band(notes));
+            let window = FlightWindow::new(&rec.side_band(notes), true);
             let place = Place::Memory {
                 path: o.output.clone(),
             };
@@ -176,112 +153,56 @@ impl Destination {
     /// One switch: `--switch-output` goes on in a new file or directory
     /// (the one so far finished and named `OUTPUT.<timestamp>`); the flight
     /// recorder writes a snapshot. `times`: the current output's first and
-    /// last sample times (one unit on this thread).
+    /// last sample times, where the strategy knows them.
     pub fn switch(
         &mut self,
         rec: &Recording<'_>,
-        units: Units<'_>,
+        units: &mut dyn Units,
         times: SampleTimes,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
-        match (&mut self.kind, units) {
-            (Kind::File(f), Units::Here(u)) => f.switch(rec, u, times, notes),
-            (Kind::Memory(w), Units::Here(u)) => {
-                (w.snapshot_unit(rec, u, notes).map(drop)).map_err(|err| w.failed(rec, err))
-            }
-            (Kind::Dir(d), Units::Threads(pool)) => {
-                d.switch(rec, pool.threads(), |r| pool.ask(r), notes)
-            }
-            (Kind::Memory(w), Units::Threads(pool)) => {
-                let requests = (0..pool.threads()).map(|_| Request::Snapshot).collect();
-                w.snapshot_answers(rec, pool.ask(requests)?, notes)
-                    .map(drop)
-            }
-            _ => unreachable!("a file is written on this thread, a directory by drain threads"),
+        match &mut self.kind {
+            Kind::File(f) => f.switch(rec, units, times, notes),
+            Kind::Dir(d) => d.switch(rec, units, notes),
+            Kind::Memory(w) => w.snapshot(rec, units, notes).map(drop),
         }
     }
 
-    /// The end: the units' last records and LOST_SAMPLES in, the features
-    /// and the header written (the flight recorder: its last snapshot), or
-    /// after a failed write the output salvaged and the error said with what
-    /// it kept; the last output named like the others; the summary.
+    /// The end, with the outputs every unit handed back (in the units'
+    /// order): LOST_SAMPLES, the features and the header written (the
+    /// flight recorder: its last snapshot), or after a failed write the
+    /// output salvaged and the error said with what it kept; the last
+    /// output named like the others; the summary.
     pub fn finish(
         self,
         rec: &Recording<'_>,
-        end: UnitsEnd,
-        ended: Ended,
+        handed: Vec<HandedBack>,
+        mut ended: Ended,
         notes: Notes,
     ) -> Result<Summary, RecordError> {
+        let report = handed
+            .iter()
+            .map(|h| h.report.clone())
+            .reduce(|all, r| all.combined(&r))
+            .unwrap_or_default();
+        let times = ended.drained.counts.times;
+        let mut summary = rec.summary(report, &mut ended, notes);
+        let mut notes = Notes::new();
         let Destination { kind, place } = self;
-        match (kind, end) {
-            (Kind::File(f), UnitsEnd::Here(u)) => f.finish(rec, &place, u, ended, notes),
-            (Kind::Memory(w), UnitsEnd::Here(u)) => w.finish(rec, u, ended, notes),
-            (kind, UnitsEnd::Threads { ring_cpus, ends }) => {
-                finish_threads(rec, kind, &place, &ring_cpus, ends, ended, notes)
+        match kind {
+            Kind::File(f) => {
+                let h = handed.into_iter().next().unwrap_or_default();
+                f.finish(rec, &place, h, times, &mut summary, &mut notes)
             }
-            _ => unreachable!("a file or memory is written on this thread"),
-        }
+            Kind::Dir(d) => {
+                // The units' sample times span every output of the
+                // recording: they are this directory's only if it is the one.
+                let times = rec.options().switch_output.is_none().then_some(times);
+                d.finish(rec, &place, handed, times, &mut summary, &mut notes)
+            }
+            Kind::Memory(w) => w.finish(rec, handed, &mut summary, &mut notes),
+        }?;
+        summary.notes.extend(notes.into_vec());
+        Ok(summary)
     }
-}
-
-/// After the drain threads: the last output finished (LOST_SAMPLES,
-/// features and build ids into `data`; or the flight recorder's last
-/// snapshot), and the summary with every thread's line.
-fn finish_threads(
-    rec: &Recording<'_>,
-    kind: Kind,
-    place: &Place,
-    ring_cpus: &[u32],
-    ends: Vec<ThreadEnd>,
-    mut ended: Ended,
-    mut notes: Notes,
-) -> Result<Summary, RecordError> {
-    let (lost_recs, lost_samples) = rec.lost_samples();
-    let reports: Vec<DrainReport> = ends.iter().map(|e| e.end.report.clone()).collect();
-    let mut t = tally(ring_cpus, &ends);
-    let hits = ends.iter().filter_map(|e| e.end.hits.clone());
-    let (output, outputs, side_band_bytes, bytes_written) = match kind {
-        Kind::Memory(mut w) => {
-            hits.for_each(|h| w.maps.seen(h));
-            // The end writes what the threads hold, like a last snapshot.
-            let parts: Vec<(usize, Vec<u8>)> = ends
-                .iter()
-                .enumerate()
-                .map(|(i, e)| (i, e.end.retained.clone().unwrap_or_default()))
-                .collect();
-            let last = w.snapshot_units(rec, &parts, &reports, &mut notes)?;
-            let written = std::mem::take(&mut w.written);
-            let (sb, bytes) = (w.side_band_bytes, w.bytes);
-            (last.display().to_string(), written, sb, bytes)
-        }
-        Kind::Dir(mut d) => {
-            hits.for_each(|h| d.maps.seen(h));
-            let failure = t.failure.take().map(|e| (e, t.kept_all));
-            // The threads' sample times span every output of the
-            // recording: they are this directory's only if it is the one.
-            let times = (rec.options().switch_output.is_none()).then_some(t.all.counts.times);
-            let end = DirEnd {
-                reports: &reports,
-                lost_recs: &lost_recs,
-                times,
-                failure,
-            };
-            let (output, outputs, sb) = d.finish(rec, place, end, &mut notes)?;
-            (output, outputs, sb, sb + t.report.bytes_written)
-        }
-        Kind::File(_) => unreachable!("drain threads write a directory or memory"),
-    };
-    let sink = format!("{} ({} threads)", t.report.sink, ends.len());
-    ended.drained = t.all;
-    Ok(Summary {
-        output,
-        outputs,
-        lost_samples,
-        side_band_bytes,
-        bytes_written,
-        rings: ring_cpus.len(),
-        sink,
-        threads: t.threads,
-        ..rec.summary(t.report, &mut ended, notes)
-    })
 }

@@ -16,31 +16,24 @@
 
 use std::fs::File;
 use std::io;
+use std::path::Path;
 
 use super::error::{format_io, Kept, RecordError};
-use super::mailbox::{Reply, Request};
+use super::finish::{finish, Sync};
 use super::map_history::MapHistory;
 use super::place::{create_in, cut_back, dir_of, Place};
 use super::recording::{io_err_context, Recording};
 use super::rotation::Rotation;
+use super::summary::Summary;
+use super::unit::Units;
+use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::FileWriter;
-use crate::format::FormatError;
+use crate::format::{FeatureSet, FormatError};
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
+use crate::push::{HandedBack, Output};
 use crate::synth::features::dir_features;
 use crate::transform::scan::SampleTimes;
-
-/// How the drain threads of a directory ended, for its finish.
-pub struct DirEnd<'a> {
-    /// Each thread's numbers.
-    pub reports: &'a [DrainReport],
-    /// LOST_SAMPLES records, for `data`.
-    pub lost_recs: &'a [u8],
-    /// The first and last sample times, where they are this directory's.
-    pub times: Option<SampleTimes>,
-    /// The first thread's write error, and what the failed threads kept.
-    pub failure: Option<(io::Error, Option<Kept>)>,
-}
 
 /// A directory output being written.
 pub struct Dir {
@@ -81,28 +74,23 @@ impl Dir {
     /// One `--switch-output`, in the order that leaves every name whole:
     /// the next directory (hidden beside OUTPUT) gets `data` with the side
     /// band of the processes live now, made whole; only then does every
-    /// thread finish its data.N and go on in the next directory's; the map
-    /// records the threads saw in the ended output follow the side band
-    /// (processes gone since, maps made while it was taken); the ended
-    /// `data` gets its features and build ids; then OUTPUT becomes
-    /// `OUTPUT.<timestamp>` and the next directory OUTPUT.
-    /// `units` drain units are asked through `ask`.
+    /// unit hand its data.N back and go on in the next directory's, and
+    /// each handed-back data.N is finished (`finish.rs`); the map records
+    /// the units saw in the ended output follow the side band (processes
+    /// gone since, maps made while it was taken); the ended `data` gets its
+    /// features and build ids; then OUTPUT becomes `OUTPUT.<timestamp>` and
+    /// the next directory OUTPUT.
     pub fn switch(
         &mut self,
         rec: &Recording<'_>,
-        units: usize,
-        ask: impl FnOnce(Vec<Request>) -> Result<Vec<Reply>, RecordError>,
+        units: &mut dyn Units,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
         let o = rec.options();
-        let Some(rotation) = self.rotation.as_mut() else {
+        if self.rotation.is_none() {
             // A `snapshot` command without --switch-output: nothing to do.
             return Ok(());
-        };
-        let failed = |what: &str, err| RecordError::Io {
-            what: format!("--switch-output: {what}"),
-            err,
-        };
+        }
         let next = tempfile::Builder::new()
             .prefix(".perfz-next-")
             .tempdir_in(dir_of(&o.output))
@@ -113,17 +101,18 @@ impl Dir {
         )?;
         let mut sb = rec.later_side_band(self.maps.all_maps(), notes);
         begin(rec, &mut new_main, &sb).map_err(|e| failed("starting the next output", e))?;
-        let mut files = Vec::with_capacity(units);
-        for i in 0..units {
-            files.push(create_in(next.path(), &format!("data.{i}")).map_err(RecordError::Output)?);
+        let mut streams = Vec::with_capacity(units.count());
+        for i in 0..units.count() {
+            let file = create_in(next.path(), &format!("data.{i}")).map_err(RecordError::Output)?;
+            streams.push(Output::Stream(DataStreamWriter::new(file)));
         }
-        let answers = ask(files.into_iter().map(Request::Switch).collect())?;
-        if answers.is_empty() {
-            // Every thread has ended (the recording is ending): the current
+        let handed = units.hand_over(streams)?;
+        if handed.iter().all(Option::is_none) {
+            // Every unit has ended (the recording is ending): the current
             // output is the last, finished by the end; nothing switched.
             return Ok(());
         }
-        let (seen, reports) = gather(answers, &mut self.maps)?;
+        let (seen, reports) = self.finish_streams(&o.output, handed)?;
         if !seen.is_empty() {
             new_main
                 .write_records(&seen)
@@ -133,7 +122,7 @@ impl Dir {
                 .map_err(|e| failed("writing the next output's side band", e))?;
             sb.extend_from_slice(&seen);
         }
-        // A thread that ended before the switch reported nothing here; its
+        // A unit that ended before the switch handed nothing back here; its
         // data.N is compressed all the same.
         let compressed = DrainReport::combined_compressed(&reports).or(rec.announced_codec());
         let mut f = dir_features(rec.features(), compressed);
@@ -146,10 +135,24 @@ impl Dir {
         done.map_err(|e| failed("finishing data", e))?;
         self.side_band_bytes = side_band_bytes;
         self.maps.next_output(&sb);
+        self.seal(&o.output, next, notes)
+    }
+
+    /// The ended directory becomes `OUTPUT.<timestamp>`, the `next` one
+    /// OUTPUT.
+    fn seal(
+        &mut self,
+        output: &Path,
+        next: tempfile::TempDir,
+        notes: &mut Notes,
+    ) -> Result<(), RecordError> {
+        let Some(rotation) = self.rotation.as_mut() else {
+            return Ok(());
+        };
         let sealed = rotation
             .seal(notes)
             .map_err(|e| failed("naming the finished output", e))?;
-        std::fs::rename(next.path(), &o.output).map_err(|e| {
+        std::fs::rename(next.path(), output).map_err(|e| {
             let what = match &sealed {
                 Some(p) => format!("starting the next output ({} is finished)", p.display()),
                 None => "starting the next output".to_string(),
@@ -160,90 +163,167 @@ impl Dir {
         Ok(())
     }
 
-    /// The directory's end: LOST_SAMPLES and the features (with the build
-    /// ids of what it holds, and its first and last sample times, where
-    /// known) into `data`, synced; a unit's failure said as the
-    /// directory's; the last output sealed like the others. Returns the
-    /// output, every output and the side band's bytes.
+    /// At a switch, finishes the data.N each unit handed back (none: the
+    /// unit had ended), in `dir`; returns the map records they saw in the
+    /// ended output and their reports. The first that fails to finish
+    /// fails the switch.
+    fn finish_streams(
+        &mut self,
+        dir: &Path,
+        handed: Vec<Option<HandedBack>>,
+    ) -> Result<(Vec<u8>, Vec<DrainReport>), RecordError> {
+        let mut seen = Vec::new();
+        let mut reports = Vec::new();
+        for (i, h) in handed.into_iter().enumerate() {
+            let Some(h) = h else { continue };
+            reports.push(h.report.clone());
+            let path = dir.join(format!("data.{i}"));
+            let saw = self
+                .finish_stream(&path, h, Sync::Background)
+                .map_err(|e| match e {
+                    RecordError::WriteFailed { err, .. } => RecordError::Io {
+                        what: format!("--switch-output: finishing data.{i} failed"),
+                        err,
+                    },
+                    other => other,
+                })?;
+            seen.extend_from_slice(&saw);
+        }
+        Ok((seen, reports))
+    }
+}
+
+/// A failure of `--switch-output` outside the units' outputs.
+fn failed(what: &str, err: io::Error) -> RecordError {
+    RecordError::Io {
+        what: format!("--switch-output: {what}"),
+        err,
+    }
+}
+
+impl Dir {
+    /// The directory's end, with the data.N each unit handed back (in the
+    /// units' order): each finished (`finish.rs`); LOST_SAMPLES and the
+    /// features (with the build ids of what it holds, and its first and
+    /// last sample times, where known) into `data`, synced; a unit's
+    /// failure said as the directory's; the last output sealed like the
+    /// others; the summary's outputs.
     pub fn finish(
         mut self,
         rec: &Recording<'_>,
         out: &Place,
-        end: DirEnd<'_>,
+        handed: Vec<HandedBack>,
+        times: Option<SampleTimes>,
+        summary: &mut Summary,
         notes: &mut Notes,
-    ) -> Result<(String, Vec<String>, u64), RecordError> {
-        let DirEnd {
-            reports,
-            lost_recs,
-            times,
-            failure,
-        } = end;
-        let mut dir_f = dir_features(rec.features(), DrainReport::combined_compressed(reports));
+    ) -> Result<(), RecordError> {
+        let dir = out
+            .current_path()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let written: u64 = handed.iter().map(|h| h.report.bytes_written).sum();
+        let reports: Vec<DrainReport> = handed.iter().map(|h| h.report.clone()).collect();
+        // Sizes said are the directory's.
+        let whole = |k: Kept| k.with_size(out.size());
+        let mut failure = None;
+        for (i, h) in handed.into_iter().enumerate() {
+            if let Err(e) = self.finish_stream(&dir.join(format!("data.{i}")), h, Sync::Now) {
+                failure = first_failure(failure, e);
+            }
+        }
+        let mut dir_f = dir_features(rec.features(), DrainReport::combined_compressed(&reports));
         if let Some(t) = times {
             crate::synth::features::set_sample_time(&mut dir_f, t);
         }
         rec.add_build_ids(&mut dir_f, &self.maps.output, notes);
         let main_kept = self.main.checkpoint_end();
-        let side_band_bytes = self.side_band_bytes;
+        let (lost_recs, lost_samples) = rec.lost_samples();
         let main_done = self
             .main
-            .write_records(lost_recs)
+            .write_records(&lost_recs)
             .map_err(FormatError::Io)
             .and_then(|()| self.main.finish(&dir_f))
             .and_then(|f| f.sync_all().map_err(FormatError::Io));
-        // Sizes said are the directory's.
-        let whole = |k: Kept| k.with_size(out.size());
         if let Err(e) = main_done {
             // data keeps its checkpoint from the start: the directory opens,
             // with every data.N.
-            let data = out.current_path().map(|d| d.join("data"));
             return Err(RecordError::WriteFailed {
                 path: out.display(),
                 err: format_io(e),
-                kept: data.and_then(|p| cut_back(&p, main_kept)).map(whole),
+                kept: cut_back(&dir.join("data"), main_kept).map(whole),
             });
         }
-        if let Some((err, kept)) = failure {
-            return Err(RecordError::WriteFailed {
-                path: out.display(),
-                err,
-                kept: kept.map(whole),
-            });
+        match failure {
+            Some(RecordError::WriteFailed { err, kept, .. }) => {
+                return Err(RecordError::WriteFailed {
+                    path: out.display(),
+                    err,
+                    kept: kept.map(whole),
+                })
+            }
+            Some(other) => return Err(other),
+            None => {}
         }
-        let mut outputs = Vec::new();
         if let Some(r) = self.rotation.as_mut() {
             // The last output is sealed like the others.
             r.seal_last(notes);
-            outputs = std::mem::take(&mut r.written);
+            summary.outputs = std::mem::take(&mut r.written);
         }
-        let output = outputs.last().cloned().unwrap_or_else(|| out.display());
-        Ok((output, outputs, side_band_bytes))
+        summary.output = (summary.outputs.last().cloned()).unwrap_or_else(|| out.display());
+        summary.side_band_bytes = self.side_band_bytes;
+        summary.bytes_written = self.side_band_bytes + written;
+        summary.lost_samples = lost_samples;
+        Ok(())
+    }
+
+    /// Finishes one data.N a unit handed back, at `path` (data.N has no
+    /// features of its own: they are in `data`); its hits go into the map
+    /// history. Returns the map records it saw in the ended output.
+    fn finish_stream(
+        &mut self,
+        path: &Path,
+        mut h: HandedBack,
+        sync: Sync,
+    ) -> Result<Vec<u8>, RecordError> {
+        let mut seen = Vec::new();
+        if let Some(hits) = h.hits.take() {
+            seen.extend_from_slice(&hits.maps);
+            self.maps.seen(hits);
+        }
+        let name = path.display().to_string();
+        finish(h, &FeatureSet::default(), Some(path), name, sync)?;
+        Ok(seen)
     }
 }
 
-/// The units' answers to a switch: their hits added to `maps`, the map
-/// records they saw in the ended output, and their reports; the first unit
-/// that failed to finish its data.N fails the switch.
-fn gather(
-    answers: Vec<Reply>,
-    maps: &mut MapHistory,
-) -> Result<(Vec<u8>, Vec<DrainReport>), RecordError> {
-    let mut seen = Vec::new();
-    let mut reports = Vec::new();
-    for r in answers {
-        if let Some(e) = r.error {
-            return Err(RecordError::Io {
-                what: format!("--switch-output: finishing data.{} failed", r.index),
-                err: e,
-            });
-        }
-        if let Some(h) = r.hits {
-            seen.extend_from_slice(&h.maps);
-            maps.seen(h);
-        }
-        reports.push(r.report);
-    }
-    Ok((seen, reports))
+/// The first failure of the units' outputs at the end, named by its
+/// data.N, with what every failed one kept (none as soon as one kept
+/// nothing), after `e`.
+fn first_failure(first: Option<RecordError>, e: RecordError) -> Option<RecordError> {
+    let RecordError::WriteFailed { path, err, kept } = e else {
+        return first.or(Some(e));
+    };
+    Some(match first {
+        None => RecordError::WriteFailed {
+            err: io::Error::new(err.kind(), format!("{path}: {err}")),
+            path,
+            kept,
+        },
+        Some(RecordError::WriteFailed {
+            path,
+            err,
+            kept: before,
+        }) => RecordError::WriteFailed {
+            path,
+            err,
+            kept: match (before, kept) {
+                (Some(Kept::Everything(_)), Some(k)) => Some(k),
+                (k, Some(_)) => k,
+                (_, None) => None,
+            },
+        },
+        Some(other) => other,
+    })
 }
 
 /// Writes the side band `sb` into a directory's `data` and makes it whole.

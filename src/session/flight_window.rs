@@ -25,12 +25,12 @@ use super::place::{create_in, dir_of};
 use super::recording::Recording;
 use super::rotation::stamped;
 use super::summary::Summary;
-use super::supervisor::Ended;
-use super::unit::Unit;
+use super::unit::Units;
 use crate::format::writer::FileWriter;
 use crate::format::FeatureSet;
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
+use crate::push::HandedBack;
 use crate::synth::features::dir_features;
 
 /// What a snapshot holds besides its side band: the drain's retained
@@ -52,15 +52,20 @@ pub struct FlightWindow {
     /// Bytes of records in the last snapshot.
     pub bytes: u64,
     pub side_band_bytes: u64,
+    /// The units run on drain threads: a snapshot is a directory.
+    per_thread: bool,
 }
 
 impl FlightWindow {
-    pub fn new(side_band: &[u8]) -> FlightWindow {
+    /// The window of a recording whose side band is `side_band`; its units
+    /// run on drain threads (`per_thread`) or on this thread.
+    pub fn new(side_band: &[u8], per_thread: bool) -> FlightWindow {
         FlightWindow {
             maps: MapHistory::new(side_band),
             written: Vec::new(),
             bytes: 0,
             side_band_bytes: side_band.len() as u64,
+            per_thread,
         }
     }
 
@@ -140,80 +145,68 @@ impl FlightWindow {
         }
     }
 
-    /// A snapshot of units on threads of their own: `parts` are each
-    /// unit's retained records (index, records), `reports` their numbers.
-    pub fn snapshot_units(
+    /// SIGUSR2 or `snapshot`: a copy of what every unit retains, written.
+    pub fn snapshot(
         &mut self,
         rec: &Recording<'_>,
-        parts: &[(usize, Vec<u8>)],
-        reports: &[DrainReport],
+        units: &mut dyn Units,
         notes: &mut Notes,
     ) -> Result<PathBuf, RecordError> {
-        let f = dir_features(rec.features(), DrainReport::combined_compressed(reports));
-        self.write(rec, Retained::PerThread(parts), f, notes)
-            .map_err(|err| self.failed(rec, err))
+        let replies = units.snapshot()?;
+        self.write_replies(rec, replies, notes)
     }
 
-    /// SIGUSR2 or `snapshot` with units on threads: their answers.
-    pub fn snapshot_answers(
+    /// Writes a snapshot of the units' answers: their hits into the map
+    /// history, their records in a file (one unit on this thread) or a
+    /// `data.N` each (drain threads).
+    fn write_replies(
         &mut self,
         rec: &Recording<'_>,
-        answers: Vec<Reply>,
+        mut replies: Vec<Reply>,
         notes: &mut Notes,
     ) -> Result<PathBuf, RecordError> {
-        let mut parts = Vec::new();
-        let mut reports = Vec::new();
-        for r in answers {
-            if let Some(h) = r.hits {
-                self.maps.seen(h);
-            }
-            parts.push((r.index, r.records));
-            reports.push(r.report);
+        if let Some(err) = replies.iter_mut().find_map(|r| r.error.take()) {
+            return Err(self.failed(rec, err));
         }
-        self.snapshot_units(rec, &parts, &reports, notes)
-    }
-
-    /// A snapshot of one drain unit on this thread: what it retains.
-    pub fn snapshot_unit(
-        &mut self,
-        rec: &Recording<'_>,
-        drain: &mut Unit,
-        notes: &mut Notes,
-    ) -> io::Result<PathBuf> {
-        let mut lent = drain.lend()?;
-        if let Some(h) = lent.take_hits() {
+        for h in replies.iter_mut().filter_map(|r| r.hits.take()) {
             self.maps.seen(h);
         }
-        let f = lent.features(rec.features());
-        let records = lent.snapshot().unwrap_or_default();
-        self.write(rec, Retained::InFile(&records), f, notes)
+        let reports: Vec<DrainReport> = replies.iter().map(|r| r.report.clone()).collect();
+        let written = if self.per_thread {
+            let f = dir_features(rec.features(), DrainReport::combined_compressed(&reports));
+            let parts: Vec<(usize, Vec<u8>)> =
+                replies.into_iter().map(|r| (r.index, r.records)).collect();
+            self.write(rec, Retained::PerThread(&parts), f, notes)
+        } else {
+            let compressed = reports.first().and_then(|r| r.compressed);
+            let f = rec.features().with_compressed(compressed);
+            let records = replies.first().map_or(&[][..], |r| &r.records);
+            self.write(rec, Retained::InFile(records), f, notes)
+        };
+        written.map_err(|err| self.failed(rec, err))
     }
-}
 
-impl FlightWindow {
-    /// The end of a recording whose unit runs on this thread: what it
-    /// holds written like a last snapshot (a snapshot that failed ended the
-    /// recording, said with the snapshots kept), and the summary.
+    /// The end, with the outputs the units handed back: what they retain
+    /// written like a last snapshot (a snapshot that failed ended the
+    /// recording, said with the snapshots kept); the summary's outputs.
     pub fn finish(
         mut self,
         rec: &Recording<'_>,
-        mut drain: Unit,
-        mut ended: Ended,
-        mut notes: Notes,
-    ) -> Result<Summary, RecordError> {
-        if let Some(err) = ended.drained.write_error.take() {
-            return Err(self.failed(rec, err));
-        }
-        let last = match self.snapshot_unit(rec, &mut drain, &mut notes) {
-            Ok(p) => p,
-            Err(err) => return Err(self.failed(rec, err)),
-        };
-        Ok(Summary {
-            output: last.display().to_string(),
-            side_band_bytes: self.side_band_bytes,
-            bytes_written: self.bytes,
-            outputs: std::mem::take(&mut self.written),
-            ..rec.summary(drain.report(), &mut ended, notes)
-        })
+        handed: Vec<HandedBack>,
+        summary: &mut Summary,
+        notes: &mut Notes,
+    ) -> Result<(), RecordError> {
+        let replies = handed
+            .into_iter()
+            .enumerate()
+            .map(|(i, h)| Reply::retained(h, i))
+            .collect();
+        let last = self.write_replies(rec, replies, notes)?;
+        summary.output = last.display().to_string();
+        summary.side_band_bytes = self.side_band_bytes;
+        summary.bytes_written = self.bytes;
+        summary.lost_samples = rec.lost_samples().1;
+        summary.outputs = std::mem::take(&mut self.written);
+        Ok(())
     }
 }

@@ -1,6 +1,6 @@
 //! How the main thread reaches a drain unit running on a thread of its own
 //! between two of its loops: a mailbox holding one [`Request`] (switch the
-//! output, hand over a snapshot) and an eventfd that wakes the unit's poll;
+//! hand the output over, copy a snapshot) and an eventfd that wakes the unit's poll;
 //! the unit answers with a [`Reply`]. The unit takes a request after a pass
 //! that pushed everything waiting (`Next::Switch`). A thread that has ended
 //! takes none (its mailbox is closed, and one that came meanwhile is
@@ -12,6 +12,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Mutex;
 
 use crate::push::drain::DrainReport;
+use crate::push::{HandedBack, Output, Segments};
 use crate::transform::scan::Hits;
 
 /// A new non-blocking eventfd.
@@ -42,25 +43,61 @@ pub fn clear(fd: &OwnedFd) {
 /// What the main thread asks of a drain thread between its passes.
 pub enum Request {
     /// `--switch-output`: put everything waiting into the current data.N,
-    /// finish it, and go on in this file (a new codec stream).
-    Switch(std::fs::File),
+    /// hand it back, and go on in this output (a new codec stream).
+    HandOver(Output),
     /// `--flight-recorder`: drain everything waiting and hand over the
     /// retained records.
     Snapshot,
 }
 
-/// A drain thread's answer to a [`Request`].
+/// A drain unit's answer to a [`Request`].
 pub struct Reply {
     pub index: usize,
-    /// What the build-id pass needs, gathered since the last request.
+    /// What the build-id pass needs, gathered since the last request (a
+    /// snapshot's; a hand-over's are in its output).
     pub hits: Option<Hits>,
     pub report: DrainReport,
-    /// A snapshot's records, oldest first (empty for a switch).
+    /// A snapshot's records, oldest first (empty for a hand-over).
     pub records: Vec<u8>,
-    /// The switch failed (the thread stops writing).
+    /// A hand-over's output.
+    pub handed: Option<HandedBack>,
+    /// The snapshot's loan failed.
     pub error: Option<io::Error>,
     /// The thread had ended before it saw the request.
     pub gone: bool,
+}
+
+impl Reply {
+    /// What an output handed back at the end retains (the flight
+    /// recorder's memory), as a snapshot's answer.
+    pub fn retained(mut h: HandedBack, index: usize) -> Reply {
+        let records = (h.output.as_ref())
+            .and_then(Output::segments)
+            .map(Segments::snapshot)
+            .unwrap_or_default();
+        Reply {
+            index,
+            hits: h.hits.take(),
+            report: h.report,
+            records,
+            handed: None,
+            error: h.error,
+            gone: false,
+        }
+    }
+
+    /// The answer of a thread that had ended.
+    pub fn gone(index: usize, report: DrainReport) -> Reply {
+        Reply {
+            index,
+            hits: None,
+            report,
+            records: Vec::new(),
+            handed: None,
+            error: None,
+            gone: true,
+        }
+    }
 }
 
 /// A drain thread's wake-up fd and the request waiting for it.

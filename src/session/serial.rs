@@ -1,8 +1,13 @@
 //! The serial strategy: every ring drained by one unit on this thread into
 //! one [`Destination`] (a file, a pipe or the flight recorder's memory),
 //! switched on `--switch-output` (or a snapshot).
+//!
+//! ```text
+//! begin ─ start ─ run (switch: the unit hands its output over) ─ hand over
+//! for the last time ─ finish
+//! ```
 
-use super::destination::{Destination, Units, UnitsEnd};
+use super::destination::Destination;
 use super::error::RecordError;
 use super::recording::Recording;
 use super::summary::Summary;
@@ -13,13 +18,18 @@ pub fn record(mut rec: Recording<'_>, mut notes: Notes) -> Result<Summary, Recor
     let (mut dest, mut unit) = Destination::begin(&rec, &mut notes)?;
     let child = rec.start(dest.place_mut())?;
     let mut switch_failed = None;
-    let ended = rec.run(&mut unit, child, |rec, unit, d| {
+    let mut ended = rec.run(&mut unit, child, |rec, unit, d| {
         let times = std::mem::take(&mut d.counts.times);
-        switch_failed = dest.switch(rec, Units::Here(unit), times, &mut notes).err();
+        switch_failed = dest.switch(rec, unit, times, &mut notes).err();
         switch_failed.is_none()
     });
     if let Some(e) = switch_failed {
         return Err(e);
     }
-    dest.finish(&rec, UnitsEnd::Here(unit), ended, notes)
+    let mut handed = unit.hand_over(None);
+    // The loop's failed write is the first.
+    if let Some(e) = ended.drained.write_error.take() {
+        handed.error = Some(e);
+    }
+    dest.finish(&rec, vec![handed], ended, notes)
 }

@@ -59,27 +59,27 @@ impl CodecVisitor for Write<'_> {
         let mut features = FeatureSet::default();
         let (copies, w) = match self.path {
             Path_::Serial => {
-                let (s, c, info) = run(codec, SerialSink::new(w), self.stream);
+                let (mut s, c, info) = run(codec, SerialSink::new(w), self.stream);
                 if let Some(i) = info {
                     features.set_compressed(i);
                 }
-                (c, s.into_output().landed().unwrap())
+                (c, s.hand_over(None).landed().unwrap())
             }
             Path_::Uring(n) => {
                 let b = UringBackend::new(w.get_ref()).unwrap_or_else(|e| panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)"));
-                let (s, c, info) = run(codec, AsyncSink::new(w, b, n, 512 << 10), self.stream);
+                let (mut s, c, info) = run(codec, AsyncSink::new(w, b, n, 512 << 10), self.stream);
                 if let Some(i) = info {
                     features.set_compressed(i);
                 }
-                (c, s.into_output().landed().unwrap())
+                (c, s.hand_over(None).landed().unwrap())
             }
             Path_::Thread(n) => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
-                let (s, c, info) = run(codec, AsyncSink::new(w, b, n, 512 << 10), self.stream);
+                let (mut s, c, info) = run(codec, AsyncSink::new(w, b, n, 512 << 10), self.stream);
                 if let Some(i) = info {
                     features.set_compressed(i);
                 }
-                (c, s.into_output().landed().unwrap())
+                (c, s.hand_over(None).landed().unwrap())
             }
         };
         w.finish(&features).unwrap();

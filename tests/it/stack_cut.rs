@@ -95,7 +95,7 @@ impl CodecVisitor for Push<'_> {
                 let mut p = Pusher::<C, _>::new(codec, SerialSink::new(Segments::new(1 << 30)));
                 push_all(&mut p, self.pushes, self.tail);
                 let f = FeatureSet::default().with_compressed(p.compressed_info());
-                let out = p.into_sink().into_output().landed().unwrap();
+                let out = p.into_sink().hand_over(None).landed().unwrap();
                 let records = out.segments().expect("memory").snapshot();
                 let mut w = w;
                 w.write_records(&records).unwrap();

@@ -424,7 +424,7 @@ fn a_record_cut_off_by_an_unflushed_end_is_dropped_and_counted() {
     let mut f = FeatureSet::default();
     f.set_compressed(p.compressed_info().unwrap());
     p.into_sink()
-        .into_output()
+        .hand_over(None)
         .landed()
         .unwrap()
         .finish(&f)

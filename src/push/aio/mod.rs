@@ -47,7 +47,7 @@ pub use thread::ThreadBackend;
 pub use uring::UringBackend;
 
 use super::output::Output;
-use super::sink::Returned;
+use super::sink::HandedBack;
 use super::Sink;
 use crate::push::records::RECORD_MAX;
 use crate::transform::{for_each_slice, Edit};
@@ -370,7 +370,7 @@ impl Sink for AsyncSink {
     /// The records of the writes that landed before the first one that did
     /// not (a finish that does not fit after them cuts back to an earlier
     /// buffer's end), instead of falling back to the last checkpoint.
-    fn into_output(mut self) -> Returned {
+    fn hand_over(&mut self, next: Option<Output>) -> HandedBack {
         let mut error = self.take_up().err();
         if error.is_none() {
             error = self.submit_cur().err();
@@ -391,11 +391,16 @@ impl Sink for AsyncSink {
             .iter()
             .map(|e| e - data_start)
             .collect();
-        Returned {
-            output: Some(self.out),
+        // The next write takes up the next output (see `take_up`).
+        self.lent = true;
+        HandedBack {
+            output: Some(std::mem::replace(
+                &mut self.out,
+                next.unwrap_or(Output::Closed),
+            )),
             ends,
             error,
-            ..Returned::default()
+            ..HandedBack::default()
         }
     }
 }

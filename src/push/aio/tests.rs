@@ -106,7 +106,7 @@ fn a_push_that_fills_half_a_buffer_is_submitted_at_its_end() {
     assert!(!s.holds());
     // The next buffer goes on at the next offset.
     s.write_plain(&[3u8; 5]).unwrap();
-    let w = s.into_output().landed().unwrap();
+    let w = s.hand_over(None).landed().unwrap();
     assert_eq!(
         *subs.lock().unwrap(),
         vec![(10 + cap / 2, start), (5, start + 10 + cap as u64 / 2)]
@@ -152,7 +152,7 @@ fn a_salvage_keeps_the_writes_that_landed_before_the_first_that_failed() {
     let e = s.write_plain(&[6u8; 10]).unwrap_err();
     assert_eq!(e.raw_os_error(), Some(libc::EFBIG));
     assert_eq!(subs.lock().unwrap().len(), 3);
-    s.into_output().salvage(&Default::default()).unwrap();
+    s.hand_over(None).salvage(&Default::default()).unwrap();
     assert_eq!(
         header_data_size(&mut check),
         160,
@@ -167,7 +167,7 @@ fn a_salvage_after_the_first_write_failed_keeps_nothing_of_it() {
     let (mut s, _, _) = failing_sink(64 << 10, 0, file);
     s.write_plain(&[5u8; 100]).unwrap();
     s.flush().unwrap();
-    s.into_output().salvage(&Default::default()).unwrap();
+    s.hand_over(None).salvage(&Default::default()).unwrap();
     assert_eq!(header_data_size(&mut check), 0);
 }
 
@@ -209,7 +209,7 @@ fn pushed_with(held: bool, cancellable: bool) -> (Vec<u8>, bool, Option<io::Erro
         if let Err(e) = r {
             return (Vec::new(), stalled, Some(e));
         }
-        s.into_output()
+        s.hand_over(None)
             .landed()
             .unwrap()
             .finish(&Default::default())
@@ -221,7 +221,7 @@ fn pushed_with(held: bool, cancellable: bool) -> (Vec<u8>, bool, Option<io::Erro
             p.flush().unwrap();
         }
         p.into_sink()
-            .into_output()
+            .hand_over(None)
             .landed()
             .unwrap()
             .finish(&Default::default())

@@ -12,13 +12,14 @@ use std::time::Duration;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
+use crate::push::{HandedBack, Output};
 use crate::session::cpu_wait;
-use crate::session::error::{format_io, RecordError};
+use crate::session::error::RecordError;
 use crate::session::layout::DrainGroup;
 use crate::session::mailbox::{signal, Mailbox, Reply, Request};
 use crate::session::run::{self, Drained, LoopOptions, Next, Supervisor};
-use crate::session::unit::{Unit, UnitEnd};
-use crate::transform::scan::{Hits, RecordCounts};
+use crate::session::unit::{Unit, Units};
+use crate::transform::scan::RecordCounts;
 
 /// What the main thread and the drain threads share.
 pub struct Shared {
@@ -68,6 +69,31 @@ impl Pool {
     }
 }
 
+/// The drain threads as the destination reaches them: through their
+/// mailboxes, between two of their loops.
+impl Units for Pool {
+    fn count(&self) -> usize {
+        self.threads()
+    }
+
+    fn hand_over(&mut self, next: Vec<Output>) -> Result<Vec<Option<HandedBack>>, RecordError> {
+        let mut handed: Vec<Option<HandedBack>> = (0..self.threads()).map(|_| None).collect();
+        for r in self.ask(next.into_iter().map(Request::HandOver).collect())? {
+            handed[r.index] = r.handed;
+        }
+        Ok(handed)
+    }
+
+    fn snapshot(&mut self) -> Result<Vec<Reply>, RecordError> {
+        self.ask((0..self.threads()).map(|_| Request::Snapshot).collect())
+    }
+
+    fn write_side_band(&mut self, _: &[u8]) -> io::Result<()> {
+        // A directory's side band is in its `data`.
+        Ok(())
+    }
+}
+
 /// A drain thread's control: stop when the main thread says so.
 struct ThreadSupervisor(Arc<Shared>, usize);
 
@@ -108,8 +134,8 @@ pub struct ThreadEnd {
     pub path: PathBuf,
     /// How its loop went.
     pub drained: Drained,
-    /// How its unit ended (a failed write or finish: what its data.N kept).
-    pub end: UnitEnd,
+    /// Its output, handed back at the end (a failed write: with the error).
+    pub handed: HandedBack,
     /// CPU time the thread used.
     pub cpu_seconds: f64,
 }
@@ -134,22 +160,15 @@ impl Job {
         let features = FeatureSet::default();
         let mailbox = &shared.mailboxes[index];
         let mut drained = self.drain_all(&shared, index, &replies, &features);
-        let error = drained.write_error.take();
-        // data.N has no features of its own (they are in `data`).
-        let Job {
-            drain, group, path, ..
-        } = self;
-        let end = drain.end(error, &[], Some(&path), |_| features);
-        if mailbox.close().is_some() {
-            let _ = replies.send(Reply {
-                index,
-                hits: None,
-                report: end.report.clone(),
-                records: Vec::new(),
-                error: None,
-                gone: true,
-            });
+        let mut handed = self.drain.hand_over(None);
+        // The loop's failed write is the first.
+        if let Some(e) = drained.write_error.take() {
+            handed.error = Some(e);
         }
+        if mailbox.close().is_some() {
+            let _ = replies.send(Reply::gone(index, handed.report.clone()));
+        }
+        let Job { group, path, .. } = self;
         let cpu_seconds = cpu_wait::thread_cpu_seconds();
         // Release: everything above happens before the main thread sees
         // the count (it then joins, which orders the rest).
@@ -159,7 +178,7 @@ impl Job {
             group,
             path,
             drained,
-            end,
+            handed,
             cpu_seconds,
         }
     }
@@ -181,7 +200,9 @@ impl Job {
                 return true;
             };
             let reply = answer(drain, r, index);
-            let failed = reply.error.is_some();
+            // A write that failed ends the thread (its output is handed back).
+            let failed =
+                reply.error.is_some() || (reply.handed.as_ref()).is_some_and(|h| h.error.is_some());
             let _ = replies.send(reply);
             !failed
         };
@@ -205,33 +226,8 @@ impl Job {
 
 /// Acts on a request after a pass that drained everything waiting.
 fn answer(drain: &mut Unit, r: Request, index: usize) -> Reply {
-    let (hits, records, error) = match answer_with(drain, r) {
-        Ok((hits, records)) => (hits, records, None),
-        Err(e) => (None, Vec::new(), Some(e)),
-    };
-    Reply {
-        index,
-        hits,
-        report: drain.report(),
-        records,
-        error,
-        gone: false,
+    match r {
+        Request::Snapshot => Reply::snapshot(drain, index),
+        Request::HandOver(next) => Reply::handed(drain, index, next),
     }
-}
-
-/// A snapshot's records or a switch, with the hits gathered before it.
-fn answer_with(drain: &mut Unit, r: Request) -> io::Result<(Option<Hits>, Vec<u8>)> {
-    let mut lent = drain.lend()?;
-    let hits = lent.take_hits();
-    let records = match r {
-        Request::Snapshot => lent.snapshot().unwrap_or_default(),
-        Request::Switch(next) => {
-            // data.N has no features of its own (they are in `data`).
-            // (A stream has no features to leave out.)
-            lent.switch(next, &[], &FeatureSet::default())
-                .map_err(format_io)?;
-            Vec::new()
-        }
-    };
-    Ok((hits, records))
 }

@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 
-use super::destination::{Destination, Units, UnitsEnd};
+use super::destination::Destination;
 use super::error::io_err;
 use super::error::RecordError;
 use super::layout::{layout, DrainGroup, SysTopology, ThreadSpec};
@@ -43,10 +43,12 @@ use super::summary::Summary;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::notes::Notes;
-pub use job::ThreadEnd;
-use job::{Job, Pool, Shared};
+use crate::push::HandedBack;
+use job::{Job, Pool, Shared, ThreadEnd};
+use tally::tally;
 
-pub(super) mod job;
+mod job;
+mod tally;
 
 /// The rings' groups, one per drain thread, from `--threads`.
 fn groups(spec: &ThreadSpec, ring_cpus: &[u32]) -> Result<Vec<DrainGroup>, RecordError> {
@@ -95,7 +97,7 @@ pub fn record(
     let child = rec.start(dest.place_mut())?;
     // Committed: the files now live under the final name.
     let final_dir = dest.threads_dir();
-    let (handles, pool) = spawn(jobs, &final_dir, &shared, o.realtime)?;
+    let (handles, mut pool) = spawn(jobs, &final_dir, &shared, o.realtime)?;
 
     // Wait for a stop signal, the workload's end, a limit, or every drain
     // thread's end (their tasks all gone); switch or snapshot on the way.
@@ -105,7 +107,7 @@ pub fn record(
         // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
         ctl.limits.switch = Some(SwitchOutput::Signal);
     }
-    let failed = wait(&rec, &mut ctl, &mut dest, &pool, &mut notes).err();
+    let failed = wait(&rec, &mut ctl, &mut dest, &mut pool, &mut notes).err();
     // Disable first, then tell the threads: their final pass sees all.
     let _ = rec.disable_events();
     shared.stop.store(true, Ordering::Release);
@@ -113,8 +115,16 @@ pub fn record(
         m.wake();
     }
     let ends = join(handles)?;
-    let ended = ctl.end(Drained::default());
-    let summary = dest.finish(&rec, UnitsEnd::Threads { ring_cpus, ends }, ended, notes);
+    let t = tally(&ring_cpus, &ends);
+    let mut ended = ctl.end(Drained::default());
+    ended.drained = t.all;
+    let handed: Vec<HandedBack> = ends.into_iter().map(|e| e.handed).collect();
+    let summary = dest.finish(&rec, handed, ended, notes).map(|s| Summary {
+        sink: format!("{} ({n} threads)", t.report.sink),
+        rings: ring_cpus.len(),
+        threads: t.threads,
+        ..s
+    });
     match (failed, summary) {
         (None, s) => s,
         // A switch failed (a full disk): the current output was finished
@@ -221,10 +231,10 @@ fn wait(
     rec: &Recording<'_>,
     ctl: &mut super::supervisor::SessionSupervisor<'_>,
     dest: &mut Destination,
-    pool: &Pool,
+    pool: &mut Pool,
     notes: &mut Notes,
 ) -> Result<(), RecordError> {
-    let shared = &pool.shared;
+    let shared = pool.shared.clone();
     while shared.ended.load(Ordering::Acquire) < pool.threads() {
         clear(&shared.ended_fd);
         let streams: u64 = shared.bytes.iter().map(|b| b.load(Ordering::Relaxed)).sum();
@@ -232,7 +242,7 @@ fn wait(
             Next::Stop => break,
             Next::Switch => {
                 // The threads' sample times are theirs (counted at the end).
-                dest.switch(rec, Units::Threads(pool), Default::default(), notes)?;
+                dest.switch(rec, pool, Default::default(), notes)?;
                 continue;
             }
             Next::Go => {}

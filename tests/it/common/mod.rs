@@ -369,7 +369,7 @@ where
 {
     let f = perfz::format::FeatureSet::default().with_compressed(p.compressed_info());
     p.into_sink()
-        .into_output()
+        .hand_over(None)
         .landed()
         .unwrap()
         .finish(&f)

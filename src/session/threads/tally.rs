@@ -1,14 +1,10 @@
 //! The `--threads` summary's numbers: each drain thread's line, and what
-//! the threads did added up (their loops, their reports, the first write
-//! error and what the failed threads kept).
+//! the threads did added up (their loops and their reports).
 
-use std::io;
-
-use super::error::Kept;
-use super::run::Drained;
-use super::summary::ThreadSummary;
-use super::threads::job::ThreadEnd;
+use super::job::ThreadEnd;
 use crate::push::drain::DrainReport;
+use crate::session::run::Drained;
+use crate::session::summary::ThreadSummary;
 
 /// What the threads did, added up.
 pub struct ThreadsTally {
@@ -18,35 +14,17 @@ pub struct ThreadsTally {
     pub all: Drained,
     /// Their reports, added up.
     pub report: DrainReport,
-    /// The first write error of a thread, and what the threads that failed
-    /// kept (None as soon as one kept nothing).
-    pub failure: Option<io::Error>,
-    /// What the failed threads kept.
-    pub kept_all: Option<Kept>,
 }
 
 /// Every thread's line of the summary, and what they did added up.
 pub fn tally(ring_cpus: &[u32], ends: &[ThreadEnd]) -> ThreadsTally {
-    let mut failure: Option<io::Error> = None;
-    let mut kept_all = Some(Kept::Everything(0));
     let mut threads = Vec::new();
     let mut all = Drained::default();
     let mut report: Option<DrainReport> = None;
     for e in ends {
         let (g, path) = (&e.group, &e.path);
         let d = &e.drained;
-        let error = e.end.failed.as_ref().map(|(err, kept)| {
-            failure.get_or_insert(io::Error::new(
-                err.kind(),
-                format!("{}: {err}", path.display()),
-            ));
-            kept_all = match (kept_all, kept) {
-                (Some(Kept::Everything(_)), Some(k)) => Some(*k),
-                (k, Some(_)) => k,
-                (_, None) => None,
-            };
-            format!("{err}; kept: {kept:?}")
-        });
+        let error = e.handed.error.as_ref().map(|err| err.to_string());
         all.add(Drained {
             counts: d.counts,
             wakeups: d.wakeups,
@@ -55,7 +33,7 @@ pub fn tally(ring_cpus: &[u32], ends: &[ThreadEnd]) -> ThreadsTally {
             switch: false,
             cpu_wait: d.cpu_wait.clone(),
         });
-        let r = &e.end.report;
+        let r = &e.handed.report;
         report = Some(match report {
             None => r.clone(),
             Some(all) => all.combined(r),
@@ -91,7 +69,5 @@ pub fn tally(ring_cpus: &[u32], ends: &[ThreadEnd]) -> ThreadsTally {
         threads,
         all,
         report: report.unwrap_or_default(),
-        failure,
-        kept_all,
     }
 }

@@ -1,0 +1,81 @@
+//! The one finish of an output a unit handed back, at a switch or at the
+//! end, for every destination: with the features (plus HEADER_COMPRESSED
+//! as the codec left it) where every write landed; on a full disk what
+//! reading needs (a [`Salvage`](crate::format::writer::Salvage)); after a
+//! failed write salvaged with what landed whole; where even that fails,
+//! cut back to the output's own last checkpoint, which its header already
+//! describes. What it could not keep whole fails the recording, saying
+//! what is kept ([`Kept`]).
+//!
+//! At a switch the output is finished without waiting for the disk and
+//! synced on a thread of its own: an fsync under write-back load took long
+//! enough for the rings to overflow (docs/BENCHMARKS.md, "`--switch-output`
+//! under write-back load"). At the end it is synced before the summary.
+
+use std::path::Path;
+
+use super::error::{format_io, Kept, RecordError};
+use super::place::cut_back;
+use crate::format::{size_on_disk, FeatureSet};
+use crate::push::output::sync_in_background;
+use crate::push::HandedBack;
+
+/// When the finished output reaches the disk.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Sync {
+    /// Before the finish returns (the end).
+    Now,
+    /// On a thread of its own (a switch: the drain goes on meanwhile).
+    Background,
+}
+
+/// Finishes `handed` with `features`. `file`: where it is on disk (None:
+/// a pipe or memory, nothing to cut back); `name`: the output as the error
+/// names it.
+pub fn finish(
+    mut handed: HandedBack,
+    features: &FeatureSet,
+    file: Option<&Path>,
+    name: String,
+    sync: Sync,
+) -> Result<(), RecordError> {
+    let kept_at = handed.report.checkpoint_end;
+    let failed = |err, kept| RecordError::WriteFailed {
+        path: name.clone(),
+        err,
+        kept,
+    };
+    if let Some(err) = handed.error.take() {
+        let kept = file.and_then(|p| match handed.salvage(features) {
+            Ok(s) => Some(Kept::salvaged(size_on_disk(p), s)),
+            Err(_) => cut_back(p, kept_at),
+        });
+        return Err(failed(err, kept));
+    }
+    let done = match sync {
+        Sync::Now => handed.finish(features),
+        Sync::Background => {
+            let f = handed.features(features);
+            match handed.output {
+                Some(out) => out.finish_unsynced(&f).map(|(written, salvage)| {
+                    sync_in_background(written);
+                    salvage
+                }),
+                None => Ok(Default::default()),
+            }
+        }
+    };
+    match done {
+        Ok(s) if s.whole() => Ok(()),
+        // The features may not fit after the last records (a full disk
+        // that the records' writes just missed): said as a failure.
+        Ok(s) => {
+            let size = file.map_or(0, size_on_disk);
+            Err(failed(s.error(), Some(Kept::salvaged(size, s))))
+        }
+        Err(e) => Err(failed(
+            format_io(e),
+            file.and_then(|p| cut_back(p, kept_at)),
+        )),
+    }
+}
