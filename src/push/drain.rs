@@ -121,33 +121,36 @@ pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
     restart: bool,
 }
 
-impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
-    /// A unit pushing through `codec` into `sink`. `stack_cut`: cut unwritten dwarf
-    /// stack bytes; `rounds`: end passes with FINISHED_ROUND; `hits`: gather for build ids.
-    pub fn new(codec: C, sink: S, stack_cut: Option<StackCut>, rounds: bool, hits: bool) -> Self {
-        let format = CompressedFormat::default();
-        Self::with_off_cpu(codec, sink, format, stack_cut, rounds, hits, None)
-    }
+/// What a drain unit does besides pushing through its codec into its
+/// sink, set once by the session (from the recording's options and what
+/// the destination needs) and taken by the unit as it is.
+#[derive(Clone, Default)]
+pub struct DrainSettings {
+    /// `--compressed-format`: the record type the codec's bytes go in.
+    pub format: CompressedFormat,
+    /// Cut unwritten dwarf stack bytes (dwarf call graphs).
+    pub stack_cut: Option<StackCut>,
+    /// End each pass that moved data with FINISHED_ROUND (not in `data.N`
+    /// streams, as perf).
+    pub rounds: bool,
+    /// Gather what the build-id pass needs while draining.
+    pub hits: bool,
+    /// `--off-cpu`: its records taken out of the stream, its samples made.
+    pub off_cpu: Option<OffCpu>,
+}
 
-    /// [`new`](Self::new), in records of `format` (`--compressed-format`),
-    /// with `--off-cpu`'s conversion where given.
-    pub fn with_off_cpu(
-        codec: C,
-        sink: S,
-        format: CompressedFormat,
-        stack_cut: Option<StackCut>,
-        rounds: bool,
-        hits: bool,
-        off_cpu: Option<OffCpu>,
-    ) -> Self {
+impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
+    /// A unit pushing through `codec` into `sink`, doing what `settings`
+    /// say.
+    pub fn new(codec: C, sink: S, settings: DrainSettings) -> Self {
         // The flight recorder's segments are each whole when retained (a
         // snapshot takes them as they are): its codec never holds.
         let holds = sink.output().and_then(Output::segments).is_none();
-        let mut pusher = Pusher::with_format(codec, sink, format);
+        let mut pusher = Pusher::with_format(codec, sink, settings.format);
         pusher.set_hold(holds);
         PushDrain {
             pusher,
-            stack_cut,
+            stack_cut: settings.stack_cut,
             stack_bytes_cleared: 0,
             stack_samples_uncut: 0,
             stack_use: Default::default(),
@@ -155,9 +158,9 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
             leaks: Vec::new(),
             max_fill: 0.0,
             near_full_pushes: 0,
-            rounds,
-            hits: hits.then(Hits::default),
-            off_cpu,
+            rounds: settings.rounds,
+            hits: settings.hits.then(Hits::default),
+            off_cpu: settings.off_cpu,
             made: Vec::new(),
             restart: false,
         }

@@ -18,12 +18,13 @@ use super::error::RecordError;
 use super::file_output::FileOutput;
 use super::flight_window::FlightWindow;
 use super::place::{create_in, Place};
-use super::recording::{Recording, UnitWrites};
+use super::recording::Recording;
 use super::summary::Summary;
 use super::supervisor::Ended;
 use super::unit::{Unit, Units};
 use crate::format::data_stream::DataStreamWriter;
 use crate::notes::Notes;
+use crate::push::drain::DrainSettings;
 use crate::push::{HandedBack, Output, Segments};
 use crate::transform::scan::SampleTimes;
 
@@ -52,11 +53,12 @@ impl Destination {
     pub fn begin(rec: &Recording<'_>, notes: &mut Notes) -> Result<(Self, Unit), RecordError> {
         let o = rec.options();
         if let Some(cap) = o.flight_recorder {
-            let writes = UnitWrites {
+            let settings = DrainSettings {
                 rounds: true,
                 hits: true,
+                ..rec.drain_settings()
             };
-            let unit = rec.drain_unit(Segments::new(cap).into(), writes, notes)?;
+            let unit = rec.drain_unit(Segments::new(cap).into(), settings, notes)?;
             // The side band is the window's: each snapshot writes it first.
             let window = FlightWindow::new(&rec.side_band(notes), false);
             let place = Place::Memory {

@@ -27,12 +27,13 @@ use super::error::RecordError;
 use super::finish::{finish, Sync};
 use super::map_history::MapHistory;
 use super::place::{self, Place};
-use super::recording::{io_err_context, Recording, UnitWrites};
+use super::recording::{io_err_context, Recording};
 use super::rotation::Rotation;
 use super::summary::Summary;
 use super::unit::{Unit, Units};
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::notes::Notes;
+use crate::push::drain::DrainSettings;
 use crate::push::{HandedBack, Output};
 use crate::synth::features::set_sample_time;
 use crate::transform::scan::SampleTimes;
@@ -67,7 +68,12 @@ impl FileOutput {
         };
         // Build ids need the maps; so do switched outputs (their side band).
         let hits = (o.build_ids.table || o.switch_output.is_some()) && !out.is_pipe();
-        let mut drain = rec.drain_unit(writer, UnitWrites { rounds: true, hits }, notes)?;
+        let settings = DrainSettings {
+            rounds: true,
+            hits,
+            ..rec.drain_settings()
+        };
+        let mut drain = rec.drain_unit(writer, settings, notes)?;
 
         let side_band = rec.side_band(notes);
         drain

@@ -30,6 +30,7 @@ use crate::format::record::RecordType;
 use crate::format::sample::id_trailer_offset;
 use crate::format::{CompressedInfo, FeatureSet};
 use crate::notes::Notes;
+use crate::push::drain::DrainSettings;
 use crate::push::records::declared_mmap_len;
 use crate::push::Output;
 use crate::synth;
@@ -167,27 +168,36 @@ impl<'o> Recording<'o> {
         ended
     }
 
+    /// What every unit of the recording does besides pushing (its record
+    /// type, stack cut and off-CPU conversion), writing no FINISHED_ROUND
+    /// and gathering no hits: a destination sets those.
+    pub fn drain_settings(&self) -> DrainSettings {
+        DrainSettings {
+            format: self.o.compressed_format,
+            stack_cut: self.stack_cut.clone(),
+            off_cpu: self.off_cpu.clone(),
+            rounds: false,
+            hits: false,
+        }
+    }
+
     /// A drain unit writing to `output`, with the recording's codec, async
-    /// choice, meter and stack cut, writing as `writes` says. Notes on the
-    /// choices made go to `notes`.
+    /// choice and meter, doing what `settings` say. Notes on the choices
+    /// made go to `notes`.
     pub fn drain_unit(
         &self,
         output: Output,
-        writes: UnitWrites,
+        settings: DrainSettings,
         notes: &mut Notes,
     ) -> Result<Unit, RecordError> {
         let o = self.o;
         let built = o.codec.visit(UnitBuild {
             output,
-            format: o.compressed_format,
             aio: o.aio,
             aio_backend: o.aio_backend,
             copy_meter: o.copy_meter,
             ring_size: self.ring_size,
-            stack_cut: self.stack_cut.clone(),
-            rounds: writes.rounds,
-            hits: writes.hits,
-            off_cpu: self.off_cpu.clone(),
+            settings,
         })??;
         notes.extend(built.notes);
         Ok(built.unit)
@@ -413,16 +423,6 @@ fn lost_samples_record(lost: u64, id: u64, sample_type: u64, trailer: usize) -> 
         }
     }
     rec
-}
-
-/// What a drain unit writes besides the ring's records.
-#[derive(Clone, Copy, Debug)]
-pub struct UnitWrites {
-    /// Each pass that moved data ends with FINISHED_ROUND (not on a drain
-    /// thread: a `data.N` has none, as perf's).
-    pub rounds: bool,
-    /// It gathers what the build-id pass and later side bands need.
-    pub hits: bool,
 }
 
 /// A write error with what was being written.

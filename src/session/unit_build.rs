@@ -16,35 +16,25 @@ use perfz_codecs::{Codec, CodecVisitor};
 use super::error::RecordError;
 use super::options::AioBackend;
 use super::unit::Unit;
-use crate::format::CompressedFormat;
 use crate::notes::Notes;
-use crate::push::drain::PushDrain;
+use crate::push::drain::{DrainSettings, PushDrain};
 use crate::push::{
     AsyncSink, CopyMeter, NoMeter, Output, SerialSink, Sink, ThreadBackend, UringBackend,
 };
-use crate::transform::off_cpu::OffCpu;
-use crate::transform::StackCut;
 
-/// How the drain unit writes.
+/// How the drain unit writes: its output, its sink and meter, and the
+/// settings the unit takes as they are.
 pub struct UnitBuild {
     /// Where the unit's records go.
     pub output: Output,
-    /// `--compressed-format`: the record type the codec's bytes go in.
-    pub format: CompressedFormat,
     /// `--aio[=N]`.
     pub aio: Option<usize>,
     pub aio_backend: AioBackend,
     pub copy_meter: bool,
     /// The largest ring's data size (an async buffer holds a whole drain).
     pub ring_size: usize,
-    /// Unwritten dwarf stack bytes to clear before compression.
-    pub stack_cut: Option<StackCut>,
-    /// End each pass with FINISHED_ROUND (not in `data.N` streams, as perf).
-    pub rounds: bool,
-    /// Gather what the build-id pass needs while draining.
-    pub hits: bool,
-    /// `--off-cpu`: the switch records and samples made off-CPU samples.
-    pub off_cpu: Option<OffCpu>,
+    /// What the unit does besides pushing.
+    pub settings: DrainSettings,
 }
 
 /// The drain unit, and notes for the user about choices made.
@@ -55,41 +45,22 @@ pub struct Built {
     pub notes: Notes,
 }
 
-/// What a drain unit is built with besides its codec and sink.
-#[derive(Clone)]
-struct UnitConfig {
-    format: CompressedFormat,
+/// A unit over `sink`: the meter chosen (`copy_meter`), the rest as
+/// `settings` say.
+fn build<C: Codec + Send + 'static, S: Sink + Send + 'static>(
     copy_meter: bool,
-    stack_cut: Option<StackCut>,
-    rounds: bool,
-    hits: bool,
-    off_cpu: Option<OffCpu>,
-}
-
-impl UnitConfig {
-    fn build<C: Codec + Send + 'static, S: Sink + Send + 'static>(self, codec: C, sink: S) -> Unit {
-        let (f, t, oc) = (self.format, self.stack_cut, self.off_cpu);
-        if self.copy_meter {
-            Unit::new(Box::new(PushDrain::<C, S, CopyMeter>::with_off_cpu(
-                codec,
-                sink,
-                f,
-                t,
-                self.rounds,
-                self.hits,
-                oc,
-            )))
-        } else {
-            Unit::new(Box::new(PushDrain::<C, S, NoMeter>::with_off_cpu(
-                codec,
-                sink,
-                f,
-                t,
-                self.rounds,
-                self.hits,
-                oc,
-            )))
-        }
+    settings: DrainSettings,
+    codec: C,
+    sink: S,
+) -> Unit {
+    if copy_meter {
+        Unit::new(Box::new(PushDrain::<C, S, CopyMeter>::new(
+            codec, sink, settings,
+        )))
+    } else {
+        Unit::new(Box::new(PushDrain::<C, S, NoMeter>::new(
+            codec, sink, settings,
+        )))
     }
 }
 
@@ -97,14 +68,15 @@ impl UnitConfig {
 struct Async {
     backend: AioBackend,
     ring_size: usize,
+    copy_meter: bool,
+    settings: DrainSettings,
 }
 
 impl Async {
     /// An async sink over `file` with io_uring, or the pwrite thread as
     /// `--aio-backend` allows.
     fn unit<C: Codec + Send + 'static>(
-        &self,
-        u: UnitConfig,
+        self,
         codec: C,
         out: Output,
         n: usize,
@@ -118,7 +90,12 @@ impl Async {
         };
         match uring {
             Ok(b) => Ok(Built {
-                unit: u.build(codec, AsyncSink::new(out, b, n, self.ring_size)),
+                unit: build(
+                    self.copy_meter,
+                    self.settings,
+                    codec,
+                    AsyncSink::new(out, b, n, self.ring_size),
+                ),
                 notes: Notes::new(),
             }),
             Err(e) if self.backend == AioBackend::Uring => Err(RecordError::Usage(format!(
@@ -134,7 +111,12 @@ impl Async {
                 let b = ThreadBackend::new(file)
                     .map_err(super::error::io_err("starting the writer thread"))?;
                 Ok(Built {
-                    unit: u.build(codec, AsyncSink::new(out, b, n, self.ring_size)),
+                    unit: build(
+                        self.copy_meter,
+                        self.settings,
+                        codec,
+                        AsyncSink::new(out, b, n, self.ring_size),
+                    ),
                     notes,
                 })
             }
@@ -146,21 +128,15 @@ impl CodecVisitor for UnitBuild {
     type Output = Result<Built, RecordError>;
 
     fn visit<C: Codec + Send + 'static>(self, codec: C) -> Self::Output {
-        let u = UnitConfig {
-            format: self.format,
-            copy_meter: self.copy_meter,
-            stack_cut: self.stack_cut,
-            rounds: self.rounds,
-            hits: self.hits,
-            off_cpu: self.off_cpu,
-        };
         let a = Async {
             backend: self.aio_backend,
             ring_size: self.ring_size,
+            copy_meter: self.copy_meter,
+            settings: self.settings,
         };
         let mut notes = Notes::new();
         match (self.output, self.aio) {
-            (out @ (Output::File(_) | Output::Stream(_)), Some(n)) => a.unit(u, codec, out, n),
+            (out @ (Output::File(_) | Output::Stream(_)), Some(n)) => a.unit(codec, out, n),
             (out, aio) => {
                 if aio.is_some() {
                     notes.push(match out {
@@ -169,7 +145,7 @@ impl CodecVisitor for UnitBuild {
                     });
                 }
                 Ok(Built {
-                    unit: u.build(codec, SerialSink::new(out)),
+                    unit: build(a.copy_meter, a.settings, codec, SerialSink::new(out)),
                     notes,
                 })
             }

@@ -85,7 +85,7 @@ fn a_pass_hands_each_piece_back_before_it_pushes_the_next() {
     let mut rings = vec![(0u32, Ring::anonymous(64))];
     let watch = TailWatch::of(&rings[0].1);
     let mut d =
-        PushDrain::<NoneCodec, TailWatch, NoMeter>::new(NoneCodec, watch, None, false, false);
+        PushDrain::<NoneCodec, TailWatch, NoMeter>::new(NoneCodec, watch, Default::default());
     let mut n = RecordCounts::default();
     // 10 records of 20 000 bytes: pieces end at the first record end past
     // 64 KiB, so 4 + 4 + 2 records.

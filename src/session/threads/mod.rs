@@ -37,12 +37,13 @@ use super::error::RecordError;
 use super::layout::{layout, DrainGroup, SysTopology, ThreadSpec};
 use super::mailbox::{clear, eventfd, Mailbox};
 use super::options::SwitchOutput;
-use super::recording::{Recording, UnitWrites};
+use super::recording::Recording;
 use super::run::{Drained, Next};
 use super::summary::Summary;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::notes::Notes;
+use crate::push::drain::DrainSettings;
 use crate::push::HandedBack;
 use job::{Job, Pool, Shared, ThreadEnd};
 use tally::tally;
@@ -153,13 +154,14 @@ fn jobs(
     for (i, g) in groups.iter().enumerate() {
         let name = format!("data.{i}");
         let writer = dest.thread_output(rec, i, n)?;
-        let writes = UnitWrites {
-            rounds: false,
+        // A data.N has no FINISHED_ROUND, as perf's.
+        let settings = DrainSettings {
             hits: dest.wants_hits(rec),
+            ..rec.drain_settings()
         };
         // Every unit is built alike: the first one's notes say it.
         let mut built_notes = Notes::new();
-        let drain = rec.drain_unit(writer, writes, &mut built_notes)?;
+        let drain = rec.drain_unit(writer, settings, &mut built_notes)?;
         if i == 0 {
             notes.append(&mut built_notes);
         }
