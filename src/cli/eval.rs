@@ -153,7 +153,7 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         },
         ..RecordOptions::default()
     };
-    let s = record(&opts)?;
+    let s = record::run(&opts)?;
     say!(
         "perfz eval: recorded {} samples ({} bytes of ring data)",
         s.samples,

@@ -51,7 +51,7 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
     let Some(opts) = options_of(&a, &mut notes)? else {
         return Ok(0); // --dry-run
     };
-    let mut summary = record(&opts)?;
+    let mut summary = record::run(&opts)?;
     summary.notes.splice(0..0, notes.into_vec());
     if let Some(p) = &a.stats_json {
         super::write_replacing(p, serde_json::to_string_pretty(&summary)?.as_bytes())

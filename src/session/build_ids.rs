@@ -16,11 +16,10 @@
 //! trace, gathering while draining added no recorder CPU; a version that
 //! read the recording back cost 0.2 s more.
 
-pub(super) mod cache;
-
 use std::collections::HashMap;
 use std::path::Path;
 
+use super::dso_capture::cache::{cache_kallsyms, link_build_id};
 use crate::format::record::misc;
 use crate::format::record::KERNEL_MAPS;
 use crate::format::side_band::SideBand;
@@ -28,7 +27,6 @@ use crate::format::RecordType;
 use crate::notes::Notes;
 use crate::synth::build_id;
 use crate::transform::scan::Hits;
-use cache::{cache_kallsyms, link_build_id};
 
 /// One mapped object.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -69,6 +69,7 @@ mod map_history;
 mod memory_asks;
 mod options;
 mod place;
+pub mod record;
 mod recording;
 mod rotation;
 mod run;
@@ -84,9 +85,6 @@ mod threads;
 mod unit;
 mod unit_build;
 
-use crate::notes::Notes;
-use std::time::Instant;
-
 pub use crate::push::drain::DrainReport;
 pub use control::ControlSpec;
 pub use error::{Kept, RecordError};
@@ -96,39 +94,3 @@ pub use options::{
 };
 pub use rotation::stamped as timestamped;
 pub use summary::Summary;
-
-use error::io_err;
-use recording::Recording;
-
-/// Runs a recording to the end and returns what it did: the options
-/// checked, the events prepared, then the strategy that groups the rings
-/// and says where their bytes go.
-pub fn record(o: &RecordOptions) -> Result<Summary, RecordError> {
-    o.validate()?;
-    signals::install().map_err(io_err("installing signal handlers"))?;
-    let started = Instant::now();
-    let mut notes = Notes::new();
-    let capture = o.build_ids.cache && o.build_ids.table && !place::is_stdout(&o.output);
-    if let Some(dir) = crate::synth::build_id::cache_dir().filter(|_| capture) {
-        dso_capture::start(dir);
-    }
-    let rec = Recording::prepare(o, started, &mut notes);
-    let summary = rec.and_then(|rec| by_strategy(o, rec, notes));
-    let missed = dso_capture::stop();
-    summary.map(|mut s| {
-        s.notes.extend(missed);
-        s
-    })
-}
-
-/// Runs the prepared recording with the strategy its options choose.
-fn by_strategy(
-    o: &RecordOptions,
-    rec: Recording<'_>,
-    notes: Notes,
-) -> Result<Summary, RecordError> {
-    match &o.threads {
-        Some(spec) => threads::record(rec, spec, notes),
-        None => serial::record(rec, notes),
-    }
-}

@@ -10,7 +10,7 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::session::build_ids::cache;
+use super::cache;
 use crate::synth::build_id;
 
 /// An open file with its status as read from that descriptor (fstat): what

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use crate::format::side_band::SideBand;
 use crate::format::RecordType;
 
+pub(super) mod cache;
 mod copy;
 mod source;
 #[cfg(test)]

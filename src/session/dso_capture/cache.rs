@@ -1,8 +1,8 @@
 //! Entries of perf's build-id cache (`~/.debug`), laid out as `perf
 //! buildid-cache -a` lays them out and written so that concurrent
 //! recorders never write into each other's: the end-of-recording pass
-//! ([`build_ids`](super)) and the DSO capture
-//! ([`dso_capture`](super::super::dso_capture)) both add theirs here.
+//! (`build_ids.rs`) and the DSO capture ([`dso_capture`](super)) both add
+//! theirs here.
 
 use std::path::Path;
 
