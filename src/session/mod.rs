@@ -1,36 +1,43 @@
 //! One recording, shaped like ripgrep's searcher: plain setup code
 //! (`setup`, `destination`, `synth_side_band`), one runtime choice of codec,
 //! sink and meter (`unit_build`), one generic unit that drains rings
-//! ([`crate::push::drain`]), and a plain control loop (`run`) and finish
-//! around it. Only the unit is generic; the rest is compiled once. Calls go
-//! down: `record` picks a strategy, the strategies call the core and the
-//! pieces; nothing below imports a strategy.
+//! ([`crate::push::drain`]), and a plain loop (`run`) and finish around it.
+//! Only the unit is generic; the rest is compiled once. Calls go down:
+//! `record` picks a strategy, the strategies call the core and the pieces;
+//! nothing below imports a strategy.
 //!
 //! ```text
-//! record ─ validate (options, output path, memory; nothing touched)
-//!        ─ Recording::prepare: setup::prepare (command resolved and forked
-//!          held before exec, events opened), features, stack cut
-//!        ─ Destination::begin: a Place (a hidden temporary name) ─ unit_build
-//!          (CodecSpec::visit) ─▶ Unit ─ side band written plain
-//!        ─ Recording::start: enable / exec, then Place::commit
-//!        ─ Recording::run: take the rings, run::drain_all (Destination::switch
-//!          between loops), put them back ─ Destination::finish (Unit::end)
+//! record::run ─ validate (options, output path, memory; nothing touched)
+//!   ─ Recording::prepare: setup::prepare (command resolved and forked held
+//!     before exec, events opened), features, stack cut
+//!   ─ Destination::begin: a Place (a hidden temporary name) ─ unit_build
+//!     (CodecSpec::visit) ─▶ Unit ─ side band written plain
+//!   ─ Recording::start: enable / exec, then Place::commit
+//!   ─ the drain loop (run::drain_all); at a switch Destination::switch:
+//!     each unit hands its output over (Unit::hand_over, Units) and the
+//!     destination finishes it (finish.rs), names it, and starts the next
+//!   ─ the end: each unit hands its output over for the last time, and
+//!     Destination::finish finishes it the same way; the summary
 //!
+//! top         record.rs       the entry: options checked, strategy chosen
 //! strategies  serial.rs       one unit on this thread, any Destination
 //!             threads/        a unit per ring group on a thread of its own
-//!                             (mod.rs: groups, spawn, the main thread's wait;
-//!                             job.rs: a thread's loop)
+//!                             (mod.rs: groups, spawn, the main thread's
+//!                             wait; job.rs: a thread's loop and its Units;
+//!                             tally.rs: the threads' summary lines)
 //! core        recording.rs    events, features, side band, start, run,
 //!                             supervisor, lost samples, build ids, summary
 //!             destination.rs  where the recording goes: begin, switch, finish
 //!               file_output.rs  a file or a pipe
 //!               dir_output.rs   a --threads directory (data + data.N)
 //!               flight_window.rs the flight recorder's snapshots
+//!             finish.rs       the one finish of an output handed back
 //!             unit_build.rs   codec × sink (serial, io_uring, pwrite thread)
 //!                             × meter over an Output ─▶ Unit
-//!             unit.rs         Unit: pass, checkpoint, switch, snapshot, end
-//!             run.rs          the loop every unit runs; a Supervisor says
-//!                             Go / Stop / Switch
+//!             unit.rs         Unit (pass, checkpoint, hand_over) and Units,
+//!                             the units as a destination reaches them
+//!             run.rs          the drain loop every unit runs; a Supervisor
+//!                             says Go / Stop / Switch
 //!             supervisor.rs   the main thread's Supervisor: signals, workload
 //!             map_history.rs  maps seen: later side bands and build ids
 //!             mailbox.rs      the main thread's requests to a drain thread
@@ -38,7 +45,7 @@
 //!             rotation.rs     --switch-output names, --switch-max-files
 //! pieces      options.rs limits.rs control.rs signals.rs status.rs setup.rs
 //!             layout.rs synth_side_band.rs build_ids.rs dso_capture/
-//!             cpu_wait.rs memory_asks.rs error.rs summary.rs thread_tally.rs
+//!             cpu_wait.rs memory_asks.rs error.rs summary.rs
 //! ```
 //!
 //! The order of the start is the design: the output is created only once

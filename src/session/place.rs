@@ -312,27 +312,24 @@ impl Place {
                 path,
                 pending,
                 displaced,
-            } => {
-                let Some(tmp) = pending.take() else {
-                    return Ok(());
-                };
-                move_aside(path, displaced)?;
-                tmp.persist(&*path).map_err(|e| e.error)
-            }
+            } => match pending.take() {
+                None => Ok(()),
+                Some(tmp) => move_aside(path, displaced)
+                    .and_then(|()| tmp.persist(&*path).map_err(|e| e.error)),
+            },
             Place::Dir {
                 path,
                 pending,
                 displaced,
-            } => {
-                let Some(tmp) = pending.take() else {
-                    return Ok(());
-                };
-                move_aside(path, displaced)?;
-                let from = tmp.keep();
-                std::fs::rename(&from, &*path).inspect_err(|_| {
-                    let _ = std::fs::remove_dir_all(&from);
-                })
-            }
+            } => match pending.take() {
+                None => Ok(()),
+                Some(tmp) => move_aside(path, displaced).and_then(|()| {
+                    let from = tmp.keep();
+                    std::fs::rename(&from, &*path).inspect_err(|_| {
+                        let _ = std::fs::remove_dir_all(&from);
+                    })
+                }),
+            },
         }
     }
 
