@@ -18,11 +18,12 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
+use super::error::io_err_context;
 use super::error::{format_io, Kept, RecordError};
 use super::finish::{finish, Sync};
 use super::map_history::MapHistory;
 use super::place::{create_in, cut_back, dir_of, Place};
-use super::recording::{io_err_context, Recording};
+use super::recording::Recording;
 use super::rotation::Rotation;
 use super::summary::Summary;
 use super::unit::Units;

@@ -122,3 +122,8 @@ pub fn format_io(e: FormatError) -> io::Error {
         other => io::Error::other(other),
     }
 }
+
+/// A write error with what was being written.
+pub fn io_err_context(e: std::io::Error, what: &str) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{what}: {e}"))
+}

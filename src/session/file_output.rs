@@ -23,11 +23,12 @@
 //! and comm record seen so far (`map_history.rs`): a process that exited at
 //! the switch has nothing left in /proc.
 
+use super::error::io_err_context;
 use super::error::RecordError;
 use super::finish::{finish, Sync};
 use super::map_history::MapHistory;
 use super::place::{self, Place};
-use super::recording::{io_err_context, Recording};
+use super::recording::Recording;
 use super::rotation::Rotation;
 use super::summary::Summary;
 use super::unit::{Unit, Units};
