@@ -105,11 +105,11 @@ impl<C: Codec> Compressor<C> {
         self.window.holds()
     }
 
-    /// Feeds one piece of a push to the codec (output-driven codecs); full
+    /// Feeds one slice of a push to the codec (output-driven codecs); full
     /// records go to `out`.
-    pub fn feed<R: Records>(&mut self, piece: &[u8], out: &mut R) -> Result<(), R::Error> {
+    pub fn feed<R: Records>(&mut self, slice: &[u8], out: &mut R) -> Result<(), R::Error> {
         self.window
-            .feed(&mut self.codec, &mut self.tally, piece, out)
+            .feed(&mut self.codec, &mut self.tally, slice, out)
     }
 
     /// Ends a push: with hold, nothing (the record stays open); else, or
@@ -125,7 +125,7 @@ impl<C: Codec> Compressor<C> {
             .flush_into(&mut self.codec, &mut self.tally, out)
     }
 
-    /// The next piece of `rest` that fits one record, and what remains. Codecs
+    /// The next part of `rest` that fits one record, and what remains. Codecs
     /// that make a frame per slice are never given both slices of a wrap, so
     /// no record holds two frame ends (perf 6.1 cannot read that).
     pub fn split<'a>(&self, rest: Input<'a>) -> (Input<'a>, Input<'a>) {
@@ -137,23 +137,23 @@ impl<C: Codec> Compressor<C> {
         rest.split_at(limit)
     }
 
-    /// Compresses `piece` (at most [`max_input`](Self::max_input) bytes) into
+    /// Compresses `part` (at most [`max_input`](Self::max_input) bytes) into
     /// one whole record of the format at the start of `dst` — the buffer
     /// that will be written, so the codec's output is the only copy — and
     /// returns the record's length. `dst` must hold [`RECORD_MAX`] bytes.
     pub fn record_into(
         &mut self,
-        piece: Input<'_>,
+        part: Input<'_>,
         dst: &mut [u8],
     ) -> Result<usize, perfz_codecs::Error> {
-        debug_assert!(piece.len() <= self.max_in && !piece.is_empty());
+        debug_assert!(part.len() <= self.max_in && !part.is_empty());
         let n = self
             .codec
-            .compress(piece, &mut dst[self.format.prefix()..])?;
+            .compress(part, &mut dst[self.format.prefix()..])?;
         // n ≤ the format's max_payload by max_input
         let size = self.format.seal(dst, n);
-        self.tally.raw_bytes += piece.len() as u64;
-        self.tally.record(size, piece.len());
+        self.tally.raw_bytes += part.len() as u64;
+        self.tally.record(size, part.len());
         Ok(size)
     }
 
@@ -207,8 +207,8 @@ impl<C: Codec> Compressor<C> {
             return Ok(());
         }
         if C::OUTPUT_DRIVEN {
-            for piece in [input.first, input.second] {
-                self.feed(piece, out)?;
+            for slice in [input.first, input.second] {
+                self.feed(slice, out)?;
             }
             return self.end(out);
         }

@@ -1,5 +1,5 @@
 //! The record cutter of output-driven codecs (streaming zstd, lz4): the
-//! codec takes the push piece by piece and its output fills a record window
+//! codec takes the push slice by slice and its output fills a record window
 //! the compressor keeps; records are cut wherever it is full — by output, as
 //! perf does (format notes 5.7b) — so a record holds up to 64 KiB of
 //! *compressed* data, not the compression of at most 64 KiB of input.
@@ -145,15 +145,15 @@ impl RecordWindow {
         self.block_in > 0 || self.fill > 0
     }
 
-    /// Feeds one piece of a push to the codec; full records go to `out`.
+    /// Feeds one slice of a push to the codec; full records go to `out`.
     pub fn feed<C: Codec, R: Records>(
         &mut self,
         codec: &mut C,
         tally: &mut Tally,
-        piece: &[u8],
+        slice: &[u8],
         out: &mut R,
     ) -> Result<(), R::Error> {
-        let mut rest = piece;
+        let mut rest = slice;
         while !rest.is_empty() {
             let w = &*self;
             // A codec only perfz reads needs neither (see

@@ -181,15 +181,15 @@ impl Sink for SerialSink {
         let mut batch: [&[u8]; WRITEV_BATCH] = [&[]; WRITEV_BATCH];
         let (mut n, mut queued, mut done) = (0, 0usize, 0usize);
         let out = &mut self.out;
-        let r = for_each_slice(region, edits, |piece| {
+        let r = for_each_slice(region, edits, |slice| {
             if n == WRITEV_BATCH {
                 out.write_records_vectored(&batch[..n])?;
                 done = queued;
                 n = 0;
             }
-            batch[n] = piece;
+            batch[n] = slice;
             n += 1;
-            queued += piece.len();
+            queued += slice.len();
             Ok::<(), io::Error>(())
         })
         .and_then(|()| out.write_records_vectored(&batch[..n]));

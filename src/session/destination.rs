@@ -1,7 +1,7 @@
 //! Where a recording goes, owned by the session from its begin to its
-//! finish: a perf.data file or a pipe (`file_output.rs`), a `--threads`
-//! directory (`dir_output.rs`), or the flight recorder's memory
-//! (`flight_window.rs`). Each kind keeps what differs: where the next
+//! finish: a perf.data file or a pipe (`destination/file.rs`), a `--threads`
+//! directory (`destination/dir.rs`), or the flight recorder's memory
+//! (`destination/flight.rs`). Each kind keeps what differs: where the next
 //! output comes from, what `data` holds, how a snapshot is written. A
 //! strategy reaches its drain units through [`Units`] at a switch, and
 //! gives the outputs they handed back at the end; each output a unit hands
@@ -11,12 +11,13 @@
 //! begin ─ (Recording::start commits the place) ─ switch … switch ─ finish
 //! ```
 
+mod dir;
+mod file;
+mod flight;
+
 use std::path::{Path, PathBuf};
 
-use super::dir_output::Dir;
 use super::error::RecordError;
-use super::file_output::FileOutput;
-use super::flight_window::FlightWindow;
 use super::place::{create_in, Place};
 use super::recording::Recording;
 use super::summary::Summary;
@@ -27,6 +28,9 @@ use crate::notes::Notes;
 use crate::push::drain::DrainSettings;
 use crate::push::{HandedBack, Output, Segments};
 use crate::transform::scan::SampleTimes;
+use dir::DirDestination;
+use file::FileDestination;
+use flight::FlightWindow;
 
 /// Where a recording goes.
 pub struct Destination {
@@ -37,10 +41,10 @@ pub struct Destination {
 
 enum Kind {
     /// A perf.data file or a pipe, written by the unit on this thread.
-    File(FileOutput),
+    File(FileDestination),
     /// A `--threads` directory: `data` written here, a `data.N` per drain
     /// thread.
-    Dir(Box<Dir>),
+    Dir(Box<DirDestination>),
     /// `--flight-recorder`: the units keep the newest records in memory;
     /// each snapshot is written out as a file (or directory) of its own.
     Memory(FlightWindow),
@@ -66,7 +70,7 @@ impl Destination {
             };
             return Ok((Destination::of(Kind::Memory(window), place), unit));
         }
-        let (out, place, unit) = FileOutput::begin(rec, notes)?;
+        let (out, place, unit) = FileDestination::begin(rec, notes)?;
         Ok((Destination::of(Kind::File(out), place), unit))
     }
 
@@ -82,7 +86,7 @@ impl Destination {
             };
             return Ok(Destination::of(Kind::Memory(window), place));
         }
-        let (dir, place) = Dir::create(rec, notes)?;
+        let (dir, place) = DirDestination::create(rec, notes)?;
         Ok(Destination::of(Kind::Dir(Box::new(dir)), place))
     }
 

@@ -3,7 +3,7 @@
 //! sink and meter (`unit_build`), one generic unit that drains rings
 //! ([`crate::push::drain`]), and a plain loop (`run`) and finish around it.
 //! Only the unit is generic; the rest is compiled once. Calls go down:
-//! `record` picks a strategy, the strategies call the core and the pieces;
+//! `record` picks a strategy, the strategies call the core and the parts;
 //! nothing below imports a strategy.
 //!
 //! ```text
@@ -28,9 +28,9 @@
 //! core        recording.rs    events, features, side band, start, run,
 //!                             supervisor, lost samples, build ids, summary
 //!             destination.rs  where the recording goes: begin, switch, finish
-//!               file_output.rs  a file or a pipe
-//!               dir_output.rs   a --threads directory (data + data.N)
-//!               flight_window.rs the flight recorder's snapshots
+//!               destination/file.rs    a file or a pipe
+//!               destination/dir.rs     a --threads directory (data + data.N)
+//!               destination/flight.rs  the flight recorder's snapshots
 //!             finish.rs       the one finish of an output handed back
 //!             unit_build.rs   codec × sink (serial, io_uring, pwrite thread)
 //!                             × meter over an Output ─▶ Unit
@@ -43,7 +43,7 @@
 //!             mailbox.rs      the main thread's requests to a drain thread
 //!             place.rs        -o on disk: temporary name, commit, FILE.old
 //!             rotation.rs     --switch-output names, --switch-max-files
-//! pieces      options.rs limits.rs control.rs signals.rs status.rs setup.rs
+//! parts       options.rs limits.rs control.rs signals.rs status.rs setup.rs
 //!             layout.rs synth_side_band.rs build_ids.rs dso_capture/
 //!             cpu_wait.rs memory_asks.rs error.rs summary.rs
 //! ```
@@ -63,12 +63,9 @@ mod build_ids;
 mod control;
 mod cpu_wait;
 mod destination;
-mod dir_output;
 mod dso_capture;
 mod error;
-mod file_output;
 mod finish;
-mod flight_window;
 mod layout;
 mod limits;
 mod mailbox;

@@ -146,15 +146,15 @@ impl<'o> Recording<'o> {
         let ended = {
             let this = &*self;
             let opts = this.loop_options(&features, checkpoint);
-            let mut ctl = this.supervisor(channel, child, true);
+            let mut supervisor = this.supervisor(channel, child, true);
             if flight {
                 // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
-                ctl.limits.switch = Some(SwitchOutput::Signal);
+                supervisor.limits.switch = Some(SwitchOutput::Signal);
             }
-            let drained = run::drain_all(unit, &mut rings, &fds, &mut ctl, &opts, |u, d| {
+            let drained = run::drain_all(unit, &mut rings, &fds, &mut supervisor, &opts, |u, d| {
                 on_switch(this, u, d)
             });
-            ctl.end(drained)
+            supervisor.end(drained)
         };
         self.prepared.set.rings = rings;
         ended

@@ -104,7 +104,7 @@ pub trait Supervisor {
     /// Asked between passes: [`Next::Stop`] ends the loop after one final
     /// pass over every ring (the implementation disables the events it owns
     /// first).
-    fn stop(&mut self, drain: &Unit, counts: &RecordCounts) -> Next;
+    fn stop(&mut self, unit: &Unit, counts: &RecordCounts) -> Next;
     /// Every event fd of the loop hung up (their tasks are gone).
     fn hung_up(&mut self);
     /// An fd that turns readable when [`stop`](Supervisor::stop) should be
@@ -125,9 +125,9 @@ pub trait Supervisor {
 /// 100 ms costs one short block, where one per push cost one per wake-up.
 pub const HOLD_MAX: Duration = Duration::from_millis(100);
 
-fn checkpoint(drain: &mut Unit, features: &FeatureSet, cp: &mut CheckpointStats) -> io::Result<()> {
+fn checkpoint(unit: &mut Unit, features: &FeatureSet, cp: &mut CheckpointStats) -> io::Result<()> {
     let t = Instant::now();
-    if let Some(n) = drain.checkpoint(features)? {
+    if let Some(n) = unit.checkpoint(features)? {
         cp.count += 1;
         cp.bytes += n;
     }
@@ -140,51 +140,44 @@ fn checkpoint(drain: &mut Unit, features: &FeatureSet, cp: &mut CheckpointStats)
 /// control asked for with `on_switch` (given the drain and what was drained
 /// so far); `on_switch` returning false ends the recording.
 pub fn drain_all(
-    drain: &mut Unit,
+    unit: &mut Unit,
     rings: &mut [(u32, Ring)],
     event_fds: &[RawFd],
-    ctl: &mut dyn Supervisor,
+    supervisor: &mut dyn Supervisor,
     o: &LoopOptions<'_>,
     mut on_switch: impl FnMut(&mut Unit, &mut Drained) -> bool,
 ) -> Drained {
     let mut drained = Drained::default();
     loop {
-        let d = drain_loop(drain, rings, event_fds, ctl, o);
+        let d = drain_loop(unit, rings, event_fds, supervisor, o);
         drained.add(d);
         if !drained.switch || drained.write_error.is_some() {
             break;
         }
         drained.switch = false;
-        if !on_switch(drain, &mut drained) {
+        if !on_switch(unit, &mut drained) {
             break;
         }
     }
     drained
 }
 
-/// Drains `rings` until `ctl` says stop, every fd in `event_fds` hung up, or
-/// a write fails; then makes one final pass over every ring.
+/// Drains `rings` until `supervisor` says stop, every fd in `event_fds`
+/// hung up, or a write fails; then makes one final pass over every ring.
 pub fn drain_loop(
-    drain: &mut Unit,
+    unit: &mut Unit,
     rings: &mut [(u32, Ring)],
     event_fds: &[RawFd],
-    ctl: &mut dyn Supervisor,
+    supervisor: &mut dyn Supervisor,
     o: &LoopOptions<'_>,
 ) -> Drained {
     let mut d = Drained::default();
-    // Every event fd polls its ring (redirected fds report the ring they
-    // write into) and reports POLLHUP when its task is gone. The wake fd,
-    // if any, comes last.
-    let mut pfds: Vec<libc::pollfd> = event_fds
-        .iter()
-        .chain(ctl.wake_fd().as_ref())
-        .map(|&fd| pollin(fd))
-        .collect();
+    let mut pfds = poll_set(event_fds, supervisor.wake_fd());
     let n_events = event_fds.len();
     // A first checkpoint right after the side band: from here on, a crash
     // never leaves a file perf cannot open.
     if o.checkpoint.is_some() {
-        if let Err(err) = checkpoint(drain, o.features, &mut d.checkpoints) {
+        if let Err(err) = checkpoint(unit, o.features, &mut d.checkpoints) {
             d.write_error = Some(err);
             return d;
         }
@@ -198,42 +191,32 @@ pub fn drain_loop(
     let mut last_flush = Instant::now();
     let mut cpu_wait = CpuWait::default();
     loop {
-        let lost_before = d.counts.lost_events;
-        let moved = match drain.pass(rings, if final_pass { 1 } else { threshold }, &mut d.counts) {
+        let min = if final_pass { 1 } else { threshold };
+        let moved = match pass(unit, rings, min, &mut d, &mut cpu_wait) {
             Ok(m) => m,
             Err(err) => {
                 d.write_error = Some(err);
                 break;
             }
         };
-        if d.counts.lost_events > lost_before {
-            cpu_wait.lost();
-        }
         if final_pass {
             break;
         }
-        if let Err(err) = upkeep(drain, rings, o, &mut d, &mut last_flush, &mut last_cp) {
+        if let Err(err) = upkeep(unit, rings, o, &mut d, &mut last_flush, &mut last_cp) {
             d.write_error = Some(err);
             break;
         }
-        match ctl.stop(drain, &d.counts) {
+        match supervisor.stop(unit, &d.counts) {
             Next::Go => {}
             Next::Stop => {
                 final_pass = true;
                 continue;
             }
-            Next::Switch => {
-                if let Err(err) = drain.pass(rings, 1, &mut d.counts) {
-                    d.write_error = Some(err);
-                }
-                d.switch = true;
-                d.cpu_wait = std::mem::take(&mut cpu_wait.stats);
-                return d;
-            }
+            Next::Switch => return ended_for_switch(unit, rings, d, cpu_wait),
         }
         if !moved {
             cpu_wait.sleeping(Instant::now());
-            let (next, all_hung_up) = sleep(&mut pfds, n_events, ctl, o, &mut d);
+            let (next, all_hung_up) = sleep(&mut pfds, n_events, supervisor, o, &mut d);
             threshold = next;
             final_pass |= all_hung_up;
         }
@@ -242,11 +225,55 @@ pub fn drain_loop(
     d
 }
 
+/// Every event fd polls its ring (redirected fds report the ring they
+/// write into) and reports POLLHUP when its task is gone. The wake fd, if
+/// any, comes last.
+fn poll_set(event_fds: &[RawFd], wake_fd: Option<RawFd>) -> Vec<libc::pollfd> {
+    event_fds
+        .iter()
+        .chain(wake_fd.as_ref())
+        .map(|&fd| pollin(fd))
+        .collect()
+}
+
+/// One pass of `unit` over `rings` draining those holding `min` bytes; a
+/// loss it finds is noted for the CPU-wait statistics.
+fn pass(
+    unit: &mut Unit,
+    rings: &mut [(u32, Ring)],
+    min: u64,
+    d: &mut Drained,
+    cpu_wait: &mut CpuWait,
+) -> io::Result<bool> {
+    let lost_before = d.counts.lost_events;
+    let moved = unit.pass(rings, min, &mut d.counts)?;
+    if d.counts.lost_events > lost_before {
+        cpu_wait.lost();
+    }
+    Ok(moved)
+}
+
+/// The loop ends for a switch: everything waiting pushed into the current
+/// output first.
+fn ended_for_switch(
+    unit: &mut Unit,
+    rings: &mut [(u32, Ring)],
+    mut d: Drained,
+    cpu_wait: CpuWait,
+) -> Drained {
+    if let Err(err) = unit.pass(rings, 1, &mut d.counts) {
+        d.write_error = Some(err);
+    }
+    d.switch = true;
+    d.cpu_wait = cpu_wait.stats;
+    d
+}
+
 /// The loop's own writes between passes: what the codec held flushed once
 /// [`HOLD_MAX`] has passed, a checkpoint when one is due (after a pass:
 /// everything that waits goes into the file before it is made whole).
 fn upkeep(
-    drain: &mut Unit,
+    unit: &mut Unit,
     rings: &mut [(u32, Ring)],
     o: &LoopOptions<'_>,
     d: &mut Drained,
@@ -256,12 +283,12 @@ fn upkeep(
     // Whatever was held is flushed at most HOLD_MAX after it was pushed
     // (a unit that holds nothing does nothing).
     if last_flush.elapsed() >= HOLD_MAX {
-        drain.flush()?;
+        unit.flush()?;
         *last_flush = Instant::now();
     }
     if o.checkpoint.is_some_and(|every| last_cp.elapsed() >= every) {
-        drain.pass(rings, o.min_bytes, &mut d.counts)?;
-        checkpoint(drain, o.features, &mut d.checkpoints)?;
+        unit.pass(rings, o.min_bytes, &mut d.counts)?;
+        checkpoint(unit, o.features, &mut d.checkpoints)?;
         *last_cp = Instant::now();
     }
     Ok(())
@@ -273,7 +300,7 @@ fn upkeep(
 fn sleep(
     pfds: &mut [libc::pollfd],
     n_events: usize,
-    ctl: &mut dyn Supervisor,
+    supervisor: &mut dyn Supervisor,
     o: &LoopOptions<'_>,
     d: &mut Drained,
 ) -> (u64, bool) {
@@ -282,7 +309,7 @@ fn sleep(
         libc::poll(
             pfds.as_mut_ptr(),
             pfds.len() as libc::nfds_t,
-            ctl.timeout_ms(),
+            supervisor.timeout_ms(),
         )
     };
     let threshold = if n == 0 {
@@ -304,7 +331,7 @@ fn sleep(
     }
     let all = n_events > 0 && pfds[..n_events].iter().all(|p| p.fd < 0);
     if all {
-        ctl.hung_up();
+        supervisor.hung_up();
     }
     (threshold, all)
 }

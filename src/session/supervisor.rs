@@ -158,11 +158,11 @@ impl<'a> SessionSupervisor<'a> {
 }
 
 impl Supervisor for SessionSupervisor<'_> {
-    fn stop(&mut self, drain: &Unit, counts: &RecordCounts) -> Next {
+    fn stop(&mut self, unit: &Unit, counts: &RecordCounts) -> Next {
         if let Some(s) = self.status.as_mut().filter(|s| s.due()) {
-            s.update(&drain.report(), counts.lost_events);
+            s.update(&unit.report(), counts.lost_events);
         }
-        let next = self.next(drain.bytes_written());
+        let next = self.next(unit.bytes_written());
         if next == Next::Stop {
             let _ = self.set.disable();
         }

@@ -295,8 +295,8 @@ impl Sink for AsyncSink {
     ) -> io::Result<(usize, usize)> {
         // The one copy of the `none` async path, of the kept bytes only.
         let mut n = 0;
-        for_each_slice(region, edits, |piece| {
-            n += self.append(&[piece])?;
+        for_each_slice(region, edits, |slice| {
+            n += self.append(&[slice])?;
             Ok::<(), io::Error>(())
         })?;
         Ok((n, n))

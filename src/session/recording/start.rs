@@ -91,15 +91,15 @@ impl Recording<'_> {
             ..Default::default()
         };
         let status = (status && o.status).then(StatusLine::new);
-        let mut ctl = SessionSupervisor::new(&self.prepared.set, child, status, gate);
-        ctl.limits = Limits {
+        let mut supervisor = SessionSupervisor::new(&self.prepared.set, child, status, gate);
+        supervisor.limits = Limits {
             end_at: o.duration.map(|d| now + d),
             max_size: o.max_size,
             switch: o.switch_output,
             output_since: Some(now),
             reason: None,
         };
-        ctl
+        supervisor
     }
 }
 

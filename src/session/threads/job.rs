@@ -98,9 +98,9 @@ impl Units for Pool {
 struct ThreadSupervisor(Arc<Shared>, usize);
 
 impl Supervisor for ThreadSupervisor {
-    fn stop(&mut self, drain: &Unit, _: &RecordCounts) -> Next {
+    fn stop(&mut self, unit: &Unit, _: &RecordCounts) -> Next {
         // For --max-size, summed by the main thread (a count, no ordering).
-        self.0.bytes[self.1].store(drain.bytes_written(), Ordering::Relaxed);
+        self.0.bytes[self.1].store(unit.bytes_written(), Ordering::Relaxed);
         if let Some(max) = self.0.max_streams {
             let total: u64 = self.0.bytes.iter().map(|b| b.load(Ordering::Relaxed)).sum();
             if total >= max {
@@ -142,7 +142,7 @@ pub struct ThreadEnd {
 
 /// Everything a drain thread owns.
 pub struct Job {
-    pub drain: Unit,
+    pub unit: Unit,
     pub rings: Vec<(u32, Ring)>,
     pub fds: Vec<RawFd>,
     /// Its rings and the CPUs it runs on.
@@ -160,7 +160,7 @@ impl Job {
         let features = FeatureSet::default();
         let mailbox = &shared.mailboxes[index];
         let mut drained = self.drain_all(&shared, index, &replies, &features);
-        let mut handed = self.drain.hand_over(None);
+        let mut handed = self.unit.hand_over(None);
         // The loop's failed write is the first.
         if let Some(e) = drained.write_error.take() {
             handed.error = Some(e);
@@ -195,11 +195,11 @@ impl Job {
         features: &FeatureSet,
     ) -> Drained {
         let mailbox = &shared.mailboxes[index];
-        let on_request = |drain: &mut Unit, _: &mut Drained| {
+        let on_request = |unit: &mut Unit, _: &mut Drained| {
             let Some(r) = mailbox.take() else {
                 return true;
             };
-            let reply = answer(drain, r, index);
+            let reply = answer(unit, r, index);
             // A write that failed ends the thread (its output is handed back).
             let failed =
                 reply.error.is_some() || (reply.handed.as_ref()).is_some_and(|h| h.error.is_some());
@@ -212,12 +212,12 @@ impl Job {
             checkpoint: self.checkpoint,
             features,
         };
-        let mut ctl = ThreadSupervisor(shared.clone(), index);
+        let mut supervisor = ThreadSupervisor(shared.clone(), index);
         run::drain_all(
-            &mut self.drain,
+            &mut self.unit,
             &mut self.rings,
             &self.fds,
-            &mut ctl,
+            &mut supervisor,
             &o,
             on_request,
         )
@@ -225,9 +225,9 @@ impl Job {
 }
 
 /// Acts on a request after a pass that drained everything waiting.
-fn answer(drain: &mut Unit, r: Request, index: usize) -> Reply {
+fn answer(unit: &mut Unit, r: Request, index: usize) -> Reply {
     match r {
-        Request::Snapshot => Reply::snapshot(drain, index),
-        Request::HandOver(next) => Reply::handed(drain, index, next),
+        Request::Snapshot => Reply::snapshot(unit, index),
+        Request::HandOver(next) => Reply::handed(unit, index, next),
     }
 }

@@ -22,7 +22,7 @@
 //! kept. Unlike perf, `--threads` works with `--aio` (a sink and io_uring
 //! per thread), `--switch-output` and `--flight-recorder`: the main thread
 //! asks every thread to switch its data.N or hand over what it retains, and
-//! writes each output as a directory (`dir_output`, `flight_window`).
+//! writes each output as a directory (`destination/dir.rs`, `destination/flight.rs`).
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -103,12 +103,12 @@ pub fn record(
     // Wait for a stop signal, the workload's end, a limit, or every drain
     // thread's end (their tasks all gone); switch or snapshot on the way.
     let channel = rec.take_channel();
-    let mut ctl = rec.supervisor(channel, child, false);
+    let mut supervisor = rec.supervisor(channel, child, false);
     if dest.is_memory() {
         // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
-        ctl.limits.switch = Some(SwitchOutput::Signal);
+        supervisor.limits.switch = Some(SwitchOutput::Signal);
     }
-    let failed = wait(&rec, &mut ctl, &mut dest, &mut pool, &mut notes).err();
+    let failed = wait(&rec, &mut supervisor, &mut dest, &mut pool, &mut notes).err();
     // Disable first, then tell the threads: their final pass sees all.
     let _ = rec.disable_events();
     shared.stop.store(true, Ordering::Release);
@@ -117,7 +117,7 @@ pub fn record(
     }
     let ends = join(handles)?;
     let t = tally(&ring_cpus, &ends);
-    let mut ended = ctl.end(Drained::default());
+    let mut ended = supervisor.end(Drained::default());
     ended.drained = t.all;
     let handed: Vec<HandedBack> = ends.into_iter().map(|e| e.handed).collect();
     let summary = dest.finish(&rec, handed, ended, notes).map(|s| Summary {
@@ -161,14 +161,14 @@ fn jobs(
         };
         // Every unit is built alike: the first one's notes say it.
         let mut built_notes = Notes::new();
-        let drain = rec.drain_unit(writer, settings, &mut built_notes)?;
+        let unit = rec.drain_unit(writer, settings, &mut built_notes)?;
         if i == 0 {
             notes.append(&mut built_notes);
         }
         let fds = rec.event_fds(&g.rings);
         let lo = rec.loop_options(rec.features(), o.checkpoint);
         jobs.push(Job {
-            drain,
+            unit,
             rings: g
                 .rings
                 .iter()
@@ -231,7 +231,7 @@ fn spawn(
 /// end, gate or snapshotting on the way. A switch that fails ends it.
 fn wait(
     rec: &Recording<'_>,
-    ctl: &mut super::supervisor::SessionSupervisor<'_>,
+    supervisor: &mut super::supervisor::SessionSupervisor<'_>,
     dest: &mut Destination,
     pool: &mut Pool,
     notes: &mut Notes,
@@ -240,7 +240,7 @@ fn wait(
     while shared.ended.load(Ordering::Acquire) < pool.threads() {
         clear(&shared.ended_fd);
         let streams: u64 = shared.bytes.iter().map(|b| b.load(Ordering::Relaxed)).sum();
-        match ctl.next(dest.side_band_bytes() + streams) {
+        match supervisor.next(dest.side_band_bytes() + streams) {
             Next::Stop => break,
             Next::Switch => {
                 // The threads' sample times are theirs (counted at the end).
@@ -250,7 +250,7 @@ fn wait(
             Next::Go => {}
         }
         let mut p: Vec<libc::pollfd> = std::iter::once(shared.ended_fd.as_raw_fd())
-            .chain(ctl.channel_fd())
+            .chain(supervisor.channel_fd())
             .map(super::run::pollin)
             .collect();
         // SAFETY: a valid array of pollfd for its length.
@@ -258,7 +258,7 @@ fn wait(
             libc::poll(
                 p.as_mut_ptr(),
                 p.len() as libc::nfds_t,
-                ctl.poll_timeout_ms(),
+                supervisor.poll_timeout_ms(),
             )
         };
     }

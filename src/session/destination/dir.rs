@@ -1,4 +1,4 @@
-//! The directory output of drain units on threads of their own: a
+//! The directory destination of drain units on threads of their own: a
 //! directory perf reads (`data` with the header, side band and features,
 //! `data.N` per unit), begun whole, switched to a new directory on
 //! `--switch-output` and finished at the end; the new name appears only
@@ -18,26 +18,26 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-use super::error::io_err_context;
-use super::error::{format_io, Kept, RecordError};
-use super::finish::{finish, Sync};
-use super::map_history::MapHistory;
-use super::place::{create_in, cut_back, dir_of, Place};
-use super::recording::Recording;
-use super::rotation::Rotation;
-use super::summary::Summary;
-use super::unit::Units;
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::FileWriter;
 use crate::format::{FeatureSet, FormatError};
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::push::{HandedBack, Output};
+use crate::session::error::io_err_context;
+use crate::session::error::{format_io, Kept, RecordError};
+use crate::session::finish::{finish, Sync};
+use crate::session::map_history::MapHistory;
+use crate::session::place::{create_in, cut_back, dir_of, Place};
+use crate::session::recording::Recording;
+use crate::session::rotation::Rotation;
+use crate::session::summary::Summary;
+use crate::session::unit::Units;
 use crate::synth::features::dir_features;
 use crate::transform::scan::SampleTimes;
 
 /// A directory output being written.
-pub struct Dir {
+pub struct DirDestination {
     /// The current directory's `data`.
     pub main: FileWriter<File>,
     /// Bytes of its side band.
@@ -48,10 +48,13 @@ pub struct Dir {
     pub maps: MapHistory,
 }
 
-impl Dir {
+impl DirDestination {
     /// The directory (under a temporary name until the start), `data` with
     /// the side band, whole from here: a crash leaves a directory perf opens.
-    pub fn create(rec: &Recording<'_>, notes: &mut Notes) -> Result<(Dir, Place), RecordError> {
+    pub fn create(
+        rec: &Recording<'_>,
+        notes: &mut Notes,
+    ) -> Result<(DirDestination, Place), RecordError> {
         let o = rec.options();
         let out = Place::open_dir(&o.output).map_err(RecordError::Output)?;
         let dir = out.current_path().expect("a directory");
@@ -61,7 +64,7 @@ impl Dir {
         )?;
         let sb = rec.side_band(notes);
         begin(rec, &mut main, &sb).map_err(RecordError::Output)?;
-        let dir = Dir {
+        let dir = DirDestination {
             side_band_bytes: main.data_size(),
             main,
             rotation: o
@@ -202,7 +205,7 @@ fn failed(what: &str, err: io::Error) -> RecordError {
     }
 }
 
-impl Dir {
+impl DirDestination {
     /// The directory's end, with the data.N each unit handed back (in the
     /// units' order): each finished (`finish.rs`); LOST_SAMPLES and the
     /// features (with the build ids of what it holds, and its first and

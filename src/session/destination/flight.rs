@@ -18,19 +18,19 @@ use std::io;
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::error::{format_io, RecordError};
-use super::mailbox::Reply;
-use super::map_history::MapHistory;
-use super::place::{create_in, dir_of};
-use super::recording::Recording;
-use super::rotation::stamped;
-use super::summary::Summary;
-use super::unit::Units;
 use crate::format::writer::FileWriter;
 use crate::format::FeatureSet;
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::push::HandedBack;
+use crate::session::error::{format_io, RecordError};
+use crate::session::mailbox::Reply;
+use crate::session::map_history::MapHistory;
+use crate::session::place::{create_in, dir_of};
+use crate::session::recording::Recording;
+use crate::session::rotation::stamped;
+use crate::session::summary::Summary;
+use crate::session::unit::Units;
 use crate::synth::features::dir_features;
 
 /// What a snapshot holds besides its side band: the drain's retained

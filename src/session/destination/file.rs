@@ -1,11 +1,11 @@
-//! The output of one drain unit on this thread: a perf.data file or a
-//! pipe, begun with the side band, switched to a new file on
+//! The destination of one drain unit on this thread: a perf.data file or
+//! a pipe, begun with the side band, switched to a new file on
 //! `--switch-output` and finished at the end. (Units on threads of their
-//! own write a directory: `dir_output.rs`.)
+//! own write a directory: `dir.rs`.)
 //!
 //! `--switch-output[=signal|SIZE|TIME]`: the supervisor answers
 //! `Next::Switch`, the loop pushes everything waiting into the current
-//! output and returns, and [`FileOutput::switch`] opens the next output
+//! output and returns, and [`FileDestination::switch`] opens the next output
 //! under a hidden temporary name beside OUTPUT. The unit hands the current
 //! output back and goes on in the new one (`Unit::hand_over`; an async sink
 //! lands its writes and retargets its backend); the session finishes the
@@ -23,37 +23,37 @@
 //! and comm record seen so far (`map_history.rs`): a process that exited at
 //! the switch has nothing left in /proc.
 
-use super::error::io_err_context;
-use super::error::RecordError;
-use super::finish::{finish, Sync};
-use super::map_history::MapHistory;
-use super::place::{self, Place};
-use super::recording::Recording;
-use super::rotation::Rotation;
-use super::summary::Summary;
-use super::unit::{Unit, Units};
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::notes::Notes;
 use crate::push::drain::DrainSettings;
 use crate::push::{HandedBack, Output};
+use crate::session::error::io_err_context;
+use crate::session::error::RecordError;
+use crate::session::finish::{finish, Sync};
+use crate::session::map_history::MapHistory;
+use crate::session::place::{self, Place};
+use crate::session::recording::Recording;
+use crate::session::rotation::Rotation;
+use crate::session::summary::Summary;
+use crate::session::unit::{Unit, Units};
 use crate::synth::features::set_sample_time;
 use crate::transform::scan::SampleTimes;
 
 /// A file or pipe output being written, across its switches.
-pub struct FileOutput {
+pub struct FileDestination {
     /// Bytes of the side band written (`--max-size` counts them).
     pub side_band_bytes: u64,
     rotation: Option<Rotation>,
     maps: MapHistory,
 }
 
-impl FileOutput {
+impl FileDestination {
     /// Opens the output (under a temporary name until the recording has
     /// started) and the drain unit writing to it, its side band written.
     pub fn begin(
         rec: &Recording<'_>,
         notes: &mut Notes,
-    ) -> Result<(FileOutput, Place, Unit), RecordError> {
+    ) -> Result<(FileDestination, Place, Unit), RecordError> {
         let o = rec.options();
         // From here the output exists, under a temporary name until the
         // recording has started.
@@ -81,7 +81,7 @@ impl FileOutput {
             .write_plain(&side_band)
             .map_err(|e| RecordError::Output(io_err_context(e, "writing the side band")))?;
         let side_band_bytes = drain.report().bytes_written;
-        let output = FileOutput {
+        let output = FileDestination {
             side_band_bytes,
             rotation: o
                 .switch_output
@@ -159,7 +159,7 @@ impl FileOutput {
         summary: &mut Summary,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
-        let FileOutput {
+        let FileDestination {
             side_band_bytes,
             mut rotation,
             mut maps,
