@@ -1,6 +1,6 @@
 //! The recording core every strategy (serial, threads, flight) runs on:
 //! the prepared events, the features, the side band, the start, the
-//! control loop's limits and switches, the lost-sample count, build ids and
+//! drain loop's supervisor, limits and switches, the lost-sample count, build ids and
 //! the summary. Strategies say only how rings are grouped and where the
 //! compressed bytes go; they call down into this, never the other way.
 
