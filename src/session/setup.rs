@@ -132,8 +132,21 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
             super::place::is_stdout(&o.output),
         )?);
     }
+    let set = open_events(o, &cpus, &pids)?;
+    let switch_events = switch_events(o, &cpus, &pids)?;
+    Ok(Prepared {
+        set,
+        workload,
+        tgids,
+        switch_events,
+    })
+}
+
+/// Opens the recording's events on `cpus` and `pids` (with the tracking
+/// dummy where the side band needs one) and notes what was adjusted.
+fn open_events(o: &RecordOptions, cpus: &[u32], pids: &[i32]) -> Result<EventSet, RecordError> {
     check_enabling(o)?;
-    let wide = wide_side_band(o, &cpus);
+    let wide = wide_side_band(o, cpus);
     // A cgroup's events see its tasks only: the side band comes from a
     // dummy that sees every task, as perf's dummy:u.
     let cgroups = o.events.iter().any(|e| e.cgroup.is_some());
@@ -146,8 +159,8 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     let set = EventSet::open(
         &events,
         &opts,
-        &cpus,
-        &pids,
+        cpus,
+        pids,
         pages,
         o.per_thread,
         if tracking_dummy {
@@ -167,13 +180,7 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     if let Some(note) = sized.filter(|_| set.pages == pages) {
         set.notes.push(note);
     }
-    let switch_events = switch_events(o, &cpus, &pids)?;
-    Ok(Prepared {
-        set,
-        workload,
-        tgids,
-        switch_events,
-    })
+    Ok(set)
 }
 
 /// `--switch-output-event`'s events, open on the recording's `cpus` and
@@ -375,25 +382,4 @@ fn ring_pages(o: &RecordOptions, rings: usize) -> (usize, Option<String>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::event::events::EventSpec;
-
-    #[test]
-    fn off_cpu_rings_hold_the_switch_stream_too() {
-        let dwarf = RecordOptions {
-            call_graph: CallGraph::Dwarf(8192),
-            ..Default::default()
-        };
-        let mut off = dwarf.clone();
-        off.events.push(EventSpec::off_cpu());
-        let (plain, _) = ring_pages(&dwarf, 2);
-        let (with, note) = ring_pages(&off, 2);
-        assert_eq!(with, 2 * plain, "{note:?}");
-        assert!(note.unwrap().contains("--off-cpu's switch-outs"));
-        // Frame pointers: 8x perf's default.
-        let mut fp = off.clone();
-        fp.call_graph = CallGraph::FramePointer;
-        assert_eq!(ring_pages(&fp, 2).0, 8 * ring::default_pages());
-    }
-}
+mod tests;

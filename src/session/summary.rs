@@ -157,6 +157,13 @@ impl Summary {
         for t in self.threads.iter().filter(|_| self.copies.is_some()) {
             s += &thread_line(t);
         }
+        s += &self.stream_lines();
+        s
+    }
+    /// perfz's lines on what the stream held: off-CPU samples, records
+    /// left out, stacks kept whole, losses and what would have held them.
+    fn stream_lines(&self) -> String {
+        let mut s = String::new();
         if let Some(c) = self.off_cpu {
             s += &format!(
                 "[ perfz record: off-CPU: {} switches seen, {} waits written as offcpu-time samples ]\n",

@@ -235,28 +235,8 @@ impl DirDestination {
                 failure = first_failure(failure, e);
             }
         }
-        let mut dir_f = dir_features(rec.features(), DrainReport::combined_compressed(&reports));
-        if let Some(t) = times {
-            crate::synth::features::set_sample_time(&mut dir_f, t);
-        }
-        rec.add_build_ids(&mut dir_f, &self.maps.output, notes);
-        let main_kept = self.main.checkpoint_end();
-        let (lost_recs, lost_samples) = rec.lost_samples();
-        let main_done = self
-            .main
-            .write_records(&lost_recs)
-            .map_err(FormatError::Io)
-            .and_then(|()| self.main.finish(&dir_f))
-            .and_then(|f| f.sync_all().map_err(FormatError::Io));
-        if let Err(e) = main_done {
-            // data keeps its checkpoint from the start: the directory opens,
-            // with every data.N.
-            return Err(RecordError::WriteFailed {
-                path: out.display(),
-                err: format_io(e),
-                kept: cut_back(&dir.join("data"), main_kept).map(whole),
-            });
-        }
+        let (mut rotation, side_band_bytes) = (self.rotation.take(), self.side_band_bytes);
+        let lost_samples = self.finish_data(rec, out, &reports, times, notes)?;
         match failure {
             Some(RecordError::WriteFailed { err, kept, .. }) => {
                 return Err(RecordError::WriteFailed {
@@ -268,16 +248,56 @@ impl DirDestination {
             Some(other) => return Err(other),
             None => {}
         }
-        if let Some(r) = self.rotation.as_mut() {
+        if let Some(r) = rotation.as_mut() {
             // The last output is sealed like the others.
             r.seal_last(notes);
             summary.outputs = std::mem::take(&mut r.written);
         }
         summary.output = (summary.outputs.last().cloned()).unwrap_or_else(|| out.display());
-        summary.side_band_bytes = self.side_band_bytes;
-        summary.bytes_written = self.side_band_bytes + written;
+        summary.side_band_bytes = side_band_bytes;
+        summary.bytes_written = side_band_bytes + written;
         summary.lost_samples = lost_samples;
         Ok(())
+    }
+
+    /// The last `data`: LOST_SAMPLES, the features of the units' `reports`
+    /// (with the build ids of what it holds and `times`, where known),
+    /// synced; after a failure cut back to its checkpoint from the start
+    /// (the directory opens, with every data.N). Returns the samples lost.
+    fn finish_data(
+        self,
+        rec: &Recording<'_>,
+        out: &Place,
+        reports: &[DrainReport],
+        times: Option<SampleTimes>,
+        notes: &mut Notes,
+    ) -> Result<u64, RecordError> {
+        let DirDestination { mut main, maps, .. } = self;
+        let mut dir_f = dir_features(rec.features(), DrainReport::combined_compressed(reports));
+        if let Some(t) = times {
+            crate::synth::features::set_sample_time(&mut dir_f, t);
+        }
+        rec.add_build_ids(&mut dir_f, &maps.output, notes);
+        let main_kept = main.checkpoint_end();
+        let (lost_recs, lost_samples) = rec.lost_samples();
+        let main_done = main
+            .write_records(&lost_recs)
+            .map_err(FormatError::Io)
+            .and_then(|()| main.finish(&dir_f))
+            .and_then(|f| f.sync_all().map_err(FormatError::Io));
+        if let Err(e) = main_done {
+            // data keeps its checkpoint from the start: the directory opens,
+            // with every data.N.
+            let data = out.current_path().map(|d| d.join("data"));
+            return Err(RecordError::WriteFailed {
+                path: out.display(),
+                err: format_io(e),
+                kept: data
+                    .and_then(|p| cut_back(&p, main_kept))
+                    .map(|k| k.with_size(out.size())),
+            });
+        }
+        Ok(lost_samples)
     }
 
     /// Finishes one data.N a unit handed back, at `path` (data.N has no

@@ -61,35 +61,41 @@ impl Recording<'_> {
             near_full_pushes: report.near_full_pushes,
             stack_use: report.stack_use,
             largest_loss: c.max_lost,
-            advice: (c.lost_events > 0).then(|| {
-                let ring = (self.prepared.set.pages * crate::event::ring::page_size()) as u64;
-                let rings = self.prepared.set.rings.len().max(1) as f64;
-                let secs = self.started.elapsed().as_secs_f64().max(1e-3);
-                let waits_ms: Vec<f64> = ended
-                    .drained
-                    .cpu_wait
-                    .waits
-                    .iter()
-                    .map(|&w| w as f64 / 1e6)
-                    .collect();
-                let timing = crate::advice::RingTiming {
-                    ring_bytes: ring,
-                    rate: report.ring_bytes as f64 / secs / rings,
-                    max_fill: report.max_fill,
-                    cpu_waits_ms: &waits_ms,
-                    dwarf_size: match self.o.call_graph {
-                        crate::event::events::CallGraph::Dwarf(n) => n as u64,
-                        _ => 0,
-                    },
-                };
-                let mix = crate::advice::Mix::of(report.ring_bytes, c.records, c.samples);
-                crate::advice::advise(&report.stack_use, Some(timing), c.max_lost, mix)
-            }),
+            advice: self.advice(&report, ended),
             off_cpu: report.off_cpu,
             threads: Vec::new(),
             outputs: Vec::new(),
             notes: notes.into_vec(),
         }
+    }
+    /// When samples were lost: what would have held the stream, from the
+    /// rings' timing and the loop's CPU waits.
+    fn advice(&self, report: &DrainReport, ended: &Ended) -> Option<crate::advice::Advice> {
+        let c = ended.drained.counts;
+        (c.lost_events > 0).then(|| {
+            let ring = (self.prepared.set.pages * crate::event::ring::page_size()) as u64;
+            let rings = self.prepared.set.rings.len().max(1) as f64;
+            let secs = self.started.elapsed().as_secs_f64().max(1e-3);
+            let waits_ms: Vec<f64> = ended
+                .drained
+                .cpu_wait
+                .waits
+                .iter()
+                .map(|&w| w as f64 / 1e6)
+                .collect();
+            let timing = crate::advice::RingTiming {
+                ring_bytes: ring,
+                rate: report.ring_bytes as f64 / secs / rings,
+                max_fill: report.max_fill,
+                cpu_waits_ms: &waits_ms,
+                dwarf_size: match self.o.call_graph {
+                    crate::event::events::CallGraph::Dwarf(n) => n as u64,
+                    _ => 0,
+                },
+            };
+            let mix = crate::advice::Mix::of(report.ring_bytes, c.records, c.samples);
+            crate::advice::advise(&report.stack_use, Some(timing), c.max_lost, mix)
+        })
     }
 }
 

@@ -84,17 +84,8 @@ pub fn record(
     let n = groups.len();
     let mut dest = Destination::begin_for_threads(&rec, &mut notes)?;
     let jobs = jobs(&mut rec, &groups, &dest, &mut notes)?;
-    let shared = Arc::new(Shared {
-        stop: AtomicBool::new(false),
-        mailboxes: (0..n)
-            .map(|_| Mailbox::new())
-            .collect::<io::Result<_>>()
-            .map_err(io_err("creating an eventfd"))?,
-        ended: AtomicUsize::new(0),
-        ended_fd: eventfd().map_err(io_err("creating an eventfd"))?,
-        bytes: (0..n).map(|_| AtomicU64::new(0)).collect(),
-        max_streams: o.max_size.map(|m| m.saturating_sub(dest.side_band_bytes())),
-    });
+    let max_streams = o.max_size.map(|m| m.saturating_sub(dest.side_band_bytes()));
+    let shared = shared(n, max_streams)?;
     let child = rec.start(dest.place_mut())?;
     // Committed: the files now live under the final name.
     let final_dir = dest.threads_dir();
@@ -137,6 +128,22 @@ pub fn record(
         }),
         (Some(e), _) => Err(e),
     }
+}
+
+/// What the main thread and `n` drain threads share; `max_streams`: the
+/// bytes the threads' files may hold together (`--max-size`).
+fn shared(n: usize, max_streams: Option<u64>) -> Result<Arc<Shared>, RecordError> {
+    Ok(Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        mailboxes: (0..n)
+            .map(|_| Mailbox::new())
+            .collect::<io::Result<_>>()
+            .map_err(io_err("creating an eventfd"))?,
+        ended: AtomicUsize::new(0),
+        ended_fd: eventfd().map_err(io_err("creating an eventfd"))?,
+        bytes: (0..n).map(|_| AtomicU64::new(0)).collect(),
+        max_streams,
+    }))
 }
 
 /// One job a group: its drain unit over `data.i` (or its share of the
