@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::export::events::Time;
+use crate::export::recording::events::Time;
 use crate::export::{ExportOptions, FoldOptions};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -121,7 +121,7 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let o = options(&a)?;
     // Before anything is read (a stream spooled) or written.
-    if let Some(why) = crate::export::events::contradiction(o.event.as_deref(), o.time) {
+    if let Some(why) = crate::export::recording::events::contradiction(o.event.as_deref(), o.time) {
         anyhow::bail!(why);
     }
     let format = match a.format {
@@ -159,7 +159,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let mut out = ExportOutput::open(output.map(|p| p.as_path()))?;
     if a.diff {
         let (base, new) = (&a.inputs[0], &a.inputs[1]);
-        let d = crate::export::diff::diff(
+        let d = crate::export::write::diff::diff(
             (&inputs[..1], &inputs[1..]),
             format,
             &o,
@@ -204,10 +204,13 @@ fn options(a: &Args) -> anyhow::Result<ExportOptions> {
             _ => Time::Wall,
         },
         inline: a.inline,
-        symfs: a.symfs.as_deref().map(crate::export::locate::Symfs::parse),
+        symfs: a
+            .symfs
+            .as_deref()
+            .map(crate::export::files::locate::Symfs::parse),
         kallsyms: a.kallsyms.clone(),
         debuginfod: debuginfod_urls(a.debuginfod.as_deref(), a.no_debuginfod),
-        flame: crate::export::gather::FlameOptions {
+        flame: crate::export::write::gather::FlameOptions {
             title: a.title.clone(),
             inverted: a.inverted,
             width: a.width.map(|w| w as usize),

@@ -18,52 +18,29 @@
 //!
 //! [`diff`] exports two recordings and writes their difference.
 
-pub mod cfi_cover;
-pub mod debuginfod;
-pub mod demangle;
-pub mod diff;
-pub mod events;
-pub mod file;
-pub mod folded;
-pub mod frames;
-pub mod gather;
-pub mod inline;
-pub mod jit;
-pub mod jitdump;
-pub mod kallsyms;
-mod kallsyms_cache;
-mod load_map;
-pub mod locate;
-pub mod parallelism;
-pub mod plt;
-pub mod pprof;
-pub mod pprof_diff;
-pub mod pprof_proto;
-pub mod process;
-pub mod report;
-pub mod speedscope;
-pub mod stacks;
-pub mod survey;
-pub mod symbols;
-pub mod table;
-pub mod tidy;
-pub mod unnamed;
+pub mod files;
+pub mod name;
+pub mod recording;
 pub mod unwind;
-pub mod view;
+pub mod write;
 
 use std::path::PathBuf;
 
 use crate::format::record::misc;
 use crate::format::FormatError;
-use frames::{FrameTable, CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_MAX, CONTEXT_USER};
-use gather::Gather;
-use survey::{next, open_input, Survey};
-use symbols::Symbols;
-use unwind::{Unwind, UserState};
+use files::{debuginfod, locate};
+use name::frames::{FrameTable, CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_MAX, CONTEXT_USER};
+use name::symbols::Symbols;
+use name::{kallsyms, unnamed};
+use recording::survey::{self, next, open_input, Survey};
+use recording::{events, parallelism, view};
+use unwind::dwarf::{Unwind, UserState};
+use write::gather::{self, Gather};
+use write::{pprof, speedscope};
 
-pub use frames::Named;
+pub use name::frames::Named;
 
-pub use folded::FoldOptions;
+pub use write::folded::FoldOptions;
 
 /// What an export read.
 #[derive(Debug, Default, serde::Serialize)]

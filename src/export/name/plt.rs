@@ -7,7 +7,7 @@ use object::elf::{R_X86_64_IRELATIVE, STT_GNU_IFUNC};
 use object::read::elf::SectionHeader;
 use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, SymbolFlags};
 
-use super::table::{Sym, TableBuilder};
+use crate::export::name::table::{Sym, TableBuilder};
 
 /// An x86-64 relocation with addend (Elf64_Rela).
 #[derive(Clone, Copy)]
@@ -66,7 +66,7 @@ fn span(file: &object::File<'_>, name: &str) -> Option<Span> {
 }
 
 /// The PLT symbols of an x86-64 ELF file, pushed to `out`.
-pub(super) fn symbols(file: &object::File<'_>, out: &mut TableBuilder) {
+pub(crate) fn symbols(file: &object::File<'_>, out: &mut TableBuilder) {
     if file.architecture() != object::Architecture::X86_64 || !file.is_little_endian() {
         return;
     }

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
-use super::table::{Sym, Table, TableBuilder};
+use crate::export::name::table::{Sym, Table, TableBuilder};
 
 /// The header's magic, as the JIT wrote it (its own byte order).
 const MAGIC: u32 = 0x4A69_5444;
@@ -33,15 +33,15 @@ pub fn is_dump(path: &str) -> Option<u32> {
 /// The functions a jitdump's code loads (and moves) place: each named as
 /// perf names it after `perf inject --jit`. None where the file is missing
 /// or not a jitdump.
-pub(super) fn load(path: &Path) -> Option<Table> {
-    let bytes = super::file::map(path)?;
+pub(crate) fn load(path: &Path) -> Option<Table> {
+    let bytes = crate::export::files::file::map(path)?;
     Some(functions(&bytes)?.table())
 }
 
 /// The code loads and moves of a jitdump's bytes, in one pass. A record
 /// cut short ends the reading (a JIT still writing, or killed); one whose
 /// fields do not fit in its own size is dropped, as perf drops it.
-pub(super) fn functions(bytes: &[u8]) -> Option<TableBuilder> {
+pub(crate) fn functions(bytes: &[u8]) -> Option<TableBuilder> {
     let magic = u32_at(bytes, 0, false)?;
     let swap = match magic {
         MAGIC => false,

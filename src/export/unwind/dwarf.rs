@@ -17,12 +17,12 @@ use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
 use framehop::{ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
 use object::{Object, ObjectSection};
 
-use super::cfi_cover::{frame_pointer_step, CfiCover};
-use super::file::FileBytes;
-use super::load_map::LoadMap;
-use super::locate::Locate;
-use super::process::Mapping;
-use super::view::View;
+use crate::export::files::file::FileBytes;
+use crate::export::files::load_map::LoadMap;
+use crate::export::files::locate::Locate;
+use crate::export::recording::process::Mapping;
+use crate::export::recording::view::View;
+use crate::export::unwind::cfi_cover::{frame_pointer_step, CfiCover};
 use crate::format::endian::Endian;
 use crate::format::sample::Sample;
 
@@ -94,7 +94,7 @@ impl Image {
             .and_then(|s| s.data)
             .or_else(|| {
                 debug.iter().find_map(|p| {
-                    let d = Arc::new(super::file::map(p)?);
+                    let d = Arc::new(crate::export::files::file::map(p)?);
                     let f = object::File::parse(&d[..]).ok()?;
                     section(&f, &d, ".debug_frame")?.data
                 })
@@ -280,7 +280,7 @@ impl Unwind {
                 // interpreter built without them) is no sign of a cut.
                 let jit = view
                     .find(at.address_for_lookup())
-                    .is_none_or(|m| super::jit::is_anon(&m.path));
+                    .is_none_or(|m| crate::export::name::jit::is_anon(&m.path));
                 if outside.get() && !jit {
                     frames.push(UNKNOWN_ROOT);
                 }

@@ -8,13 +8,14 @@
 //! - svg: the differential flame graph inferno draws from those lines
 //!   (the new's widths; red grew, blue shrank);
 //! - pprof: the new profile with the base's samples negated, as `go tool
-//!   pprof -diff_base` merges them ([`super::pprof_diff`]).
+//!   pprof -diff_base` merges them ([`crate::export::write::pprof_diff`]).
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::gather::draw_svg;
-use super::{export, pprof_diff, ExportFormat, ExportOptions, Exported};
+use crate::export::write::gather::draw_svg;
+use crate::export::write::pprof_diff;
+use crate::export::{export, ExportFormat, ExportOptions, Exported};
 use crate::format::FormatError;
 
 /// What a diff read and wrote.
@@ -54,7 +55,7 @@ pub fn diff(
     d.stacks = match format {
         ExportFormat::Pprof => {
             let p = pprof_diff::merge(pprof_diff::decode(&n)?, pprof_diff::decode(&b)?, normalize)?;
-            super::pprof::write(&p, out)?;
+            crate::export::write::pprof::write(&p, out)?;
             p.sample.len()
         }
         _ => {
@@ -66,7 +67,7 @@ pub fn diff(
                 } else {
                     "none"
                 };
-                let heading = super::speedscope::Heading { name: &title, unit };
+                let heading = crate::export::write::speedscope::Heading { name: &title, unit };
                 draw_svg(&lines, &heading, &o.flame, out)?;
             } else {
                 let mut w = std::io::BufWriter::new(out);

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use gimli::{EndianReader, RunTimeEndian};
 use object::{Object, ObjectSection};
 
-use super::file::FileBytes;
+use crate::export::files::file::FileBytes;
 
 /// A DWARF section's bytes, not copied: a range of the mapped file, or
 /// a compressed section inflated. Shared (Arc): a file's DWARF is loaded on
@@ -64,7 +64,7 @@ impl Inline {
         debug
             .iter()
             .find_map(|p| {
-                let file = Arc::new(super::file::map(p)?);
+                let file = Arc::new(crate::export::files::file::map(p)?);
                 from_file(&file, &p.display().to_string())
             })
             .or_else(|| from_file(image, what))

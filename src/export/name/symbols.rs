@@ -15,13 +15,13 @@ use std::sync::Arc;
 
 use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 
-use super::file::FileBytes;
-use super::inline::Inline;
-use super::kallsyms::Kallsyms;
-use super::load_map::LoadMap;
-use super::locate::Locate;
-use super::process::Mapping;
-use super::table::{Sym, Table, TableBuilder};
+use crate::export::files::file::FileBytes;
+use crate::export::files::load_map::LoadMap;
+use crate::export::files::locate::Locate;
+use crate::export::name::inline::Inline;
+use crate::export::name::kallsyms::Kallsyms;
+use crate::export::name::table::{Sym, Table, TableBuilder};
+use crate::export::recording::process::Mapping;
 
 /// One ELF file's functions and how file offsets map to its addresses.
 pub struct Elf {
@@ -87,12 +87,12 @@ impl Elf {
         let file = object::File::parse(&image[..]).ok()?;
         let loads = LoadMap::of(&file);
         fn with_plt(mut b: TableBuilder, file: &object::File<'_>) -> Table {
-            super::plt::symbols(file, &mut b);
+            crate::export::name::plt::symbols(file, &mut b);
             b.table()
         }
         let from_debug = debug
             .iter()
-            .find_map(|p| functions(&Arc::new(super::file::map(p)?), false));
+            .find_map(|p| functions(&Arc::new(crate::export::files::file::map(p)?), false));
         let symbols = with_plt(
             from_debug
                 .or_else(|| functions(&image, false))
@@ -282,8 +282,8 @@ impl Symbols {
         self.jit.entry(pid).or_insert_with(|| {
             [
                 dump.as_deref()
-                    .and_then(|d| super::jitdump::load(Path::new(d))),
-                super::jit::load(&super::jit::map_path(pid)),
+                    .and_then(|d| crate::export::name::jitdump::load(Path::new(d))),
+                crate::export::name::jit::load(&crate::export::name::jit::map_path(pid)),
             ]
         })
     }

@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::stacks::StackIds;
-use super::tidy::tidy_frames;
-use super::Named;
+use crate::export::name::frames::Named;
+use crate::export::write::stacks::StackIds;
+use crate::export::write::tidy::tidy_frames;
 
 /// The most one sample weighs.
 const MAX_PERIOD: u64 = 1 << 40;

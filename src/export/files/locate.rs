@@ -8,13 +8,13 @@
 //! as perf sets it; /proc/kallsyms is DIR/proc/kallsyms and the vDSO only
 //! the cache's (perf: "every single file opened by perf is relative to
 //! symfs"). Where none has the file or its symbols, a debuginfod
-//! server may ([`super::debuginfod`]).
+//! server may ([`crate::export::files::debuginfod`]).
 
 use std::path::{Path, PathBuf};
 
-use super::debuginfod::Debuginfod;
-use super::file::FileBytes;
-use super::process::Mapping;
+use crate::export::files::debuginfod::Debuginfod;
+use crate::export::files::file::FileBytes;
+use crate::export::recording::process::Mapping;
 use crate::format::side_band::os_path;
 use crate::synth::build_id;
 
@@ -87,11 +87,14 @@ impl Locate {
         }
         let id = m.build_id.as_deref();
         let (bytes, id) = match self.elf_path(&m.path, id) {
-            Some((path, id)) => (super::file::map(&path)?, id),
+            Some((path, id)) => (crate::export::files::file::map(&path)?, id),
             None => {
                 let id = id?;
                 let fetched = self.debuginfod.as_ref()?.executable(id, &m.path)?;
-                (super::file::map(&fetched)?, Some(id.to_vec()))
+                (
+                    crate::export::files::file::map(&fetched)?,
+                    Some(id.to_vec()),
+                )
             }
         };
         let mut debug = self.debug_files(&m.path, id.as_deref());

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 /// A symbol as read.
-pub(super) struct Sym<'a> {
+pub(crate) struct Sym<'a> {
     pub start: u64,
     pub end: u64,
     pub name: &'a str,
@@ -62,7 +62,7 @@ impl Names {
 
 /// Symbols as they are read, before duplicates are chosen between.
 #[derive(Default)]
-pub(super) struct TableBuilder {
+pub(crate) struct TableBuilder {
     entries: Vec<Entry>,
     names: Names,
 }
@@ -231,7 +231,7 @@ pub struct Table {
 
 impl Table {
     /// The name of the symbol that covers `addr`.
-    pub(super) fn lookup(&self, addr: u64) -> Option<Arc<str>> {
+    pub(crate) fn lookup(&self, addr: u64) -> Option<Arc<str>> {
         let i = self
             .syms
             .partition_point(|s| s.start <= addr)

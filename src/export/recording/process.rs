@@ -222,7 +222,7 @@ impl Timeline {
             .iter()
             .flat_map(|(&pid, maps)| {
                 maps.iter()
-                    .filter(move |m| super::jitdump::is_dump(&m.path) == Some(pid))
+                    .filter(move |m| crate::export::name::jitdump::is_dump(&m.path) == Some(pid))
                     .map(move |m| (pid, m.path.clone()))
             })
             .collect();

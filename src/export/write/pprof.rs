@@ -14,12 +14,12 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::events::{is_clock, EventSamples};
-use super::pprof_proto::{
+use crate::export::name::frames::Named;
+use crate::export::recording::events::{is_clock, EventSamples};
+use crate::export::recording::process::Mapping as Map;
+use crate::export::write::pprof_proto::{
     Function, Label, Location, Profile, ProfileLine, ProfileMapping, ProfileSample, ValueType,
 };
-use super::process::Mapping as Map;
-use super::Named;
 use crate::format::attr::OFF_CPU_NAME;
 
 /// What the profile says of itself.
@@ -104,7 +104,7 @@ impl ProfileBuilder {
         }
         let id = self.function.len() as u64 + 1;
         // The name as perf prints it; the symbol as the binary has it.
-        let n = self.string(&super::demangle::demangle(name));
+        let n = self.string(&crate::export::name::demangle::demangle(name));
         let raw = self.string(name);
         self.function.push(Function {
             id,

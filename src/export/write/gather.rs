@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use super::folded::{FoldOptions, Folded};
-use super::pprof::{About, ProfileBuilder};
-use super::speedscope::{Heading, Speedscope};
-use super::{ExportFormat, Named};
+use crate::export::name::frames::Named;
+use crate::export::write::folded::{FoldOptions, Folded};
+use crate::export::write::pprof::{About, ProfileBuilder};
+use crate::export::write::speedscope::{Heading, Speedscope};
+use crate::export::ExportFormat;
 use crate::format::FormatError;
 
 /// The samples gathered so far, for one format.
@@ -89,7 +90,7 @@ impl Gather {
             }
             Gather::Pprof(profile) => {
                 let p = profile.finish(about());
-                super::pprof::write(&p, out)?;
+                crate::export::write::pprof::write(&p, out)?;
                 p.sample.len()
             }
             Gather::Speedscope(s) => s.write(fold, named, heading, out)?,

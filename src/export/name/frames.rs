@@ -10,10 +10,10 @@
 
 use std::sync::Arc;
 
-use super::jit::{is_anon, map_path as jit_map_path};
-use super::process::Mapping;
-use super::symbols::Symbols;
-use super::view::View;
+use crate::export::name::jit::{is_anon, map_path as jit_map_path};
+use crate::export::name::symbols::Symbols;
+use crate::export::recording::process::Mapping;
+use crate::export::recording::view::View;
 use crate::format::record::KERNEL_MAPS;
 
 /// perf's callchain context markers (`PERF_CONTEXT_*`, as u64).

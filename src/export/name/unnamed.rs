@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::Named;
+use crate::export::name::frames::Named;
 
 /// The unnamed frames of one file (or the kernel, or JIT code).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -70,7 +70,10 @@ fn remedy(file: &str, build_id: Option<&str>, kernel: bool, kernel_named: bool) 
             "another kernel's: --kallsyms FILE, a copy of that machine's /proc/kallsyms".into()
         };
     }
-    if super::jit::is_anon(file) || file.starts_with("/tmp/perf-") || file.contains("/jit-") {
+    if crate::export::name::jit::is_anon(file)
+        || file.starts_with("/tmp/perf-")
+        || file.contains("/jit-")
+    {
         return "JIT code: a perf map where it ran (node --perf-basic-prof, python -X perf, \
                 java -XX:+DumpPerfMapAtExit write /tmp/perf-PID.map)"
             .into();
@@ -94,7 +97,7 @@ fn remedy(file: &str, build_id: Option<&str>, kernel: bool, kernel_named: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::process::Mapping;
+    use crate::export::recording::process::Mapping;
 
     #[test]
     fn most_weight_first_each_with_a_remedy() {

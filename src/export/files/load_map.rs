@@ -9,7 +9,7 @@ use object::{Object, ObjectSegment};
 
 /// One PT_LOAD entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Load {
+pub(crate) struct Load {
     /// Its first byte in the file.
     pub offset: u64,
     /// Its bytes in the file.
@@ -22,10 +22,10 @@ pub(super) struct Load {
 
 /// A file's PT_LOAD entries, in file order.
 #[derive(Clone, Debug, Default)]
-pub(super) struct LoadMap(Vec<Load>);
+pub(crate) struct LoadMap(Vec<Load>);
 
 impl LoadMap {
-    pub(super) fn of(file: &object::File<'_>) -> LoadMap {
+    pub(crate) fn of(file: &object::File<'_>) -> LoadMap {
         LoadMap(
             file.segments()
                 .map(|s| {
@@ -46,12 +46,12 @@ impl LoadMap {
     }
 
     #[cfg(test)]
-    pub(super) fn new(loads: Vec<Load>) -> LoadMap {
+    pub(crate) fn new(loads: Vec<Load>) -> LoadMap {
         LoadMap(loads)
     }
 
     /// The address (SVMA) of file offset `off`, if a load holds it.
-    pub(super) fn svma(&self, off: u64) -> Option<u64> {
+    pub(crate) fn svma(&self, off: u64) -> Option<u64> {
         let s = self
             .0
             .iter()
@@ -71,7 +71,7 @@ impl LoadMap {
     /// mapping holds: of those whose file range the mapping overlaps, the
     /// executable one (the tiny file's first page holds both), else the one
     /// it overlaps most.
-    pub(super) fn bias(&self, start: u64, end: u64, pgoff: u64) -> Option<u64> {
+    pub(crate) fn bias(&self, start: u64, end: u64, pgoff: u64) -> Option<u64> {
         let mapped = pgoff..pgoff.saturating_add(end.saturating_sub(start));
         let overlap = |s: &Load| {
             let to = s.offset.saturating_add(s.size).min(mapped.end);

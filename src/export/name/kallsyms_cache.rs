@@ -44,14 +44,14 @@ fn key() -> Option<String> {
 }
 
 /// The function lines kept for this boot, if they are.
-pub(super) fn load() -> Option<Vec<u8>> {
+pub(crate) fn load() -> Option<Vec<u8>> {
     load_from(&crate::synth::kernel_range::cache_dir()?, &key()?)
 }
 
 /// Keeps `lines` (function lines of /proc/kallsyms, each ending in a
 /// newline) for this boot; a cache that cannot be written costs the next
 /// export the read.
-pub(super) fn keep(lines: &[u8]) {
+pub(crate) fn keep(lines: &[u8]) {
     if let (Some(dir), Some(key)) = (crate::synth::kernel_range::cache_dir(), key()) {
         keep_in(&dir, &key, lines);
     }

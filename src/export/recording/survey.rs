@@ -12,8 +12,8 @@
 
 use std::path::PathBuf;
 
-use super::parallelism::Switches;
-use super::process::Timeline;
+use crate::export::recording::parallelism::Switches;
+use crate::export::recording::process::Timeline;
 use crate::format::feat;
 use crate::format::record::misc;
 use crate::format::sample::SampleId;
@@ -37,7 +37,7 @@ pub struct Survey {
     pub cut_short: Vec<String>,
     /// How many of the program's threads ran through time, from its
     /// context switches (a latency profile's weights).
-    pub parallelism: super::parallelism::Parallelism,
+    pub parallelism: crate::export::recording::parallelism::Parallelism,
 }
 
 /// Reads `inputs` once for the [`Survey`].
@@ -132,7 +132,7 @@ fn count_sample(
     };
     let t = sample_time(rec.body(), &meta.attrs[i].attr, meta.endian);
     if first.as_ref().is_none_or(|(ft, _)| t < *ft) {
-        *first = Some((t, super::events::name(&meta.attrs[i], i)));
+        *first = Some((t, crate::export::recording::events::name(&meta.attrs[i], i)));
     }
     if counts.len() <= i {
         counts.resize(i + 1, 0);
@@ -173,7 +173,7 @@ fn add_counts(
 ) {
     for (i, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
         let a = &attrs[i];
-        let name = super::events::name(a, i);
+        let name = crate::export::recording::events::name(a, i);
         match events.iter_mut().find(|e| e.0 == name) {
             Some(e) => e.2 += n,
             None => events.push((name, a.attr.clone(), n)),
@@ -249,7 +249,7 @@ const KERNEL_TEXT_MAP: &str = "[kernel.kallsyms]_text";
 /// Opens an input; one whose header describes more than the file holds
 /// (cut short, or a crash before it was finished) is opened as recover
 /// opens it, to be read up to the damage as perf reads it: true then.
-pub(super) fn open_input(path: &std::path::Path) -> Result<(PerfReader, bool), FormatError> {
+pub(crate) fn open_input(path: &std::path::Path) -> Result<(PerfReader, bool), FormatError> {
     match PerfReader::open(path) {
         Ok(mut r) => {
             r.read_ahead();
@@ -269,7 +269,7 @@ pub(super) fn open_input(path: &std::path::Path) -> Result<(PerfReader, bool), F
 
 /// The next record; in an input read up to its damage, the damage is its
 /// end.
-pub(super) fn next(
+pub(crate) fn next(
     r: &mut PerfReader,
     cut: bool,
 ) -> Result<Option<(crate::format::Record<'_>, &crate::format::Meta)>, FormatError> {

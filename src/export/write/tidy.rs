@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::Named;
+use crate::export::name::frames::Named;
 
 /// One frame as perf script prints it: its function (None: `[unknown]`)
 /// and its module (None: `[unknown]`).
@@ -21,17 +21,17 @@ pub struct Frame<'a> {
 
 /// Distinct texts, each held once.
 #[derive(Default)]
-pub(super) struct Texts {
+pub(crate) struct Texts {
     ids: FxHashMap<Box<str>, u32>,
 }
 
 impl Texts {
-    pub(super) fn id(&mut self, t: String) -> u32 {
+    pub(crate) fn id(&mut self, t: String) -> u32 {
         let next = self.ids.len() as u32;
         *self.ids.entry(t.into_boxed_str()).or_insert(next)
     }
 
-    pub(super) fn all(&self) -> Vec<&str> {
+    pub(crate) fn all(&self) -> Vec<&str> {
         let mut v = vec![""; self.ids.len()];
         for (t, &i) in &self.ids {
             v[i as usize] = t;
@@ -42,14 +42,14 @@ impl Texts {
 
 /// Each frame's texts (ids in [`Texts`]), outermost function first, those
 /// left out left out.
-pub(super) struct Tidied {
+pub(crate) struct Tidied {
     /// Frame i's are `ids[starts[i]..starts[i + 1]]`.
     starts: Vec<u32>,
     ids: Vec<u32>,
 }
 
 impl Tidied {
-    pub(super) fn of(&self, frame: u32) -> &[u32] {
+    pub(crate) fn of(&self, frame: u32) -> &[u32] {
         let f = frame as usize;
         &self.ids[self.starts[f] as usize..self.starts[f + 1] as usize]
     }
@@ -61,7 +61,7 @@ impl Tidied {
 /// A function's name, and an unknown function's module, is tidied once
 /// however many addresses in it the samples hold; frames that tidy alike
 /// share a text id.
-pub(super) fn tidy_frames(
+pub(crate) fn tidy_frames(
     annotate_kernel: bool,
     modules: bool,
     frames: &[Named<'_>],
@@ -124,13 +124,13 @@ pub(super) fn tidy_frames(
 /// `annotate_kernel`.
 fn tidy(f: &Frame<'_>, annotate_kernel: bool) -> String {
     let mut func = match (f.func, f.module) {
-        (Some(name), _) => super::demangle::demangle(name).into_owned(),
+        (Some(name), _) => crate::export::name::demangle::demangle(name).into_owned(),
         (None, Some(m)) => format!("[{}]", m.rsplit('/').next().unwrap_or(m)),
         (None, None) => "[unknown]".to_string(),
     };
     func = func.replace(';', ":").replace(['\n', '\r'], " ");
     if f.func.is_some() {
-        func.truncate(super::demangle::without_parameters(&func));
+        func.truncate(crate::export::name::demangle::without_parameters(&func));
     }
     if annotate_kernel && f.kernel && f.func.is_some() {
         func.push_str("_[k]");

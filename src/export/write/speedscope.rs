@@ -3,7 +3,7 @@
 //! weights (the folded export's: nanoseconds of CPU for cpu-clock and
 //! task-clock, off-CPU nanoseconds for `offcpu-time`, else the period),
 //! and one table of frames shared by all, named as the folded lines name
-//! them (the same tidying, [`super::tidy`]). speedscope's "Time Order"
+//! them (the same tidying, [`crate::export::write::tidy`]). speedscope's "Time Order"
 //! view lays a thread's samples out as the recording took them.
 //!
 //! Memory: a distinct stack is held once (its frame ids); a sample is its
@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::folded::{weight, FoldOptions};
-use super::stacks::StackIds;
-use super::tidy::tidy_frames;
-use super::Named;
+use crate::export::name::frames::Named;
+use crate::export::write::folded::{weight, FoldOptions};
+use crate::export::write::stacks::StackIds;
+use crate::export::write::tidy::tidy_frames;
 
 /// One sample of a thread: when, what it weighs, and its stack's id.
 #[derive(Clone, Copy)]

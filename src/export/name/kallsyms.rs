@@ -4,7 +4,7 @@
 //! while the export reads the recording: functions only (t/T/w/W), as
 //! perf reads them.
 
-use super::table::{Sym, Table, TableBuilder};
+use crate::export::name::table::{Sym, Table, TableBuilder};
 
 /// /proc/kallsyms, read on a thread of its own (the kernel prints it for
 /// tens of milliseconds) while the export reads the recording.
@@ -17,7 +17,7 @@ impl Kallsyms {
         Kallsyms(std::thread::spawn(move || match file {
             Some(f) => load_kallsyms(&f, None),
             None => {
-                if let Some(kept) = super::kallsyms_cache::load() {
+                if let Some(kept) = crate::export::name::kallsyms_cache::load() {
                     let mut b = TableBuilder::default();
                     push_kallsyms(&mut b, &kept, None);
                     return (!b.is_empty()).then(|| b.kallsyms());
@@ -25,7 +25,7 @@ impl Kallsyms {
                 let mut keep = Vec::new();
                 let table = load_kallsyms("/proc/kallsyms".as_ref(), Some(&mut keep));
                 if table.is_some() {
-                    super::kallsyms_cache::keep(&keep);
+                    crate::export::name::kallsyms_cache::keep(&keep);
                 }
                 table
             }

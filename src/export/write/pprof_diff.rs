@@ -5,13 +5,13 @@
 
 use std::collections::HashMap;
 
-use super::pprof_proto::{Label, Profile};
+use crate::export::write::pprof_proto::{Label, Profile};
 use crate::format::FormatError;
 
 /// The label pprof marks a diff base's samples with.
 const BASE_LABEL: (&str, &str) = ("pprof::base", "true");
 
-/// A gzipped profile (as [`super::pprof::write`] writes it), decoded.
+/// A gzipped profile (as [`crate::export::write::pprof::write`] writes it), decoded.
 pub fn decode(gz: &[u8]) -> Result<Profile, FormatError> {
     use prost::Message;
     use std::io::Read;
@@ -139,7 +139,9 @@ fn scales(new: &Profile, base: &Profile, normalize: bool) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::export::pprof_proto::{Function, Location, ProfileLine, ProfileSample, ValueType};
+    use crate::export::write::pprof_proto::{
+        Function, Location, ProfileLine, ProfileSample, ValueType,
+    };
 
     /// A profile of one function `name` whose one sample has `values`.
     fn one(name: &str, values: Vec<i64>) -> Profile {

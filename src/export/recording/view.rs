@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use rustc_hash::FxHashMap;
 
-use super::process::{Mapping, Timeline};
+use crate::export::recording::process::{Mapping, Timeline};
 
 /// The mappings one process (or the kernel) held over `valid`.
 pub struct View<'a> {

@@ -8,7 +8,7 @@
 use std::io::BufRead;
 use std::path::PathBuf;
 
-use super::table::{Table, TableBuilder};
+use crate::export::name::table::{Table, TableBuilder};
 
 /// The longest line taken (longer ones are passed over): names of C++
 /// templates and JS functions run to a few KiB.
@@ -32,8 +32,8 @@ pub fn is_anon(path: &str) -> bool {
 /// A JIT map's symbols: `START SIZE NAME` lines, hexadecimal, the name to
 /// the end of the line (perf's dso__load_perf_map). None where there is no
 /// such regular file.
-pub(super) fn load(path: &std::path::Path) -> Option<Table> {
-    let f = super::file::open(path)?;
+pub(crate) fn load(path: &std::path::Path) -> Option<Table> {
+    let f = crate::export::files::file::open(path)?;
     Some(read(std::io::BufReader::with_capacity(64 << 10, f)))
 }
 

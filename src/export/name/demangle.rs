@@ -65,7 +65,7 @@ fn full(name: &str, gnu: Option<CxaDemangle>) -> Option<String> {
 
 /// Where `func`'s parameter list starts (its length if it has none), as
 /// inferno's tidy_generic finds it.
-pub(super) fn without_parameters(func: &str) -> usize {
+pub(crate) fn without_parameters(func: &str) -> usize {
     let mut depth = 0i32;
     let mut after_dot = None;
     for (i, c) in func.char_indices() {

@@ -6,7 +6,7 @@
 //! nanoseconds: both events, each sample weighing its period, so each
 //! thread's time adds up to its wall time; or one of the two.
 
-use super::ExportFormat;
+use crate::export::ExportFormat;
 use crate::format::attr::OFF_CPU_NAME;
 use crate::format::{Attr, AttrEntry, FormatError, Meta, Record, RecordType};
 

@@ -1,0 +1,7 @@
+//! User stacks of dwarf recordings, unwound from each sample's registers
+//! and stack copy by the files' call frame information ([`dwarf`]), and by
+//! the frame pointer where that information covers no address
+//! ([`cfi_cover`]).
+
+pub mod cfi_cover;
+pub mod dwarf;
