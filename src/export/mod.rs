@@ -2,27 +2,41 @@
 //! Two streaming passes over every input (perfz's and perf's files in every
 //! codec, pipes, `--threads` directories, several `--switch-output`
 //! outputs merged): the first follows the side band (the processes' names
-//! and maps through time, [`process`]), the second names each sample's
-//! callchain as it was at the sample's time ([`symbols`]) and collapses it
-//! ([`folded`]). Memory grows with the side band, the symbol tables and
-//! the distinct stacks, not with the samples (but for speedscope's, which
-//! keeps each sample's time, weight and stack id to sort them by time).
+//! and maps through time), the second names each sample's callchain as it
+//! was at the sample's time and collapses it. Memory grows with the side
+//! band, the symbol tables and the distinct stacks, not with the samples
+//! (but for speedscope's, which keeps each sample's time, weight and stack
+//! id to sort them by time).
 //!
 //! ```text
 //! pass 1: PerfReader ─ side band (by time) ─▶ Timeline (names per thread, maps per process)
 //! pass 2: PerfReader ─ SAMPLE ─▶ callchain (kernel / user contexts) at its time
-//!         (dwarf: kernel part + user frames unwound from regs and stack, [unwind])
+//!         (dwarf: kernel part + user frames unwound from regs and stack, unwind/)
 //!         ─▶ Symbols ─▶ gather::Gather: Folded (folded lines, svg) | pprof::ProfileBuilder (pprof)
 //!                       | speedscope::Speedscope (speedscope)
 //! ```
 //!
-//! [`diff`] exports two recordings and writes their difference.
+//! Its rooms, each opened by its own `mod.rs`:
+//!
+//! - `recording/`: what the recording says: its events, the side band
+//!   through time (the first pass, `survey`), each process's maps;
+//! - `files/`: the files it maps: found (`--symfs`, the build-id cache,
+//!   debuginfod), opened, their load maps;
+//! - `name/`: each distinct frame named as `perf script` names it (symbol
+//!   tables, inline frames, kallsyms, JIT maps and dumps, demangling);
+//! - `unwind/`: dwarf recordings' user stacks, unwound;
+//! - `write/`: what is written: folded lines and svg, pprof, speedscope,
+//!   two recordings' difference ([`diff`]), `perfz report`'s table.
+//!
+//! The front door is [`export`] and [`diff`] with their options and
+//! results; [`Elf`], [`Inline`] and [`unwind_one`] are open to the fuzz
+//! targets.
 
-pub mod files;
-pub mod name;
-pub mod recording;
-pub mod unwind;
-pub mod write;
+pub(crate) mod files;
+pub(crate) mod name;
+pub(crate) mod recording;
+pub(crate) mod unwind;
+pub(crate) mod write;
 
 use std::path::PathBuf;
 
@@ -35,12 +49,18 @@ use name::{kallsyms, unnamed};
 use recording::survey::{self, next, open_input, Survey};
 use recording::{events, parallelism, view};
 use unwind::dwarf::{Unwind, UserState};
-use write::gather::{self, Gather};
+use write::gather::Gather;
 use write::{pprof, speedscope};
 
-pub use name::frames::Named;
-
+pub use files::locate::Symfs;
+pub use name::inline::Inline;
+pub use name::symbols::Elf;
+pub use name::unnamed::UnnamedFile;
+pub use recording::events::Time;
+pub use unwind::dwarf::unwind_one;
+pub use write::diff::{diff, Diffed};
 pub use write::folded::FoldOptions;
+pub use write::gather::FlameOptions;
 
 /// What an export read.
 #[derive(Debug, Default, serde::Serialize)]
@@ -70,7 +90,7 @@ pub struct Exported {
     /// The weights' unit: `nanoseconds` or `none` (counts).
     pub unit: &'static str,
     /// The files whose frames stayed without a name, most first.
-    pub unnamed: Vec<unnamed::UnnamedFile>,
+    pub unnamed: Vec<UnnamedFile>,
 }
 
 /// What `perfz export` writes.
@@ -94,11 +114,11 @@ pub struct ExportOptions {
     /// Only the samples of this event (its name as perf prints it).
     pub event: Option<String>,
     /// With off-CPU samples: wall-clock time, or on- or off-CPU alone.
-    pub time: events::Time,
+    pub time: Time,
     /// Inline frames where DWARF says so, as perf script shows them.
     pub inline: bool,
     /// `--symfs`: the recorded paths are looked up under this root.
-    pub symfs: Option<locate::Symfs>,
+    pub symfs: Option<Symfs>,
     /// `--kallsyms`: the kernel's symbols from this file, whichever
     /// kernel the recording is from.
     pub kallsyms: Option<PathBuf>,
@@ -106,7 +126,7 @@ pub struct ExportOptions {
     /// symbols from; None or empty: none.
     pub debuginfod: Option<String>,
     /// How an svg flame graph is drawn.
-    pub flame: gather::FlameOptions,
+    pub flame: FlameOptions,
     /// A latency profile: each sample weighs its period divided by how many
     /// of the program's threads ran then (`perf report --latency`).
     pub latency: bool,

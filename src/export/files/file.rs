@@ -9,7 +9,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// A file's bytes: mapped, or owned (the vDSO, a fuzz input).
-pub enum FileBytes {
+pub(crate) enum FileBytes {
     /// A regular file mapped read-only.
     Mapped(memmap2::Mmap),
     /// Bytes held in memory.
@@ -28,7 +28,7 @@ impl Deref for FileBytes {
 
 /// The regular file at `path`, mapped read-only; None for anything else
 /// (missing, a FIFO, a device, a directory, empty).
-pub fn map(path: &Path) -> Option<FileBytes> {
+pub(crate) fn map(path: &Path) -> Option<FileBytes> {
     let f = open(path)?;
     // SAFETY: a private read-only mapping of a regular file. Its bytes are
     // only parsed (bounds-checked, as untrusted input); a file truncated
@@ -40,7 +40,7 @@ pub fn map(path: &Path) -> Option<FileBytes> {
 
 /// The regular file at `path`, open for reading without blocking; None
 /// for anything else (missing, a FIFO, a device, a directory, empty).
-pub fn open(path: &Path) -> Option<std::fs::File> {
+pub(crate) fn open(path: &Path) -> Option<std::fs::File> {
     let f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)

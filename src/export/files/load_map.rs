@@ -11,13 +11,13 @@ use object::{Object, ObjectSegment};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Load {
     /// Its first byte in the file.
-    pub offset: u64,
+    pub(crate) offset: u64,
     /// Its bytes in the file.
-    pub size: u64,
+    pub(crate) size: u64,
     /// The address the file states for its first byte (SVMA).
-    pub address: u64,
+    pub(crate) address: u64,
     /// Mapped executable (PF_X).
-    pub exec: bool,
+    pub(crate) exec: bool,
 }
 
 /// A file's PT_LOAD entries, in file order.

@@ -43,7 +43,7 @@ impl Symfs {
 
     /// `path` (a recorded path's text) under the root, as perf's
     /// path__join (DIR + "/" + path).
-    pub fn join(&self, path: &str) -> PathBuf {
+    pub(crate) fn join(&self, path: &str) -> PathBuf {
         let path = os_path(path);
         let path = match path.file_name() {
             Some(name) if self.flat => Path::new(name),
@@ -55,13 +55,13 @@ impl Symfs {
 
 /// Where one export looks for files.
 #[derive(Default)]
-pub struct Locate {
+pub(crate) struct Locate {
     /// `--symfs`.
-    pub symfs: Option<Symfs>,
+    pub(crate) symfs: Option<Symfs>,
     /// The recording is from the running kernel (its vDSO is ours).
-    pub this_kernel: bool,
+    pub(crate) this_kernel: bool,
     /// The debuginfod servers to ask, if any.
-    pub debuginfod: Option<Debuginfod>,
+    pub(crate) debuginfod: Option<Debuginfod>,
 }
 
 impl Locate {
@@ -77,7 +77,7 @@ impl Locate {
     /// cache's copy, else a debuginfod server's; the vDSO when the
     /// recording is from this kernel) and where its separate debug
     /// files may be.
-    pub fn image(&self, m: &Mapping) -> Option<(FileBytes, Vec<PathBuf>)> {
+    pub(crate) fn image(&self, m: &Mapping) -> Option<(FileBytes, Vec<PathBuf>)> {
         if &*m.path == "[vdso]" {
             return self
                 .this_kernel

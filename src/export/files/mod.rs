@@ -3,7 +3,7 @@
 //! bytes are opened ([`file`]) and where those bytes are mapped
 //! ([`load_map`]). Naming and unwinding both read through here.
 
-pub mod debuginfod;
-pub mod file;
-pub mod load_map;
-pub mod locate;
+pub(crate) mod debuginfod;
+pub(crate) mod file;
+pub(crate) mod load_map;
+pub(crate) mod locate;

@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use cpp_demangle::{DemangleOptions, Symbol};
 
 /// `name` as perf script prints it, without its parameters.
-pub fn demangle(name: &str) -> Cow<'_, str> {
+pub(crate) fn demangle(name: &str) -> Cow<'_, str> {
     demangle_with(name, gnu())
 }
 

@@ -17,27 +17,27 @@ use crate::export::recording::view::View;
 use crate::format::record::KERNEL_MAPS;
 
 /// perf's callchain context markers (`PERF_CONTEXT_*`, as u64).
-pub const CONTEXT_HV: u64 = -32i64 as u64;
+pub(crate) const CONTEXT_HV: u64 = -32i64 as u64;
 /// `PERF_CONTEXT_KERNEL`: the frames after it are kernel addresses.
-pub const CONTEXT_KERNEL: u64 = -128i64 as u64;
+pub(crate) const CONTEXT_KERNEL: u64 = -128i64 as u64;
 /// `PERF_CONTEXT_USER`: the frames after it are user addresses.
-pub const CONTEXT_USER: u64 = -512i64 as u64;
+pub(crate) const CONTEXT_USER: u64 = -512i64 as u64;
 /// Everything from here up is a marker, not an address.
-pub const CONTEXT_MAX: u64 = -4095i64 as u64;
+pub(crate) const CONTEXT_MAX: u64 = -4095i64 as u64;
 
 /// One frame, named: its address, the functions there (innermost first;
 /// empty: unknown), its mapping, and its module as perf prints it.
-pub struct Named<'a> {
+pub(crate) struct Named<'a> {
     /// The frame's address, as the callchain (or the unwinder) gives it.
-    pub ip: u64,
+    pub(crate) ip: u64,
     /// The functions at `ip`, innermost (inlined) first; empty if unknown.
-    pub funcs: Vec<Arc<str>>,
+    pub(crate) funcs: Vec<Arc<str>>,
     /// The mapping `ip` falls in, if any.
-    pub map: Option<&'a Mapping>,
+    pub(crate) map: Option<&'a Mapping>,
     /// The module perf prints (the mapped path, `[kernel.kallsyms]`, a JIT's map).
-    pub module: Option<Arc<str>>,
+    pub(crate) module: Option<Arc<str>>,
     /// A kernel address (after `PERF_CONTEXT_KERNEL`).
-    pub kernel: bool,
+    pub(crate) kernel: bool,
 }
 
 /// A frame as samples hold it, until it is named.
@@ -68,13 +68,13 @@ impl Named<'_> {
 /// symbols, read on a thread of their own, are waited for at the end of the
 /// pass, if at all.
 #[derive(Default)]
-pub struct FrameTable<'a> {
+pub(crate) struct FrameTable<'a> {
     index: rustc_hash::FxHashMap<(usize, u64, bool), u32>,
     raw: Vec<Raw<'a>>,
     /// How many samples hold each frame.
-    pub holders: Vec<u64>,
+    pub(crate) holders: Vec<u64>,
     /// The frames named so far, by id.
-    pub named: Vec<Named<'a>>,
+    pub(crate) named: Vec<Named<'a>>,
     /// The user mappings frames were first found in since the last
     /// [`FrameTable::take_new_maps`], and every one so far (by address).
     new_maps: Vec<&'a Mapping>,
@@ -84,7 +84,7 @@ pub struct FrameTable<'a> {
 impl<'a> FrameTable<'a> {
     /// The ids of a callchain's frames, leaf first, of process `pid` whose
     /// maps (and the kernel's) at the sample's time are `views`.
-    pub fn intern(
+    pub(crate) fn intern(
         &mut self,
         chain: &[u64],
         pid: u32,
@@ -131,14 +131,14 @@ impl<'a> FrameTable<'a> {
 
     /// The user mappings frames were first found in since the last call
     /// (their symbols can be loaded beside the pass).
-    pub fn take_new_maps(&mut self) -> std::vec::Drain<'_, &'a Mapping> {
+    pub(crate) fn take_new_maps(&mut self) -> std::vec::Drain<'_, &'a Mapping> {
         self.new_maps.drain(..)
     }
 
     /// Names the frames interned since the last call, as perf script
     /// prints them: the user frames first, so that the kernel's symbols
     /// (read on a thread of their own) are waited for last.
-    pub fn name_new(&mut self, syms: &mut Symbols) {
+    pub(crate) fn name_new(&mut self, syms: &mut Symbols) {
         let from = self.named.len();
         let new = &self.raw[from..];
         for r in new {

@@ -60,7 +60,7 @@ impl Inline {
     /// The DWARF of the first of `debug` (separate debug files, best
     /// first) then `image` (`what`: its name in a note) that has any; None
     /// without.
-    pub fn load(image: &Arc<FileBytes>, what: &str, debug: &[PathBuf]) -> Option<Inline> {
+    pub(crate) fn load(image: &Arc<FileBytes>, what: &str, debug: &[PathBuf]) -> Option<Inline> {
         debug
             .iter()
             .find_map(|p| {

@@ -19,13 +19,13 @@ const MAX_LINE: usize = 64 << 10;
 const MAX_ENTRIES: usize = 16 << 20;
 
 /// Where a JIT writes process `pid`'s symbols, as perf looks for them.
-pub fn map_path(pid: u32) -> PathBuf {
+pub(crate) fn map_path(pid: u32) -> PathBuf {
     PathBuf::from(format!("/tmp/perf-{pid}.map"))
 }
 
 /// Whether a mapping is anonymous memory, whose code perf names from the
 /// process's JIT map (util/map.c, is_anon_memory).
-pub fn is_anon(path: &str) -> bool {
+pub(crate) fn is_anon(path: &str) -> bool {
     path == "//anon" || path.starts_with("/dev/zero") || path.starts_with("/anon_hugepage")
 }
 

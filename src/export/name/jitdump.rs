@@ -22,7 +22,7 @@ const CODE_LOAD: u32 = 0;
 const CODE_MOVE: u32 = 1;
 
 /// Whether a mapped file is a jitdump (perf's jit_detect: `jit-PID.dump`).
-pub fn is_dump(path: &str) -> Option<u32> {
+pub(crate) fn is_dump(path: &str) -> Option<u32> {
     let name = path.rsplit('/').next()?;
     name.strip_prefix("jit-")?
         .strip_suffix(".dump")?

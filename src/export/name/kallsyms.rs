@@ -8,12 +8,12 @@ use crate::export::name::table::{Sym, Table, TableBuilder};
 
 /// /proc/kallsyms, read on a thread of its own (the kernel prints it for
 /// tens of milliseconds) while the export reads the recording.
-pub struct Kallsyms(std::thread::JoinHandle<Option<Table>>);
+pub(crate) struct Kallsyms(std::thread::JoinHandle<Option<Table>>);
 
 impl Kallsyms {
     /// Starts reading `file` (None: /proc/kallsyms, or what was kept of it
     /// this boot: kallsyms_cache.rs).
-    pub fn read(file: Option<std::path::PathBuf>) -> Kallsyms {
+    pub(crate) fn read(file: Option<std::path::PathBuf>) -> Kallsyms {
         Kallsyms(std::thread::spawn(move || match file {
             Some(f) => load_kallsyms(&f, None),
             None => {
@@ -33,7 +33,7 @@ impl Kallsyms {
     }
 
     /// The table read (None: no kallsyms, or none readable).
-    pub fn wait(self) -> Option<Table> {
+    pub(crate) fn wait(self) -> Option<Table> {
         self.0.join().ok().flatten()
     }
 }

@@ -5,14 +5,14 @@
 //! [`jitdump`]), demangled ([`demangle`]); and which files left frames
 //! without a name ([`unnamed`]).
 
-pub mod demangle;
-pub mod frames;
-pub mod inline;
-pub mod jit;
-pub mod jitdump;
-pub mod kallsyms;
+pub(crate) mod demangle;
+pub(crate) mod frames;
+pub(crate) mod inline;
+pub(crate) mod jit;
+pub(crate) mod jitdump;
+pub(crate) mod kallsyms;
 mod kallsyms_cache;
-pub mod plt;
-pub mod symbols;
-pub mod table;
-pub mod unnamed;
+pub(crate) mod plt;
+pub(crate) mod symbols;
+pub(crate) mod table;
+pub(crate) mod unnamed;

@@ -156,7 +156,7 @@ impl ElfLoad {
 const LOADING_AT_ONCE: usize = 4;
 
 /// Every symbol source of one export, loaded once each.
-pub struct Symbols {
+pub(crate) struct Symbols {
     files: HashMap<FileKey, ElfLoad>,
     /// This machine's kernel symbols, being read on their own thread
     /// until a kernel frame needs them.
@@ -180,7 +180,7 @@ impl Symbols {
     /// they are the recording's kernel's (else kernel frames stay
     /// addresses); `locate`: where files are found. `inline`: name the
     /// functions inlined at each address too.
-    pub fn new(kallsyms: Option<Kallsyms>, locate: Arc<Locate>, inline: bool) -> Symbols {
+    pub(crate) fn new(kallsyms: Option<Kallsyms>, locate: Arc<Locate>, inline: bool) -> Symbols {
         Symbols {
             files: HashMap::new(),
             locate,
@@ -195,7 +195,7 @@ impl Symbols {
 
     /// The functions inlined at `addr`, which `m` maps, innermost first
     /// (empty unless inline frames were asked for and DWARF has them).
-    pub fn inlined(&mut self, m: &Mapping, addr: u64) -> Vec<Arc<str>> {
+    pub(crate) fn inlined(&mut self, m: &Mapping, addr: u64) -> Vec<Arc<str>> {
         let key = (m.path.clone(), m.build_id.clone());
         let Some(elf) = self.files.get_mut(&key).and_then(ElfLoad::get) else {
             return Vec::new();
@@ -213,7 +213,7 @@ impl Symbols {
     /// Starts loading the symbols of the file `m` maps on a thread of its
     /// own, while the export goes on reading samples (a compiler's run to
     /// tens of thousands); the first frame named in it waits for them.
-    pub fn load_beside(&mut self, m: &Mapping) {
+    pub(crate) fn load_beside(&mut self, m: &Mapping) {
         // Only files: anonymous memory has no symbols, JIT maps are
         // read where they are asked for.
         if !m.path.starts_with('/') {
@@ -240,7 +240,7 @@ impl Symbols {
     }
 
     /// The function at `addr`, which `m` maps (user space).
-    pub fn user(&mut self, m: &Mapping, addr: u64) -> Option<Arc<str>> {
+    pub(crate) fn user(&mut self, m: &Mapping, addr: u64) -> Option<Arc<str>> {
         let key = (m.path.clone(), m.build_id.clone());
         let (locate, inline) = (&self.locate, self.inline && &*m.path != "[vdso]");
         let elf = self.files.entry(key).or_insert_with(|| {
@@ -255,7 +255,7 @@ impl Symbols {
 
     /// Notes the jitdumps the processes mapped (`jit-PID.dump`): their JIT
     /// code is named from them first.
-    pub fn note_jitdumps(&mut self, dumps: impl IntoIterator<Item = (u32, Arc<str>)>) {
+    pub(crate) fn note_jitdumps(&mut self, dumps: impl IntoIterator<Item = (u32, Arc<str>)>) {
         self.dumps.extend(dumps);
     }
 
@@ -263,7 +263,7 @@ impl Symbols {
     /// and the dump: as after `perf inject --jit`, whose files of JIT code
     /// are mapped over whatever was there (V8 logs its builtins, in node's
     /// own text, as code loads too).
-    pub fn jitted(&mut self, pid: u32, addr: u64) -> Option<(Arc<str>, Arc<str>)> {
+    pub(crate) fn jitted(&mut self, pid: u32, addr: u64) -> Option<(Arc<str>, Arc<str>)> {
         let dump = self.dumps.get(&pid)?.clone();
         let [from_dump, _] = self.jit_tables(pid);
         Some((from_dump.as_ref()?.lookup(addr)?, dump))
@@ -271,7 +271,7 @@ impl Symbols {
 
     /// The function a JIT named at `addr` in process `pid`'s anonymous
     /// memory, by the map it wrote (`--perf-basic-prof` and the like).
-    pub fn jit(&mut self, pid: u32, addr: u64) -> Option<Arc<str>> {
+    pub(crate) fn jit(&mut self, pid: u32, addr: u64) -> Option<Arc<str>> {
         let [_, from_map] = self.jit_tables(pid);
         from_map.as_ref()?.lookup(addr)
     }
@@ -290,12 +290,12 @@ impl Symbols {
 
     /// Whether kernel frames are named: the recording's kernel is this
     /// one (or `--kallsyms` gave its symbols).
-    pub fn kernel_named(&self) -> bool {
+    pub(crate) fn kernel_named(&self) -> bool {
         self.kernel_named
     }
 
     /// The kernel function at `addr`.
-    pub fn kernel(&self, addr: u64) -> Option<Arc<str>> {
+    pub(crate) fn kernel(&self, addr: u64) -> Option<Arc<str>> {
         let table = self.kernel.get_or_init(|| {
             let loading = self.loading.lock().ok()?.take()?;
             loading.wait()

@@ -15,11 +15,11 @@ use rustc_hash::FxHashMap;
 
 /// A symbol as read.
 pub(crate) struct Sym<'a> {
-    pub start: u64,
-    pub end: u64,
-    pub name: &'a str,
-    pub weak: bool,
-    pub global: bool,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) name: &'a str,
+    pub(crate) weak: bool,
+    pub(crate) global: bool,
 }
 
 /// A symbol: its name at `at` in the table's names, its length and kind
@@ -68,13 +68,13 @@ pub(crate) struct TableBuilder {
 }
 
 impl TableBuilder {
-    pub fn push(&mut self, s: Sym<'_>) {
+    pub(crate) fn push(&mut self, s: Sym<'_>) {
         let kind = if s.weak { WEAK } else { 0 } | if s.global { GLOBAL } else { 0 };
         self.push_bytes(s.start..s.end, s.name.as_bytes(), kind);
     }
 
     /// A global symbol named by bytes as they were read (a JIT map's).
-    pub fn push_global(&mut self, range: std::ops::Range<u64>, name: &[u8]) {
+    pub(crate) fn push_global(&mut self, range: std::ops::Range<u64>, name: &[u8]) {
         self.push_bytes(range, name, GLOBAL);
     }
 
@@ -97,25 +97,25 @@ impl TableBuilder {
         });
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
     #[cfg(test)]
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// An ELF file's table: duplicates chosen between, then each symbol of
     /// size 0 runs to the next (perf's dso__load_sym order).
-    pub fn table(self) -> Table {
+    pub(crate) fn table(self) -> Table {
         self.build(false)
     }
 
     /// The kernel's: ends fixed first, then duplicates chosen between
     /// (perf's __dso__load_kallsyms order), so of several names at one
     /// address the last listed is the one with a size, and wins.
-    pub fn kallsyms(self) -> Table {
+    pub(crate) fn kallsyms(self) -> Table {
         self.build(true)
     }
 
@@ -221,7 +221,7 @@ fn better(names: &Names, a: &Entry, b: &Entry) -> bool {
 
 /// Sorted, non-overlapping symbols (pieces of overlapping ones).
 #[derive(Default)]
-pub struct Table {
+pub(crate) struct Table {
     syms: Vec<Entry>,
     names: Names,
     /// The names looked up so far, by where the name is (every piece of a

@@ -23,7 +23,11 @@ pub struct UnnamedFile {
 /// The files of `named` frames (each held `holders[i]` times) without a
 /// name, most frames first; `kernel_named`: the kernel's symbols were
 /// this kernel's (or given).
-pub fn unnamed_files(named: &[Named<'_>], holders: &[u64], kernel_named: bool) -> Vec<UnnamedFile> {
+pub(crate) fn unnamed_files(
+    named: &[Named<'_>],
+    holders: &[u64],
+    kernel_named: bool,
+) -> Vec<UnnamedFile> {
     // Per file: its frames, build id, and whether it is the kernel.
     type Tally<'a> = (u64, Option<&'a [u8]>, bool);
     let mut by_file: HashMap<Arc<str>, Tally<'_>> = HashMap::new();

@@ -11,7 +11,7 @@ use crate::format::attr::OFF_CPU_NAME;
 use crate::format::{Attr, AttrEntry, FormatError, Meta, Record, RecordType};
 
 /// An event with samples: its name, attr, and how many.
-pub type EventSamples = (String, Attr, u64);
+pub(crate) type EventSamples = (String, Attr, u64);
 
 /// Which time an export of a recording with off-CPU samples shows.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum Time {
 }
 
 /// The samples' events of one input: attr index -> name.
-pub fn name(a: &AttrEntry, i: usize) -> String {
+pub(crate) fn name(a: &AttrEntry, i: usize) -> String {
     // Without EVENT_DESC (a file cut before its features), a built-in event
     // is named from its attr, as perf names it.
     a.name
@@ -39,14 +39,14 @@ pub fn name(a: &AttrEntry, i: usize) -> String {
 
 /// perf's software clock events (cpu-clock and task-clock): their period
 /// is nanoseconds.
-pub fn is_clock(a: &Attr) -> bool {
+pub(crate) fn is_clock(a: &Attr) -> bool {
     a.type_() == 1 && a.config() <= 1
 }
 
 /// The unit of the weights of `chosen` (speedscope's names):
 /// `nanoseconds` where every event's period is (the clocks, off-CPU
 /// time), else `none` (counts, or `--sample-counts`).
-pub fn unit(chosen: &[&EventSamples], sample_counts: bool) -> &'static str {
+pub(crate) fn unit(chosen: &[&EventSamples], sample_counts: bool) -> &'static str {
     let ns = |e: &&EventSamples| e.0 == OFF_CPU_NAME || is_clock(&e.1);
     if !sample_counts && !chosen.is_empty() && chosen.iter().all(ns) {
         "nanoseconds"
@@ -69,7 +69,7 @@ fn names(events: &[EventSamples]) -> String {
 /// The events to export: `want` (-e), else the earliest sample's
 /// (`first`); with off-CPU samples, as `time` says; a pprof profile of
 /// several unrelated events must be told.
-pub fn choose<'a>(
+pub(crate) fn choose<'a>(
     events: &'a [EventSamples],
     first: Option<&str>,
     want: Option<&str>,
@@ -124,7 +124,7 @@ pub fn choose<'a>(
 /// Where `-e want` is an event that `time` leaves out (`-e offcpu-time
 /// --on-cpu-only`, an on-CPU event with `--off-cpu-only`): what to give
 /// instead. Nothing is exported of options that contradict each other.
-pub fn contradiction(want: Option<&str>, time: Time) -> Option<String> {
+pub(crate) fn contradiction(want: Option<&str>, time: Time) -> Option<String> {
     let want = want?;
     match time {
         Time::OnCpu if want == OFF_CPU_NAME => Some(format!(
@@ -141,7 +141,7 @@ pub fn contradiction(want: Option<&str>, time: Time) -> Option<String> {
 
 /// The attr of `rec`, and its event's place in `chosen`, where it is a
 /// sample of an event exported (any, where none is chosen).
-pub fn wanted<'m>(
+pub(crate) fn wanted<'m>(
     rec: &Record<'_>,
     meta: &'m Meta,
     chosen: &[&EventSamples],
@@ -160,7 +160,7 @@ pub fn wanted<'m>(
 }
 
 /// The events not exported, with their samples, for the note that says so.
-pub fn others(events: &[EventSamples], chosen: &[&EventSamples]) -> Vec<String> {
+pub(crate) fn others(events: &[EventSamples], chosen: &[&EventSamples]) -> Vec<String> {
     events
         .iter()
         .filter(|e| !chosen.is_empty() && chosen.iter().all(|c| c.0 != e.0))

@@ -4,8 +4,8 @@
 //! one process's maps over a stretch of time ([`view`]), and how many of
 //! its threads ran at each moment ([`parallelism`], for `--latency`).
 
-pub mod events;
-pub mod parallelism;
-pub mod process;
-pub mod survey;
-pub mod view;
+pub(crate) mod events;
+pub(crate) mod parallelism;
+pub(crate) mod process;
+pub(crate) mod survey;
+pub(crate) mod view;

@@ -9,7 +9,7 @@
 
 /// The count through time.
 #[derive(Debug, Default)]
-pub struct Parallelism {
+pub(crate) struct Parallelism {
     /// (time, count from that time on), in time order.
     steps: Vec<(u64, i64)>,
     /// The CPUs the recording had (HEADER_NRCPUS' available ones).
@@ -19,7 +19,7 @@ pub struct Parallelism {
 impl Parallelism {
     /// The count from `switches` (time, +1 in or -1 out or exit), in the order read
     /// where times tie, on a machine of `cpus` CPUs.
-    pub fn new(mut switches: Vec<(u64, i8)>, cpus: u32) -> Parallelism {
+    pub(crate) fn new(mut switches: Vec<(u64, i8)>, cpus: u32) -> Parallelism {
         switches.sort_by_key(|&(t, _)| t); // stable: ties stay as read
         let mut count = 1i64;
         let steps = switches
@@ -36,12 +36,12 @@ impl Parallelism {
     }
 
     /// Whether the recording has context switches to count.
-    pub fn is_known(&self) -> bool {
+    pub(crate) fn is_known(&self) -> bool {
         !self.steps.is_empty()
     }
 
     /// The count at `time`: after every switch up to it.
-    pub fn at(&self, time: u64) -> u64 {
+    pub(crate) fn at(&self, time: u64) -> u64 {
         let after = self.steps.partition_point(|&(t, _)| t <= time);
         let count = after.checked_sub(1).map_or(1, |i| self.steps[i].1);
         count.clamp(1, self.cpus) as u64
@@ -51,7 +51,7 @@ impl Parallelism {
     /// share of the wall-clock time, in the period's unit, rounded (perf
     /// multiplies by 1000 first, as it shows only percentages; a clock
     /// event's period of 10^4 ns or more loses less than 10^-4 here).
-    pub fn weight(&self, period: u64, time: u64) -> u64 {
+    pub(crate) fn weight(&self, period: u64, time: u64) -> u64 {
         let n = self.at(time);
         period.saturating_add(n / 2) / n
     }
@@ -60,7 +60,7 @@ impl Parallelism {
 /// What a recording says of its threads' comings and goings, read record
 /// by record, for a [`Parallelism`].
 #[derive(Debug, Default)]
-pub struct Switches {
+pub(crate) struct Switches {
     /// (time, +1 in or -1 out or exit), as read.
     steps: Vec<(u64, i8)>,
     /// The most CPUs an input had.
@@ -71,23 +71,23 @@ pub struct Switches {
 
 impl Switches {
     /// A context switch at `time`: out of its CPU, or onto it.
-    pub fn switch(&mut self, time: u64, out: bool) {
+    pub(crate) fn switch(&mut self, time: u64, out: bool) {
         self.steps.push((time, if out { -1 } else { 1 }));
         self.switched = true;
     }
 
     /// A task's exit at `time` (it is switched out without a record).
-    pub fn exit(&mut self, time: u64) {
+    pub(crate) fn exit(&mut self, time: u64) {
         self.steps.push((time, -1));
     }
 
     /// An input of a machine with `cpus` CPUs.
-    pub fn cpus(&mut self, cpus: u32) {
+    pub(crate) fn cpus(&mut self, cpus: u32) {
         self.cpus = self.cpus.max(cpus);
     }
 
     /// The count through time; none without context switches.
-    pub fn parallelism(self) -> Parallelism {
+    pub(crate) fn parallelism(self) -> Parallelism {
         match self.switched {
             true => Parallelism::new(self.steps, self.cpus),
             false => Parallelism::default(),

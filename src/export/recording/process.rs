@@ -15,25 +15,25 @@ use crate::format::side_band::SideBand;
 
 /// One mapping of a file into a process, and when it held.
 #[derive(Debug, Clone)]
-pub struct Mapping {
+pub(crate) struct Mapping {
     /// First address mapped.
-    pub start: u64,
+    pub(crate) start: u64,
     /// Address just past the mapping.
-    pub end: u64,
+    pub(crate) end: u64,
     /// File offset mapped at `start`, in bytes.
-    pub pgoff: u64,
+    pub(crate) pgoff: u64,
     /// The mapped file, as the MMAP record names it.
-    pub path: Arc<str>,
+    pub(crate) path: Arc<str>,
     /// The file's build id, from MMAP2 or HEADER_BUILD_ID, if known.
-    pub build_id: Option<Arc<[u8]>>,
+    pub(crate) build_id: Option<Arc<[u8]>>,
     /// When it was made (the side band's time).
-    pub from: u64,
+    pub(crate) from: u64,
     until: u64,
 }
 
 impl Mapping {
     /// A mapping held from the start to the end of the recording.
-    pub fn whole_time(start: u64, end: u64, pgoff: u64, path: &str) -> Mapping {
+    pub(crate) fn whole_time(start: u64, end: u64, pgoff: u64, path: &str) -> Mapping {
         Mapping {
             start,
             end,
@@ -46,18 +46,18 @@ impl Mapping {
     }
 
     /// Whether it was held at `time`.
-    pub fn held_at(&self, time: u64) -> bool {
+    pub(crate) fn held_at(&self, time: u64) -> bool {
         (self.from..self.until).contains(&time)
     }
 
     /// When it ended (u64::MAX: it did not).
-    pub fn until(&self) -> u64 {
+    pub(crate) fn until(&self) -> u64 {
         self.until
     }
 
     /// Ends it at `until` (tests build timelines by hand).
     #[cfg(test)]
-    pub fn set_until(&mut self, until: u64) {
+    pub(crate) fn set_until(&mut self, until: u64) {
         self.until = until;
     }
 }
@@ -65,7 +65,7 @@ impl Mapping {
 /// Every thread's names and every process's (and the kernel's) maps through
 /// the recording, from its side-band records.
 #[derive(Default)]
-pub struct Timeline {
+pub(crate) struct Timeline {
     events: Vec<(u64, SideBand)>,
     /// Build ids by file name, from the header (HEADER_BUILD_ID).
     build_ids: HashMap<String, Arc<[u8]>>,
@@ -90,13 +90,13 @@ fn end_maps(maps: &mut [Mapping], t: u64, keep: impl Fn(&Mapping) -> bool) {
 
 impl Timeline {
     /// Notes a side-band record at `time` (0: synthesized before the start).
-    pub fn push(&mut self, time: u64, ev: SideBand) {
+    pub(crate) fn push(&mut self, time: u64, ev: SideBand) {
         self.events.push((time, ev));
     }
 
     /// Notes the build id the header gives `path` (for its maps that carry
     /// none).
-    pub fn note_build_id(&mut self, path: String, id: Vec<u8>) {
+    pub(crate) fn note_build_id(&mut self, path: String, id: Vec<u8>) {
         if !id.is_empty() {
             self.build_ids.entry(path).or_insert_with(|| id.into());
         }
@@ -104,7 +104,7 @@ impl Timeline {
 
     /// Orders what was pushed by time (stable: records of one time keep
     /// their order) and follows it.
-    pub fn build(&mut self) {
+    pub(crate) fn build(&mut self) {
         let mut events = std::mem::take(&mut self.events);
         events.sort_by_key(|(t, _)| *t);
         for (t, ev) in events {
@@ -201,7 +201,7 @@ impl Timeline {
 
     /// The name of thread `tid` at `time` (perf prints `:tid` for one it
     /// never saw, and `swapper` for the idle task, 0, which has no COMM).
-    pub fn comm(&self, tid: u32, time: u64) -> Arc<str> {
+    pub(crate) fn comm(&self, tid: u32, time: u64) -> Arc<str> {
         self.comm_at(tid, time).unwrap_or_else(|| match tid {
             0 => "swapper".into(),
             _ => format!(":{tid}").into(),
@@ -209,14 +209,14 @@ impl Timeline {
     }
 
     /// Process `pid`'s mappings through the recording.
-    pub fn maps_of(&self, pid: u32) -> &[Mapping] {
+    pub(crate) fn maps_of(&self, pid: u32) -> &[Mapping] {
         self.maps.get(&pid).map_or(&[], Vec::as_slice)
     }
 
     /// The jitdumps each process mapped (`jit-PID.dump`, PID its own), as
     /// JITs that speak perf's jitdump format map them for the recording to
     /// see.
-    pub fn jitdumps(&self) -> Vec<(u32, Arc<str>)> {
+    pub(crate) fn jitdumps(&self) -> Vec<(u32, Arc<str>)> {
         let mut v: Vec<(u32, Arc<str>)> = self
             .maps
             .iter()
@@ -233,7 +233,7 @@ impl Timeline {
 
     /// The kernel's mappings (the image and its modules) through the
     /// recording.
-    pub fn kernel_maps(&self) -> &[Mapping] {
+    pub(crate) fn kernel_maps(&self) -> &[Mapping] {
         &self.kernel
     }
 }

@@ -21,27 +21,27 @@ use crate::format::side_band::SideBand;
 use crate::format::{FormatError, PerfReader, RecordType};
 
 /// What the first pass found.
-pub struct Survey {
+pub(crate) struct Survey {
     /// The side band of every input, as processes through time.
-    pub procs: Timeline,
+    pub(crate) procs: Timeline,
     /// The recordings are from the running kernel.
-    pub kernel_here: bool,
+    pub(crate) kernel_here: bool,
     /// The recording's architecture (HEADER_ARCH of the first input
     /// that has one).
-    pub arch: Option<String>,
+    pub(crate) arch: Option<String>,
     /// Events with samples, in the order first seen: (name, attr, samples).
-    pub events: Vec<(String, crate::format::Attr, u64)>,
+    pub(crate) events: Vec<(String, crate::format::Attr, u64)>,
     /// The earliest sample's event.
-    pub first_event: Option<String>,
+    pub(crate) first_event: Option<String>,
     /// Inputs cut short or damaged, read up to the damage.
-    pub cut_short: Vec<String>,
+    pub(crate) cut_short: Vec<String>,
     /// How many of the program's threads ran through time, from its
     /// context switches (a latency profile's weights).
-    pub parallelism: crate::export::recording::parallelism::Parallelism,
+    pub(crate) parallelism: crate::export::recording::parallelism::Parallelism,
 }
 
 /// Reads `inputs` once for the [`Survey`].
-pub fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
+pub(crate) fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
     let mut procs = Timeline::default();
     let mut kernel_here = true;
     let mut arch = None;

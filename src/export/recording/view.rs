@@ -10,16 +10,16 @@ use rustc_hash::FxHashMap;
 use crate::export::recording::process::{Mapping, Timeline};
 
 /// The mappings one process (or the kernel) held over `valid`.
-pub struct View<'a> {
+pub(crate) struct View<'a> {
     /// By start, then by when made.
-    pub maps: Vec<&'a Mapping>,
+    pub(crate) maps: Vec<&'a Mapping>,
     /// The furthest end of `maps[..=i]` (mappings may overlap).
     reach: Vec<u64>,
     /// The times it holds for: no mapping of its process was made or ended
     /// within.
     valid: Range<u64>,
     /// Distinct for every view built in one export.
-    pub id: u64,
+    pub(crate) id: u64,
 }
 
 impl<'a> View<'a> {
@@ -53,7 +53,7 @@ impl<'a> View<'a> {
     }
 
     /// The mapping that holds `addr`: the latest made of those that do.
-    pub fn find(&self, addr: u64) -> Option<&'a Mapping> {
+    pub(crate) fn find(&self, addr: u64) -> Option<&'a Mapping> {
         let i = self.maps.partition_point(|m| m.start <= addr);
         (0..i)
             .rev()
@@ -64,14 +64,14 @@ impl<'a> View<'a> {
     }
 
     /// Whether some mapping holds `addr`.
-    pub fn holds(&self, addr: u64) -> bool {
+    pub(crate) fn holds(&self, addr: u64) -> bool {
         self.find(addr).is_some()
     }
 }
 
 /// The views of one export's processes and kernel, each rebuilt only when
 /// a sample falls outside its stretch.
-pub struct Views<'a> {
+pub(crate) struct Views<'a> {
     procs: &'a Timeline,
     users: FxHashMap<u32, View<'a>>,
     kernel: Option<View<'a>>,
@@ -80,7 +80,7 @@ pub struct Views<'a> {
 
 impl<'a> Views<'a> {
     /// The views of `procs`, none built yet.
-    pub fn new(procs: &'a Timeline) -> Views<'a> {
+    pub(crate) fn new(procs: &'a Timeline) -> Views<'a> {
         Views {
             procs,
             users: FxHashMap::default(),
@@ -90,7 +90,7 @@ impl<'a> Views<'a> {
     }
 
     /// The views of process `pid` and of the kernel at `time`.
-    pub fn at(&mut self, pid: u32, time: u64) -> (&View<'a>, &View<'a>) {
+    pub(crate) fn at(&mut self, pid: u32, time: u64) -> (&View<'a>, &View<'a>) {
         let procs = self.procs;
         let built = &mut self.built;
         let mut fresh = |all: &'a [Mapping]| {

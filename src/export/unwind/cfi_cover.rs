@@ -10,11 +10,11 @@ use gimli::{BaseAddresses, CieOrFde, EhFrame, LittleEndian, UnwindSection};
 
 /// The address ranges (the file's own addresses, SVMA) its FDEs cover, sorted.
 #[derive(Default)]
-pub struct CfiCover(Vec<(u64, u64)>);
+pub(crate) struct CfiCover(Vec<(u64, u64)>);
 
 impl CfiCover {
     /// The ranges of `eh_frame` (its bytes and address) and `debug_frame`.
-    pub fn of(eh_frame: Option<(&[u8], u64)>, debug_frame: Option<&[u8]>) -> CfiCover {
+    pub(crate) fn of(eh_frame: Option<(&[u8], u64)>, debug_frame: Option<&[u8]>) -> CfiCover {
         let mut ranges = Vec::new();
         if let Some((bytes, svma)) = eh_frame {
             let bases = BaseAddresses::default().set_eh_frame(svma);
@@ -32,7 +32,7 @@ impl CfiCover {
     }
 
     /// Whether an FDE covers `svma`.
-    pub fn covers(&self, svma: u64) -> bool {
+    pub(crate) fn covers(&self, svma: u64) -> bool {
         let i = self.0.partition_point(|&(start, _)| start <= svma);
         self.0[..i].iter().rev().take(8).any(|&(_, end)| svma < end)
     }
@@ -60,7 +60,7 @@ fn fdes<'a, S: UnwindSection<gimli::EndianSlice<'a, LittleEndian>>>(
 /// One frame-pointer step, as libdw's x86_64_unwind takes it: the caller's
 /// return address at `[bp + 8]`, its bp at `[bp]`, its sp `bp + 16`. None
 /// where bp is 0 or does not move up the stack, or the words are not in the copy.
-pub fn frame_pointer_step(
+pub(crate) fn frame_pointer_step(
     (sp, bp): (u64, u64),
     read: &mut impl FnMut(u64) -> Result<u64, ()>,
 ) -> Option<(u64, u64, u64)> {

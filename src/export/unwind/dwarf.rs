@@ -33,14 +33,14 @@ const REG_IP: u32 = 8;
 
 /// The frame that ends a stack cut by the end of its copy: an address in
 /// no mapping, so it is named `[unknown]`, as perf names the one it gives.
-pub const UNKNOWN_ROOT: u64 = 0;
+pub(crate) const UNKNOWN_ROOT: u64 = 0;
 
 /// perf's default deepest chain (PERF_MAX_STACK_DEPTH).
 const MAX_FRAMES: usize = 127;
 
 /// A part of a file's bytes, shared.
 #[derive(Clone)]
-pub struct Bytes(Arc<FileBytes>, Range<usize>);
+pub(crate) struct Bytes(Arc<FileBytes>, Range<usize>);
 
 impl Default for Bytes {
     fn default() -> Bytes {
@@ -162,7 +162,7 @@ struct Process {
 }
 
 /// Unwinds the user stacks of one export.
-pub struct Unwind {
+pub(crate) struct Unwind {
     locate: Arc<Locate>,
     images: Images,
     processes: HashMap<u32, Process>,
@@ -170,20 +170,20 @@ pub struct Unwind {
 }
 
 /// One sample's user state: registers (in `mask` order) and stack copy.
-pub struct UserState<'a> {
+pub(crate) struct UserState<'a> {
     /// The sample's body from its first REGS_USER value on (u64 each, in `mask` order).
-    pub regs: &'a [u8],
+    pub(crate) regs: &'a [u8],
     /// `sample_regs_user`: which registers `regs` holds, in bit order.
-    pub mask: u64,
+    pub(crate) mask: u64,
     /// The user stack copy: the STACK_USER bytes the kernel filled (`dyn_size`).
-    pub stack: &'a [u8],
+    pub(crate) stack: &'a [u8],
     /// Byte order of `regs` (that of the file).
-    pub endian: Endian,
+    pub(crate) endian: Endian,
 }
 
 impl<'a> UserState<'a> {
     /// A sample's user registers and stack copy, when it has both.
-    pub fn of(s: &Sample, body: &'a [u8], mask: u64, e: Endian) -> Option<UserState<'a>> {
+    pub(crate) fn of(s: &Sample, body: &'a [u8], mask: u64, e: Endian) -> Option<UserState<'a>> {
         if s.user_regs_at == 0 || s.user_stack_len == 0 {
             return None;
         }
@@ -208,7 +208,7 @@ impl<'a> UserState<'a> {
 
 impl Unwind {
     /// An unwinder with nothing loaded yet, which finds files with `locate`.
-    pub fn new(locate: Arc<Locate>) -> Unwind {
+    pub(crate) fn new(locate: Arc<Locate>) -> Unwind {
         Unwind {
             locate,
             images: HashMap::new(),
@@ -220,7 +220,7 @@ impl Unwind {
     /// The user frames of process `pid` at `time`, leaf first: the
     /// sample's ip, then each caller's address as looked up (the return
     /// address less one). Empty when the registers lack ip or sp.
-    pub fn frames(&mut self, view: &View<'_>, pid: u32, u: &UserState<'_>) -> Vec<u64> {
+    pub(crate) fn frames(&mut self, view: &View<'_>, pid: u32, u: &UserState<'_>) -> Vec<u64> {
         let (Some(ip), Some(sp)) = (u.reg(REG_IP), u.reg(REG_SP)) else {
             return Vec::new();
         };

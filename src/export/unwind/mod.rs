@@ -3,5 +3,5 @@
 //! the frame pointer where that information covers no address
 //! ([`cfi_cover`]).
 
-pub mod cfi_cover;
-pub mod dwarf;
+pub(crate) mod cfi_cover;
+pub(crate) mod dwarf;

@@ -83,7 +83,11 @@ pub fn diff(
 /// The two-count lines of folded `base` and `new`, as
 /// `inferno-diff-folded [--normalize] BASE NEW` writes them, sorted by
 /// stack.
-pub fn diff_folded(base: &[u8], new: &[u8], normalize: bool) -> std::io::Result<Vec<String>> {
+pub(crate) fn diff_folded(
+    base: &[u8],
+    new: &[u8],
+    normalize: bool,
+) -> std::io::Result<Vec<String>> {
     let opt = inferno::differential::Options {
         normalize,
         strip_hex: false,

@@ -42,7 +42,7 @@ type Stack = (Arc<str>, u32, u32, u32);
 
 /// Counts of collapsed stacks.
 #[derive(Default)]
-pub struct Folded {
+pub(crate) struct Folded {
     /// Each distinct stack's frame ids, leaf first, and its id.
     stacks: StackIds,
     counts: FxHashMap<Stack, u64>,
@@ -52,7 +52,7 @@ pub struct Folded {
 /// `sample_counts`). A period past 2^40 is a damaged record (cpu-clock's
 /// is 250 000 ns, a cycles one 10^9 at most): capped, so sums stay far
 /// below u64::MAX whatever the file holds (and inferno's svg sums too).
-pub fn weight(o: &FoldOptions, period: Option<u64>) -> u64 {
+pub(crate) fn weight(o: &FoldOptions, period: Option<u64>) -> u64 {
     if o.sample_counts {
         1
     } else {
@@ -64,7 +64,7 @@ impl Folded {
     /// Adds one sample of thread `tid` of `pid` named `comm` whose stack is
     /// the frames `ids` (of the export's frame table), leaf first, weighing
     /// its `period` (1 where it has none, or with `sample_counts`).
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         o: &FoldOptions,
         (comm, pid, tid): (&Arc<str>, u32, u32),
@@ -88,7 +88,7 @@ impl Folded {
     /// count` lines, each made as it is written (none is held: a compile's
     /// lines run to megabytes). Each frame of `frames` is tidied once.
     /// Returns how many lines.
-    pub fn write(
+    pub(crate) fn write(
         &self,
         o: &FoldOptions,
         frames: &[Named<'_>],
@@ -153,7 +153,7 @@ impl Folded {
     }
 
     /// The lines [`Folded::write`] writes.
-    pub fn lines(&self, o: &FoldOptions, frames: &[Named]) -> Vec<String> {
+    pub(crate) fn lines(&self, o: &FoldOptions, frames: &[Named]) -> Vec<String> {
         let mut text = Vec::new();
         self.write(o, frames, &mut text)
             .expect("writing to memory does not fail");
@@ -161,11 +161,6 @@ impl Folded {
             .lines()
             .map(String::from)
             .collect()
-    }
-
-    /// Distinct stacks (before names that tidy alike are merged).
-    pub fn stacks(&self) -> usize {
-        self.counts.len()
     }
 }
 

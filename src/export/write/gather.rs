@@ -12,7 +12,7 @@ use crate::export::ExportFormat;
 use crate::format::FormatError;
 
 /// The samples gathered so far, for one format.
-pub enum Gather {
+pub(crate) enum Gather {
     /// Folded lines (`svg`: drawn as a flame graph).
     Folded {
         /// The lines' counts.
@@ -27,11 +27,11 @@ pub enum Gather {
 }
 
 /// A sample's thread: `(comm, pid, tid)`.
-pub type Who<'a> = (&'a Arc<str>, u32, u32);
+pub(crate) type Who<'a> = (&'a Arc<str>, u32, u32);
 
 impl Gather {
     /// An empty sink for `format` (a flame graph drawn as `flame` says).
-    pub fn new(format: ExportFormat, flame: &FlameOptions) -> Gather {
+    pub(crate) fn new(format: ExportFormat, flame: &FlameOptions) -> Gather {
         match format {
             ExportFormat::Folded | ExportFormat::Svg => Gather::Folded {
                 folded: Folded::default(),
@@ -44,13 +44,13 @@ impl Gather {
 
     /// Whether each sample's frames must be named before it is added
     /// (the others name them once, at the end).
-    pub fn names_as_it_goes(&self) -> bool {
+    pub(crate) fn names_as_it_goes(&self) -> bool {
         matches!(self, Gather::Pprof(_))
     }
 
     /// Adds one sample of `who` whose stack is the frames `ids` of
     /// `named`, leaf first.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         fold: &FoldOptions,
         (named, ids): (&[Named<'_>], &[u32]),
@@ -71,7 +71,7 @@ impl Gather {
     /// lines, their flame graph or the speedscope file (headed `heading`),
     /// or the profile with what it says of itself (`about`). Returns how
     /// many stacks it holds.
-    pub fn write(
+    pub(crate) fn write(
         self,
         (named, fold): (&[Named<'_>], &FoldOptions),
         heading: &Heading<'_>,
@@ -116,7 +116,7 @@ pub struct FlameOptions {
 /// The flame graph of folded `lines` (differential where they hold two
 /// counts: red grew, blue shrank), drawn by inferno: titled and counted
 /// as `heading` says unless `flame` says otherwise.
-pub fn draw_svg(
+pub(crate) fn draw_svg(
     lines: &[String],
     heading: &Heading<'_>,
     flame: &FlameOptions,

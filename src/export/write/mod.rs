@@ -5,13 +5,13 @@
 //! difference ([`diff`], [`pprof_diff`]); and `perfz report`'s own table
 //! ([`report`]).
 
-pub mod diff;
-pub mod folded;
-pub mod gather;
-pub mod pprof;
-pub mod pprof_diff;
-pub mod pprof_proto;
-pub mod report;
-pub mod speedscope;
-pub mod stacks;
-pub mod tidy;
+pub(crate) mod diff;
+pub(crate) mod folded;
+pub(crate) mod gather;
+pub(crate) mod pprof;
+pub(crate) mod pprof_diff;
+pub(crate) mod pprof_proto;
+pub(crate) mod report;
+pub(crate) mod speedscope;
+pub(crate) mod stacks;
+pub(crate) mod tidy;

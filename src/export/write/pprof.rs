@@ -23,26 +23,26 @@ use crate::export::write::pprof_proto::{
 use crate::format::attr::OFF_CPU_NAME;
 
 /// What the profile says of itself.
-pub struct About {
+pub(crate) struct About {
     /// The values after the count, an event each: `("cpu", "nanoseconds")`
     /// for clock events, `("off-cpu", "nanoseconds")`, else `(event,
     /// "count")`.
-    pub values: Vec<(String, String)>,
+    pub(crate) values: Vec<(String, String)>,
     /// The sampling period in the second value's unit (0: unknown).
-    pub period: i64,
+    pub(crate) period: i64,
     /// Wall-clock time of the first sample, in ns since the Unix epoch.
-    pub time_nanos: i64,
+    pub(crate) time_nanos: i64,
     /// From the first sample to the last, in ns.
-    pub duration_nanos: i64,
+    pub(crate) duration_nanos: i64,
     /// Notes naming the recording.
-    pub comments: Vec<String>,
+    pub(crate) comments: Vec<String>,
 }
 
 type MapKey = (Arc<str>, Option<Arc<[u8]>>, u64, u64, u64);
 
 /// A profile being built, sample by sample.
 #[derive(Default)]
-pub struct ProfileBuilder {
+pub(crate) struct ProfileBuilder {
     strings: HashMap<String, i64>,
     table: Vec<String>,
     mappings: HashMap<MapKey, u64>,
@@ -57,7 +57,7 @@ pub struct ProfileBuilder {
 
 impl ProfileBuilder {
     /// An empty profile whose string table holds "" at index 0.
-    pub fn new() -> ProfileBuilder {
+    pub(crate) fn new() -> ProfileBuilder {
         let mut b = ProfileBuilder::default();
         b.string(""); // string_table[0] is "" (profile.proto)
         b
@@ -155,7 +155,7 @@ impl ProfileBuilder {
     /// Adds one sample of `(comm, pid, tid)` whose stack is the frames
     /// `ids` of `frames`, leaf first, weighing `period` in the value of the
     /// exported event `slot`.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         frames: &[Named<'_>],
         ids: &[u32],
@@ -173,7 +173,7 @@ impl ProfileBuilder {
     }
 
     /// The profile, with what it says of itself.
-    pub fn finish(mut self, about: About) -> Profile {
+    pub(crate) fn finish(mut self, about: About) -> Profile {
         let samples_t = ValueType {
             r#type: self.string("samples"),
             unit: self.string("count"),
@@ -254,7 +254,11 @@ impl ProfileBuilder {
 
 /// What a pprof profile says of itself: its second value, period, time
 /// span and comments naming the recording.
-pub fn about(inputs: &[PathBuf], events: &[&EventSamples], (first, last): (u64, u64)) -> About {
+pub(crate) fn about(
+    inputs: &[PathBuf],
+    events: &[&EventSamples],
+    (first, last): (u64, u64),
+) -> About {
     let duration = last.saturating_sub(first);
     let value = |(name, a, _): &EventSamples| {
         let freq = a.flags() & (1 << 10) != 0;
@@ -307,7 +311,7 @@ pub fn about(inputs: &[PathBuf], events: &[&EventSamples], (first, last): (u64, 
 }
 
 /// The profile, encoded and gzipped (as pprof files are).
-pub fn write(p: &Profile, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+pub(crate) fn write(p: &Profile, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     use prost::Message;
     use std::io::Write;
     let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());

@@ -12,7 +12,7 @@ use crate::format::FormatError;
 const BASE_LABEL: (&str, &str) = ("pprof::base", "true");
 
 /// A gzipped profile (as [`crate::export::write::pprof::write`] writes it), decoded.
-pub fn decode(gz: &[u8]) -> Result<Profile, FormatError> {
+pub(crate) fn decode(gz: &[u8]) -> Result<Profile, FormatError> {
     use prost::Message;
     use std::io::Read;
     let mut raw = Vec::new();
@@ -32,7 +32,11 @@ fn value_types(p: &Profile) -> Vec<(String, String)> {
 
 /// `new` with `base`'s samples added negated (scaled to `new`'s totals
 /// first, value by value, with `normalize`), its tables beside `new`'s.
-pub fn merge(mut new: Profile, base: Profile, normalize: bool) -> Result<Profile, FormatError> {
+pub(crate) fn merge(
+    mut new: Profile,
+    base: Profile,
+    normalize: bool,
+) -> Result<Profile, FormatError> {
     let types = value_types;
     // A recording without samples has no values of its own (its event is
     // unknown: it had none to choose): the other's types stand for both,

@@ -9,7 +9,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A sort key of perf report's that perfz's own table knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortKey {
+pub(crate) enum SortKey {
     /// The thread's name.
     Comm,
     /// The module: the mapped file's name, `[kernel.kallsyms]`.
@@ -21,7 +21,7 @@ pub enum SortKey {
 impl SortKey {
     /// perf report's `--sort` list (`comm,dso,sym`); the key perfz's table
     /// does not know, as the error.
-    pub fn parse_list(list: &str) -> Result<Vec<SortKey>, String> {
+    pub(crate) fn parse_list(list: &str) -> Result<Vec<SortKey>, String> {
         let mut keys = Vec::new();
         for k in list.split(',').map(str::trim).filter(|k| !k.is_empty()) {
             let key = match k {
@@ -38,7 +38,7 @@ impl SortKey {
     }
 
     /// The column's heading, as perf report's.
-    pub fn heading(self) -> &'static str {
+    pub(crate) fn heading(self) -> &'static str {
         match self {
             SortKey::Comm => "Command",
             SortKey::Dso => "Shared Object",
@@ -49,16 +49,16 @@ impl SortKey {
 
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReportRow {
+pub(crate) struct ReportRow {
     /// The values of the sort keys, in their order (a symbol without its
     /// `_[k]` mark).
-    pub key: Vec<String>,
+    pub(crate) key: Vec<String>,
     /// A kernel function (perf's `[k]`, else `[.]`).
-    pub kernel: bool,
+    pub(crate) kernel: bool,
     /// Samples whose stack holds it.
-    pub children: u64,
+    pub(crate) children: u64,
     /// Samples that ended in it.
-    pub self_: u64,
+    pub(crate) self_: u64,
 }
 
 /// One frame of a folded line: `func<TAB>module`, `_[k]` on a kernel
@@ -89,7 +89,7 @@ fn row_of<'a>(keys: &[SortKey], comm: &'a str, text: &'a str) -> (Vec<&'a str>, 
 /// The table of `folded` lines (`comm;root;...;leaf count`) by `keys`, the
 /// rows with the most children first (with `by_self`, the most self), and
 /// the samples in all.
-pub fn table(folded: &[String], keys: &[SortKey], by_self: bool) -> (Vec<ReportRow>, u64) {
+pub(crate) fn table(folded: &[String], keys: &[SortKey], by_self: bool) -> (Vec<ReportRow>, u64) {
     type Counts = (u64, u64, bool);
     let mut rows: FxHashMap<Vec<&str>, Counts> = FxHashMap::default();
     let mut total: u64 = 0;

@@ -36,18 +36,18 @@ struct ThreadSamples {
 
 /// A speedscope file being gathered, sample by sample.
 #[derive(Default)]
-pub struct Speedscope {
+pub(crate) struct Speedscope {
     stacks: StackIds,
     threads: FxHashMap<(u32, u32), ThreadSamples>,
 }
 
 /// What the file says of itself: its name and the weights' unit
 /// (`nanoseconds`, or `none` for counts).
-pub struct Heading<'a> {
+pub(crate) struct Heading<'a> {
     /// The file's name (and the flame graph's title).
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// The weights' unit.
-    pub unit: &'a str,
+    pub(crate) unit: &'a str,
 }
 
 impl Speedscope {
@@ -55,7 +55,7 @@ impl Speedscope {
     /// whose stack is the frames `ids`, leaf first, weighing what the
     /// folded export weighs it. A sample without a frame is left out, as
     /// the folded export leaves it out.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         o: &FoldOptions,
         (comm, pid, tid): (&Arc<str>, u32, u32),
@@ -85,16 +85,11 @@ impl Speedscope {
         });
     }
 
-    /// Distinct stacks.
-    pub fn stacks(&self) -> usize {
-        self.stacks.len()
-    }
-
     /// Writes the file: the shared frames, then a profile per thread (by
     /// pid and tid), its samples sorted by time (as read where times are
     /// equal); the heaviest thread is the one speedscope opens on.
     /// Returns how many distinct stacks.
-    pub fn write(
+    pub(crate) fn write(
         self,
         o: &FoldOptions,
         frames: &[Named<'_>],

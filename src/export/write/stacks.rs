@@ -6,7 +6,7 @@ use rustc_hash::FxHashMap;
 
 /// Each distinct stack's id, by its frames.
 #[derive(Default)]
-pub struct StackIds {
+pub(crate) struct StackIds {
     ids: FxHashMap<Box<[u32]>, u32>,
     /// The last stack asked for and its id (one buffer, reused).
     last: Option<(Vec<u32>, u32)>,
@@ -14,7 +14,7 @@ pub struct StackIds {
 
 impl StackIds {
     /// The id of the stack `frames` (made on first sight).
-    pub fn id(&mut self, frames: &[u32]) -> u32 {
+    pub(crate) fn id(&mut self, frames: &[u32]) -> u32 {
         if let Some((ref last, id)) = self.last {
             if last[..] == *frames {
                 return id;
@@ -36,7 +36,7 @@ impl StackIds {
     }
 
     /// Every stack's frames, by id.
-    pub fn by_id(&self) -> Vec<&[u32]> {
+    pub(crate) fn by_id(&self) -> Vec<&[u32]> {
         let mut by_id: Vec<&[u32]> = vec![&[]; self.ids.len()];
         for (frames, &id) in &self.ids {
             by_id[id as usize] = frames;
@@ -45,13 +45,8 @@ impl StackIds {
     }
 
     /// How many distinct stacks.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ids.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
     }
 }
 

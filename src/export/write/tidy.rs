@@ -10,13 +10,13 @@ use crate::export::name::frames::Named;
 
 /// One frame as perf script prints it: its function (None: `[unknown]`)
 /// and its module (None: `[unknown]`).
-pub struct Frame<'a> {
+pub(crate) struct Frame<'a> {
     /// The function, as the symbol table names it.
-    pub func: Option<&'a str>,
+    pub(crate) func: Option<&'a str>,
     /// The module perf script prints in brackets (the mapped file, `[kernel.kallsyms]`).
-    pub module: Option<&'a str>,
+    pub(crate) module: Option<&'a str>,
     /// A kernel frame (folded output may mark it `_[k]`).
-    pub kernel: bool,
+    pub(crate) kernel: bool,
 }
 
 /// Distinct texts, each held once.

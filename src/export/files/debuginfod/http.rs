@@ -16,10 +16,10 @@ use super::verify::Bad;
 /// limit, 4 GiB: room for the largest debug files distributions ship
 /// (LLVM's passes 3 GB, as elfutils' PR27982 counts it), not for an
 /// answer that never ends.
-pub const DEFAULT_MAX_SIZE: u64 = 4 << 30;
+pub(crate) const DEFAULT_MAX_SIZE: u64 = 4 << 30;
 
 /// Why a server's answer was not kept.
-pub enum Failed {
+pub(crate) enum Failed {
     /// 404: the server has no such file.
     NotFound,
     /// The answer declared this many bytes (Content-Length or
@@ -44,7 +44,7 @@ impl From<std::io::Error> for Failed {
 /// positive (read as elfutils reads it, with atol), else
 /// [`DEFAULT_MAX_SIZE`]. elfutils takes 0 for no limit; perfz keeps its
 /// default then, so that no answer can fill the disk.
-pub fn max_size() -> u64 {
+pub(crate) fn max_size() -> u64 {
     max_size_of(std::env::var("DEBUGINFOD_MAXSIZE").ok().as_deref())
 }
 
@@ -80,7 +80,12 @@ fn atol(s: &str) -> i64 {
 /// GETs `url` within `timeout` into a new temporary file in `dir`, at
 /// most `limit` bytes (the limit also told the server, as elfutils'
 /// X-DEBUGINFOD-MAXSIZE header tells it).
-pub fn get(url: &str, timeout: Duration, limit: u64, dir: &Path) -> Result<NamedTempFile, Failed> {
+pub(crate) fn get(
+    url: &str,
+    timeout: Duration,
+    limit: u64,
+    dir: &Path,
+) -> Result<NamedTempFile, Failed> {
     let config = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .http_status_as_error(false)

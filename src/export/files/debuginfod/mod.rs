@@ -30,7 +30,7 @@ use crate::synth::build_id;
 use http::Failed;
 
 /// How long all the requests of one export may take together.
-pub const TOTAL: Duration = Duration::from_secs(30);
+pub(crate) const TOTAL: Duration = Duration::from_secs(30);
 
 /// A negative cache entry (elfutils': an empty file) younger than this
 /// means the servers had nothing (elfutils' default `cache_miss_s`).
@@ -39,7 +39,7 @@ const MISS_KEPT: Duration = Duration::from_secs(600);
 type Pending = Arc<OnceLock<Option<PathBuf>>>;
 
 /// The servers, the cache, and what was asked of them this export.
-pub struct Debuginfod {
+pub(crate) struct Debuginfod {
     urls: Vec<String>,
     cache: PathBuf,
     timeout: Duration,
@@ -67,7 +67,7 @@ impl std::fmt::Display for Wanted<'_> {
 impl Debuginfod {
     /// The client for `urls` (space-separated, as `$DEBUGINFOD_URLS`);
     /// None where there is none.
-    pub fn new(urls: &str) -> Option<Debuginfod> {
+    pub(crate) fn new(urls: &str) -> Option<Debuginfod> {
         let urls: Vec<String> = urls
             .split_whitespace()
             .map(|u| u.trim_end_matches('/').to_string())
@@ -89,17 +89,17 @@ impl Debuginfod {
     }
 
     /// What went wrong asking the servers, once each.
-    pub fn trouble(&self) -> Vec<String> {
+    pub(crate) fn trouble(&self) -> Vec<String> {
         self.trouble.lock().map(|t| t.clone()).unwrap_or_default()
     }
 
     /// The debug file of build id `id` (of the file at `path`, for the message).
-    pub fn debuginfo(&self, id: &[u8], path: &str) -> Option<PathBuf> {
+    pub(crate) fn debuginfo(&self, id: &[u8], path: &str) -> Option<PathBuf> {
         self.find(id, "debuginfo", path)
     }
 
     /// The file of build id `id` itself.
-    pub fn executable(&self, id: &[u8], path: &str) -> Option<PathBuf> {
+    pub(crate) fn executable(&self, id: &[u8], path: &str) -> Option<PathBuf> {
         self.find(id, "executable", path)
     }
 
@@ -219,7 +219,7 @@ impl Debuginfod {
 }
 
 /// elfutils' client cache directory.
-pub fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     let var = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())

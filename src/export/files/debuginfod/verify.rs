@@ -11,7 +11,7 @@ use crate::synth::build_id;
 
 /// Why a file is not the one asked for.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Bad {
+pub(crate) enum Bad {
     /// It does not start as an ELF file does (a proxy's HTML page).
     NotElf,
     /// An ELF file without a build-id note.
@@ -31,7 +31,7 @@ impl std::fmt::Display for Bad {
 }
 
 /// Ok where the file at `path` is an ELF file of build id `id`.
-pub fn check(path: &Path, id: &[u8]) -> Result<(), Bad> {
+pub(crate) fn check(path: &Path, id: &[u8]) -> Result<(), Bad> {
     let mut magic = [0u8; 4];
     let elf = std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut magic))
