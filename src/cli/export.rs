@@ -160,7 +160,8 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if a.diff {
         let (base, new) = (&a.inputs[0], &a.inputs[1]);
         let d = crate::export::write::diff::diff(
-            (&inputs[..1], &inputs[1..]),
+            &inputs[..1],
+            &inputs[1..],
             format,
             &o,
             a.normalize,

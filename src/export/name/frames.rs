@@ -88,7 +88,8 @@ impl<'a> FrameTable<'a> {
         &mut self,
         chain: &[u64],
         pid: u32,
-        (user, kernel_maps): (&View<'a>, &View<'a>),
+        user: &View<'a>,
+        kernel_maps: &View<'a>,
         ids: &mut Vec<u32>,
     ) {
         ids.clear();
@@ -145,11 +146,11 @@ impl<'a> FrameTable<'a> {
             self.named.push(if r.kernel {
                 Named::unknown(r.ip, true)
             } else {
-                name_frame(r.ip, (r.pid, false), r.map, syms)
+                name_frame(r.ip, r.pid, false, r.map, syms)
             });
         }
         for (i, r) in new.iter().enumerate().filter(|(_, r)| r.kernel) {
-            self.named[from + i] = name_frame(r.ip, (r.pid, true), r.map, syms);
+            self.named[from + i] = name_frame(r.ip, r.pid, true, r.map, syms);
         }
     }
 }
@@ -157,7 +158,8 @@ impl<'a> FrameTable<'a> {
 /// One frame as perf script prints it.
 fn name_frame<'a>(
     ip: u64,
-    (pid, kernel): (u32, bool),
+    pid: u32,
+    kernel: bool,
     map: Option<&'a Mapping>,
     syms: &mut Symbols,
 ) -> Named<'a> {

@@ -61,7 +61,8 @@ fn fdes<'a, S: UnwindSection<gimli::EndianSlice<'a, LittleEndian>>>(
 /// return address at `[bp + 8]`, its bp at `[bp]`, its sp `bp + 16`. None
 /// where bp is 0 or does not move up the stack, or the words are not in the copy.
 pub(crate) fn frame_pointer_step(
-    (sp, bp): (u64, u64),
+    sp: u64,
+    bp: u64,
     read: &mut impl FnMut(u64) -> Result<u64, ()>,
 ) -> Option<(u64, u64, u64)> {
     let new_sp = bp.checked_add(16).filter(|&s| bp != 0 && s > sp)?;
@@ -92,11 +93,11 @@ mod tests {
         };
         let mut read = stack;
         assert_eq!(
-            frame_pointer_step((0x1000, 0x1020), &mut read),
+            frame_pointer_step(0x1000, 0x1020, &mut read),
             Some((0x4005, 0x1030, 0x1080))
         );
-        assert_eq!(frame_pointer_step((0x1000, 0), &mut read), None);
-        assert_eq!(frame_pointer_step((0x1040, 0x1020), &mut read), None);
-        assert_eq!(frame_pointer_step((0x1000, 0x2000), &mut read), None);
+        assert_eq!(frame_pointer_step(0x1000, 0, &mut read), None);
+        assert_eq!(frame_pointer_step(0x1040, 0x1020, &mut read), None);
+        assert_eq!(frame_pointer_step(0x1000, 0x2000, &mut read), None);
     }
 }

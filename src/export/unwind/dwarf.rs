@@ -229,7 +229,8 @@ impl Unwind {
             &mut self.processes,
             &mut self.images,
             &self.locate,
-            (view, pid),
+            view,
+            pid,
         );
         // Whether a read fell outside the stack copy: below sp, or past
         // the bytes the kernel copied, where perf's unwinder (libunwind's
@@ -320,7 +321,7 @@ fn frame_pointer_leaf(
     if regs.bp() == 0 {
         return Ok(None);
     }
-    let (ra, sp, bp) = frame_pointer_step((regs.sp(), regs.bp()), read).ok_or(())?;
+    let (ra, sp, bp) = frame_pointer_step(regs.sp(), regs.bp(), read).ok_or(())?;
     if ra == 0 {
         return Ok(None);
     }
@@ -337,7 +338,8 @@ fn process<'a>(
     processes: &'a mut HashMap<u32, Process>,
     images: &mut Images,
     locate: &Locate,
-    (view, pid): (&View<'_>, u32),
+    view: &View<'_>,
+    pid: u32,
 ) -> &'a mut Process {
     if processes.get(&pid).is_some_and(|p| p.view == view.id) {
         return processes.get_mut(&pid).expect("found above");

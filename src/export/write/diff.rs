@@ -32,7 +32,8 @@ pub struct Diffed {
 /// Writes to `out` as `format` how the recording `new` differs from the
 /// recording `base` (each a list of inputs read as one).
 pub fn diff(
-    (base, new): (&[PathBuf], &[PathBuf]),
+    base: &[PathBuf],
+    new: &[PathBuf],
     format: ExportFormat,
     o: &ExportOptions,
     normalize: bool,

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::export::name::frames::Named;
+use crate::export::write::sampled::Sampled;
 use crate::export::write::stacks::StackIds;
 use crate::export::write::tidy::tidy_frames;
 
@@ -61,16 +62,17 @@ pub(crate) fn weight(o: &FoldOptions, period: Option<u64>) -> u64 {
 }
 
 impl Folded {
-    /// Adds one sample of thread `tid` of `pid` named `comm` whose stack is
-    /// the frames `ids` (of the export's frame table), leaf first, weighing
-    /// its `period` (1 where it has none, or with `sample_counts`).
-    pub(crate) fn add(
-        &mut self,
-        o: &FoldOptions,
-        (comm, pid, tid): (&Arc<str>, u32, u32),
-        ids: &[u32],
-        period: Option<u64>,
-    ) {
+    /// Adds sample `s` (its thread, its stack's frame ids), weighing its
+    /// period (1 where it has none, or with `sample_counts`).
+    pub(crate) fn add(&mut self, o: &FoldOptions, s: &Sampled<'_>) {
+        let Sampled {
+            comm,
+            pid,
+            tid,
+            ids,
+            period,
+            ..
+        } = *s;
         // A sample without a frame (its chain discarded as perf discards
         // it) is no stack: perf script prints none, the collapse skips it.
         if ids.is_empty() {

@@ -2,11 +2,10 @@
 //! folded lines (and their flame graph), a pprof profile, or a speedscope
 //! file; and the writing of each.
 
-use std::sync::Arc;
-
 use crate::export::name::frames::Named;
 use crate::export::write::folded::{FoldOptions, Folded};
 use crate::export::write::pprof::{About, ProfileBuilder};
+use crate::export::write::sampled::Sampled;
 use crate::export::write::speedscope::{Heading, Speedscope};
 use crate::export::ExportFormat;
 use crate::format::FormatError;
@@ -25,9 +24,6 @@ pub(crate) enum Gather {
     /// A speedscope file.
     Speedscope(Speedscope),
 }
-
-/// A sample's thread: `(comm, pid, tid)`.
-pub(crate) type Who<'a> = (&'a Arc<str>, u32, u32);
 
 impl Gather {
     /// An empty sink for `format` (a flame graph drawn as `flame` says).
@@ -48,22 +44,12 @@ impl Gather {
         matches!(self, Gather::Pprof(_))
     }
 
-    /// Adds one sample of `who` whose stack is the frames `ids` of
-    /// `named`, leaf first.
-    pub(crate) fn add(
-        &mut self,
-        fold: &FoldOptions,
-        (named, ids): (&[Named<'_>], &[u32]),
-        who: Who<'_>,
-        (slot, time, period): (usize, u64, Option<u64>),
-    ) {
+    /// Adds sample `s`, whose stack's frame ids are of `named`.
+    pub(crate) fn add(&mut self, fold: &FoldOptions, named: &[Named<'_>], s: &Sampled<'_>) {
         match self {
-            Gather::Folded { folded, .. } => folded.add(fold, who, ids, period),
-            Gather::Pprof(p) => {
-                let (comm, pid, tid) = who;
-                p.add(named, ids, (&**comm, pid, tid), (slot, period.unwrap_or(1)))
-            }
-            Gather::Speedscope(s) => s.add(fold, who, ids, (time, period)),
+            Gather::Folded { folded, .. } => folded.add(fold, s),
+            Gather::Pprof(p) => p.add(named, s),
+            Gather::Speedscope(sp) => sp.add(fold, s),
         }
     }
 
@@ -73,7 +59,8 @@ impl Gather {
     /// many stacks it holds.
     pub(crate) fn write(
         self,
-        (named, fold): (&[Named<'_>], &FoldOptions),
+        named: &[Named<'_>],
+        fold: &FoldOptions,
         heading: &Heading<'_>,
         about: impl FnOnce() -> About,
         out: &mut dyn std::io::Write,

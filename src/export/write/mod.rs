@@ -12,6 +12,7 @@ pub(crate) mod pprof;
 pub(crate) mod pprof_diff;
 pub(crate) mod pprof_proto;
 pub(crate) mod report;
+pub(crate) mod sampled;
 pub(crate) mod speedscope;
 pub(crate) mod stacks;
 pub(crate) mod tidy;

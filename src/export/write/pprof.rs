@@ -20,6 +20,7 @@ use crate::export::recording::process::Mapping as Map;
 use crate::export::write::pprof_proto::{
     Function, Label, Location, Profile, ProfileLine, ProfileMapping, ProfileSample, ValueType,
 };
+use crate::export::write::sampled::Sampled;
 use crate::format::attr::OFF_CPU_NAME;
 
 /// What the profile says of itself.
@@ -152,16 +153,18 @@ impl ProfileBuilder {
         loc
     }
 
-    /// Adds one sample of `(comm, pid, tid)` whose stack is the frames
-    /// `ids` of `frames`, leaf first, weighing `period` in the value of the
-    /// exported event `slot`.
-    pub(crate) fn add(
-        &mut self,
-        frames: &[Named<'_>],
-        ids: &[u32],
-        (comm, pid, tid): (&str, u32, u32),
-        (slot, period): (usize, u64),
-    ) {
+    /// Adds sample `s`, whose stack's frame ids are of `frames`, weighing
+    /// its period (1 where it has none) in the value of its event's slot.
+    pub(crate) fn add(&mut self, frames: &[Named<'_>], s: &Sampled<'_>) {
+        let Sampled {
+            comm,
+            pid,
+            tid,
+            ids,
+            slot,
+            ..
+        } = *s;
+        let period = s.period.unwrap_or(1);
         let locs: Vec<u64> = ids.iter().map(|&id| self.location_id(frames, id)).collect();
         let comm = self.string(comm);
         let v = self.samples.entry((locs, comm, pid, tid)).or_default();
@@ -254,11 +257,7 @@ impl ProfileBuilder {
 
 /// What a pprof profile says of itself: its second value, period, time
 /// span and comments naming the recording.
-pub(crate) fn about(
-    inputs: &[PathBuf],
-    events: &[&EventSamples],
-    (first, last): (u64, u64),
-) -> About {
+pub(crate) fn about(inputs: &[PathBuf], events: &[&EventSamples], first: u64, last: u64) -> About {
     let duration = last.saturating_sub(first);
     let value = |(name, a, _): &EventSamples| {
         let freq = a.flags() & (1 << 10) != 0;

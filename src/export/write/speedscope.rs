@@ -16,6 +16,7 @@ use rustc_hash::FxHashMap;
 
 use crate::export::name::frames::Named;
 use crate::export::write::folded::{weight, FoldOptions};
+use crate::export::write::sampled::Sampled;
 use crate::export::write::stacks::StackIds;
 use crate::export::write::tidy::tidy_frames;
 
@@ -51,17 +52,19 @@ pub(crate) struct Heading<'a> {
 }
 
 impl Speedscope {
-    /// Adds one sample of thread `tid` of `pid` named `comm` at `time`
-    /// whose stack is the frames `ids`, leaf first, weighing what the
-    /// folded export weighs it. A sample without a frame is left out, as
-    /// the folded export leaves it out.
-    pub(crate) fn add(
-        &mut self,
-        o: &FoldOptions,
-        (comm, pid, tid): (&Arc<str>, u32, u32),
-        ids: &[u32],
-        (time, period): (u64, Option<u64>),
-    ) {
+    /// Adds sample `s` (its thread, its time, its stack's frame ids),
+    /// weighing what the folded export weighs it. A sample without a frame
+    /// is left out, as the folded export leaves it out.
+    pub(crate) fn add(&mut self, o: &FoldOptions, s: &Sampled<'_>) {
+        let Sampled {
+            comm,
+            pid,
+            tid,
+            ids,
+            time,
+            period,
+            ..
+        } = *s;
         if ids.is_empty() {
             return;
         }
@@ -185,6 +188,26 @@ mod tests {
         }
     }
 
+    /// A sample of thread `tid` of `pid` named `comm` at `time`.
+    fn at<'a>(
+        comm: &'a Arc<str>,
+        pid: u32,
+        tid: u32,
+        ids: &'a [u32],
+        time: u64,
+        period: Option<u64>,
+    ) -> Sampled<'a> {
+        Sampled {
+            comm,
+            pid,
+            tid,
+            ids,
+            slot: 0,
+            time,
+            period,
+        }
+    }
+
     #[test]
     fn a_profile_a_thread_its_samples_in_time_order_root_first() {
         let o = FoldOptions::default();
@@ -193,10 +216,10 @@ mod tests {
         let mut s = Speedscope::default();
         // Frame ids leaf first; thread 7 read out of order, one sample
         // without a frame left out.
-        s.add(&o, (&a, 7, 7), &[2, 1, 0], (30, Some(5)));
-        s.add(&o, (&a, 7, 7), &[1, 0], (10, Some(3)));
-        s.add(&o, (&a, 7, 7), &[], (20, Some(100)));
-        s.add(&o, (&b, 7, 8), &[0], (15, Some(4)));
+        s.add(&o, &at(&a, 7, 7, &[2, 1, 0], 30, Some(5)));
+        s.add(&o, &at(&a, 7, 7, &[1, 0], 10, Some(3)));
+        s.add(&o, &at(&a, 7, 7, &[], 20, Some(100)));
+        s.add(&o, &at(&b, 7, 8, &[0], 15, Some(4)));
         let mut out = Vec::new();
         let heading = Heading {
             name: "t",
