@@ -128,30 +128,7 @@ impl Folded {
         let texts = texts.all();
         let keys = Keys::of(&texts, &line_texts, &lines);
         lines.sort_unstable_by(|a, b| keys.cmp(a, b));
-        let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
-        let mut written = 0;
-        let mut i = 0;
-        while i < lines.len() {
-            // Two keys may fold to one line (names that tidy alike).
-            let mut n = lines[i].n;
-            let mut j = i + 1;
-            while j < lines.len() && keys.cmp(&lines[j], &lines[i]).is_eq() {
-                n = n.saturating_add(lines[j].n);
-                j += 1;
-            }
-            let line = &line_texts[lines[i].range()];
-            for (k, &t) in line.iter().enumerate() {
-                if k > 0 {
-                    out.write_all(b";")?;
-                }
-                out.write_all(texts[t as usize].as_bytes())?;
-            }
-            writeln!(out, " {n}")?;
-            written += 1;
-            i = j;
-        }
-        out.flush()?;
-        Ok(written)
+        write_sorted(&lines, &keys, &line_texts, &texts, out)
     }
 
     /// The lines [`Folded::write`] writes.
@@ -164,6 +141,42 @@ impl Folded {
             .map(String::from)
             .collect()
     }
+}
+
+/// Writes sorted `lines` (their texts' ids in `line_texts`, of `texts`),
+/// those whose `keys` are equal as one (names that tidy alike), each with
+/// its count. Returns how many lines.
+fn write_sorted(
+    lines: &[StackLine],
+    keys: &Keys,
+    line_texts: &[u32],
+    texts: &[&str],
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<usize> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, out);
+    let mut written = 0;
+    let mut i = 0;
+    while i < lines.len() {
+        // Two keys may fold to one line (names that tidy alike).
+        let mut n = lines[i].n;
+        let mut j = i + 1;
+        while j < lines.len() && keys.cmp(&lines[j], &lines[i]).is_eq() {
+            n = n.saturating_add(lines[j].n);
+            j += 1;
+        }
+        let line = &line_texts[lines[i].range()];
+        for (k, &t) in line.iter().enumerate() {
+            if k > 0 {
+                out.write_all(b";")?;
+            }
+            out.write_all(texts[t as usize].as_bytes())?;
+        }
+        writeln!(out, " {n}")?;
+        written += 1;
+        i = j;
+    }
+    out.flush()?;
+    Ok(written)
 }
 
 /// A line of the output: where its texts are (in a buffer of all lines'),

@@ -18,7 +18,7 @@ use crate::export::name::frames::Named;
 use crate::export::write::folded::{weight, FoldOptions};
 use crate::export::write::sampled::Sampled;
 use crate::export::write::stacks::StackIds;
-use crate::export::write::tidy::tidy_frames;
+use crate::export::write::tidy::{tidy_frames, Tidied};
 
 /// One sample of a thread: when, what it weighs, and its stack's id.
 #[derive(Clone, Copy)]
@@ -100,29 +100,9 @@ impl Speedscope {
         out: &mut dyn Write,
     ) -> std::io::Result<usize> {
         let (tidied, texts) = tidy_frames(o.annotate_kernel, false, frames);
-        // Each stack once as its JSON array, root first.
-        let (mut rendered, mut spans) = (Vec::new(), Vec::with_capacity(self.stacks.len()));
-        for ids in self.stacks.by_id() {
-            let start = rendered.len();
-            rendered.push(b'[');
-            let texts = ids.iter().rev().flat_map(|&f| tidied.of(f));
-            for (k, t) in texts.enumerate() {
-                if k > 0 {
-                    rendered.push(b',');
-                }
-                write!(rendered, "{t}")?;
-            }
-            rendered.push(b']');
-            spans.push(start..rendered.len());
-        }
+        let stacks = Rendered::of(&self.stacks, &tidied)?;
         let mut threads: Vec<_> = self.threads.into_iter().collect();
         threads.sort_unstable_by_key(|(who, _)| *who);
-        let total = |t: &ThreadSamples| {
-            t.samples
-                .iter()
-                .map(|s| s.weight)
-                .fold(0u64, u64::saturating_add)
-        };
         let heaviest = (0..threads.len())
             .max_by_key(|&i| (total(&threads[i].1), std::cmp::Reverse(i)))
             .unwrap_or(0);
@@ -143,30 +123,83 @@ impl Speedscope {
             }
             t.samples.sort_by_key(|s| s.time);
             let name = format!("{} ({pid}/{tid})", t.comm);
-            write!(
-                out,
-                "{{\"type\":\"sampled\",\"name\":{},\"unit\":\"{}\",\"startValue\":0,\"endValue\":{},\"samples\":[",
-                json(&name),
-                heading.unit,
-                total(&t)
-            )?;
-            for (k, s) in t.samples.iter().enumerate() {
-                if k > 0 {
-                    out.write_all(b",")?;
-                }
-                out.write_all(&rendered[spans[s.stack as usize].clone()])?;
-            }
-            out.write_all(b"],\"weights\":[")?;
-            for (k, s) in t.samples.iter().enumerate() {
-                let sep = if k > 0 { "," } else { "" };
-                write!(out, "{sep}{}", s.weight)?;
-            }
-            out.write_all(b"]}")?;
+            write_profile(&mut out, &name, heading.unit, &t, &stacks)?;
         }
         out.write_all(b"]}\n")?;
         out.flush()?;
-        Ok(spans.len())
+        Ok(stacks.spans.len())
     }
+}
+
+/// A thread's samples' weights, added up.
+fn total(t: &ThreadSamples) -> u64 {
+    t.samples
+        .iter()
+        .map(|s| s.weight)
+        .fold(0u64, u64::saturating_add)
+}
+
+/// Each distinct stack once as its JSON array of frame ids, root first.
+struct Rendered {
+    bytes: Vec<u8>,
+    /// Where each stack's array is in `bytes`, by stack id.
+    spans: Vec<std::ops::Range<usize>>,
+}
+
+impl Rendered {
+    /// The arrays of `stacks`, their frames' texts as `tidied` says.
+    fn of(stacks: &StackIds, tidied: &Tidied) -> std::io::Result<Rendered> {
+        let (mut bytes, mut spans) = (Vec::new(), Vec::with_capacity(stacks.len()));
+        for ids in stacks.by_id() {
+            let start = bytes.len();
+            bytes.push(b'[');
+            let texts = ids.iter().rev().flat_map(|&f| tidied.of(f));
+            for (k, t) in texts.enumerate() {
+                if k > 0 {
+                    bytes.push(b',');
+                }
+                write!(bytes, "{t}")?;
+            }
+            bytes.push(b']');
+            spans.push(start..bytes.len());
+        }
+        Ok(Rendered { bytes, spans })
+    }
+
+    /// Stack `id`'s array.
+    fn of_stack(&self, id: u32) -> &[u8] {
+        &self.bytes[self.spans[id as usize].clone()]
+    }
+}
+
+/// One thread's "sampled" profile named `name`, its weights in `unit`:
+/// its samples (in the order they are in) as `stacks` renders them.
+fn write_profile(
+    out: &mut impl Write,
+    name: &str,
+    unit: &str,
+    t: &ThreadSamples,
+    stacks: &Rendered,
+) -> std::io::Result<()> {
+    write!(
+        out,
+        "{{\"type\":\"sampled\",\"name\":{},\"unit\":\"{}\",\"startValue\":0,\"endValue\":{},\"samples\":[",
+        json(name),
+        unit,
+        total(t)
+    )?;
+    for (k, s) in t.samples.iter().enumerate() {
+        if k > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(stacks.of_stack(s.stack))?;
+    }
+    out.write_all(b"],\"weights\":[")?;
+    for (k, s) in t.samples.iter().enumerate() {
+        let sep = if k > 0 { "," } else { "" };
+        write!(out, "{sep}{}", s.weight)?;
+    }
+    out.write_all(b"]}")
 }
 
 /// `s` as a JSON string.
