@@ -73,15 +73,6 @@ pub(crate) fn symbols(file: &object::File<'_>, out: &mut TableBuilder) {
     let Some(plt) = span(file, ".plt") else {
         return;
     };
-    let push = |out: &mut TableBuilder, start: u64, size: u64, name: &str| {
-        out.push(Sym {
-            start,
-            end: start.saturating_add(size),
-            name,
-            weak: false,
-            global: true,
-        });
-    };
     got_entries(file, &mut |start, size, name| push(out, start, size, name));
     let sec = span(file, ".plt.sec");
     let rela = file
@@ -111,27 +102,43 @@ pub(crate) fn symbols(file: &object::File<'_>, out: &mut TableBuilder) {
     };
     let symtab = file.dynamic_symbol_table().or_else(|| file.symbol_table());
     for r in relocs {
-        let named = (r.symbol != 0)
-            .then(|| {
-                symtab
-                    .as_ref()?
-                    .symbol_by_index(object::SymbolIndex(r.symbol))
-                    .ok()?
-                    .name()
-                    .ok()
-            })
-            .flatten()
-            .filter(|n| !n.is_empty());
-        let name = match named {
-            Some(n) => format!("{n}@plt"),
-            None => match ifunc_name(file, r) {
-                Some(n) => format!("{n}@plt"),
-                None => format!("offset_{:#x}@plt", to_offset(at)),
-            },
-        };
+        let name = entry_name(file, symtab.as_ref(), r)
+            .unwrap_or_else(|| format!("offset_{:#x}@plt", to_offset(at)));
         push(out, at, entry, &name);
         at = at.saturating_add(entry);
     }
+}
+
+/// A PLT symbol of `size` bytes at `start`, pushed to `out`.
+fn push(out: &mut TableBuilder, start: u64, size: u64, name: &str) {
+    out.push(Sym {
+        start,
+        end: start.saturating_add(size),
+        name,
+        weak: false,
+        global: true,
+    });
+}
+
+/// The name of relocation `r`'s entry: its symbol's (in `symtab`), else
+/// its IFUNC resolver's, with `@plt`; None where neither names it.
+fn entry_name(
+    file: &object::File<'_>,
+    symtab: Option<&object::SymbolTable<'_, '_>>,
+    r: Rela,
+) -> Option<String> {
+    let named = (r.symbol != 0)
+        .then(|| {
+            symtab?
+                .symbol_by_index(object::SymbolIndex(r.symbol))
+                .ok()?
+                .name()
+                .ok()
+        })
+        .flatten()
+        .filter(|n| !n.is_empty());
+    let n = named.or_else(|| ifunc_name(file, r))?;
+    Some(format!("{n}@plt"))
 }
 
 /// The resolver an IRELATIVE relocation's addend points at, where a symbol
