@@ -196,48 +196,9 @@ impl ProfileBuilder {
             self.string("tid"),
         );
         let comment = about.comments.iter().map(|c| self.string(c)).collect();
-        let mut samples: Vec<_> = self.samples.into_iter().collect();
-        samples.sort();
-        let sample: Vec<ProfileSample> = samples
-            .into_iter()
-            .map(|((location_id, comm, pid, tid), mut v)| ProfileSample {
-                location_id,
-                value: {
-                    v.resize(1 + values.len(), 0);
-                    v
-                },
-                label: vec![
-                    Label {
-                        key: k_comm,
-                        str: comm,
-                        num: 0,
-                    },
-                    Label {
-                        key: k_pid,
-                        str: 0,
-                        num: pid.into(),
-                    },
-                    Label {
-                        key: k_tid,
-                        str: 0,
-                        num: tid.into(),
-                    },
-                ],
-            })
-            .collect();
-        // pprof takes the first mapping for the program: the one most
-        // samples are in (ids stay; only the order changes).
-        let mut weight: HashMap<u64, i64> = HashMap::new();
-        for x in &sample {
-            let x: &ProfileSample = x;
-            let leaf = x
-                .location_id
-                .first()
-                .and_then(|&l| self.location.get(l as usize - 1));
-            *weight.entry(leaf.map_or(0, |l| l.mapping_id)).or_default() += x.value[0];
-        }
-        self.mapping
-            .sort_by_key(|m| std::cmp::Reverse(weight.get(&m.id).copied().unwrap_or(0)));
+        let samples = std::mem::take(&mut self.samples);
+        let sample = labelled(samples, k_comm, k_pid, k_tid, 1 + values.len());
+        self.program_mapping_first(&sample);
         Profile {
             sample_type: std::iter::once(samples_t).chain(values).collect(),
             sample,
@@ -253,6 +214,63 @@ impl ProfileBuilder {
             default_sample_type: value_t.r#type,
         }
     }
+
+    /// The mappings ordered by the samples whose leaf is in them, most
+    /// first: pprof takes the first mapping for the program (ids stay;
+    /// only the order changes).
+    fn program_mapping_first(&mut self, sample: &[ProfileSample]) {
+        let mut weight: HashMap<u64, i64> = HashMap::new();
+        for x in sample {
+            let leaf = x
+                .location_id
+                .first()
+                .and_then(|&l| self.location.get(l as usize - 1));
+            *weight.entry(leaf.map_or(0, |l| l.mapping_id)).or_default() += x.value[0];
+        }
+        self.mapping
+            .sort_by_key(|m| std::cmp::Reverse(weight.get(&m.id).copied().unwrap_or(0)));
+    }
+}
+
+/// The profile's samples, sorted: each (stack, thread) with its `values`
+/// values and its thread as labels (`k_comm`, `k_pid`, `k_tid`: the label
+/// keys' strings).
+fn labelled(
+    samples: HashMap<(Vec<u64>, i64, u32, u32), Vec<i64>>,
+    k_comm: i64,
+    k_pid: i64,
+    k_tid: i64,
+    values: usize,
+) -> Vec<ProfileSample> {
+    let mut samples: Vec<_> = samples.into_iter().collect();
+    samples.sort();
+    samples
+        .into_iter()
+        .map(|((location_id, comm, pid, tid), mut v)| ProfileSample {
+            location_id,
+            value: {
+                v.resize(values, 0);
+                v
+            },
+            label: vec![
+                Label {
+                    key: k_comm,
+                    str: comm,
+                    num: 0,
+                },
+                Label {
+                    key: k_pid,
+                    str: 0,
+                    num: pid.into(),
+                },
+                Label {
+                    key: k_tid,
+                    str: 0,
+                    num: tid.into(),
+                },
+            ],
+        })
+        .collect()
 }
 
 /// What a pprof profile says of itself: its second value, period, time

@@ -32,11 +32,35 @@ fn value_types(p: &Profile) -> Vec<(String, String)> {
 
 /// `new` with `base`'s samples added negated (scaled to `new`'s totals
 /// first, value by value, with `normalize`), its tables beside `new`'s.
-pub(crate) fn merge(
-    mut new: Profile,
-    base: Profile,
-    normalize: bool,
-) -> Result<Profile, FormatError> {
+pub(crate) fn merge(new: Profile, base: Profile, normalize: bool) -> Result<Profile, FormatError> {
+    let mut new = comparable(new, &base)?;
+    let scale = scales(&new, &base, normalize);
+    let mut strings = StringIds::of(&new);
+    let base_strings: Vec<i64> = (base.string_table.iter())
+        .map(|s| strings.id(&mut new, s))
+        .collect();
+    let label = Label {
+        key: strings.id(&mut new, BASE_LABEL.0),
+        str: strings.id(&mut new, BASE_LABEL.1),
+        num: 0,
+    };
+    let s = |i: i64| base_strings.get(i as usize).copied().unwrap_or(0);
+    let comments: Vec<i64> = base.comment.iter().map(|&c| s(c)).collect();
+    append(&mut new, base, &s, &label, &scale);
+    new.comment.extend(comments);
+    let note = if normalize {
+        "diff: the base's samples negated (pprof::base), scaled to the new's totals"
+    } else {
+        "diff: the base's samples negated (pprof::base)"
+    };
+    let note = strings.id(&mut new, note);
+    new.comment.push(note);
+    Ok(new)
+}
+
+/// `new`, or where it has no samples and `base` has some, `base`'s types
+/// without samples; an error where the two hold other values.
+fn comparable(mut new: Profile, base: &Profile) -> Result<Profile, FormatError> {
     let types = value_types;
     // A recording without samples has no values of its own (its event is
     // unknown: it had none to choose): the other's types stand for both,
@@ -47,32 +71,41 @@ pub(crate) fn merge(
             ..base.clone()
         };
     }
-    if types(&new) != types(&base) && !base.sample.is_empty() {
+    if types(&new) != types(base) && !base.sample.is_empty() {
         return Err(FormatError::Unsupported(format!(
             "the two recordings' profiles hold other values (base {:?}, new {:?}): record both with the same event (-e)",
-            types(&base),
+            types(base),
             types(&new)
         )));
     }
-    let scale = scales(&new, &base, normalize);
-    let mut strings: HashMap<String, i64> = (new.string_table.iter().enumerate())
-        .map(|(i, s)| (s.clone(), i as i64))
-        .collect();
-    let mut string = |s: &str| -> i64 {
-        let next = strings.len() as i64;
-        let i = *strings.entry(s.to_string()).or_insert(next);
+    Ok(new)
+}
+
+/// A profile's string table's indexes, by text.
+struct StringIds(HashMap<String, i64>);
+
+impl StringIds {
+    /// The indexes of `p`'s strings.
+    fn of(p: &Profile) -> StringIds {
+        let ids = p.string_table.iter().enumerate();
+        StringIds(ids.map(|(i, s)| (s.clone(), i as i64)).collect())
+    }
+
+    /// `s`'s index in `p`'s string table, added to it where it is not there.
+    fn id(&mut self, p: &mut Profile, s: &str) -> i64 {
+        let next = self.0.len() as i64;
+        let i = *self.0.entry(s.to_string()).or_insert(next);
         if i == next {
-            new.string_table.push(s.to_string());
+            p.string_table.push(s.to_string());
         }
         i
-    };
-    let base_strings: Vec<i64> = base.string_table.iter().map(|s| string(s)).collect();
-    let label = Label {
-        key: string(BASE_LABEL.0),
-        str: string(BASE_LABEL.1),
-        num: 0,
-    };
-    let s = |i: i64| base_strings.get(i as usize).copied().unwrap_or(0);
+    }
+}
+
+/// `base`'s mappings, functions, locations and samples added to `new`'s,
+/// their ids moved past `new`'s and their strings `s` of `new`'s table;
+/// each sample's values negated (scaled by `scale`) and labelled `label`.
+fn append(new: &mut Profile, base: Profile, s: &dyn Fn(i64) -> i64, label: &Label, scale: &[f64]) {
     let map_off = new.mapping.iter().map(|m| m.id).max().unwrap_or(0);
     let loc_off = new.location.iter().map(|l| l.id).max().unwrap_or(0);
     let fn_off = new.function.iter().map(|f| f.id).max().unwrap_or(0);
@@ -95,7 +128,7 @@ pub(crate) fn merge(
     }));
     new.sample.extend(base.sample.into_iter().map(|mut x| {
         x.location_id.iter_mut().for_each(|l| *l += loc_off);
-        for (v, k) in x.value.iter_mut().zip(&scale) {
+        for (v, k) in x.value.iter_mut().zip(scale) {
             *v = -((*v as f64 * k) as i64);
         }
         x.label
@@ -104,13 +137,6 @@ pub(crate) fn merge(
         x.label.push(label.clone());
         x
     }));
-    new.comment.extend(base.comment.iter().map(|&c| s(c)));
-    new.comment.push(string(if normalize {
-        "diff: the base's samples negated (pprof::base), scaled to the new's totals"
-    } else {
-        "diff: the base's samples negated (pprof::base)"
-    }));
-    Ok(new)
 }
 
 /// What each of the base's values is multiplied by: 1, or with
