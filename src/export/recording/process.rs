@@ -138,29 +138,7 @@ impl Timeline {
                     from: t,
                     until: u64::MAX,
                 };
-                let maps = if kernel {
-                    &mut self.kernel
-                } else {
-                    self.maps.entry(pid).or_default()
-                };
-                // Memory of no file that moves its end (the heap at every
-                // brk: 25 000 maps in 4 s of a Rust program recorded with
-                // dwarf stacks, which record data maps) stays one mapping,
-                // as far as it ever reached: perf keeps what a new map
-                // does not overlap too, and no code is named from it.
-                if grows(&m.path) {
-                    let same = maps
-                        .iter_mut()
-                        .rev()
-                        .find(|o| o.until == u64::MAX && o.start == m.start && o.path == m.path);
-                    if let Some(o) = same {
-                        o.end = o.end.max(m.end);
-                        return;
-                    }
-                }
-                // A new mapping ends what it overlaps (mmap over a range).
-                end_maps(maps, t, |o| o.end <= m.start || o.start >= m.end);
-                maps.push(m);
+                self.add_map(if kernel { None } else { Some(pid) }, m);
             }
             SideBand::Comm { tid, comm, .. } => {
                 // An exec's COMM comes while the kernel loads the new
@@ -170,24 +148,56 @@ impl Timeline {
                 // flushes the unwinder's cache).
                 self.comms.entry(tid).or_default().push((t, comm.into()));
             }
-            SideBand::Fork { pid, ppid, tid } => {
-                if let Some(c) = self.comm_at(ppid, t) {
-                    let own = self.comms.entry(tid).or_default();
-                    if own.is_empty() {
-                        own.push((t, c));
-                    }
-                }
-                if pid != ppid {
-                    let inherited: Vec<Mapping> = self
-                        .maps
-                        .get(&ppid)
-                        .map(|m| m.iter().filter(|m| m.until == u64::MAX).cloned().collect())
-                        .unwrap_or_default();
-                    let own = self.maps.entry(pid).or_default();
-                    own.extend(inherited.into_iter().map(|m| Mapping { from: t, ..m }));
-                }
-            }
+            SideBand::Fork { pid, ppid, tid } => self.fork(t, pid, ppid, tid),
             SideBand::Exit { .. } => {}
+        }
+    }
+
+    /// Mapping `m` made in process `pid` (None: the kernel's, for every
+    /// process) at `m.from`.
+    fn add_map(&mut self, pid: Option<u32>, m: Mapping) {
+        let maps = match pid {
+            None => &mut self.kernel,
+            Some(pid) => self.maps.entry(pid).or_default(),
+        };
+        // Memory of no file that moves its end (the heap at every
+        // brk: 25 000 maps in 4 s of a Rust program recorded with
+        // dwarf stacks, which record data maps) stays one mapping,
+        // as far as it ever reached: perf keeps what a new map
+        // does not overlap too, and no code is named from it.
+        if grows(&m.path) {
+            let same = maps
+                .iter_mut()
+                .rev()
+                .find(|o| o.until == u64::MAX && o.start == m.start && o.path == m.path);
+            if let Some(o) = same {
+                o.end = o.end.max(m.end);
+                return;
+            }
+        }
+        // A new mapping ends what it overlaps (mmap over a range).
+        end_maps(maps, m.from, |o| o.end <= m.start || o.start >= m.end);
+        maps.push(m);
+    }
+
+    /// Thread `tid` of `pid` forked from `ppid` at `t`: it takes `ppid`'s
+    /// name, and a new process (`pid` other than `ppid`) the maps `ppid`
+    /// holds.
+    fn fork(&mut self, t: u64, pid: u32, ppid: u32, tid: u32) {
+        if let Some(c) = self.comm_at(ppid, t) {
+            let own = self.comms.entry(tid).or_default();
+            if own.is_empty() {
+                own.push((t, c));
+            }
+        }
+        if pid != ppid {
+            let inherited: Vec<Mapping> = self
+                .maps
+                .get(&ppid)
+                .map(|m| m.iter().filter(|m| m.until == u64::MAX).cloned().collect())
+                .unwrap_or_default();
+            let own = self.maps.entry(pid).or_default();
+            own.extend(inherited.into_iter().map(|m| Mapping { from: t, ..m }));
         }
     }
 

@@ -56,35 +56,8 @@ pub(crate) fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
     let mut switches = Switches::default();
     for input in inputs {
         let (mut r, cut) = open_input(input)?;
-        // Where the kernel's text was, as the kernel's map says.
-        let mut kernel_text = None;
-        // Samples per attr of this input, named once it is read.
-        let mut counts: Vec<u64> = Vec::new();
-        while let Some((rec, meta)) = next(&mut r, cut)? {
-            let t = rec.header.type_;
-            if t == RecordType::SAMPLE {
-                count_sample(&rec, meta, &mut counts, &mut first_event);
-            } else if t == RecordType::SWITCH || t == RecordType::SWITCH_CPU_WIDE {
-                let out = rec.header.misc & misc::SWITCH_OUT != 0;
-                switches.switch(record_time(&rec, meta), out);
-            } else if let Some((time, ev)) = side_band(&rec, meta) {
-                if matches!(ev, SideBand::Exit { .. }) {
-                    switches.exit(time);
-                }
-                if let SideBand::Map {
-                    path,
-                    pgoff,
-                    kernel: true,
-                    ..
-                } = &ev
-                {
-                    if path == KERNEL_TEXT_MAP {
-                        kernel_text.get_or_insert(*pgoff);
-                    }
-                }
-                procs.push(time, ev);
-            }
-        }
+        let (kernel_text, counts) =
+            read_records(&mut r, cut, &mut procs, &mut switches, &mut first_event)?;
         // Read up to its damage: cut short, or a pipe ending in other bytes.
         if cut || r.damage().is_some() {
             cut_short.push(input.display().to_string());
@@ -116,6 +89,47 @@ pub(crate) fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         cut_short,
         parallelism: switches.parallelism(),
     })
+}
+
+/// Reads `r`'s records (`cut`: up to its damage) into `procs` (the side
+/// band), `switches` and `first` (the earliest sample's time and event).
+/// Returns where the kernel's text was, as the kernel's map says, and the
+/// samples per attr of this input (named once it is read).
+fn read_records(
+    r: &mut PerfReader,
+    cut: bool,
+    procs: &mut Timeline,
+    switches: &mut Switches,
+    first: &mut Option<(u64, String)>,
+) -> Result<(Option<u64>, Vec<u64>), FormatError> {
+    let mut kernel_text = None;
+    let mut counts: Vec<u64> = Vec::new();
+    while let Some((rec, meta)) = next(r, cut)? {
+        let t = rec.header.type_;
+        if t == RecordType::SAMPLE {
+            count_sample(&rec, meta, &mut counts, first);
+        } else if t == RecordType::SWITCH || t == RecordType::SWITCH_CPU_WIDE {
+            let out = rec.header.misc & misc::SWITCH_OUT != 0;
+            switches.switch(record_time(&rec, meta), out);
+        } else if let Some((time, ev)) = side_band(&rec, meta) {
+            if matches!(ev, SideBand::Exit { .. }) {
+                switches.exit(time);
+            }
+            if let SideBand::Map {
+                path,
+                pgoff,
+                kernel: true,
+                ..
+            } = &ev
+            {
+                if path == KERNEL_TEXT_MAP {
+                    kernel_text.get_or_insert(*pgoff);
+                }
+            }
+            procs.push(time, ev);
+        }
+    }
+    Ok((kernel_text, counts))
 }
 
 /// Counts a sample `rec` by its attr in `counts`, and keeps the earliest
