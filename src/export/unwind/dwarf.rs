@@ -10,19 +10,17 @@
 //! exec, a dlopen); the files' unwind sections are read once per export.
 
 use std::collections::HashMap;
-use std::ops::{Deref, Range};
 use std::sync::Arc;
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
-use framehop::{ExplicitModuleSectionInfo, FrameAddress, Module, Unwinder};
-use object::{Object, ObjectSection};
+use framehop::{FrameAddress, Unwinder};
 
 use crate::export::files::file::FileBytes;
-use crate::export::files::load_map::LoadMap;
 use crate::export::files::locate::Locate;
 use crate::export::recording::process::Mapping;
 use crate::export::recording::view::View;
-use crate::export::unwind::cfi_cover::{frame_pointer_step, CfiCover};
+use crate::export::unwind::cfi_cover::frame_pointer_step;
+use crate::export::unwind::image::{Bytes, Image};
 use crate::format::endian::Endian;
 use crate::format::sample::Sample;
 
@@ -37,120 +35,6 @@ pub(crate) const UNKNOWN_ROOT: u64 = 0;
 
 /// perf's default deepest chain (PERF_MAX_STACK_DEPTH).
 const MAX_FRAMES: usize = 127;
-
-/// A part of a file's bytes, shared.
-#[derive(Clone)]
-pub(crate) struct Bytes(Arc<FileBytes>, Range<usize>);
-
-impl Default for Bytes {
-    fn default() -> Bytes {
-        Bytes(Arc::new(FileBytes::Owned(Vec::new())), 0..0)
-    }
-}
-
-impl Deref for Bytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.0[self.1.clone()]
-    }
-}
-
-/// A section: its address in the file's own terms (SVMA) and its bytes.
-#[derive(Clone)]
-struct UnwindSection {
-    svma: Range<u64>,
-    data: Option<Bytes>,
-}
-
-/// What unwinding needs of one ELF file.
-struct Image {
-    /// Its PT_LOAD entries.
-    loads: LoadMap,
-    text: Option<UnwindSection>,
-    eh_frame: Option<UnwindSection>,
-    eh_frame_hdr: Option<UnwindSection>,
-    got: Option<Range<u64>>,
-    debug_frame: Option<Bytes>,
-    /// What its FDEs cover, read where a sample's leaf is first looked up.
-    cover: std::sync::OnceLock<CfiCover>,
-}
-
-fn section(file: &object::File<'_>, bytes: &Arc<FileBytes>, name: &str) -> Option<UnwindSection> {
-    let s = file.section_by_name(name)?;
-    let svma = s.address()..s.address().checked_add(s.size())?;
-    let data = s.file_range().and_then(|(off, size)| {
-        let start = usize::try_from(off).ok()?;
-        let end = start.checked_add(usize::try_from(size).ok()?)?;
-        (end <= bytes.len()).then(|| Bytes(bytes.clone(), start..end))
-    });
-    Some(UnwindSection { svma, data })
-}
-
-impl Image {
-    fn load(bytes: FileBytes, debug: &[std::path::PathBuf]) -> Option<Image> {
-        let bytes = Arc::new(bytes);
-        let file = object::File::parse(&bytes[..]).ok()?;
-        let debug_frame = section(&file, &bytes, ".debug_frame")
-            .and_then(|s| s.data)
-            .or_else(|| {
-                debug.iter().find_map(|p| {
-                    let d = Arc::new(crate::export::files::file::map(p)?);
-                    let f = object::File::parse(&d[..]).ok()?;
-                    section(&f, &d, ".debug_frame")?.data
-                })
-            });
-        Some(Image {
-            loads: LoadMap::of(&file),
-            text: section(&file, &bytes, ".text"),
-            eh_frame: section(&file, &bytes, ".eh_frame"),
-            eh_frame_hdr: section(&file, &bytes, ".eh_frame_hdr"),
-            got: section(&file, &bytes, ".got").map(|s| s.svma),
-            debug_frame,
-            cover: std::sync::OnceLock::new(),
-        })
-    }
-
-    /// Whether its CFI covers file offset `off`.
-    fn covers(&self, off: u64) -> bool {
-        let Some(svma) = self.svma_of(off) else {
-            return false;
-        };
-        let cover = self.cover.get_or_init(|| {
-            let eh = self.eh_frame.as_ref();
-            let eh = eh.and_then(|s| Some((&s.data.as_ref()?[..], s.svma.start)));
-            CfiCover::of(eh, self.debug_frame.as_deref())
-        });
-        cover.covers(svma)
-    }
-
-    /// The file's own address (SVMA) of file offset `off`.
-    fn svma_of(&self, off: u64) -> Option<u64> {
-        self.loads.svma(off)
-    }
-
-    /// A framehop module for this file mapped as `m`.
-    fn module(&self, m: &Mapping) -> Option<Module<Bytes>> {
-        let base_avma = self.loads.bias(m.start, m.end, m.pgoff)?;
-        let info = ExplicitModuleSectionInfo {
-            base_svma: 0,
-            text_svma: self.text.as_ref().map(|s| s.svma.clone()),
-            text: self.text.as_ref().and_then(|s| s.data.clone()),
-            got_svma: self.got.clone(),
-            eh_frame_svma: self.eh_frame.as_ref().map(|s| s.svma.clone()),
-            eh_frame: self.eh_frame.as_ref().and_then(|s| s.data.clone()),
-            eh_frame_hdr_svma: self.eh_frame_hdr.as_ref().map(|s| s.svma.clone()),
-            eh_frame_hdr: self.eh_frame_hdr.as_ref().and_then(|s| s.data.clone()),
-            debug_frame: self.debug_frame.clone(),
-            ..Default::default()
-        };
-        Some(Module::new(
-            m.path.to_string(),
-            m.start..m.end,
-            base_avma,
-            info,
-        ))
-    }
-}
 
 /// A process's unwinder and the maps it was built from.
 struct Process {
@@ -232,24 +116,13 @@ impl Unwind {
             view,
             pid,
         );
-        // Whether a read fell outside the stack copy: below sp, or past
-        // the bytes the kernel copied, where perf's unwinder (libunwind's
-        // access_mem: `addr + 8 >= end`) counts the copy's last word too.
-        let outside = std::cell::Cell::new(false);
-        let mut read_stack = |addr: u64| -> Result<u64, ()> {
-            let word = addr
-                .checked_sub(sp)
-                .and_then(|off| usize::try_from(off).ok())
-                .filter(|&off| off.saturating_add(8) < u.stack.len())
-                .and_then(|off| u.stack.get(off..off + 8));
-            match word {
-                Some(b) => Ok(u.endian.u64(b.try_into().map_err(|_| ())?)),
-                None => {
-                    outside.set(true);
-                    Err(())
-                }
-            }
+        let copy = StackCopy {
+            stack: u.stack,
+            endian: u.endian,
+            sp,
+            outside: std::cell::Cell::new(false),
         };
+        let mut read_stack = |addr: u64| copy.read(addr);
         // A leaf no FDE covers is left by its frame pointer, as perf does.
         let by_fp = uncovered(&self.images, view, ip);
         let mut regs = UnwindRegsX86_64::new(ip, sp, bp);
@@ -271,18 +144,7 @@ impl Unwind {
                 Err(()) => None,
             };
             let Some(next) = next else {
-                // The copy ended before the stack did: perf's unwinder
-                // reads a 0 there and ends with an unknown frame
-                // (`[unknown]` at the root of perf script | collapse).
-                // Not where the step left JIT code by its frame pointer
-                // (framehop's guess where no module is): perf's unwinder
-                // stops at JIT code, and a frame pointer that leads off
-                // the copy there (CPython's -X perf trampolines in an
-                // interpreter built without them) is no sign of a cut.
-                let jit = view
-                    .find(at.address_for_lookup())
-                    .is_none_or(|m| crate::export::name::jit::is_anon(&m.path));
-                if outside.get() && !jit {
+                if cut_short(view, at, copy.outside.get()) {
                     frames.push(UNKNOWN_ROOT);
                 }
                 break;
@@ -298,6 +160,51 @@ impl Unwind {
         }
         frames
     }
+}
+
+/// A sample's copy of its user stack, from `sp` up, read a word at a
+/// time.
+struct StackCopy<'u> {
+    stack: &'u [u8],
+    endian: Endian,
+    sp: u64,
+    /// Whether a read fell outside the copy: below sp, or past the bytes
+    /// the kernel copied, where perf's unwinder (libunwind's access_mem:
+    /// `addr + 8 >= end`) counts the copy's last word too.
+    outside: std::cell::Cell<bool>,
+}
+
+impl StackCopy<'_> {
+    /// The word at `addr`.
+    fn read(&self, addr: u64) -> Result<u64, ()> {
+        let word = addr
+            .checked_sub(self.sp)
+            .and_then(|off| usize::try_from(off).ok())
+            .filter(|&off| off.saturating_add(8) < self.stack.len())
+            .and_then(|off| self.stack.get(off..off + 8));
+        match word {
+            Some(b) => Ok(self.endian.u64(b.try_into().map_err(|_| ())?)),
+            None => {
+                self.outside.set(true);
+                Err(())
+            }
+        }
+    }
+}
+
+/// Whether an unwinding that found no caller of `at` ended because the
+/// stack copy did (`outside`: a read fell outside it): perf's unwinder
+/// reads a 0 there and ends with an unknown frame (`[unknown]` at the root
+/// of perf script | collapse). Not where the step left JIT code by its
+/// frame pointer (framehop's guess where no module is): perf's unwinder
+/// stops at JIT code, and a frame pointer that leads off the copy there
+/// (CPython's -X perf trampolines in an interpreter built without them)
+/// is no sign of a cut.
+fn cut_short(view: &View<'_>, at: FrameAddress, outside: bool) -> bool {
+    let jit = view
+        .find(at.address_for_lookup())
+        .is_none_or(|m| crate::export::name::jit::is_anon(&m.path));
+    outside && !jit
 }
 
 /// Whether `ip` is in a file whose CFI does not cover it.
