@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::export::events::Time;
+use crate::export::Time;
 use crate::export::{ExportOptions, FoldOptions};
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -120,16 +120,34 @@ pub struct Args {
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let o = options(&a)?;
-    // Before anything is read (a stream spooled) or written.
-    if let Some(why) = crate::export::events::contradiction(o.event.as_deref(), o.time) {
-        anyhow::bail!(why);
-    }
+    refuse(&a, &o)?;
     let format = match a.format {
         Format::Folded => crate::export::ExportFormat::Folded,
         Format::Svg => crate::export::ExportFormat::Svg,
         Format::Pprof => crate::export::ExportFormat::Pprof,
         Format::Speedscope => crate::export::ExportFormat::Speedscope,
     };
+    // `-o -` is standard output, as for every command.
+    let output = a.output.as_ref().filter(|p| p.as_os_str() != "-");
+    let (inputs, _spools) = super::export_spool::spooled(&a.inputs)?;
+    let mut out = ExportOutput::open(output.map(|p| p.as_path()))?;
+    if a.diff {
+        return diff(&a, &inputs, format, &o, out);
+    }
+    let done = crate::export::export(&inputs, format, &o, out.writer())
+        .with_context(|| format!("reading {}", a.inputs[0].display()))?;
+    out.finish()?;
+    say!("{}", said(&done));
+    Ok(())
+}
+
+/// What is refused before anything is read (a stream spooled) or written:
+/// contradicting options, a diff of other than two recordings, a pprof
+/// profile to a terminal, an output over an input.
+fn refuse(a: &Args, o: &ExportOptions) -> anyhow::Result<()> {
+    if let Some(why) = crate::export::recording::events::contradiction(o.event.as_deref(), o.time) {
+        anyhow::bail!(why);
+    }
     if a.diff && a.inputs.len() != 2 {
         anyhow::bail!(
             "--diff takes two recordings, BASE NEW ({} given): perfz export --diff base.data new.data",
@@ -140,7 +158,6 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     if matches!(a.format, Format::Pprof) && to_stdout && std::io::stdout().is_terminal() {
         anyhow::bail!("a pprof profile is binary: give -o FILE (e.g. -o profile.pb.gz), or redirect the output");
     }
-    // `-o -` is standard output, as for every command.
     let output = a.output.as_ref().filter(|p| p.as_os_str() != "-");
     if let Some(p) = output {
         if let Some(input) = a
@@ -155,29 +172,33 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             );
         }
     }
-    let (inputs, _spools) = super::export_spool::spooled(&a.inputs)?;
-    let mut out = ExportOutput::open(output.map(|p| p.as_path()))?;
-    if a.diff {
-        let (base, new) = (&a.inputs[0], &a.inputs[1]);
-        let d = crate::export::diff::diff(
-            (&inputs[..1], &inputs[1..]),
-            format,
-            &o,
-            a.normalize,
-            out.writer(),
-        )
-        .with_context(|| format!("diffing {} and {}", base.display(), new.display()))?;
-        out.finish()?;
-        for (what, done) in [("base", &d.base), ("new", &d.new)] {
-            say!("{} ({what})", said(done));
-        }
-        say!("perfz export --diff: {} stacks", d.stacks);
-        return Ok(());
-    }
-    let done = crate::export::export(&inputs, format, &o, out.writer())
-        .with_context(|| format!("reading {}", a.inputs[0].display()))?;
+    Ok(())
+}
+
+/// `--diff`: how the second of `inputs` (spooled from `a`'s) differs from
+/// the first, written to `out`.
+fn diff(
+    a: &Args,
+    inputs: &[PathBuf],
+    format: crate::export::ExportFormat,
+    o: &ExportOptions,
+    mut out: ExportOutput,
+) -> anyhow::Result<()> {
+    let (base, new) = (&a.inputs[0], &a.inputs[1]);
+    let d = crate::export::diff(
+        &inputs[..1],
+        &inputs[1..],
+        format,
+        o,
+        a.normalize,
+        out.writer(),
+    )
+    .with_context(|| format!("diffing {} and {}", base.display(), new.display()))?;
     out.finish()?;
-    say!("{}", said(&done));
+    for (what, done) in [("base", &d.base), ("new", &d.new)] {
+        say!("{} ({what})", said(done));
+    }
+    say!("perfz export --diff: {} stacks", d.stacks);
     Ok(())
 }
 
@@ -204,10 +225,10 @@ fn options(a: &Args) -> anyhow::Result<ExportOptions> {
             _ => Time::Wall,
         },
         inline: a.inline,
-        symfs: a.symfs.as_deref().map(crate::export::locate::Symfs::parse),
+        symfs: a.symfs.as_deref().map(crate::export::Symfs::parse),
         kallsyms: a.kallsyms.clone(),
         debuginfod: debuginfod_urls(a.debuginfod.as_deref(), a.no_debuginfod),
-        flame: crate::export::gather::FlameOptions {
+        flame: crate::export::FlameOptions {
             title: a.title.clone(),
             inverted: a.inverted,
             width: a.width.map(|w| w as usize),

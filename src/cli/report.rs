@@ -12,7 +12,7 @@ use std::process::{Command, ExitCode};
 use anyhow::Context;
 
 use super::report_own::Own;
-use crate::export::report::SortKey;
+use crate::export::write::report::SortKey;
 
 /// For `perfz --help`: `perfz report` reads its words itself ([`main`]).
 #[derive(Debug, clap::Args)]

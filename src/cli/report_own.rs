@@ -1,6 +1,6 @@
 //! perfz's own `perfz report` table, where perf is not installed (or with
 //! `--own`), in `perf report --stdio`'s layout: the rows of
-//! [`crate::export::report::table`] by the sort keys, their overhead (and,
+//! [`crate::export::write::report::table`] by the sort keys, their overhead (and,
 //! with `--latency`, latency) shares as perf's columns show them.
 
 use std::io::Write;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::export::report::{table, ReportRow, SortKey};
+use crate::export::write::report::{table, ReportRow, SortKey};
 use crate::export::{ExportFormat, ExportOptions};
 
 /// What perfz's own table shows.

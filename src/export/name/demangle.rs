@@ -1,0 +1,256 @@
+//! Symbol names as perf prints them. perf 6.12 and 7.x demangle C++
+//! (Itanium) names with GNU's demangler, libstdc++'s `abi::__cxa_demangle`
+//! (Debian's perf is built without libbfd), and Rust's with their own: the
+//! hash cut from legacy names, v0 names (`_R`) demangled by 7.x.
+//!
+//! So does perfz: C++ names go through the same `__cxa_demangle`, taken
+//! from the libstdc++ every machine with a C++ program has (dlopen, so perfz
+//! itself needs no C++ runtime), and come out exactly as perf's: the return
+//! type of a template function (`void std::__introsort_loop<...>`), literals
+//! with their suffix (`32ul`), the standard abbreviations (`std::istream`).
+//! A crate would not: cpp_demangle prints `(unsigned long)32` and spells the
+//! abbreviations out, and no other crate promises GNU's text. Where libstdc++
+//! cannot be loaded, cpp_demangle is the fallback, which differs in those
+//! places. Rust names go through rustc-demangle (`{:#}`: no hash), which
+//! prints what perf 6.1 and 7.3 print.
+//!
+//! The parameter list is cut, as the folded stacks of `perf script |
+//! inferno-collapse-perf` cut it (tidy.rs), so every view names a
+//! function alike.
+
+use std::borrow::Cow;
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::sync::OnceLock;
+
+use cpp_demangle::{DemangleOptions, Symbol};
+
+/// `name` as perf script prints it, without its parameters.
+pub(crate) fn demangle(name: &str) -> Cow<'_, str> {
+    demangle_with(name, gnu())
+}
+
+fn demangle_with(name: &str, gnu: Option<CxaDemangle>) -> Cow<'_, str> {
+    // perf names a PLT entry by its function's demangled name with `@plt`
+    // after the parameters, which the cut then takes along:
+    // `operator new(unsigned long)@plt` folds to `operator new`, `abs@plt`
+    // stays.
+    let (f, plt) = match name.strip_suffix("@plt") {
+        Some(f) => (f, "@plt"),
+        None => (name, ""),
+    };
+    let Some(mut d) = full(f, gnu) else {
+        return Cow::Borrowed(name);
+    };
+    d.push_str(plt);
+    d.truncate(without_parameters(&d));
+    Cow::Owned(d)
+}
+
+/// The demangled name with its parameters; None for a name that is not
+/// mangled (or not understood).
+fn full(name: &str, gnu: Option<CxaDemangle>) -> Option<String> {
+    if is_rust(name) {
+        if let Ok(d) = rustc_demangle::try_demangle(name) {
+            return Some(format!("{d:#}"));
+        }
+    }
+    if !name.starts_with("_Z") {
+        return None;
+    }
+    match gnu {
+        Some(f) => by_gnu(f, name),
+        None => by_crate(name),
+    }
+}
+
+/// Where `func`'s parameter list starts (its length if it has none), as
+/// inferno's tidy_generic finds it.
+pub(crate) fn without_parameters(func: &str) -> usize {
+    let mut depth = 0i32;
+    let mut after_dot = None;
+    for (i, c) in func.char_indices() {
+        match c {
+            '<' | '{' | '[' => depth += 1,
+            '>' | '}' | ']' | ')' => depth -= 1,
+            '(' => {
+                if depth == 0
+                    && after_dot != Some(i)
+                    && !func[i..].starts_with("(anonymous namespace)")
+                {
+                    return i;
+                }
+                depth += 1;
+            }
+            '.' => after_dot = Some(i + 1),
+            _ => {}
+        }
+    }
+    func.len()
+}
+
+/// `abi::__cxa_demangle(name, NULL, NULL, &status)`.
+type CxaDemangle =
+    unsafe extern "C" fn(*const c_char, *mut c_char, *mut usize, *mut c_int) -> *mut c_char;
+
+/// Names longer than this are left as they are: GNU's demangler recurses
+/// on the name's structure, and no real symbol comes near (the longest in
+/// a Debian system's libraries are a few KiB).
+const LONGEST: usize = 64 << 10;
+
+/// libstdc++'s `__cxa_demangle`, loaded once; None where there is none.
+fn gnu() -> Option<CxaDemangle> {
+    static GNU: OnceLock<Option<CxaDemangle>> = OnceLock::new();
+    *GNU.get_or_init(|| {
+        // SAFETY: dlopen with a NUL-terminated name; libstdc++ runs no
+        // initializer that could touch this process's state beyond its
+        // own. The handle is kept for the process's life (never dlclosed),
+        // so the function pointer stays valid.
+        let handle = unsafe {
+            libc::dlopen(
+                c"libstdc++.so.6".as_ptr(),
+                libc::RTLD_NOW | libc::RTLD_LOCAL,
+            )
+        };
+        if handle.is_null() {
+            return None;
+        }
+        // SAFETY: dlsym on a live handle with a NUL-terminated name.
+        let f = unsafe { libc::dlsym(handle, c"__cxa_demangle".as_ptr()) };
+        // SAFETY: the symbol is `char *__cxa_demangle(const char *, char *,
+        // size_t *, int *)` (the Itanium C++ ABI), the type of CxaDemangle.
+        (!f.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, CxaDemangle>(f) })
+    })
+}
+
+fn by_gnu(f: CxaDemangle, name: &str) -> Option<String> {
+    if name.len() > LONGEST {
+        return None;
+    }
+    let c = CString::new(name).ok()?;
+    let mut status: c_int = 0;
+    // SAFETY: a NUL-terminated name, no buffer (the demangler mallocs the
+    // result), a valid status pointer; __cxa_demangle is thread-safe.
+    let out = unsafe {
+        f(
+            c.as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut status,
+        )
+    };
+    if out.is_null() {
+        return None;
+    }
+    // SAFETY: on success `out` is a NUL-terminated string malloc'd for us,
+    // read once and freed once.
+    let d = unsafe {
+        let d = CStr::from_ptr(out).to_string_lossy().into_owned();
+        libc::free(out.cast());
+        d
+    };
+    (status == 0).then_some(d)
+}
+
+/// The fallback: cpp_demangle with its return types, which are GNU's
+/// where it agrees.
+fn by_crate(name: &str) -> Option<String> {
+    let d = Symbol::new(name)
+        .ok()?
+        .demangle_with_options(&DemangleOptions::new())
+        .ok()?;
+    // cpp_demangle writes an empty template parameter pack as `<void, >`;
+    // GNU as `<void>`.
+    Some(if d.contains(", >") {
+        d.replace(", >", ">")
+    } else {
+        d
+    })
+}
+
+/// v0 (`_R`), or legacy: `_ZN...17h<16 hex digits>E` (perf's test).
+fn is_rust(name: &str) -> bool {
+    if name.starts_with("_R") {
+        return true;
+    }
+    let Some(inner) = name.strip_prefix("_ZN") else {
+        return false;
+    };
+    // A legacy name may carry an LLVM suffix (`.llvm.123`) after its `E`.
+    let end = inner.find(".llvm.").unwrap_or(inner.len());
+    let Some(body) = inner[..end].strip_suffix('E') else {
+        return false;
+    };
+    body.len() >= 19
+        && body[body.len() - 19..].starts_with("17h")
+        && body[body.len() - 16..]
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_and_plain_names() {
+        // As rustc-demangle's {:#} and perf 7.3 print them.
+        assert_eq!(
+            demangle("_ZN4core3ptr13drop_in_place17h0123456789abcdefE"),
+            "core::ptr::drop_in_place"
+        );
+        assert_eq!(
+            demangle("_RNvNtCsjrHSEGnQ3l9_3std2rt19lang_start_internal"),
+            "std::rt::lang_start_internal"
+        );
+        assert_eq!(demangle("memcpy"), "memcpy");
+        assert_eq!(demangle("_Znot_valid"), "_Znot_valid");
+        assert_eq!(demangle("_Znot_valid@plt"), "_Znot_valid@plt");
+    }
+
+    /// Expected as perf 6.12 and 7.3 print them (`perf script`), cut at
+    /// the parameters: the return type, the literal suffix, the
+    /// abbreviation (which binutils' c++filt spells out).
+    #[test]
+    fn cpp_names_are_gnus() {
+        assert!(gnu().is_some(), "libstdc++.so.6 did not load");
+        for (mangled, want) in [
+            (
+                "_ZSt16__introsort_loopIN9__gnu_cxx17__normal_iteratorIPiSt6vectorIiSaIiEEEElNS0_5__ops15_Iter_less_iterEEvT_S9_T0_T1_",
+                "void std::__introsort_loop<__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > >, long, __gnu_cxx::__ops::_Iter_less_iter>",
+            ),
+            (
+                "_ZNSt23mersenne_twister_engineImLm32ELm624ELm397ELm31ELm2567483615ELm11ELm4294967295ELm7ELm2636928640ELm15ELm4022730752ELm18ELm1812433253EE11_M_gen_randEv",
+                "std::mersenne_twister_engine<unsigned long, 32ul, 624ul, 397ul, 31ul, 2567483615ul, 11ul, 4294967295ul, 7ul, 2636928640ul, 15ul, 4022730752ul, 18ul, 1812433253ul>::_M_gen_rand",
+            ),
+            ("_ZNSi6sentryC1ERSib", "std::istream::sentry::sentry"),
+            ("_ZN5perfz5TableIlE4fillEi", "perfz::Table<long>::fill"),
+            // perf 6.12: `std::locale::id::_M_id() const@plt`, cut.
+            ("_ZNKSt6locale2id5_M_idEv@plt", "std::locale::id::_M_id"),
+            ("abs@plt", "abs@plt"),
+        ] {
+            assert_eq!(demangle(mangled), want, "{mangled}");
+        }
+    }
+
+    #[test]
+    fn without_libstdcxx_the_crate_demangles() {
+        assert_eq!(
+            demangle_with("_ZN5perfz5TableIlE4fillEi", None),
+            "perfz::Table<long>::fill"
+        );
+        // An empty pack as GNU writes it.
+        assert_eq!(
+            demangle_with("_ZN2v88internal28CFunctionBuilderWithFunctionINS_16CTypeInfoBuilderIvJEEEJNS2_INS_5LocalINS_5ValueEEEJEEEEE5BuildEv", None),
+            "v8::internal::CFunctionBuilderWithFunction<v8::CTypeInfoBuilder<void>, v8::CTypeInfoBuilder<v8::Local<v8::Value>> >::Build"
+        );
+    }
+
+    #[test]
+    fn hostile_names_are_left_as_they_are() {
+        let long = format!("_ZN{}E", "1a".repeat(LONGEST));
+        assert_eq!(demangle(&long), long);
+        assert_eq!(demangle("_Z\0x"), "_Z\0x");
+        let deep = format!("_Z1f{}", "PFv".repeat(20_000));
+        let _ = demangle(&deep);
+    }
+}

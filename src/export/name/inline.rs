@@ -1,0 +1,197 @@
+//! Inline frames (`perfz export --inline`): the functions DWARF says were
+//! inlined at an address, by addr2line over the file's own or its separate
+//! debug file's .debug_info, as `perf script --inline` shows them: where
+//! DWARF knows the address, its functions (innermost first) stand for the
+//! frame; elsewhere the symbol table's.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use gimli::{EndianReader, RunTimeEndian};
+use object::{Object, ObjectSection};
+
+use crate::export::files::file::FileBytes;
+
+/// A DWARF section's bytes, not copied: a range of the mapped file, or
+/// a compressed section inflated. Shared (Arc): a file's DWARF is loaded on
+/// the thread that loads its symbols, beside the reading of the samples.
+#[derive(Clone)]
+enum SectionBytes {
+    Mapped(Arc<FileBytes>, std::ops::Range<usize>),
+    Inflated(Arc<[u8]>),
+}
+
+impl std::ops::Deref for SectionBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            SectionBytes::Mapped(f, r) => &f[r.clone()],
+            SectionBytes::Inflated(b) => b,
+        }
+    }
+}
+
+impl std::fmt::Debug for SectionBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SectionBytes({} bytes)", self.len())
+    }
+}
+
+// SAFETY: the bytes a SectionBytes derefs to are a mapping's or an Arc's
+// heap allocation, which neither moving nor cloning the handle moves; a
+// clone derefs to the same bytes.
+unsafe impl stable_deref_trait::StableDeref for SectionBytes {}
+// SAFETY: as above.
+unsafe impl stable_deref_trait::CloneStableDeref for SectionBytes {}
+
+type Reader = EndianReader<RunTimeEndian, SectionBytes>;
+
+/// The most a compressed section may inflate to: 64 times its compressed
+/// bytes (DWARF compresses 3 to 10 times), and 1 GiB. A bomb (2.6 GB of
+/// zeros from a 36 KB program) is left unread, with the rest of the
+/// file's DWARF.
+const MOST_INFLATED_RATIO: u64 = 64;
+const MOST_INFLATED: u64 = 1 << 30;
+
+/// One file's DWARF, ready for lookups.
+pub struct Inline(addr2line::Context<Reader>);
+
+impl Inline {
+    /// The DWARF of the first of `debug` (separate debug files, best
+    /// first) then `image` (`what`: its name in a note) that has any; None
+    /// without.
+    pub(crate) fn load(image: &Arc<FileBytes>, what: &str, debug: &[PathBuf]) -> Option<Inline> {
+        debug
+            .iter()
+            .find_map(|p| {
+                let file = Arc::new(crate::export::files::file::map(p)?);
+                from_file(&file, &p.display().to_string())
+            })
+            .or_else(|| from_file(image, what))
+    }
+
+    /// An ELF image's own DWARF (no debug files): what the fuzz target
+    /// feeds hostile bytes to.
+    pub fn parse(image: &[u8]) -> Option<Inline> {
+        from_file(&Arc::new(FileBytes::Owned(image.to_vec())), "the image")
+    }
+
+    /// The functions DWARF names at `svma` (the file's own address),
+    /// innermost first: those inlined there, then the one that holds them.
+    /// perf shows these in place of the symbol table's name whenever DWARF
+    /// has any (its name for a function can differ from the symbol's, e.g.
+    /// `__libc_start_main_impl` for `__libc_start_main`).
+    pub fn at(&self, svma: u64) -> Vec<Arc<str>> {
+        // addr2line looks up [svma, svma + 1): the last address has none.
+        if svma == u64::MAX {
+            return Vec::new();
+        }
+        let Ok(mut frames) = self.0.find_frames(svma).skip_all_loads() else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        while let Ok(Some(f)) = frames.next() {
+            let name = f
+                .function
+                .as_ref()
+                .and_then(|n| n.demangle().ok())
+                .map_or_else(|| Arc::from("[unknown]"), |n| Arc::from(&*n));
+            names.push(name);
+        }
+        names
+    }
+}
+
+/// `bytes`' DWARF; `what` names the file in a note.
+fn from_file(bytes: &Arc<FileBytes>, what: &str) -> Option<Inline> {
+    let file = object::File::parse(&bytes[..]).ok()?;
+    file.section_by_name(".debug_info")?;
+    let endian = if file.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
+        let empty = SectionBytes::Inflated(Arc::from(&[][..]));
+        let Some(s) = file.section_by_name(id.name()) else {
+            return Ok(EndianReader::new(empty, endian));
+        };
+        let Ok(c) = s.compressed_file_range() else {
+            return Ok(EndianReader::new(empty, endian));
+        };
+        let bytes = if c.format == object::CompressionFormat::None {
+            let start = usize::try_from(c.offset).ok();
+            let end = start.and_then(|s| s.checked_add(usize::try_from(c.compressed_size).ok()?));
+            match (start, end) {
+                (Some(s), Some(e)) if e <= bytes.len() => SectionBytes::Mapped(bytes.clone(), s..e),
+                _ => empty,
+            }
+        } else {
+            let most = c
+                .compressed_size
+                .saturating_mul(MOST_INFLATED_RATIO)
+                .min(MOST_INFLATED);
+            if c.uncompressed_size > most {
+                return Err(gimli::Error::Io);
+            }
+            let data = s.uncompressed_data().map_err(|_| gimli::Error::Io)?;
+            SectionBytes::Inflated(Arc::from(&*data))
+        };
+        Ok(EndianReader::new(bytes, endian))
+    };
+    let mut dwarf = gimli::Dwarf::load(load).ok()?;
+    // Units that share an abbreviation table parse it once.
+    dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
+    match deepest_inlining(&dwarf) {
+        Ok(depth) if depth <= MOST_INLINE_DEPTH => {}
+        Ok(depth) => {
+            say!(
+                "perfz export: note: {what}'s DWARF nests {depth} or more inlined functions (perfz reads at most {MOST_INLINE_DEPTH}): \
+                 its inline frames are left out, its symbol table names its frames"
+            );
+            return None;
+        }
+        Err(_) => return None,
+    }
+    addr2line::Context::from_dwarf(dwarf).ok().map(Inline)
+}
+
+/// The most inlined functions DWARF may nest in one another. addr2line
+/// reads each level on a stack frame of its own (more than 2 KiB in a
+/// debug build), so 50 000 levels overflowed the stack and aborted the
+/// export; compilers nest tens, a deep Rust iterator chain a few hundred.
+const MOST_INLINE_DEPTH: usize = 1024;
+
+/// How deep inlined subroutines nest in `dwarf`'s units, counted without
+/// recursion; the count stops a level past [`MOST_INLINE_DEPTH`].
+fn deepest_inlining(dwarf: &gimli::Dwarf<Reader>) -> gimli::Result<usize> {
+    let mut deepest = 0;
+    let mut units = dwarf.units();
+    while let Some(header) = units.next()? {
+        let abbrevs = dwarf.abbreviations(&header)?;
+        let mut entries = header.entries_raw(&abbrevs, None)?;
+        // The DIE depths of the inlined subroutines around the next entry.
+        let mut open: Vec<isize> = Vec::new();
+        while !entries.is_empty() {
+            let depth = entries.next_depth();
+            let Some(abbrev) = entries.read_abbreviation()? else {
+                continue; // a null entry: the end of a level's children
+            };
+            while open.last().is_some_and(|&d| d >= depth) {
+                open.pop();
+            }
+            if abbrev.tag() == gimli::DW_TAG_inlined_subroutine {
+                open.push(depth);
+                deepest = deepest.max(open.len());
+                if deepest > MOST_INLINE_DEPTH {
+                    return Ok(deepest);
+                }
+            }
+            entries.skip_attributes(abbrev.attributes())?;
+        }
+    }
+    Ok(deepest)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,334 @@
+//! User stacks of dwarf recordings (`--call-graph dwarf`), unwound as
+//! `perf script` does it: from each sample's user registers and its copy of
+//! the stack, with the .eh_frame / .debug_frame of the files the process
+//! had mapped at the sample's time, by framehop (the unwinder samply uses).
+//! The stack may be cut (perfz keeps only the bytes the kernel wrote): a
+//! read past its end ends the unwinding there, as a read past the dump
+//! does in perf.
+//!
+//! One unwinder per process, rebuilt when the process's maps change (an
+//! exec, a dlopen); the files' unwind sections are read once per export.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{FrameAddress, Unwinder};
+
+use crate::export::files::file::FileBytes;
+use crate::export::files::locate::Locate;
+use crate::export::recording::process::Mapping;
+use crate::export::recording::view::View;
+use crate::export::unwind::cfi_cover::frame_pointer_step;
+use crate::export::unwind::image::{Bytes, Image};
+use crate::format::endian::Endian;
+use crate::format::sample::Sample;
+
+/// perf's x86-64 user register numbers (arch/x86/include/uapi/asm/perf_regs.h).
+const REG_BP: u32 = 6;
+const REG_SP: u32 = 7;
+const REG_IP: u32 = 8;
+
+/// The frame that ends a stack cut by the end of its copy: an address in
+/// no mapping, so it is named `[unknown]`, as perf names the one it gives.
+pub(crate) const UNKNOWN_ROOT: u64 = 0;
+
+/// perf's default deepest chain (PERF_MAX_STACK_DEPTH).
+const MAX_FRAMES: usize = 127;
+
+/// A process's unwinder and the maps it was built from.
+struct Process {
+    /// The view it was last checked against.
+    view: u64,
+    /// (start, made at) of each mapping it holds.
+    maps: Vec<(u64, u64)>,
+    unwinder: UnwinderX86_64<Bytes>,
+}
+
+/// Unwinds the user stacks of one export.
+pub(crate) struct Unwind {
+    locate: Arc<Locate>,
+    images: Images,
+    processes: HashMap<u32, Process>,
+    cache: CacheX86_64,
+}
+
+/// One sample's user state: registers (in `mask` order) and stack copy.
+pub(crate) struct UserState<'a> {
+    /// The sample's body from its first REGS_USER value on (u64 each, in `mask` order).
+    pub(crate) regs: &'a [u8],
+    /// `sample_regs_user`: which registers `regs` holds, in bit order.
+    pub(crate) mask: u64,
+    /// The user stack copy: the STACK_USER bytes the kernel filled (`dyn_size`).
+    pub(crate) stack: &'a [u8],
+    /// Byte order of `regs` (that of the file).
+    pub(crate) endian: Endian,
+}
+
+impl<'a> UserState<'a> {
+    /// A sample's user registers and stack copy, when it has both.
+    pub(crate) fn of(s: &Sample, body: &'a [u8], mask: u64, e: Endian) -> Option<UserState<'a>> {
+        if s.user_regs_at == 0 || s.user_stack_len == 0 {
+            return None;
+        }
+        let len = usize::try_from(s.user_stack_len.min(s.user_stack_size)).ok()?;
+        let at = s.user_stack_at.checked_add(8)?;
+        Some(UserState {
+            regs: body.get(s.user_regs_at..)?,
+            mask,
+            stack: body.get(at..at.checked_add(len)?)?,
+            endian: e,
+        })
+    }
+
+    fn reg(&self, n: u32) -> Option<u64> {
+        if self.mask & (1 << n) == 0 {
+            return None;
+        }
+        let i = (self.mask & ((1 << n) - 1)).count_ones() as usize * 8;
+        Some(self.endian.u64(self.regs.get(i..i + 8)?.try_into().ok()?))
+    }
+}
+
+impl Unwind {
+    /// An unwinder with nothing loaded yet, which finds files with `locate`.
+    pub(crate) fn new(locate: Arc<Locate>) -> Unwind {
+        Unwind {
+            locate,
+            images: HashMap::new(),
+            processes: HashMap::new(),
+            cache: CacheX86_64::new(),
+        }
+    }
+
+    /// The user frames of process `pid` at `time`, leaf first: the
+    /// sample's ip, then each caller's address as looked up (the return
+    /// address less one). Empty when the registers lack ip or sp.
+    pub(crate) fn frames(&mut self, view: &View<'_>, pid: u32, u: &UserState<'_>) -> Vec<u64> {
+        let (Some(ip), Some(sp)) = (u.reg(REG_IP), u.reg(REG_SP)) else {
+            return Vec::new();
+        };
+        let bp = u.reg(REG_BP).unwrap_or(0);
+        let process = process(
+            &mut self.processes,
+            &mut self.images,
+            &self.locate,
+            view,
+            pid,
+        );
+        let copy = StackCopy {
+            stack: u.stack,
+            endian: u.endian,
+            sp,
+            outside: std::cell::Cell::new(false),
+        };
+        let mut read_stack = |addr: u64| copy.read(addr);
+        // A leaf no FDE covers is left by its frame pointer, as perf does.
+        let by_fp = uncovered(&self.images, view, ip);
+        let mut regs = UnwindRegsX86_64::new(ip, sp, bp);
+        let mut at = FrameAddress::from_instruction_pointer(ip);
+        let mut frames = vec![ip];
+        while frames.len() < MAX_FRAMES {
+            let step = if frames.len() == 1 && by_fp {
+                frame_pointer_leaf(&mut regs, &mut read_stack)
+            } else {
+                let cache = &mut self.cache;
+                let step = process
+                    .unwinder
+                    .unwind_frame(at, &mut regs, cache, &mut read_stack);
+                step.map_err(|_| ())
+            };
+            let next = match step {
+                Ok(Some(ra)) => FrameAddress::from_return_address(ra),
+                Ok(None) => break,
+                Err(()) => None,
+            };
+            let Some(next) = next else {
+                if cut_short(view, at, copy.outside.get()) {
+                    frames.push(UNKNOWN_ROOT);
+                }
+                break;
+            };
+            at = next;
+            let addr = next.address_for_lookup();
+            // A caller outside every mapping is a word past the stack's
+            // end (ld.so's _start has no caller), not a frame: perf stops.
+            if !view.holds(addr) {
+                break;
+            }
+            frames.push(addr);
+        }
+        frames
+    }
+}
+
+/// A sample's copy of its user stack, from `sp` up, read a word at a
+/// time.
+struct StackCopy<'u> {
+    stack: &'u [u8],
+    endian: Endian,
+    sp: u64,
+    /// Whether a read fell outside the copy: below sp, or past the bytes
+    /// the kernel copied, where perf's unwinder (libunwind's access_mem:
+    /// `addr + 8 >= end`) counts the copy's last word too.
+    outside: std::cell::Cell<bool>,
+}
+
+impl StackCopy<'_> {
+    /// The word at `addr`.
+    fn read(&self, addr: u64) -> Result<u64, ()> {
+        let word = addr
+            .checked_sub(self.sp)
+            .and_then(|off| usize::try_from(off).ok())
+            .filter(|&off| off.saturating_add(8) < self.stack.len())
+            .and_then(|off| self.stack.get(off..off + 8));
+        match word {
+            Some(b) => Ok(self.endian.u64(b.try_into().map_err(|_| ())?)),
+            None => {
+                self.outside.set(true);
+                Err(())
+            }
+        }
+    }
+}
+
+/// Whether an unwinding that found no caller of `at` ended because the
+/// stack copy did (`outside`: a read fell outside it): perf's unwinder
+/// reads a 0 there and ends with an unknown frame (`[unknown]` at the root
+/// of perf script | collapse). Not where the step left JIT code by its
+/// frame pointer (framehop's guess where no module is): perf's unwinder
+/// stops at JIT code, and a frame pointer that leads off the copy there
+/// (CPython's -X perf trampolines in an interpreter built without them)
+/// is no sign of a cut.
+fn cut_short(view: &View<'_>, at: FrameAddress, outside: bool) -> bool {
+    let jit = view
+        .find(at.address_for_lookup())
+        .is_none_or(|m| crate::export::name::jit::is_anon(&m.path));
+    outside && !jit
+}
+
+/// Whether `ip` is in a file whose CFI does not cover it.
+fn uncovered(images: &Images, view: &View<'_>, ip: u64) -> bool {
+    let Some(m) = view.find(ip) else {
+        return false;
+    };
+    let Some(Some(image)) = images.get(&(m.path.clone(), m.build_id.clone())) else {
+        return false;
+    };
+    let off = ip.checked_sub(m.start).and_then(|d| d.checked_add(m.pgoff));
+    off.is_some_and(|off| !image.covers(off))
+}
+
+/// The leaf's caller by its frame pointer (see [`frame_pointer_step`]);
+/// Ok(None): the stack ends (bp or the return address is 0).
+fn frame_pointer_leaf(
+    regs: &mut UnwindRegsX86_64,
+    read: &mut impl FnMut(u64) -> Result<u64, ()>,
+) -> Result<Option<u64>, ()> {
+    if regs.bp() == 0 {
+        return Ok(None);
+    }
+    let (ra, sp, bp) = frame_pointer_step(regs.sp(), regs.bp(), read).ok_or(())?;
+    if ra == 0 {
+        return Ok(None);
+    }
+    regs.set_ip(ra);
+    regs.set_sp(sp);
+    regs.set_bp(bp);
+    Ok(Some(ra))
+}
+
+type Images = HashMap<(Arc<str>, Option<Arc<[u8]>>), Option<Arc<Image>>>;
+
+/// The unwinder of `pid` for its maps in `view`.
+fn process<'a>(
+    processes: &'a mut HashMap<u32, Process>,
+    images: &mut Images,
+    locate: &Locate,
+    view: &View<'_>,
+    pid: u32,
+) -> &'a mut Process {
+    if processes.get(&pid).is_some_and(|p| p.view == view.id) {
+        return processes.get_mut(&pid).expect("found above");
+    }
+    // Of mappings that start at one address, the latest made; only files
+    // (and the vDSO) have unwind tables: the heap's changes rebuild
+    // nothing.
+    let mut held: Vec<&Mapping> = view
+        .maps
+        .iter()
+        .copied()
+        .filter(|m| m.path.starts_with('/') || &*m.path == "[vdso]")
+        .collect();
+    held.sort_by_key(|m| (m.start, std::cmp::Reverse(m.from)));
+    held.dedup_by_key(|m| m.start);
+    let key: Vec<(u64, u64)> = held.iter().map(|m| (m.start, m.from)).collect();
+    let p = match processes.entry(pid) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => e.insert(Process {
+            view: view.id,
+            maps: Vec::new(),
+            unwinder: UnwinderX86_64::new(),
+        }),
+    };
+    p.view = view.id;
+    if p.maps == key {
+        return p;
+    }
+    let mut unwinder = UnwinderX86_64::new();
+    for m in held {
+        let image = images
+            .entry((m.path.clone(), m.build_id.clone()))
+            .or_insert_with(|| {
+                let (bytes, debug) = locate.image(m)?;
+                Image::load(bytes, &debug).map(Arc::new)
+            });
+        if let Some(module) = image.as_ref().and_then(|i| i.module(m)) {
+            unwinder.add_module(module);
+        }
+    }
+    p.maps = key;
+    p.unwinder = unwinder;
+    p
+}
+
+/// Unwinds a stack copy through one file mapped at 0x40_0000, with ip,
+/// sp and bp taken from the stack's first words: the fuzz target's way to
+/// give hostile unwind sections and stacks to the unwinder. The frames
+/// found.
+pub fn unwind_one(image: &[u8], stack: &[u8]) -> usize {
+    let Some(img) = Image::load(FileBytes::Owned(image.to_vec()), &[]) else {
+        return 0;
+    };
+    let m = Mapping::whole_time(0x40_0000, 0x40_0000 + image.len() as u64, 0, "fuzz");
+    let mut unwinder = UnwinderX86_64::new();
+    if let Some(module) = img.module(&m) {
+        unwinder.add_module(module);
+    }
+    let word = |i: usize| {
+        stack
+            .get(i * 8..i * 8 + 8)
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap()))
+    };
+    let (ip, sp, bp) = (word(0), word(1), word(2));
+    let mut read_stack = |addr: u64| -> Result<u64, ()> {
+        let off = usize::try_from(addr.wrapping_sub(sp)).map_err(|_| ())?;
+        let b = stack.get(off..off.checked_add(8).ok_or(())?).ok_or(())?;
+        Ok(u64::from_le_bytes(b.try_into().map_err(|_| ())?))
+    };
+    let mut cache = CacheX86_64::new();
+    let mut it = unwinder.iter_frames(
+        ip,
+        UnwindRegsX86_64::new(ip, sp, bp),
+        &mut cache,
+        &mut read_stack,
+    );
+    let mut n = 0;
+    while let Ok(Some(_)) = it.next() {
+        n += 1;
+        if n == MAX_FRAMES {
+            break;
+        }
+    }
+    n
+}

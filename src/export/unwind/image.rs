@@ -1,0 +1,129 @@
+//! What unwinding needs of one mapped ELF file: its unwind sections
+//! (.eh_frame, .eh_frame_hdr, .debug_frame, its own or its debug file's),
+//! read once per export and shared with framehop as [`Bytes`], its load
+//! map, and what its call frame information covers.
+
+use std::ops::{Deref, Range};
+use std::sync::Arc;
+
+use framehop::{ExplicitModuleSectionInfo, Module};
+use object::{Object, ObjectSection};
+
+use crate::export::files::file::FileBytes;
+use crate::export::files::load_map::LoadMap;
+use crate::export::recording::process::Mapping;
+use crate::export::unwind::cfi_cover::CfiCover;
+
+/// A part of a file's bytes, shared.
+#[derive(Clone)]
+pub(crate) struct Bytes(Arc<FileBytes>, Range<usize>);
+
+impl Default for Bytes {
+    fn default() -> Bytes {
+        Bytes(Arc::new(FileBytes::Owned(Vec::new())), 0..0)
+    }
+}
+
+impl Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0[self.1.clone()]
+    }
+}
+
+/// A section: its address in the file's own terms (SVMA) and its bytes.
+#[derive(Clone)]
+struct UnwindSection {
+    svma: Range<u64>,
+    data: Option<Bytes>,
+}
+
+/// What unwinding needs of one ELF file.
+pub(crate) struct Image {
+    /// Its PT_LOAD entries.
+    loads: LoadMap,
+    text: Option<UnwindSection>,
+    eh_frame: Option<UnwindSection>,
+    eh_frame_hdr: Option<UnwindSection>,
+    got: Option<Range<u64>>,
+    debug_frame: Option<Bytes>,
+    /// What its FDEs cover, read where a sample's leaf is first looked up.
+    cover: std::sync::OnceLock<CfiCover>,
+}
+
+fn section(file: &object::File<'_>, bytes: &Arc<FileBytes>, name: &str) -> Option<UnwindSection> {
+    let s = file.section_by_name(name)?;
+    let svma = s.address()..s.address().checked_add(s.size())?;
+    let data = s.file_range().and_then(|(off, size)| {
+        let start = usize::try_from(off).ok()?;
+        let end = start.checked_add(usize::try_from(size).ok()?)?;
+        (end <= bytes.len()).then(|| Bytes(bytes.clone(), start..end))
+    });
+    Some(UnwindSection { svma, data })
+}
+
+impl Image {
+    pub(crate) fn load(bytes: FileBytes, debug: &[std::path::PathBuf]) -> Option<Image> {
+        let bytes = Arc::new(bytes);
+        let file = object::File::parse(&bytes[..]).ok()?;
+        let debug_frame = section(&file, &bytes, ".debug_frame")
+            .and_then(|s| s.data)
+            .or_else(|| {
+                debug.iter().find_map(|p| {
+                    let d = Arc::new(crate::export::files::file::map(p)?);
+                    let f = object::File::parse(&d[..]).ok()?;
+                    section(&f, &d, ".debug_frame")?.data
+                })
+            });
+        Some(Image {
+            loads: LoadMap::of(&file),
+            text: section(&file, &bytes, ".text"),
+            eh_frame: section(&file, &bytes, ".eh_frame"),
+            eh_frame_hdr: section(&file, &bytes, ".eh_frame_hdr"),
+            got: section(&file, &bytes, ".got").map(|s| s.svma),
+            debug_frame,
+            cover: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Whether its CFI covers file offset `off`.
+    pub(crate) fn covers(&self, off: u64) -> bool {
+        let Some(svma) = self.svma_of(off) else {
+            return false;
+        };
+        let cover = self.cover.get_or_init(|| {
+            let eh = self.eh_frame.as_ref();
+            let eh = eh.and_then(|s| Some((&s.data.as_ref()?[..], s.svma.start)));
+            CfiCover::of(eh, self.debug_frame.as_deref())
+        });
+        cover.covers(svma)
+    }
+
+    /// The file's own address (SVMA) of file offset `off`.
+    pub(crate) fn svma_of(&self, off: u64) -> Option<u64> {
+        self.loads.svma(off)
+    }
+
+    /// A framehop module for this file mapped as `m`.
+    pub(crate) fn module(&self, m: &Mapping) -> Option<Module<Bytes>> {
+        let base_avma = self.loads.bias(m.start, m.end, m.pgoff)?;
+        let info = ExplicitModuleSectionInfo {
+            base_svma: 0,
+            text_svma: self.text.as_ref().map(|s| s.svma.clone()),
+            text: self.text.as_ref().and_then(|s| s.data.clone()),
+            got_svma: self.got.clone(),
+            eh_frame_svma: self.eh_frame.as_ref().map(|s| s.svma.clone()),
+            eh_frame: self.eh_frame.as_ref().and_then(|s| s.data.clone()),
+            eh_frame_hdr_svma: self.eh_frame_hdr.as_ref().map(|s| s.svma.clone()),
+            eh_frame_hdr: self.eh_frame_hdr.as_ref().and_then(|s| s.data.clone()),
+            debug_frame: self.debug_frame.clone(),
+            ..Default::default()
+        };
+        Some(Module::new(
+            m.path.to_string(),
+            m.start..m.end,
+            base_avma,
+            info,
+        ))
+    }
+}
