@@ -16,10 +16,18 @@ recording CPU 1 system-wide); each cell is a median (min–max).
 --export: each scenario is recorded once (by the new binary), then both
 binaries' `perfz export -o FILE.folded` of that same file are timed the
 same way (their CPU, alternating pairs); the outputs must be equal.
+
+Besides vs_perf.py's scenarios, perfz's own strategies (no perf to compare):
+dwarf-threads-z1 (`--threads`, a directory), dwarf-flight-z1 (the flight
+recorder; its last snapshot at the end) and dwarf-switch-z1
+(`--switch-output=1s`: outputs handed over and finished every second).
+Every output a run leaves is counted (samples, losses, bytes) and removed.
 """
 
 import argparse
+import glob
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -29,20 +37,42 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vs_perf as v  # noqa: E402
 
+# perfz's own strategies, in vs_perf.py's shape (no perf options).
+OWN = {
+    "dwarf-threads-z1": ("deep", None, ["--threads", "--codec", "zstd:1"], v.DWARF),
+    "dwarf-flight-z1": ("deep", None, ["--flight-recorder", "64M", "--codec", "zstd:1"], v.DWARF),
+    "dwarf-switch-z1": ("deep", None, ["--switch-output=1s", "--codec", "zstd:1"], v.DWARF),
+}
+SCENARIOS = {**v.SCENARIOS, **OWN}
+
+
+def outputs(out):
+    """Every output a recording to `out` left: the file or directory, and
+    the timestamped ones (switches, snapshots)."""
+    return ([out] if os.path.exists(out) else []) + sorted(glob.glob(glob.escape(out) + ".*"))
+
+
+def size(path):
+    if os.path.isdir(path):
+        return sum(os.path.getsize(os.path.join(path, f)) for f in os.listdir(path))
+    return os.path.getsize(path)
+
 
 def one(exe, opts, common, secs, out):
     argv = [exe, "record", "-q", "-C", v.W] + common + opts + ["-o", out, "--", "sleep", str(secs)]
     cpu, rss, _ = v.run_recorder(argv)
-    samples, lost = v.count(out)
-    r = {"cpu": cpu, "rss_kb": rss, "lost": lost, "samples": samples,
-         "bps": os.path.getsize(out) / max(samples, 1)}
-    os.unlink(out)
-    return r
+    samples = lost = nbytes = 0
+    for o in outputs(out):
+        s, lo = v.count(o)
+        samples, lost, nbytes = samples + s, lost + lo, nbytes + size(o)
+        (shutil.rmtree if os.path.isdir(o) else os.unlink)(o)
+    return {"cpu": cpu, "rss_kb": rss, "lost": lost, "samples": samples,
+            "bps": nbytes / max(samples, 1)}
 
 
 def export_pairs(a, name, opts, common, deep, tmp):
     """The export of one recording of `name`, before and after, in pairs."""
-    kind = v.SCENARIOS[name][0]
+    kind = SCENARIOS[name][0]
     wl = v.workload(kind, deep)
     data = os.path.join(tmp, "export.data")
     try:
@@ -73,7 +103,7 @@ def main():
     ap.add_argument("--after", default=v.PERFZ)
     ap.add_argument("--pairs", type=int, default=7)
     ap.add_argument("--seconds", type=float, default=3)
-    ap.add_argument("--scenario", action="append", choices=sorted(v.SCENARIOS))
+    ap.add_argument("--scenario", action="append", choices=sorted(SCENARIOS))
     ap.add_argument("--markdown")
     ap.add_argument("--export", action="store_true")
     a = ap.parse_args()
@@ -85,7 +115,7 @@ def main():
              "", "| scenario | CPU s before | CPU s after | after / before (medians) | lost before "
              "| lost after | bytes/sample before / after |", "|---|---|---|---|---|---|---|"]
     for name in names:
-        kind, _, opts, common = v.SCENARIOS[name]
+        kind, _, opts, common = SCENARIOS[name]
         if a.export:
             lines.append(export_pairs(a, name, opts, common, deep, tmp))
             continue
