@@ -237,46 +237,61 @@ impl Waits {
                 }
                 continue;
             }
-            match e {
-                Seen::Sample {
-                    pid,
-                    time,
-                    key,
-                    bytes,
-                    ..
-                } => {
-                    ended.seen += 1;
-                    th.pid = pid;
-                    let key = key.map(|h| (tid, h));
-                    let (bytes, key) = ended.keep_stack(key, bytes, (f, user_ip), known);
-                    th.sample(time, bytes, key);
-                }
-                Seen::Switch {
-                    pid,
-                    time,
-                    out: true,
-                    preempt,
-                    ..
-                } => {
-                    th.pid = pid;
-                    th.switch_out(time, preempt);
-                }
-                Seen::Switch { pid, time, .. } => {
-                    th.pid = pid;
-                    th.switch_in(time);
-                }
-                Seen::Task { time, exit, .. } => {
-                    for w in th.task(time, exit) {
-                        ended.spare.give(w.sample);
-                    }
-                }
-            }
+            ended.note(th, tid, e, (f, user_ip), known);
             ended.settle(th, f, user_ip, out);
         }
     }
 }
 
 impl WaitsEnded {
+    /// Event `e` of thread `tid` (`th`, not gone) noted: a switch-out
+    /// sample's stack kept (see [`keep_stack`](Self::keep_stack)), a
+    /// switch out or in, a FORK or EXIT.
+    #[inline]
+    fn note(
+        &mut self,
+        th: &mut Thread,
+        tid: u32,
+        e: Seen,
+        (f, user_ip): (&Fields, bool),
+        known: &mut Vec<(u32, u64)>,
+    ) {
+        match e {
+            Seen::Sample {
+                pid,
+                time,
+                key,
+                bytes,
+                ..
+            } => {
+                self.seen += 1;
+                th.pid = pid;
+                let key = key.map(|h| (tid, h));
+                let (bytes, key) = self.keep_stack(key, bytes, (f, user_ip), known);
+                th.sample(time, bytes, key);
+            }
+            Seen::Switch {
+                pid,
+                time,
+                out: true,
+                preempt,
+                ..
+            } => {
+                th.pid = pid;
+                th.switch_out(time, preempt);
+            }
+            Seen::Switch { pid, time, .. } => {
+                th.pid = pid;
+                th.switch_in(time);
+            }
+            Seen::Task { time, exit, .. } => {
+                for w in th.task(time, exit) {
+                    self.spare.give(w.sample);
+                }
+            }
+        }
+    }
+
     /// A switch-out sample of stack `key` (None: a stack of its own) and
     /// its `bytes` (empty: its stack's sample stands for it): what its
     /// wait keeps. The first sample of a stack is kept as the stack's
