@@ -11,8 +11,10 @@ use serde::Serialize;
 
 use crate::format::feature::feat;
 use crate::format::reader::{Mode, PerfReader};
-use crate::format::record::RecordType;
 use crate::format::FormatError;
+use walk::RecordWalk;
+
+mod walk;
 
 /// One event of the file: its attr's identity and how many samples it took.
 #[derive(Debug, Serialize)]
@@ -111,94 +113,16 @@ pub struct Stats {
     pub damage: Option<String>,
 }
 
-/// What one walk over a file's records counts.
-#[derive(Default)]
-struct RecordWalk {
-    counts: BTreeMap<u32, (String, u64)>,
-    total: u64,
-    lost: u64,
-    lost_samples: u64,
-    largest_loss: u64,
-    data_size: u64,
-    comp_bytes: u64,
-    decomp_bytes: u64,
-    /// Samples per attr index, and their bytes.
-    samples: BTreeMap<usize, u64>,
-    sample_bytes: u64,
-    stack_use: crate::transform::stack_use::StackUse,
-}
-
-impl RecordWalk {
-    /// Counts one record.
-    fn add(&mut self, rec: &crate::format::Record<'_>, meta: &crate::format::Meta) {
-        let t = rec.header.type_;
-        self.total += 1;
-        if !rec.nested {
-            self.data_size += rec.bytes.len() as u64;
-        } else {
-            self.decomp_bytes += rec.bytes.len() as u64;
-        }
-        if t.is_compressed() {
-            self.comp_bytes += rec.bytes.len() as u64;
-        }
-        self.counts
-            .entry(t.0)
-            .or_insert_with(|| (t.to_string(), 0))
-            .1 += 1;
-        let body = rec.body();
-        let u64_at = |o: usize| {
-            body.get(o..o + 8)
-                .map_or(0, |b| meta.endian.u64(b.try_into().unwrap()))
-        };
-        match t {
-            RecordType::LOST => {
-                self.lost += u64_at(8);
-                self.largest_loss = self.largest_loss.max(u64_at(8));
-            }
-            RecordType::LOST_SAMPLES => self.lost_samples += u64_at(0),
-            RecordType::SAMPLE => {
-                if let Some(i) = meta.attr_index_of_sample(rec) {
-                    *self.samples.entry(i).or_default() += 1;
-                    self.sample_bytes += rec.bytes.len() as u64;
-                    self.stack_used(rec, meta, &meta.attrs[i]);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// How much of its stack dump a dwarf sample used.
-    fn stack_used(
-        &mut self,
-        rec: &crate::format::Record<'_>,
-        meta: &crate::format::Meta,
-        a: &crate::format::AttrEntry,
-    ) {
-        if a.attr.sample_type() & crate::format::attr::sample_type::STACK_USER == 0 {
-            return;
-        }
-        let Ok(s) =
-            crate::format::sample::Sample::parse(rec.body(), &a.attr, meta.endian, rec.offset)
-        else {
-            return;
-        };
-        if s.user_stack_size > 0 {
-            self.stack_use.add(
-                s.user_stack_len.min(s.user_stack_size),
-                // A cut dump's size is what was kept: the asked size is in
-                // the attr.
-                u64::from(a.attr.sample_stack_user()).max(s.user_stack_size),
-            );
-        }
-    }
-}
-
 /// Reads the whole file and gathers its [`Stats`].
 pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
     let mut w = RecordWalk::default();
     while let Some((rec, meta)) = r.next_record()? {
         w.add(&rec, meta);
     }
+    let f = &r.features;
+    let compression = w.compression(f)?;
+    let advice = w.advice();
+    let events = events_of(&r.attrs, &w.samples);
     let RecordWalk {
         counts,
         total,
@@ -206,22 +130,9 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         lost_samples,
         largest_loss,
         data_size,
-        comp_bytes,
-        decomp_bytes,
-        samples,
-        sample_bytes,
         stack_use,
+        ..
     } = w;
-    let f = &r.features;
-    let compression = f.compressed()?.map(|c| Compression {
-        codec: c.codec_id().name().unwrap_or("unknown").to_string(),
-        codec_id: c.codec,
-        level: c.level,
-        declared_ratio: c.ratio,
-        mmap_len: c.mmap_len,
-        compressed_bytes: comp_bytes,
-        decompressed_bytes: decomp_bytes,
-    });
     let file_size = crate::format::size_on_disk(&r.path);
     Ok(Stats {
         path: r.path.display().to_string(),
@@ -240,19 +151,7 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         cmdline: f.cmdline(),
         features: f.sections.keys().map(|&b| feat::name(b)).collect(),
         build_ids: f.build_ids().map_or(0, |v| v.len()),
-        events: r
-            .attrs
-            .iter()
-            .enumerate()
-            .map(|(i, a)| EventInfo {
-                name: a.name.clone(),
-                type_: a.attr.type_(),
-                config: a.attr.config(),
-                sample_type: a.attr.sample_type(),
-                ids: a.ids.len(),
-                samples: samples.get(&i).copied().unwrap_or(0),
-            })
-            .collect(),
+        events,
         compression,
         counts,
         total_records: total,
@@ -262,17 +161,25 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         stack_use,
         cut_off: r.cut_off(),
         damage: r.damage().map(|d| d.to_string()),
-        advice: (lost > 0).then(|| {
-            let n: u64 = samples.values().sum();
-            let mix = crate::advice::Mix::samples(sample_bytes / n.max(1));
-            let sample_share = n as f64 / total.max(1) as f64;
-            let mix = crate::advice::Mix {
-                sample_share,
-                ..mix
-            };
-            crate::advice::advise(&stack_use, None, largest_loss, mix)
-        }),
+        advice,
     })
+}
+
+/// Each event of `attrs` with the samples read of it (`samples`, per attr
+/// index).
+fn events_of(attrs: &[crate::format::AttrEntry], samples: &BTreeMap<usize, u64>) -> Vec<EventInfo> {
+    attrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| EventInfo {
+            name: a.name.clone(),
+            type_: a.attr.type_(),
+            config: a.attr.config(),
+            sample_type: a.attr.sample_type(),
+            ids: a.ids.len(),
+            samples: samples.get(&i).copied().unwrap_or(0),
+        })
+        .collect()
 }
 
 impl Stats {

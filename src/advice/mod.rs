@@ -157,23 +157,8 @@ pub fn advise(used: &StackUse, timing: Option<RingTiming>, largest_loss: u64, mi
     // A ring smaller than one dwarf sample loses every sample that takes
     // its whole dump: no timing explains that, and no other lever helps.
     let dump = used.dump.max(timing.map_or(0, |t| t.dwarf_size));
-    let reserved = dump + DWARF_SAMPLE_OVERHEAD;
-    if let Some(ring) = ring_bytes.filter(|&r| dump > 0 && r < reserved) {
-        let pages = pages_for(reserved.saturating_mul(16));
-        let fits = ring.saturating_sub(DWARF_SAMPLE_OVERHEAD) / 1024 * 1024;
-        a.suggested_pages = Some(pages);
-        let mut s = format!(
-            "a ring of {} cannot hold one sample of {} (its {} stack dump and the rest): -m {pages} ({} per ring) holds 16 of them",
-            kib(ring),
-            kib(reserved),
-            kib(dump),
-            mib(pages)
-        );
-        if fits >= 1024 {
-            a.suggested_dwarf_size = Some(fits);
-            s += &format!(", or --call-graph dwarf,{fits} fits one in this ring");
-        }
-        a.text = s;
+    if let Some(text) = ring_below_one_sample(ring_bytes, dump, &mut a) {
+        a.text = text;
         return a;
     }
     let smaller = stack_fit(used, per_sample, &mut a, &mut said);
@@ -196,6 +181,30 @@ pub fn advise(used: &StackUse, timing: Option<RingTiming>, largest_loss: u64, mi
     }
     a.text = said.join("; ");
     a
+}
+
+/// Where a ring of `ring_bytes` cannot hold one dwarf sample with a
+/// `dump`-byte stack dump: what to say, with the ring size (and the dwarf
+/// size, where one fits) that helps set in `a`. None where it can, or
+/// without dwarf stacks.
+fn ring_below_one_sample(ring_bytes: Option<u64>, dump: u64, a: &mut Advice) -> Option<String> {
+    let reserved = dump + DWARF_SAMPLE_OVERHEAD;
+    let ring = ring_bytes.filter(|&r| dump > 0 && r < reserved)?;
+    let pages = pages_for(reserved.saturating_mul(16));
+    let fits = ring.saturating_sub(DWARF_SAMPLE_OVERHEAD) / 1024 * 1024;
+    a.suggested_pages = Some(pages);
+    let mut s = format!(
+        "a ring of {} cannot hold one sample of {} (its {} stack dump and the rest): -m {pages} ({} per ring) holds 16 of them",
+        kib(ring),
+        kib(reserved),
+        kib(dump),
+        mib(pages)
+    );
+    if fits >= 1024 {
+        a.suggested_dwarf_size = Some(fits);
+        s += &format!(", or --call-graph dwarf,{fits} fits one in this ring");
+    }
+    Some(s)
 }
 
 /// What the stacks used of their dumps says: a dwarf size that holds every

@@ -100,6 +100,23 @@ pub fn run(a: Args) -> anyhow::Result<()> {
         stack_cut,
         attrs,
     };
+    let e = evaluate_with_bar(&name, &stream, rate, &o)?;
+    if let Some(p) = &a.plot {
+        std::fs::write(p, eval::render_svg(&e))
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    super::write_stdout(&rendered(&e, a.format)?)?;
+    Ok(())
+}
+
+/// Evaluates every codec of `o` on `stream` (of the recording `name`,
+/// traced at `rate` MB/s), with a progress bar cleared at the end.
+fn evaluate_with_bar(
+    name: &str,
+    stream: &[u8],
+    rate: Option<f64>,
+    o: &Options,
+) -> Result<eval::Evaluation, eval::EvalError> {
     // indicatif draws only on a terminal (hidden otherwise).
     let bar = indicatif::ProgressBar::new(o.specs.len() as u64);
     bar.set_style(
@@ -107,24 +124,22 @@ pub fn run(a: Args) -> anyhow::Result<()> {
             .expect("a valid template")
             .progress_chars("#>-"),
     );
-    let e = eval::evaluate(&name, &stream, rate, &o, |done, _total, spec| {
+    let e = eval::evaluate(name, stream, rate, o, |done, _total, spec| {
         bar.set_position(done as u64);
         bar.set_message(spec.to_string());
     });
     bar.finish_and_clear();
-    let e = e?;
-    if let Some(p) = &a.plot {
-        std::fs::write(p, eval::render_svg(&e))
-            .with_context(|| format!("writing {}", p.display()))?;
-    }
-    let out = match a.format {
-        EvalFormat::Table => eval::render_table(&e),
-        EvalFormat::Csv => eval::render_csv(&e),
-        EvalFormat::Markdown => eval::render_markdown(&e),
-        EvalFormat::Json => serde_json::to_string_pretty(&e)? + "\n",
-    };
-    super::write_stdout(&out)?;
-    Ok(())
+    e
+}
+
+/// The evaluation `e` in `format`.
+fn rendered(e: &eval::Evaluation, format: EvalFormat) -> anyhow::Result<String> {
+    Ok(match format {
+        EvalFormat::Table => eval::render_table(e),
+        EvalFormat::Csv => eval::render_csv(e),
+        EvalFormat::Markdown => eval::render_markdown(e),
+        EvalFormat::Json => serde_json::to_string_pretty(e)? + "\n",
+    })
 }
 
 fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {

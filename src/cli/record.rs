@@ -89,26 +89,13 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
         a.output.as_os_str() != "-" || !super::stdio::stdout_was_closed(),
         "-o -: standard output is closed, so the recording would be lost; give it a pipe or a file (perfz record -o - | perf report -i -)"
     );
-    let mut lists = events_with_filters(&a.events, &a.filter, a.exclude_perf, &a.words)?;
-    super::record_cgroups::assign(&mut lists, &a.words)?;
-    let mut events: Vec<_> = lists.into_iter().flatten().collect();
-    if a.off_cpu {
-        events.push(crate::event::events::EventSpec::off_cpu());
-    }
+    let events = events_of(a)?;
     let (sampling, call_graph) = sampling_of(a, notes)?;
     let (target, timing_command) = target_of(a)?;
     let codec = codec_of(a)?;
-    let pages = a
-        .mmap_pages
-        .as_deref()
-        .map(super::record_args::data_pages)
-        .transpose()?;
+    let pages = pages_of(a)?;
     let attr_extra = a.perf.extra_attr(any_dwarf(call_graph, &events))?;
-    let output = if a.timestamp_filename && a.output.as_os_str() != "-" {
-        crate::session::timestamped(&a.output)
-    } else {
-        a.output.clone()
-    };
+    let output = output_of(a);
     if a.dry_run {
         return Ok(None);
     }
@@ -138,11 +125,7 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
         keep_stack_padding: a.keep_stack_padding,
         threads: a.threads.clone(),
         per_thread: a.per_thread,
-        delay_ms: a
-            .delay
-            .as_deref()
-            .map(super::record_args::delay_ms)
-            .transpose()?,
+        delay_ms: delay_ms_of(a)?,
         control: a.control.clone(),
         build_ids: build_id_options(a),
         synth: a.synth,
@@ -152,16 +135,60 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
             .filter(|&d| d > 0.0)
             .map(std::time::Duration::from_secs_f64),
         max_size: a.max_size.as_deref().map(parse_size).transpose()?,
-        switch_output: match (a.switch_output, a.switch_output_event.is_empty()) {
-            (None, false) => Some(crate::session::SwitchOutput::Signal),
-            (s, _) => s,
-        },
+        switch_output: switch_output_of(a),
         switch_output_events: switch_events_of(a)?,
         vmlinux: a.vmlinux.as_deref().map(checked_vmlinux).transpose()?,
         switch_max_files: a.switch_max_files.map(|n| n as usize),
         flight_recorder: a.flight_recorder.as_deref().map(parse_size).transpose()?,
         attr_extra,
     }))
+}
+
+/// The events `a` records: each `-e` with its filters and cgroup, and
+/// the off-CPU event with `--off-cpu`.
+fn events_of(a: &Args) -> anyhow::Result<Vec<crate::event::EventSpec>> {
+    let mut lists = events_with_filters(&a.events, &a.filter, a.exclude_perf, &a.words)?;
+    super::record_cgroups::assign(&mut lists, &a.words)?;
+    let mut events: Vec<_> = lists.into_iter().flatten().collect();
+    if a.off_cpu {
+        events.push(crate::event::events::EventSpec::off_cpu());
+    }
+    Ok(events)
+}
+
+/// The data pages per ring `-m` asks for, if it does.
+fn pages_of(a: &Args) -> anyhow::Result<Option<usize>> {
+    a.mmap_pages
+        .as_deref()
+        .map(super::record_args::data_pages)
+        .transpose()
+}
+
+/// The output path: `-o`'s, with a timestamp added for
+/// `--timestamp-filename` (not to `-`).
+fn output_of(a: &Args) -> std::path::PathBuf {
+    if a.timestamp_filename && a.output.as_os_str() != "-" {
+        crate::session::timestamped(&a.output)
+    } else {
+        a.output.clone()
+    }
+}
+
+/// `-D`'s delay in milliseconds, if given.
+fn delay_ms_of(a: &Args) -> anyhow::Result<Option<i64>> {
+    a.delay
+        .as_deref()
+        .map(super::record_args::delay_ms)
+        .transpose()
+}
+
+/// `--switch-output`'s mode: a signal where only `--switch-output-event`
+/// is given.
+fn switch_output_of(a: &Args) -> Option<crate::session::SwitchOutput> {
+    match (a.switch_output, a.switch_output_event.is_empty()) {
+        (None, false) => Some(crate::session::SwitchOutput::Signal),
+        (s, _) => s,
+    }
 }
 
 /// Whether any event samples dwarf stacks: all (`--call-graph dwarf`), or

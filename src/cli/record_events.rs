@@ -29,16 +29,7 @@ pub(super) fn events_with_filters(
         .collect::<Result<_, _>>()?;
     // The order of -e, --filter and --exclude-perf on the command line.
     let exclude = "perfz's own threads".to_string();
-    let mut order = Vec::new();
-    for w in words {
-        if w.starts_with("--event=") {
-            order.push(None);
-        } else if w.starts_with("--filter=") {
-            order.push(Some(false));
-        } else if w == "--exclude-perf" && exclude_perf {
-            order.push(Some(true));
-        }
-    }
+    let order = filter_order(words, exclude_perf);
     let (mut e_seen, mut f_seen) = (0usize, 0usize);
     for item in order {
         let Some(is_exclude) = item else {
@@ -59,25 +50,48 @@ pub(super) fn events_with_filters(
             .with_context(|| {
                 format!("--filter {f:?} must follow the -e of the tracepoints it filters")
             })?;
-        let mut any = false;
-        for e in list.iter_mut().filter(|e| e.tracepoint.is_some()) {
-            if is_exclude {
-                e.exclude_self = true;
-            } else {
-                e.filter = Some(f.clone());
-            }
-            any = true;
-        }
-        anyhow::ensure!(
-            any,
-            "--filter {f:?}: the -e before it names no tracepoint (filters apply to tracepoints such as sched:sched_switch)"
-        );
+        apply_filter(list, f, is_exclude)?;
     }
     anyhow::ensure!(
         f_seen == filters.len(),
         "--filter must follow the -e of the tracepoints it filters"
     );
     Ok(parsed)
+}
+
+/// The order of -e (None), --filter (`Some(false)`) and, where given,
+/// --exclude-perf (`Some(true)`) among `words`.
+fn filter_order(words: &[String], exclude_perf: bool) -> Vec<Option<bool>> {
+    let mut order = Vec::new();
+    for w in words {
+        if w.starts_with("--event=") {
+            order.push(None);
+        } else if w.starts_with("--filter=") {
+            order.push(Some(false));
+        } else if w == "--exclude-perf" && exclude_perf {
+            order.push(Some(true));
+        }
+    }
+    order
+}
+
+/// Gives filter `f` (or, `is_exclude`, --exclude-perf's) to the
+/// tracepoints of one -e's `list`; an error where it has none.
+fn apply_filter(list: &mut [EventSpec], f: &str, is_exclude: bool) -> anyhow::Result<()> {
+    let mut any = false;
+    for e in list.iter_mut().filter(|e| e.tracepoint.is_some()) {
+        if is_exclude {
+            e.exclude_self = true;
+        } else {
+            e.filter = Some(f.to_string());
+        }
+        any = true;
+    }
+    anyhow::ensure!(
+        any,
+        "--filter {f:?}: the -e before it names no tracepoint (filters apply to tracepoints such as sched:sched_switch)"
+    );
+    Ok(())
 }
 
 /// The kernel's perf_event_max_sample_rate.

@@ -192,9 +192,38 @@ impl PerfArgs {
     /// What these options add to every event's attr.
     pub fn extra_attr(&self, dwarf: bool) -> anyhow::Result<ExtraAttr> {
         let mut x = ExtraAttr::default();
+        x.sample_type |= self.sample_type_bits();
+        self.set_flags(&mut x);
+        if let Some(list) = &self.user_regs {
+            anyhow::ensure!(
+                !dwarf,
+                "--user-regs with a dwarf call graph (--call-graph dwarf, or an event's call-graph=dwarf): dwarf stacks sample the registers unwinding needs; drop --user-regs"
+            );
+            x.sample_type |= st::REGS_USER;
+            x.sample_regs_user = register_mask("--user-regs", list)?;
+        }
+        if let Some(list) = &self.intr_regs {
+            x.sample_type |= st::REGS_INTR;
+            x.sample_regs_intr = register_mask("-I", list)?;
+        }
+        if self.branch_any || !self.branch_filter.is_empty() {
+            x.sample_type |= st::BRANCH_STACK;
+            x.branch_sample_type = if self.branch_filter.is_empty() {
+                1 << 3
+            } else {
+                branch_mask(&self.branch_filter)?
+            };
+        }
+        Ok(x)
+    }
+
+    /// The sample type bits the sample options add (`-d`, `--phys-data`,
+    /// `-T`, `--sample-cpu`, ...).
+    fn sample_type_bits(&self) -> u64 {
+        let mut sample_type = 0;
         let mut bit = |on: bool, sample: u64| {
             if on {
-                x.sample_type |= sample;
+                sample_type |= sample;
             }
         };
         bit(self.data, st::ADDR | st::DATA_SRC);
@@ -210,6 +239,12 @@ impl PerfArgs {
         bit(self.sample_cpu, st::CPU);
         bit(self.sample_identifier, st::IDENTIFIER);
         bit(self.all_cgroups, st::CGROUP);
+        sample_type
+    }
+
+    /// The attr flags, read_format bits, `-n` and wakeups the other
+    /// options set in `x`.
+    fn set_flags(&self, x: &mut ExtraAttr) {
         if self.data || self.data_mmap {
             x.tracking_flags |= flags::MMAP_DATA;
         }
@@ -246,27 +281,6 @@ impl PerfArgs {
         if self.no_buffering {
             x.wakeup_events = 1;
         }
-        if let Some(list) = &self.user_regs {
-            anyhow::ensure!(
-                !dwarf,
-                "--user-regs with a dwarf call graph (--call-graph dwarf, or an event's call-graph=dwarf): dwarf stacks sample the registers unwinding needs; drop --user-regs"
-            );
-            x.sample_type |= st::REGS_USER;
-            x.sample_regs_user = register_mask("--user-regs", list)?;
-        }
-        if let Some(list) = &self.intr_regs {
-            x.sample_type |= st::REGS_INTR;
-            x.sample_regs_intr = register_mask("-I", list)?;
-        }
-        if self.branch_any || !self.branch_filter.is_empty() {
-            x.sample_type |= st::BRANCH_STACK;
-            x.branch_sample_type = if self.branch_filter.is_empty() {
-                1 << 3
-            } else {
-                branch_mask(&self.branch_filter)?
-            };
-        }
-        Ok(x)
     }
 }
 

@@ -73,34 +73,13 @@ fn read(words: &[OsString]) -> anyhow::Result<Line> {
                 }
                 continue;
             }
-            "-i" | "--input" => Ok(Change::Input(value("input")?.into())),
-            _ if name.starts_with("-i") && !name.starts_with("--") => {
-                Ok(Change::Input(name[2..].into()))
-            }
-            "-s" | "--sort" => SortKey::parse_list(&value("sort")?)
-                .map(Change::Keys)
-                .map_err(|k| format!("--sort {k}: perfz's own table sorts by comm, dso and sym")),
-            "--percent-limit" => {
-                let p = value("percent-limit")?.parse();
-                Ok(Change::PercentLimit(
-                    p.context("--percent-limit: a percentage, e.g. 0.5")?,
-                ))
-            }
-            "--stdio" => Ok(Change::None),
-            "--children" => Ok(Change::Children(true)),
-            "--no-children" => Ok(Change::Children(false)),
-            "--latency" => Ok(Change::Latency),
             _ if !name.starts_with('-') && std::path::Path::new(w).is_file() => {
                 // perfz's habit, `perfz report FILE` (perf would take the
                 // word for a symbol filter).
                 said.insert(0, "-i".into());
                 Ok(Change::Input(w.into()))
             }
-            _ => Err(format!(
-                "{name}: perfz's own table honours -i, --stdio, --sort comm,dso,sym, --children, \
-                 --no-children, --latency and --percent-limit; perf report has the rest (Debian, Ubuntu: \
-                 apt-get install linux-perf)"
-            )),
+            _ => own_change(name, &mut value)?,
         };
         line.for_perf.extend(said);
         match (&mut line.own, change) {
@@ -110,6 +89,38 @@ fn read(words: &[OsString]) -> anyhow::Result<Line> {
         }
     }
     Ok(line)
+}
+
+/// What option `name` changes in the own table (`value` reads its
+/// value), or why the own table cannot honour it.
+fn own_change(
+    name: &str,
+    value: &mut impl FnMut(&str) -> anyhow::Result<String>,
+) -> anyhow::Result<Result<Change, String>> {
+    Ok(match name {
+        "-i" | "--input" => Ok(Change::Input(value("input")?.into())),
+        _ if name.starts_with("-i") && !name.starts_with("--") => {
+            Ok(Change::Input(name[2..].into()))
+        }
+        "-s" | "--sort" => SortKey::parse_list(&value("sort")?)
+            .map(Change::Keys)
+            .map_err(|k| format!("--sort {k}: perfz's own table sorts by comm, dso and sym")),
+        "--percent-limit" => {
+            let p = value("percent-limit")?.parse();
+            Ok(Change::PercentLimit(
+                p.context("--percent-limit: a percentage, e.g. 0.5")?,
+            ))
+        }
+        "--stdio" => Ok(Change::None),
+        "--children" => Ok(Change::Children(true)),
+        "--no-children" => Ok(Change::Children(false)),
+        "--latency" => Ok(Change::Latency),
+        _ => Err(format!(
+            "{name}: perfz's own table honours -i, --stdio, --sort comm,dso,sym, --children, \
+             --no-children, --latency and --percent-limit; perf report has the rest (Debian, Ubuntu: \
+             apt-get install linux-perf)"
+        )),
+    })
 }
 
 /// What one option changes in the own table.

@@ -92,21 +92,9 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     let member = ev.group.is_some_and(|g| !g.leader);
     let sample_read = ev.group.is_some_and(|g| g.sample_read);
     let mut fl = flags::SAMPLE_ID_ALL | modifier_flags(ev, member);
-    let sampling = match ev.sampling {
-        Some(s) if !ev.sampling_is_default || !o.sampling_explicit => s,
-        _ => o.sampling,
-    };
-    match sampling {
-        // In a leader-sampling group the members do not sample.
-        _ if member && sample_read => sample_type |= st::PERIOD,
-        Sampling::Frequency(hz) => {
-            // -n: no samples (perf zeroes the period; freq stays).
-            a.set_u64(16, if o.extra.no_samples { 0 } else { hz });
-            fl |= flags::FREQ;
-            sample_type |= st::PERIOD;
-        }
-        Sampling::Period(p) => a.set_u64(16, if o.extra.no_samples { 0 } else { p }),
-    }
+    let (sampling_type, sampling_flags) = set_sampling(&mut a, ev, o, (member, sample_read));
+    sample_type |= sampling_type;
+    fl |= sampling_flags;
     if ev.tracepoint.is_some() {
         // perf's tracepoint defaults: the raw payload, its CPU and period.
         sample_type |= st::RAW | st::CPU | st::PERIOD;
@@ -117,18 +105,7 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     let (cg_sample_type, cg_flags) = set_call_graph(&mut a, o.call_graph);
     sample_type |= cg_sample_type;
     fl |= cg_flags;
-    // IDENTIFIER names the event where the samples carry it (as perf's
-    // evsel__set_sample_id: one or the other).
-    if o.with_id && o.extra.sample_type & st::IDENTIFIER == 0 {
-        sample_type |= st::ID;
-    }
-    if o.with_cpu {
-        sample_type |= st::CPU;
-    }
-    if o.with_period {
-        sample_type |= st::PERIOD;
-    }
-    sample_type |= o.extra.sample_type;
+    sample_type |= options_sample_type(o);
     fl = add_extra(&mut a, o, fl);
     fl |= off_cpu_flags(ev, o);
     a.set_u64(24, sample_type);
@@ -154,6 +131,54 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     a.set_u64(40, fl);
     apply_terms(&mut a, ev, o, tracking);
     a
+}
+
+/// `ev`'s sampling (its own, or the options' where it has none or only
+/// the default while `-c`/`-F` was given) set in `a`: the period or
+/// frequency (0 with `-n`). Returns the sample type and flag bits it adds;
+/// `member`, `sample_read`: a member of a leader-sampling group, which does
+/// not sample.
+fn set_sampling(
+    a: &mut Attr,
+    ev: &EventSpec,
+    o: &AttrOptions,
+    (member, sample_read): (bool, bool),
+) -> (u64, u64) {
+    let sampling = match ev.sampling {
+        Some(s) if !ev.sampling_is_default || !o.sampling_explicit => s,
+        _ => o.sampling,
+    };
+    match sampling {
+        // In a leader-sampling group the members do not sample.
+        _ if member && sample_read => (st::PERIOD, 0),
+        Sampling::Frequency(hz) => {
+            // -n: no samples (perf zeroes the period; freq stays).
+            a.set_u64(16, if o.extra.no_samples { 0 } else { hz });
+            (st::PERIOD, flags::FREQ)
+        }
+        Sampling::Period(p) => {
+            a.set_u64(16, if o.extra.no_samples { 0 } else { p });
+            (0, 0)
+        }
+    }
+}
+
+/// The sample type bits the options add to every event: its id, CPU and
+/// period where asked, and the extra bits.
+fn options_sample_type(o: &AttrOptions) -> u64 {
+    let mut sample_type = 0;
+    // IDENTIFIER names the event where the samples carry it (as perf's
+    // evsel__set_sample_id: one or the other).
+    if o.with_id && o.extra.sample_type & st::IDENTIFIER == 0 {
+        sample_type |= st::ID;
+    }
+    if o.with_cpu {
+        sample_type |= st::CPU;
+    }
+    if o.with_period {
+        sample_type |= st::PERIOD;
+    }
+    sample_type | o.extra.sample_type
 }
 
 /// Whether the events' samples (with a tracking `dummy` after them, where
@@ -348,34 +373,7 @@ fn set_call_graph(a: &mut Attr, cg: CallGraph) -> (u64, u64) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn perfs_default_attr_for_cpu_clock_with_g() {
-        // perf record -e cpu-clock -F 999 -g -- cmd  (format notes 2.3)
-        let ev = EventSpec::parse("cpu-clock").unwrap();
-        let o = AttrOptions {
-            sampling: Sampling::Frequency(999),
-            call_graph: CallGraph::FramePointer,
-            with_id: false,
-            with_cpu: false,
-            inherit: true,
-            enable_on_exec: true,
-            switch_events: false,
-            build_id: false,
-            sampling_explicit: true,
-            clockid: None,
-            with_period: false,
-            extra: ExtraAttr::default(),
-        };
-        let a = build_attr(&ev, &o, true);
-        assert_eq!(a.sample_type(), 0x127);
-        assert_eq!(a.read_format(), 0x14);
-        assert_eq!(a.flags(), 0x61943703);
-        assert_eq!(a.raw.len(), 128);
-    }
-}
+mod tests;
 
 #[cfg(test)]
 mod terms_tests;

@@ -1,36 +1,42 @@
 //! Generic hardware cache events by name (L1-dcache-load-misses, ...), as
 //! perf's tools/perf/util/parse-events.c spells them.
 
+/// The caches by their names, with their number.
+const CACHES: &[(&[&str], u64)] = &[
+    (&["L1-dcache", "l1-d", "l1d", "L1-data"], 0),
+    (&["L1-icache", "l1-i", "l1i", "L1-instruction"], 1),
+    (&["LLC", "L2"], 2),
+    (&["dTLB", "d-tlb", "Data-TLB"], 3),
+    (&["iTLB", "i-tlb", "Instruction-TLB"], 4),
+    (&["branch", "branches", "bpu", "btb", "bpc"], 5),
+    (&["node"], 6),
+];
+
+/// The operations by their names, with their number.
+const OPS: &[(&[&str], u64)] = &[
+    (&["load", "loads", "read"], 0),
+    (&["store", "stores", "write"], 1),
+    (
+        &[
+            "prefetch",
+            "prefetches",
+            "speculative-read",
+            "speculative-load",
+        ],
+        2,
+    ),
+];
+
+/// The results by their names, with their number.
+const RESULTS: &[(&[&str], u64)] = &[
+    (&["refs", "Reference", "ops", "access", "accesses"], 0),
+    (&["misses", "miss"], 1),
+];
+
 /// perf's generic cache events: `<cache>-<op>[-<result>]`, e.g.
 /// `L1-dcache-load-misses`, `LLC-loads`, `dTLB-store-misses`,
 /// `branch-load-misses`: config = cache | op << 8 | result << 16.
 pub fn cache_event(s: &str) -> Option<u64> {
-    const CACHES: &[(&[&str], u64)] = &[
-        (&["L1-dcache", "l1-d", "l1d", "L1-data"], 0),
-        (&["L1-icache", "l1-i", "l1i", "L1-instruction"], 1),
-        (&["LLC", "L2"], 2),
-        (&["dTLB", "d-tlb", "Data-TLB"], 3),
-        (&["iTLB", "i-tlb", "Instruction-TLB"], 4),
-        (&["branch", "branches", "bpu", "btb", "bpc"], 5),
-        (&["node"], 6),
-    ];
-    const OPS: &[(&[&str], u64)] = &[
-        (&["load", "loads", "read"], 0),
-        (&["store", "stores", "write"], 1),
-        (
-            &[
-                "prefetch",
-                "prefetches",
-                "speculative-read",
-                "speculative-load",
-            ],
-            2,
-        ),
-    ];
-    const RESULTS: &[(&[&str], u64)] = &[
-        (&["refs", "Reference", "ops", "access", "accesses"], 0),
-        (&["misses", "miss"], 1),
-    ];
     let find = |t: &[(&[&str], u64)], w: &str| {
         t.iter()
             .find(|(names, _)| names.iter().any(|n| n.eq_ignore_ascii_case(w)))

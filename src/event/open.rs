@@ -103,39 +103,55 @@ fn probe(
                 Ok(_) => break attr,
                 Err(e) => e,
             };
-            let errno = e.raw_os_error();
-            // perf falls back from cycles alone (its default event); any
-            // other event named and refused is an error, as perf's.
-            let cycles = ev.type_ == crate::format::attr::TYPE_HARDWARE && ev.config == 0;
-            if cycles && matches!(errno, Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV)) {
-                let fb = ev.software_fallback();
-                notes.push(format!(
-                    "hardware counters are not available here ({} refused: {e}); recording the software event {} instead",
-                    ev.name, fb.name
-                ));
-                *ev = fb;
-            } else if !ev.exclude_kernel && matches!(errno, Some(libc::EACCES | libc::EPERM)) {
-                let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-                    .unwrap_or_default();
-                notes.push(format!(
-                    "kernel profiling is not permitted here (perf_event_paranoid = {}); recording user space only, as {}:u",
-                    paranoid.trim(),
-                    ev.name
-                ));
-                ev.exclude_kernel = true;
-                ev.name = format!("{}:u", ev.name);
-            } else if i == tracker && opts.build_id && errno == Some(libc::EINVAL) {
-                // Kernels before 5.12 know no build-id MMAP2.
-                opts.build_id = false;
-                notes
-                    .push("this kernel cannot put build ids into MMAP2 records; recording without");
-            } else {
+            if !fall_back(ev, &e, i == tracker, &mut opts, notes) {
                 break attr; // reported with context below
             }
         };
         attrs.push(attr);
     }
     (specs, attrs)
+}
+
+/// The fallback for `ev`'s attr, refused with `e` (`tracker`: the event
+/// tracking the side band), with a note: a refused `cycles` becomes its
+/// software event, kernel sampling not permitted becomes `:u`, build-id
+/// MMAP2 records unknown go off (in `opts`). False where none applies.
+fn fall_back(
+    ev: &mut EventSpec,
+    e: &io::Error,
+    tracker: bool,
+    opts: &mut AttrOptions,
+    notes: &mut Notes,
+) -> bool {
+    let errno = e.raw_os_error();
+    // perf falls back from cycles alone (its default event); any
+    // other event named and refused is an error, as perf's.
+    let cycles = ev.type_ == crate::format::attr::TYPE_HARDWARE && ev.config == 0;
+    if cycles && matches!(errno, Some(libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV)) {
+        let fb = ev.software_fallback();
+        notes.push(format!(
+            "hardware counters are not available here ({} refused: {e}); recording the software event {} instead",
+            ev.name, fb.name
+        ));
+        *ev = fb;
+    } else if !ev.exclude_kernel && matches!(errno, Some(libc::EACCES | libc::EPERM)) {
+        let paranoid =
+            std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+        notes.push(format!(
+            "kernel profiling is not permitted here (perf_event_paranoid = {}); recording user space only, as {}:u",
+            paranoid.trim(),
+            ev.name
+        ));
+        ev.exclude_kernel = true;
+        ev.name = format!("{}:u", ev.name);
+    } else if tracker && opts.build_id && errno == Some(libc::EINVAL) {
+        // Kernels before 5.12 know no build-id MMAP2.
+        opts.build_id = false;
+        notes.push("this kernel cannot put build ids into MMAP2 records; recording without");
+    } else {
+        return false;
+    }
+    true
 }
 
 /// Each ring: its CPU key, and the (pid, cpu) pairs writing into it.
@@ -226,60 +242,78 @@ impl EventSet {
         let waits = tracking_dummy.then_some(sampling_waits);
         let (specs, attrs) = probe(events, *opts, waits, rings_of[0].1[0], &mut notes);
         // Each attr's ids are gathered as its fds open.
-        let mut entries: Vec<AttrEntry> = attrs
+        let entries: Vec<AttrEntry> = attrs
             .iter()
             .zip(&specs)
             .map(|(a, s)| AttrEntry::new(a.clone(), Some(s.name.clone())))
             .collect();
-        let mut fds: Vec<EventFd> = Vec::new();
-        let mut rings = Vec::new();
-        let requested = pages;
-        let mut pages = pages;
         let group_leader = group_leaders(&specs);
         let cgroups = cgroup_dirs(&specs)?;
-        for (key, tasks) in &rings_of {
-            let mut leader: Option<usize> = None;
-            // (attr index, pid, cpu) -> index in fds, for group leaders.
-            let mut opened: std::collections::HashMap<(usize, i32, i32), usize> =
-                std::collections::HashMap::new();
-            for (ai, attr) in attrs.iter().enumerate() {
-                let dummy = tracking_dummy && ai == attrs.len() - 1;
-                if !dummy && sampling_cpus.as_ref().is_some_and(|c| !c.contains(key)) {
-                    continue;
-                }
-                for &(pid, cpu) in tasks {
-                    let group_fd = group_leader[ai]
-                        .and_then(|l| opened.get(&(l, pid, cpu)))
-                        .map_or(-1, |&i| fds[i].fd.as_raw_fd());
-                    let fd = open_fd(attr, &specs[ai], (pid, cpu), group_fd, cgroups[ai].as_ref())?;
-                    let id = sys::id(&fd)?;
-                    entries[ai].ids.push(id);
-                    opened.insert((ai, pid, cpu), fds.len());
-                    match leader {
-                        None => {
-                            rings.push((*key, map_ring(&fd, &mut pages, cpu)?));
-                            leader = Some(fds.len());
-                        }
-                        Some(l) => sys::set_output(&fd, &fds[l].fd)?,
-                    }
-                    fds.push(EventFd {
-                        fd,
-                        attr_index: ai,
-                        id,
-                        ring: rings.len() - 1,
-                    });
-                }
-            }
-        }
-        notes.extend(smaller_rings(requested, pages));
-        Ok(EventSet {
+        let mut set = EventSet {
             attrs: entries,
             tracking_dummy,
-            fds,
-            rings,
+            fds: Vec::new(),
+            rings: Vec::new(),
             pages,
             notes,
-        })
+        };
+        for (key, tasks) in &rings_of {
+            set.open_ring(
+                (*key, tasks),
+                (&attrs, &specs),
+                (&group_leader, &cgroups),
+                sampling_cpus.as_deref(),
+            )?;
+        }
+        set.notes.extend(smaller_rings(pages, set.pages));
+        Ok(set)
+    }
+
+    /// Opens every event's fds for `tasks`, the (pid, cpu) pairs writing
+    /// into the ring of CPU key `key`: the first fd maps the ring (halved
+    /// while locked memory refuses it), the others write into it. Each
+    /// attr comes with its group leader's index and its cgroup; the
+    /// sampling events skip CPUs not in `sampling_cpus`.
+    fn open_ring(
+        &mut self,
+        (key, tasks): (u32, &[(i32, i32)]),
+        (attrs, specs): (&[Attr], &[EventSpec]),
+        (group_leader, cgroups): (&[Option<usize>], &[Option<std::fs::File>]),
+        sampling_cpus: Option<&[u32]>,
+    ) -> Result<(), OpenError> {
+        let mut leader: Option<usize> = None;
+        // (attr index, pid, cpu) -> index in fds, for group leaders.
+        let mut opened: std::collections::HashMap<(usize, i32, i32), usize> =
+            std::collections::HashMap::new();
+        for (ai, attr) in attrs.iter().enumerate() {
+            let dummy = self.tracking_dummy && ai == attrs.len() - 1;
+            if !dummy && sampling_cpus.is_some_and(|c| !c.contains(&key)) {
+                continue;
+            }
+            for &(pid, cpu) in tasks {
+                let group_fd = group_leader[ai]
+                    .and_then(|l| opened.get(&(l, pid, cpu)))
+                    .map_or(-1, |&i| self.fds[i].fd.as_raw_fd());
+                let fd = open_fd(attr, &specs[ai], (pid, cpu), group_fd, cgroups[ai].as_ref())?;
+                let id = sys::id(&fd)?;
+                self.attrs[ai].ids.push(id);
+                opened.insert((ai, pid, cpu), self.fds.len());
+                match leader {
+                    None => {
+                        self.rings.push((key, map_ring(&fd, &mut self.pages, cpu)?));
+                        leader = Some(self.fds.len());
+                    }
+                    Some(l) => sys::set_output(&fd, &self.fds[l].fd)?,
+                }
+                self.fds.push(EventFd {
+                    fd,
+                    attr_index: ai,
+                    id,
+                    ring: self.rings.len() - 1,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Enables every fd (`PERF_EVENT_IOC_ENABLE`).

@@ -12,15 +12,16 @@
 
 use std::io::Read;
 
-use perfz_codecs::{AnyDecoder, Decoder};
+use perfz_codecs::AnyDecoder;
 
-use super::compressed2;
 use super::endian::Endian;
 use super::feature::CompressedInfo;
 use super::record::{Record, RecordHeader, RecordType};
 use super::FormatError;
 
 mod ahead;
+mod decode;
+mod payload;
 
 /// Slack allowed on top of the declared `mmap_len` when decoding one record:
 /// what may be left over from the previous record.
@@ -189,6 +190,8 @@ impl RecordStream {
         }
     }
 
+    /// Reads the next outer record into `outer` (and what follows it),
+    /// decoding it into `inner` where it is compressed.
     fn read_outer(&mut self, codec: Option<&CompressedInfo>) -> Result<bool, FormatError> {
         if self.end.is_some_and(|end| self.pos >= end) {
             return self.finish();
@@ -208,6 +211,34 @@ impl RecordStream {
         if h.type_ == RecordType::COMPRESSED2 {
             h.size = self.compressed2_size(h, offset)?;
         }
+        self.check_header(h, offset)?;
+        let size = h.size as usize;
+        // The header (and a COMPRESSED2's data_size) is in `outer` already.
+        let have = self.outer.len().min(size);
+        let got = self.fill(have, size)? + have;
+        if got < size {
+            return Err(FormatError::Truncated {
+                offset,
+                what: format!(
+                    "{} record of {size} bytes: the file ends after {}",
+                    h.type_, got
+                ),
+            });
+        }
+        self.pos = offset + size as u64;
+        self.outer_offset = offset;
+        self.payload_after(h, offset)?;
+        if h.type_.is_compressed() && !self.raw {
+            self.decode(h, codec, offset)?;
+        }
+        self.cur = (false, 0, h);
+        Ok(true)
+    }
+
+    /// Checks the outer record header `h` read at `offset`: at least its own
+    /// size, a record type where a pipe may end in other bytes, and within
+    /// the data section.
+    fn check_header(&self, h: RecordHeader, offset: u64) -> Result<(), FormatError> {
         let size = h.size as usize;
         if size < RecordHeader::SIZE {
             return Err(FormatError::invalid(
@@ -235,115 +266,7 @@ impl RecordStream {
                 });
             }
         }
-        // The header (and a COMPRESSED2's data_size) is in `outer` already.
-        let have = self.outer.len().min(size);
-        let got = self.fill(have, size)? + have;
-        if got < size {
-            return Err(FormatError::Truncated {
-                offset,
-                what: format!(
-                    "{} record of {size} bytes: the file ends after {}",
-                    h.type_, got
-                ),
-            });
-        }
-        self.pos = offset + size as u64;
-        self.outer_offset = offset;
-        self.payload_after(h, offset)?;
-        if h.type_.is_compressed() && !self.raw {
-            self.decode(h, codec, offset)?;
-        }
-        self.cur = (false, 0, h);
-        Ok(true)
-    }
-
-    /// Reads what follows a record outside its header's size: the tracing
-    /// data of HEADER_TRACING_DATA (12 bytes in perf before 4.x, 16 since),
-    /// kept aside, and the AUX trace of AUXTRACE, kept in the record's bytes
-    /// so that it travels with it.
-    fn payload_after(&mut self, h: RecordHeader, offset: u64) -> Result<(), FormatError> {
-        let size = h.size as usize;
-        if h.type_ == RecordType::AUXTRACE && size >= 16 {
-            let n = self.endian.u64(self.outer[8..16].try_into().unwrap());
-            if n > MAX_AUXTRACE || n % 8 != 0 {
-                return Err(FormatError::invalid(
-                    offset + 8,
-                    format!("AUXTRACE of {n} bytes of trace"),
-                ));
-            }
-            if let Some(end) = self.end {
-                if offset + (size as u64) + n > end {
-                    return Err(FormatError::Truncated {
-                        offset,
-                        what: format!("AUXTRACE trace of {n} bytes runs past the end of the data section at {end:#x}"),
-                    });
-                }
-            }
-            let got = self.fill(size, size + n as usize)?;
-            if got < n as usize {
-                return Err(FormatError::Truncated {
-                    offset,
-                    what: format!("AUXTRACE trace: {got} of {n} bytes"),
-                });
-            }
-            self.pos += n;
-        }
-        if h.type_ == RecordType::HEADER_TRACING_DATA && (size == 12 || size == 16) {
-            // Its payload follows the record (perf skips it the same way).
-            let n = self.endian.u32(self.outer[8..12].try_into().unwrap()) as usize;
-            if self.endian == super::endian::Endian::Big || n > 64 << 20 {
-                return Err(FormatError::invalid(
-                    offset + 8,
-                    format!("tracing data of {n} bytes"),
-                ));
-            }
-            let got = self.fill(size, size + n)?;
-            if got < n {
-                return Err(FormatError::Truncated {
-                    offset,
-                    what: format!("tracing data: {got} of {n} bytes"),
-                });
-            }
-            // The record stays its own bytes; its payload is kept aside.
-            self.tracing_data = self.outer.split_off(size);
-            self.pos += n as u64;
-        }
         Ok(())
-    }
-
-    /// The true size of the COMPRESSED2 record whose header `h` is in
-    /// `outer` (reading its data_size after it), written back into the
-    /// header and data_size there: a record of perf's first COMPRESSED2
-    /// writer reads as the record it meant to write ([`compressed2`]).
-    fn compressed2_size(&mut self, h: RecordHeader, offset: u64) -> Result<u16, FormatError> {
-        let got = self.fill(8, compressed2::PREFIX)?;
-        if got < 8 {
-            return Err(FormatError::Truncated {
-                offset,
-                what: "COMPRESSED2 record without its data_size".into(),
-            });
-        }
-        let data_size = self.endian.u64(self.outer[8..16].try_into().unwrap());
-        let (extent, payload) =
-            compressed2::extent(h.size as usize, data_size).ok_or_else(|| {
-                FormatError::invalid(
-                    offset,
-                    format!(
-                        "COMPRESSED2 record of size {} with data_size {data_size}: no record is that",
-                        h.size
-                    ),
-                )
-            })?;
-        let extent16 = u16::try_from(extent).expect("an extent fits the u16 it came from");
-        let (size_bytes, data_size_bytes) = match self.endian {
-            super::endian::Endian::Little => {
-                (extent16.to_le_bytes(), (payload as u64).to_le_bytes())
-            }
-            super::endian::Endian::Big => (extent16.to_be_bytes(), (payload as u64).to_be_bytes()),
-        };
-        self.outer[6..8].copy_from_slice(&size_bytes);
-        self.outer[8..16].copy_from_slice(&data_size_bytes);
-        Ok(extent16)
     }
 
     /// The end of the stream. Decompressed bytes left over are the start of
@@ -354,75 +277,4 @@ impl RecordStream {
         self.cut_off = self.inner.len();
         Ok(false)
     }
-
-    /// Feeds `payload` (a COMPRESSED record's) to the stream's decoder and
-    /// drops what it decodes: the decoder then holds the history a stream
-    /// that goes on from another file needs (perf's broken `-z
-    /// --switch-output` files).
-    pub fn prime(&mut self, info: &CompressedInfo, payload: &[u8]) -> Result<(), FormatError> {
-        let (dec, limit) = decoder_for(&mut self.decoder, Some(info), 0)?;
-        let mut scratch = Vec::new();
-        dec.decompress(payload, &mut scratch, *limit)
-            .map_err(|err| FormatError::Codec { offset: 0, err })?;
-        Ok(())
-    }
-
-    fn decode(
-        &mut self,
-        h: RecordHeader,
-        codec: Option<&CompressedInfo>,
-        offset: u64,
-    ) -> Result<(), FormatError> {
-        let payload = if h.type_ == RecordType::COMPRESSED {
-            &self.outer[8..]
-        } else {
-            // COMPRESSED2: u64 data_size, data, zero padding to 8 bytes.
-            let b = self
-                .outer
-                .get(8..16)
-                .ok_or_else(|| FormatError::Truncated {
-                    offset,
-                    what: "COMPRESSED2 record without its data_size".into(),
-                })?;
-            let n = self.endian.u64(b.try_into().unwrap());
-            if n > (self.outer.len() - 16) as u64 {
-                return Err(FormatError::invalid(
-                    offset,
-                    format!("COMPRESSED2 data_size {n} exceeds the record"),
-                ));
-            }
-            &self.outer[16..16 + n as usize]
-        };
-        let (dec, limit) = decoder_for(&mut self.decoder, codec, offset)?;
-        dec.decompress(payload, &mut self.inner, *limit)
-            .map_err(|err| FormatError::Codec { offset, err })?;
-        Ok(())
-    }
-}
-
-/// The stream's decoder, made at the first COMPRESSED record from the
-/// file's HEADER_COMPRESSED.
-fn decoder_for<'a>(
-    slot: &'a mut Option<(AnyDecoder, usize)>,
-    codec: Option<&CompressedInfo>,
-    offset: u64,
-) -> Result<&'a mut (AnyDecoder, usize), FormatError> {
-    if slot.is_none() {
-        let info = codec.ok_or_else(|| {
-            FormatError::invalid(offset, "COMPRESSED record, but the file has no HEADER_COMPRESSED feature saying how it was compressed")
-        })?;
-        if info.mmap_len == 0 || info.mmap_len > MAX_MMAP_LEN {
-            return Err(FormatError::invalid(
-                offset,
-                format!(
-                    "HEADER_COMPRESSED declares mmap_len {} (perfz accepts 1..={MAX_MMAP_LEN}); the header is corrupt",
-                    info.mmap_len
-                ),
-            ));
-        }
-        let dec = AnyDecoder::for_id(info.codec_id())
-            .map_err(|err| FormatError::Codec { offset, err })?;
-        *slot = Some((dec, info.mmap_len as usize + DECODE_MARGIN));
-    }
-    Ok(slot.as_mut().expect("set above"))
 }

@@ -189,6 +189,20 @@ impl Lz4Decoder {
             feed.ready = self.at;
         }
     }
+
+    /// Drops what the frame decoder has read and appends `src` to its input.
+    #[inline]
+    fn take_input(&mut self, src: &[u8]) {
+        let feed = self.dec.get_mut();
+        let gone = feed.pos;
+        if gone > 0 {
+            feed.buf.drain(..gone);
+            feed.pos = 0;
+            feed.ready -= gone;
+            self.at -= gone;
+        }
+        feed.buf.extend_from_slice(src);
+    }
 }
 
 impl Default for Lz4Decoder {
@@ -199,18 +213,7 @@ impl Default for Lz4Decoder {
 
 impl Decoder for Lz4Decoder {
     fn decompress(&mut self, src: &[u8], dst: &mut Vec<u8>, limit: usize) -> Result<usize, Error> {
-        {
-            // Drop what the frame decoder has read.
-            let feed = self.dec.get_mut();
-            let gone = feed.pos;
-            if gone > 0 {
-                feed.buf.drain(..gone);
-                feed.pos = 0;
-                feed.ready -= gone;
-                self.at -= gone;
-            }
-            feed.buf.extend_from_slice(src);
-        }
+        self.take_input(src);
         let start = dst.len();
         let fail = |dst: &mut Vec<u8>, e: Error| {
             dst.truncate(start);

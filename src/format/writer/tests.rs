@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::format::{AttrEntry, CompressedInfo, PerfReader, RecordType};
-use std::io::{Cursor, Read};
+use std::io::Cursor;
 
 /// A file under a size limit: writes past it fail with EFBIG after
 /// writing what fits, as write(2) does under RLIMIT_FSIZE.
@@ -30,6 +30,28 @@ impl Seek for Limited {
     }
 }
 
+/// The perf 6.1 fixture plain-sysw.data: its attrs, its features and
+/// the bytes of its data section.
+fn plain_sysw() -> (Vec<AttrEntry>, FeatureSet, Vec<u8>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/perf61/plain-sysw.data");
+    let r = PerfReader::open(&path).unwrap();
+    let h = r.meta.header.clone().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let data = bytes[h.data.offset as usize..h.data.end().unwrap() as usize].to_vec();
+    (r.meta.attrs.clone(), r.meta.features.clone(), data)
+}
+
+/// `out` read back to its end: the reader, and the samples it read.
+fn read_back(out: Vec<u8>) -> (PerfReader, u64) {
+    let mut back = PerfReader::from_bytes(out).unwrap();
+    let mut kept = 0;
+    while let Some((rec, _)) = back.next_record().unwrap() {
+        kept += (rec.header.type_ == RecordType::SAMPLE) as u64;
+    }
+    (back, kept)
+}
+
 /// A perf 6.1 recording's records written one by one into a file whose
 /// limit lets the last whole record end just short of it: the feature
 /// table does not fit after the data, and finishing cuts the data back
@@ -38,17 +60,8 @@ impl Seek for Limited {
 /// checkpoint: nothing after it).
 #[test]
 fn a_feature_table_without_room_costs_the_last_records_not_all() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/perf61/plain-sysw.data");
-    let r = PerfReader::open(&path).unwrap();
-    let (attrs, features) = (r.meta.attrs.clone(), r.meta.features.clone());
-    let h = r.meta.header.clone().unwrap();
-    let mut bytes = Vec::new();
-    std::fs::File::open(&path)
-        .unwrap()
-        .read_to_end(&mut bytes)
-        .unwrap();
-    let data = &bytes[h.data.offset as usize..h.data.end().unwrap() as usize];
+    let (attrs, features, data) = plain_sysw();
+    let data = &data[..];
     let (table, _) = feature_block(&features, 0);
     for plain in [false, true] {
         let mut fw = FileWriter::new(
@@ -91,11 +104,7 @@ fn a_feature_table_without_room_costs_the_last_records_not_all() {
         }
         let out = done.unwrap().c.into_inner();
         assert!(out.len() as u64 <= limit);
-        let mut back = PerfReader::from_bytes(out).unwrap();
-        let mut kept = 0;
-        while let Some((rec, _)) = back.next_record().unwrap() {
-            kept += (rec.header.type_ == RecordType::SAMPLE) as u64;
-        }
+        let (back, kept) = read_back(out);
         assert!(
             kept > 0 && kept <= samples,
             "{kept} of {samples} samples kept"
@@ -130,14 +139,9 @@ fn written(attrs: &[AttrEntry], data: &[u8]) -> (FileWriter<Limited>, Vec<u64>, 
 /// header still said `data.size = 0`, which perf 6.1 reads as no data.
 #[test]
 fn without_room_for_any_table_the_records_stay_with_what_reading_needs() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/perf61/plain-sysw.data");
-    let r = PerfReader::open(&path).unwrap();
-    let (attrs, features) = (r.meta.attrs.clone(), r.meta.features.clone());
+    let (attrs, features, data) = plain_sysw();
+    let data = &data[..];
     assert!(features.compressed().unwrap().is_none());
-    let h = r.meta.header.clone().unwrap();
-    let bytes = std::fs::read(&path).unwrap();
-    let data = &bytes[h.data.offset as usize..h.data.end().unwrap() as usize];
     let compressed = features.with_compressed(Some(CompressedInfo {
         version: 0,
         codec: 1,
@@ -181,12 +185,8 @@ fn without_room_for_any_table_the_records_stay_with_what_reading_needs() {
             &data[..size as usize],
             "the records kept are the records written"
         );
-        let mut back = PerfReader::from_bytes(out).unwrap();
+        let (back, kept) = read_back(out);
         assert_eq!(back.meta.header.as_ref().unwrap().data.size, size);
-        let mut kept = 0;
-        while let Some((rec, _)) = back.next_record().unwrap() {
-            kept += (rec.header.type_ == RecordType::SAMPLE) as u64;
-        }
         assert_eq!(
             kept,
             sample_ends.iter().filter(|&&e| e <= size).count() as u64

@@ -120,8 +120,9 @@ fn numa_nodes_with_memory_and_cpus() {
     assert_eq!(numa_topology(t.path()), None);
 }
 
-#[test]
-fn caches_deduplicated_and_sorted_by_level() {
+/// A sysfs tree of two CPUs, each with its own L1 data and instruction
+/// and L2 caches, and one L3 they share.
+fn two_cpu_caches() -> tempfile::TempDir {
     let mut files = vec![("devices/system/cpu/possible", "0-1\n")];
     let indexes = [
         ("index0", "1", "Data", "32K", "0"),
@@ -153,7 +154,12 @@ fn caches_deduplicated_and_sorted_by_level() {
             }
         }
     }
-    let t = tree(&files);
+    tree(&files)
+}
+
+#[test]
+fn caches_deduplicated_and_sorted_by_level() {
+    let t = two_cpu_caches();
     let b = caches(t.path()).unwrap();
     let mut at = 0;
     assert_eq!((u32_at(&b, &mut at), u32_at(&b, &mut at)), (1, 7));

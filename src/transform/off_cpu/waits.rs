@@ -237,78 +237,13 @@ impl Waits {
                 }
                 continue;
             }
-            match e {
-                Seen::Sample {
-                    pid,
-                    time,
-                    key,
-                    bytes,
-                    ..
-                } => {
-                    ended.seen += 1;
-                    th.pid = pid;
-                    let key = key.map(|h| (tid, h));
-                    let (bytes, key) = ended.keep_stack(key, bytes, (f, user_ip), known);
-                    th.sample(time, bytes, key);
-                }
-                Seen::Switch {
-                    pid,
-                    time,
-                    out: true,
-                    preempt,
-                    ..
-                } => {
-                    th.pid = pid;
-                    th.switch_out(time, preempt);
-                }
-                Seen::Switch { pid, time, .. } => {
-                    th.pid = pid;
-                    th.switch_in(time);
-                }
-                Seen::Task { time, exit, .. } => {
-                    for w in th.task(time, exit) {
-                        ended.spare.give(w.sample);
-                    }
-                }
-            }
+            ended.note(th, tid, e, (f, user_ip), known);
             ended.settle(th, f, user_ip, out);
         }
     }
 }
 
 impl WaitsEnded {
-    /// A switch-out sample of stack `key` (None: a stack of its own) and
-    /// its `bytes` (empty: its stack's sample stands for it): what its
-    /// wait keeps. The first sample of a stack is kept as the stack's
-    /// (and the stack noted in `known`); a later one's bytes go spare.
-    fn keep_stack(
-        &mut self,
-        key: Option<(u32, u64)>,
-        mut bytes: Vec<u8>,
-        (f, user_ip): (&Fields, bool),
-        known: &mut Vec<(u32, u64)>,
-    ) -> (Vec<u8>, Option<(u32, u64)>) {
-        let Some(k) = key else {
-            return (bytes, None);
-        };
-        if self.stacks.contains_key(&k) {
-            if bytes.capacity() > 0 {
-                self.spare.give(bytes);
-            }
-            return (Vec::new(), key);
-        }
-        if bytes.is_empty() || self.stacks.len() >= MAX_STACKS {
-            // No room for another stack: the wait is written alone.
-            return (bytes, None);
-        }
-        if user_ip {
-            user_frame_as_ip(&mut bytes, f);
-        }
-        self.stacks.insert(k, bytes);
-        known.push(k);
-        (Vec::new(), key)
-    }
-
     /// Writes the waits of `th` that are known (ended, and whether
     /// blocked), or adds them up.
     pub(super) fn settle(&mut self, th: &mut Thread, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
@@ -386,5 +321,6 @@ fn first_user_ip(s: &[u8], f: &Fields) -> Option<u64> {
     chain.next()
 }
 
+mod note;
 #[cfg(test)]
 mod tests;
