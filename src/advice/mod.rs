@@ -169,8 +169,10 @@ pub fn advise(used: &StackUse, timing: Option<RingTiming>, largest_loss: u64, mi
             "samples"
         };
         said.push(overflow(
-            (largest_loss, what),
-            (per_lost, per_sample),
+            largest_loss,
+            what,
+            per_lost,
+            per_sample,
             ring_bytes,
             smaller,
             &mut a,
@@ -246,8 +248,10 @@ fn stack_fit(
 /// ring's size is known. `largest_loss` records (`what` they were) of
 /// `per_lost` bytes each; a sample reserves `per_sample`.
 fn overflow(
-    (largest_loss, what): (u64, &str),
-    (per_lost, per_sample): (u64, u64),
+    largest_loss: u64,
+    what: &str,
+    per_lost: u64,
+    per_sample: u64,
     ring_bytes: Option<u64>,
     smaller: Option<u64>,
     a: &mut Advice,

@@ -92,7 +92,7 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
     let member = ev.group.is_some_and(|g| !g.leader);
     let sample_read = ev.group.is_some_and(|g| g.sample_read);
     let mut fl = flags::SAMPLE_ID_ALL | modifier_flags(ev, member);
-    let (sampling_type, sampling_flags) = set_sampling(&mut a, ev, o, (member, sample_read));
+    let (sampling_type, sampling_flags) = set_sampling(&mut a, ev, o, member && sample_read);
     sample_type |= sampling_type;
     fl |= sampling_flags;
     if ev.tracepoint.is_some() {
@@ -136,21 +136,16 @@ pub fn build_attr(ev: &EventSpec, o: &AttrOptions, tracking: bool) -> Attr {
 /// `ev`'s sampling (its own, or the options' where it has none or only
 /// the default while `-c`/`-F` was given) set in `a`: the period or
 /// frequency (0 with `-n`). Returns the sample type and flag bits it adds;
-/// `member`, `sample_read`: a member of a leader-sampling group, which does
-/// not sample.
-fn set_sampling(
-    a: &mut Attr,
-    ev: &EventSpec,
-    o: &AttrOptions,
-    (member, sample_read): (bool, bool),
-) -> (u64, u64) {
+/// `leader_samples`: a member of a leader-sampling group, which does not
+/// sample.
+fn set_sampling(a: &mut Attr, ev: &EventSpec, o: &AttrOptions, leader_samples: bool) -> (u64, u64) {
     let sampling = match ev.sampling {
         Some(s) if !ev.sampling_is_default || !o.sampling_explicit => s,
         _ => o.sampling,
     };
     match sampling {
         // In a leader-sampling group the members do not sample.
-        _ if member && sample_read => (st::PERIOD, 0),
+        _ if leader_samples => (st::PERIOD, 0),
         Sampling::Frequency(hz) => {
             // -n: no samples (perf zeroes the period; freq stays).
             a.set_u64(16, if o.extra.no_samples { 0 } else { hz });

@@ -214,6 +214,18 @@ fn map_ring(fd: &OwnedFd, pages: &mut usize, cpu: i32) -> Result<Ring, OpenError
     }
 }
 
+/// What every ring's fds are opened with: each event's attr and spec,
+/// its group leader's index and its cgroup, and the CPUs the sampling
+/// events are opened on (None: every CPU).
+#[derive(Clone, Copy)]
+struct Opening<'a> {
+    attrs: &'a [Attr],
+    specs: &'a [EventSpec],
+    group_leader: &'a [Option<usize>],
+    cgroups: &'a [Option<std::fs::File>],
+    sampling_cpus: Option<&'a [u32]>,
+}
+
 impl EventSet {
     /// Opens `events` for `pids` (-1 = any) on `cpus`: one ring per CPU
     /// that every task's events on that CPU write into; or, `per_thread`, one
@@ -257,13 +269,20 @@ impl EventSet {
             pages,
             notes,
         };
+        let opening = Opening {
+            attrs: &attrs,
+            specs: &specs,
+            group_leader: &group_leader,
+            cgroups: &cgroups,
+            sampling_cpus: sampling_cpus.as_deref(),
+        };
+        let mut gone = None;
         for (key, tasks) in &rings_of {
-            set.open_ring(
-                (*key, tasks),
-                (&attrs, &specs),
-                (&group_leader, &cgroups),
-                sampling_cpus.as_deref(),
-            )?;
+            set.open_ring(*key, tasks, &opening, &mut gone)?;
+        }
+        // Every task listed had exited: nothing to record.
+        if let Some(e) = gone.filter(|_| set.fds.is_empty()) {
+            return Err(e);
         }
         set.notes.extend(smaller_rings(pages, set.pages));
         Ok(set)
@@ -273,14 +292,22 @@ impl EventSet {
     /// into the ring of CPU key `key`: the first fd maps the ring (halved
     /// while locked memory refuses it), the others write into it. Each
     /// attr comes with its group leader's index and its cgroup; the
-    /// sampling events skip CPUs not in `sampling_cpus`.
+    /// sampling events skip CPUs not in `sampling_cpus`. A task gone since
+    /// it was listed is skipped, its error kept in `gone`.
     fn open_ring(
         &mut self,
-        (key, tasks): (u32, &[(i32, i32)]),
-        (attrs, specs): (&[Attr], &[EventSpec]),
-        (group_leader, cgroups): (&[Option<usize>], &[Option<std::fs::File>]),
-        sampling_cpus: Option<&[u32]>,
+        key: u32,
+        tasks: &[(i32, i32)],
+        how: &Opening<'_>,
+        gone: &mut Option<OpenError>,
     ) -> Result<(), OpenError> {
+        let Opening {
+            attrs,
+            specs,
+            group_leader,
+            cgroups,
+            sampling_cpus,
+        } = *how;
         let mut leader: Option<usize> = None;
         // (attr index, pid, cpu) -> index in fds, for group leaders.
         let mut opened: std::collections::HashMap<(usize, i32, i32), usize> =
@@ -294,7 +321,18 @@ impl EventSet {
                 let group_fd = group_leader[ai]
                     .and_then(|l| opened.get(&(l, pid, cpu)))
                     .map_or(-1, |&i| self.fds[i].fd.as_raw_fd());
-                let fd = open_fd(attr, &specs[ai], (pid, cpu), group_fd, cgroups[ai].as_ref())?;
+                let fd = match open_fd(attr, &specs[ai], (pid, cpu), group_fd, cgroups[ai].as_ref())
+                {
+                    Ok(fd) => fd,
+                    // A listed task (-p, -u) that exited since it was
+                    // listed is left out, as perf leaves out a missing
+                    // thread.
+                    Err(e) if pid > 0 && e.no_such_process() => {
+                        gone.get_or_insert(e);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
                 let id = sys::id(&fd)?;
                 self.attrs[ai].ids.push(id);
                 opened.insert((ai, pid, cpu), self.fds.len());

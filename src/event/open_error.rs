@@ -67,3 +67,10 @@ pub enum OpenError {
     #[error("{0}")]
     Io(#[from] io::Error),
 }
+
+impl OpenError {
+    /// perf_event_open(2) said the task is gone (ESRCH).
+    pub fn no_such_process(&self) -> bool {
+        matches!(self, OpenError::Open { err, .. } if err.raw_os_error() == Some(libc::ESRCH))
+    }
+}

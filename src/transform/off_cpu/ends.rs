@@ -15,7 +15,7 @@ impl Waits {
     /// threads gone a while are forgotten. At the end every wait still
     /// open is written up to the end, and each thread there at the start
     /// and never seen is written off CPU from the start to the end.
-    pub(super) fn sweep(&mut self, all: bool, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
+    pub(super) fn sweep(&mut self, all: bool, f: &Fields, out: &mut Vec<u8>) {
         let end = self.latest;
         let upto = if all {
             u64::MAX
@@ -35,7 +35,7 @@ impl Waits {
             }
             if all {
                 th.close_open(end);
-                ended.settle(th, f, user_ip, out);
+                ended.settle(th, f, out);
             }
             let keep = all
                 || th

@@ -66,6 +66,8 @@ pub(super) struct Fields {
     pub(super) callchain: Option<usize>,
     /// The samples carry a stack dump (dwarf): no two are alike.
     pub(super) stack_dump: bool,
+    /// Frame-pointer chains of user frames: the first is the sample's ip.
+    pub(super) user_ip: bool,
 }
 
 impl Fields {
@@ -93,6 +95,8 @@ impl Fields {
             period: at(st::PERIOD),
             callchain: (sample_type & st::CALLCHAIN != 0).then(|| at(st::PERIOD) + 8),
             stack_dump: sample_type & st::STACK_USER != 0,
+            // Set by the caller, which knows the call graph.
+            user_ip: false,
         })
     }
 }
@@ -107,8 +111,6 @@ pub struct OffCpu {
     all_ids: Arc<FxHashSet<u64>>,
     sample_type: u64,
     fields: Fields,
-    /// Frame-pointer chains of user frames: the first is the sample's ip.
-    user_ip: bool,
     waits: Arc<Mutex<Waits>>,
     /// This pass's events.
     batch: Vec<Seen>,
@@ -144,7 +146,6 @@ impl Clone for OffCpu {
             self.ids.clone(),
             self.sample_type,
             self.fields.clone(),
-            self.user_ip,
             self.waits.clone(),
         );
         u.all_ids = self.all_ids.clone();
@@ -206,8 +207,11 @@ impl OffCpu {
         user_ip: bool,
         waits: Arc<Mutex<Waits>>,
     ) -> Option<OffCpu> {
-        let fields = Fields::of(sample_type)?;
-        let mut o = OffCpu::unit(ids, sample_type, fields, user_ip, waits);
+        let fields = Fields {
+            user_ip,
+            ..Fields::of(sample_type)?
+        };
+        let mut o = OffCpu::unit(ids, sample_type, fields, waits);
         o.all_ids = Arc::new(o.ids.clone());
         Some(o)
     }
@@ -217,7 +221,6 @@ impl OffCpu {
         ids: FxHashSet<u64>,
         sample_type: u64,
         fields: Fields,
-        user_ip: bool,
         waits: Arc<Mutex<Waits>>,
     ) -> OffCpu {
         OffCpu {
@@ -225,7 +228,6 @@ impl OffCpu {
             all_ids: Default::default(),
             fields,
             sample_type,
-            user_ip,
             waits,
             batch: Vec::new(),
             spare: Spares::default(),
@@ -253,8 +255,14 @@ impl OffCpu {
         let mut w = self.waits.lock().unwrap_or_else(|e| e.into_inner());
         w.ended.foreign += foreign;
         w.start = w.start.min(std::mem::replace(&mut self.first, u64::MAX));
-        let order = (self.latest, self.sorted);
-        w.take_in(&mut self.batch, order, all, &self.fields, self.user_ip, out);
+        w.take_in(
+            &mut self.batch,
+            self.latest,
+            self.sorted,
+            all,
+            &self.fields,
+            out,
+        );
         (self.last, self.sorted) = (0, true);
         self.spare.refill_from(&mut w.ended.spare);
         let seen = self.known.len();

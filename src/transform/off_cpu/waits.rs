@@ -160,10 +160,10 @@ impl Waits {
     pub(super) fn take_in(
         &mut self,
         batch: &mut Vec<Seen>,
-        (latest, sorted): (u64, bool),
+        latest: u64,
+        sorted: bool,
         all: bool,
         f: &Fields,
-        user_ip: bool,
         out: &mut Vec<u8>,
     ) {
         self.latest = self.latest.max(latest);
@@ -174,7 +174,7 @@ impl Waits {
         }
         if self.units <= 1 && self.held.is_empty() {
             // One unit: its pass goes in as it is.
-            self.feed(batch.drain(..), f, user_ip, out);
+            self.feed(batch.drain(..), f, out);
         } else {
             self.held.append(batch);
             self.held.sort_by_key(Seen::time);
@@ -185,10 +185,10 @@ impl Waits {
                 self.held.partition_point(|e| e.time() <= upto)
             };
             let ready: Vec<Seen> = self.held.drain(..n).collect();
-            self.feed(ready.into_iter(), f, user_ip, out);
+            self.feed(ready.into_iter(), f, out);
         }
         if all || self.latest.saturating_sub(self.summed_at) >= SUM_EVERY_NS {
-            self.sweep(all, f, user_ip, out);
+            self.sweep(all, f, out);
             self.write_sums(f, out);
         }
     }
@@ -209,13 +209,7 @@ impl Waits {
 
     /// Takes events in time order; appends the samples of the waits they
     /// end to `out`.
-    fn feed(
-        &mut self,
-        events: impl Iterator<Item = Seen>,
-        f: &Fields,
-        user_ip: bool,
-        out: &mut Vec<u8>,
-    ) {
+    fn feed(&mut self, events: impl Iterator<Item = Seen>, f: &Fields, out: &mut Vec<u8>) {
         for e in events {
             let tid = e.tid();
             if self.threads.len() >= MAX_OPEN && !self.threads.contains_key(&tid) {
@@ -237,8 +231,8 @@ impl Waits {
                 }
                 continue;
             }
-            ended.note(th, tid, e, (f, user_ip), known);
-            ended.settle(th, f, user_ip, out);
+            ended.note(th, tid, e, f, known);
+            ended.settle(th, f, out);
         }
     }
 }
@@ -246,7 +240,7 @@ impl Waits {
 impl WaitsEnded {
     /// Writes the waits of `th` that are known (ended, and whether
     /// blocked), or adds them up.
-    pub(super) fn settle(&mut self, th: &mut Thread, f: &Fields, user_ip: bool, out: &mut Vec<u8>) {
+    pub(super) fn settle(&mut self, th: &mut Thread, f: &Fields, out: &mut Vec<u8>) {
         let mut i = 0;
         while i < th.waits.len() {
             let w = &th.waits[i];
@@ -271,7 +265,7 @@ impl WaitsEnded {
                 None if w.sample.is_empty() => {}
                 None => {
                     let mut s = w.sample;
-                    if user_ip {
+                    if f.user_ip {
                         user_frame_as_ip(&mut s, f);
                     }
                     append(out, &s, f, ns, back);

@@ -15,7 +15,7 @@ impl WaitsEnded {
         th: &mut Thread,
         tid: u32,
         e: Seen,
-        (f, user_ip): (&Fields, bool),
+        f: &Fields,
         known: &mut Vec<(u32, u64)>,
     ) {
         match e {
@@ -29,7 +29,7 @@ impl WaitsEnded {
                 self.seen += 1;
                 th.pid = pid;
                 let key = key.map(|h| (tid, h));
-                let (bytes, key) = self.keep_stack(key, bytes, (f, user_ip), known);
+                let (bytes, key) = self.keep_stack(key, bytes, f, known);
                 th.sample(time, bytes, key);
             }
             Seen::Switch {
@@ -62,7 +62,7 @@ impl WaitsEnded {
         &mut self,
         key: Option<(u32, u64)>,
         mut bytes: Vec<u8>,
-        (f, user_ip): (&Fields, bool),
+        f: &Fields,
         known: &mut Vec<(u32, u64)>,
     ) -> (Vec<u8>, Option<(u32, u64)>) {
         let Some(k) = key else {
@@ -78,7 +78,7 @@ impl WaitsEnded {
             // No room for another stack: the wait is written alone.
             return (bytes, None);
         }
-        if user_ip {
+        if f.user_ip {
             user_frame_as_ip(&mut bytes, f);
         }
         self.stacks.insert(k, bytes);

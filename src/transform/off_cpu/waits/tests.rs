@@ -34,10 +34,13 @@ fn sample(t: u64) -> Seen {
 /// `events` handed in as a unit hands them: with their latest time and
 /// whether they are in order.
 fn take_in(w: &mut Waits, mut events: Vec<Seen>, all: bool, out: &mut Vec<u8>) {
-    let f = Fields::of(TYPE).unwrap();
+    let f = Fields {
+        user_ip: true,
+        ..Fields::of(TYPE).unwrap()
+    };
     let latest = events.iter().map(Seen::time).max().unwrap_or(0);
     let sorted = events.is_sorted_by_key(Seen::time);
-    w.take_in(&mut events, (latest, sorted), all, &f, true, out);
+    w.take_in(&mut events, latest, sorted, all, &f, out);
 }
 
 /// Bytes of a stackless sample of [`TYPE`]: header, ip, pid/tid, time,
