@@ -192,11 +192,13 @@ fn a_file_size_limit_stops_the_recording_with_a_readable_file() {
         assert!(err.contains("perf report"), "{args}: {err}");
         if args.contains("--aio") {
             // The async sink keeps the writes that landed before the
-            // failed one, not only what the last checkpoint had.
-            assert!(
-                err.contains("every record written before the failure"),
-                "{args}: {err}"
-            );
+            // failed one, not only what the last checkpoint had: all of
+            // them, or all but the last few where the features do not fit
+            // after them (where the last landed write ends against the
+            // limit depends on how full the buffers were, which a loaded
+            // machine changes).
+            assert!(err.contains("written before the failure"), "{args}: {err}");
+            assert!(!err.contains("last checkpoint"), "{args}: {err}");
         }
         assert!(std::fs::metadata(&out).unwrap().len() <= kb * 1024);
         assert!(opens_in_perf(&out) > 0, "{args}");
