@@ -25,7 +25,6 @@ use super::supervisor::Ended;
 use super::unit::{Unit, Units};
 use crate::format::data_stream::DataStreamWriter;
 use crate::notes::Notes;
-use crate::push::drain::DrainSettings;
 use crate::push::{HandedBack, Output, Segments};
 use crate::transform::scan::SampleTimes;
 use dir::DirDestination;
@@ -57,12 +56,7 @@ impl Destination {
     pub fn begin(rec: &Recording<'_>, notes: &mut Notes) -> Result<(Self, Unit), RecordError> {
         let o = rec.options();
         if let Some(cap) = o.flight_recorder {
-            let settings = DrainSettings {
-                rounds: true,
-                hits: true,
-                ..rec.drain_settings()
-            };
-            let unit = rec.drain_unit(Segments::new(cap).into(), settings, notes)?;
+            let unit = rec.drain_unit(Segments::new(cap).into(), true, true, notes)?;
             // The side band is the window's: each snapshot writes it first.
             let window = FlightWindow::new(&rec.side_band(notes), false);
             let place = Place::Memory {
@@ -133,13 +127,7 @@ impl Destination {
     /// Whether the units gather what the build-id pass and later side
     /// bands need.
     pub fn wants_hits(&self, rec: &Recording<'_>) -> bool {
-        rec.options().build_ids.table || self.is_memory()
-    }
-
-    /// Whether the recording keeps memory (a switch is a snapshot; SIGUSR2
-    /// asks for one).
-    pub fn is_memory(&self) -> bool {
-        matches!(self.kind, Kind::Memory(_))
+        rec.options().build_ids.table || matches!(self.kind, Kind::Memory(_))
     }
 
     /// Where it is on disk, for the start to commit.

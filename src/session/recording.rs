@@ -4,6 +4,7 @@
 //! the summary. Strategies say only how rings are grouped and where the
 //! compressed bytes go; they call down into this, never the other way.
 
+use std::cell::Cell;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -11,7 +12,6 @@ use super::control::Channel;
 use super::error::io_err;
 use super::error::RecordError;
 use super::options::RecordOptions;
-use super::options::SwitchOutput;
 use super::run::{self, Drained, LoopOptions};
 use super::setup::Prepared;
 use super::supervisor::Ended;
@@ -39,8 +39,8 @@ pub struct Recording<'o> {
     prepared: Prepared,
     features: FeatureSet,
     started: Instant,
-    /// `--control`, until the loop takes it.
-    channel: Option<Channel>,
+    /// `--control`, until the supervisor takes it.
+    channel: Cell<Option<Channel>>,
     /// The dwarf stack cut for every drain unit (None: off or not dwarf).
     stack_cut: Option<StackCut>,
     /// The largest ring's data size, taken before strategies take the rings.
@@ -83,7 +83,7 @@ impl<'o> Recording<'o> {
             prepared,
             features,
             started,
-            channel,
+            channel: Cell::new(channel),
             stack_cut,
             off_cpu,
         })
@@ -122,11 +122,6 @@ impl<'o> Recording<'o> {
         self.prepared.set.disable()
     }
 
-    /// `--control`'s channel, for a loop of its own (`--threads`).
-    pub fn take_channel(&mut self) -> Option<Channel> {
-        self.channel.take()
-    }
-
     /// The drain loop on this thread, from the start to the end: the rings
     /// taken, drained by `unit` until the recording ends, acting on each
     /// `--switch-output` (or, for the flight recorder, each snapshot) with
@@ -141,16 +136,11 @@ impl<'o> Recording<'o> {
         let flight = self.o.flight_recorder.is_some();
         // A flight recorder's memory has no checkpoints.
         let checkpoint = self.o.checkpoint.filter(|_| !flight);
-        let channel = self.channel.take();
         let features = self.features.clone();
         let ended = {
             let this = &*self;
             let opts = this.loop_options(&features, checkpoint);
-            let mut supervisor = this.supervisor(channel, child, true);
-            if flight {
-                // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
-                supervisor.limits.switch = Some(SwitchOutput::Signal);
-            }
+            let mut supervisor = this.supervisor(child, true);
             let drained = run::drain_all(unit, &mut rings, &fds, &mut supervisor, &opts, |u, d| {
                 on_switch(this, u, d)
             });
@@ -160,29 +150,27 @@ impl<'o> Recording<'o> {
         ended
     }
 
-    /// What every unit of the recording does besides pushing (its record
-    /// type, stack cut and off-CPU conversion), writing no FINISHED_ROUND
-    /// and gathering no hits: a destination sets those.
-    pub fn drain_settings(&self) -> DrainSettings {
-        DrainSettings {
-            format: self.o.compressed_format,
-            stack_cut: self.stack_cut.clone(),
-            off_cpu: self.off_cpu.clone(),
-            rounds: false,
-            hits: false,
-        }
-    }
-
     /// A drain unit writing to `output`, with the recording's codec, async
-    /// choice and meter, doing what `settings` say. Notes on the choices
-    /// made go to `notes`.
+    /// choice, meter and what every unit does besides pushing (record type,
+    /// stack cut, off-CPU conversion), built here once into the settings
+    /// the unit takes; `rounds`: each pass ends with FINISHED_ROUND (not in
+    /// a `data.N`, as perf's); `hits`: it gathers what the build-id pass and
+    /// later side bands need. Notes on the choices made go to `notes`.
     pub fn drain_unit(
         &self,
         output: Output,
-        settings: DrainSettings,
+        rounds: bool,
+        hits: bool,
         notes: &mut Notes,
     ) -> Result<Unit, RecordError> {
         let o = self.o;
+        let settings = DrainSettings {
+            format: o.compressed_format,
+            stack_cut: self.stack_cut.clone(),
+            off_cpu: self.off_cpu.clone(),
+            rounds,
+            hits,
+        };
         let built = o.codec.visit(UnitBuild {
             output,
             aio: o.aio,

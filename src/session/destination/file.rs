@@ -25,7 +25,6 @@
 
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::notes::Notes;
-use crate::push::drain::DrainSettings;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::RecordError;
@@ -69,12 +68,7 @@ impl FileDestination {
         };
         // Build ids need the maps; so do switched outputs (their side band).
         let hits = (o.build_ids.table || o.switch_output.is_some()) && !out.is_pipe();
-        let settings = DrainSettings {
-            rounds: true,
-            hits,
-            ..rec.drain_settings()
-        };
-        let mut drain = rec.drain_unit(writer, settings, notes)?;
+        let mut drain = rec.drain_unit(writer, true, hits, notes)?;
 
         let side_band = rec.side_band(notes);
         drain

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use super::Recording;
 use crate::event::target::Target;
-use crate::session::control::Channel;
 use crate::session::error::{io_err, RecordError};
 use crate::session::limits::{Gate, Limits};
+use crate::session::options::SwitchOutput;
 use crate::session::place::Place;
 use crate::session::status::StatusLine;
 use crate::session::supervisor::SessionSupervisor;
@@ -70,13 +70,13 @@ impl Recording<'_> {
         Ok(child)
     }
 
-    /// The control of the loop from now: the workload, `-D`, `--control`,
-    /// `--duration`, `--max-size`, `--switch-output` (`switch` overrides
-    /// the last: the flight recorder snapshots on SIGUSR2).
-    /// `channel` is [`Recording::channel`], taken by the strategy.
+    /// The supervisor of the loop from now: the workload, `-D`,
+    /// `--control` (its channel goes to this one supervisor), `--duration`,
+    /// `--max-size`, `--switch-output` (the flight recorder snapshots on
+    /// SIGUSR2, as perf's `--switch-output` does); `status`: the live status
+    /// line, where asked.
     pub fn supervisor(
         &self,
-        channel: Option<Channel>,
         child: Option<std::process::Child>,
         status: bool,
     ) -> SessionSupervisor<'_> {
@@ -87,7 +87,7 @@ impl Recording<'_> {
                 .delay_ms
                 .filter(|&d| d >= 0)
                 .map(|d| now + Duration::from_millis(d as u64)),
-            channel,
+            channel: self.channel.take(),
             ..Default::default()
         };
         let status = (status && o.status).then(StatusLine::new);
@@ -95,7 +95,10 @@ impl Recording<'_> {
         supervisor.limits = Limits {
             end_at: o.duration.map(|d| now + d),
             max_size: o.max_size,
-            switch: o.switch_output,
+            switch: match o.flight_recorder {
+                Some(_) => Some(SwitchOutput::Signal),
+                None => o.switch_output,
+            },
             output_since: Some(now),
             reason: None,
         };

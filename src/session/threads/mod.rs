@@ -36,14 +36,12 @@ use super::error::io_err;
 use super::error::RecordError;
 use super::layout::{layout, DrainGroup, SysTopology, ThreadSpec};
 use super::mailbox::{clear, eventfd, Mailbox};
-use super::options::SwitchOutput;
 use super::recording::Recording;
 use super::run::{Drained, Next};
 use super::summary::Summary;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::notes::Notes;
-use crate::push::drain::DrainSettings;
 use crate::push::HandedBack;
 use job::{Job, Pool, Shared, ThreadEnd};
 use tally::tally;
@@ -93,12 +91,7 @@ pub fn record(
 
     // Wait for a stop signal, the workload's end, a limit, or every drain
     // thread's end (their tasks all gone); switch or snapshot on the way.
-    let channel = rec.take_channel();
-    let mut supervisor = rec.supervisor(channel, child, false);
-    if dest.is_memory() {
-        // SIGUSR2 asks for a snapshot, as perf's --switch-output does.
-        supervisor.limits.switch = Some(SwitchOutput::Signal);
-    }
+    let mut supervisor = rec.supervisor(child, false);
     let failed = wait(&rec, &mut supervisor, &mut dest, &mut pool, &mut notes).err();
     // Disable first, then tell the threads: their final pass sees all.
     let _ = rec.disable_events();
@@ -162,13 +155,10 @@ fn jobs(
         let name = format!("data.{i}");
         let writer = dest.thread_output(rec, i, n)?;
         // A data.N has no FINISHED_ROUND, as perf's.
-        let settings = DrainSettings {
-            hits: dest.wants_hits(rec),
-            ..rec.drain_settings()
-        };
+        let hits = dest.wants_hits(rec);
         // Every unit is built alike: the first one's notes say it.
         let mut built_notes = Notes::new();
-        let unit = rec.drain_unit(writer, settings, &mut built_notes)?;
+        let unit = rec.drain_unit(writer, false, hits, &mut built_notes)?;
         if i == 0 {
             notes.append(&mut built_notes);
         }
