@@ -82,7 +82,9 @@ impl Async {
         n: usize,
     ) -> Result<Built, RecordError> {
         let Some(file) = out.file() else {
-            unreachable!("async units are built over files only")
+            return Err(RecordError::Usage(
+                "--aio writes at file offsets, and this output is not a file".into(),
+            ));
         };
         let uring = match self.backend {
             AioBackend::Thread => Err(io::Error::other("--aio-backend thread")),

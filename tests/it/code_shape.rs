@@ -862,3 +862,35 @@ fn sink_and_drain_require_few_methods() {
         );
     }
 }
+
+/// session/ dispatches on what it owns, never with an arm that cannot be
+/// reached, and below the strategies nothing imports one (issue 50):
+/// only record.rs (which picks one) and the strategies themselves name
+/// `serial` or `threads` in a `use`.
+#[test]
+fn session_has_no_unreachable_arm_and_its_core_imports_no_strategy() {
+    let mut bad = Vec::new();
+    for (path, text) in sources() {
+        let p = path.to_string_lossy().into_owned();
+        if !p.starts_with("src/session/") {
+            continue;
+        }
+        let code: Vec<String> = text.lines().map(code_of).collect();
+        if code.iter().any(|l| l.contains("unreachable!")) {
+            bad.push(format!("{p}: unreachable!"));
+        }
+        let strategy = p == "src/session/record.rs"
+            || p == "src/session/serial.rs"
+            || p.starts_with("src/session/threads/");
+        let names_one = |l: &String| {
+            let l = l.trim_start();
+            (l.starts_with("use super::") || l.starts_with("use crate::session::"))
+                && l.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|w| w == "threads" || w == "serial")
+        };
+        if !strategy && code.iter().any(names_one) {
+            bad.push(format!("{p}: imports a strategy"));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:?}");
+}
