@@ -9,85 +9,14 @@ use std::time::{Duration, Instant};
 
 use perfz_codecs::{AnyDecoder, Codec, CodecSpec, CodecVisitor, Decoder, Input};
 
+use super::null_sink::NullSink;
 use super::{EvalError, Row};
 use crate::format::record::{records, RecordHeader};
 use crate::format::AttrEntry;
 use crate::push::records::RECORD_MAX;
-use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher, Sink};
+use crate::push::{Copies, CopyMeter, Meter, NoMeter, Pusher};
 use crate::replay::pushes;
-use crate::transform::Edit;
 use crate::transform::StackCut;
-
-/// A sink that writes nowhere: it keeps the records (to verify them) or only
-/// counts them (for timing). Compressed records are built in its buffer, as
-/// in the serial sink. Raw bytes (`none`) are memcpy'd into a scratch buffer:
-/// that row is the memcpy baseline every codec is compared with.
-struct NullSink {
-    buf: Box<[u8]>,
-    scratch: Vec<u8>,
-    keep: Option<Vec<u8>>,
-    written: u64,
-}
-
-impl Sink for NullSink {
-    fn write_raw(&mut self, region: Input<'_>) -> io::Result<usize> {
-        if let Some(k) = &mut self.keep {
-            k.extend_from_slice(region.first);
-            k.extend_from_slice(region.second);
-        }
-        self.scratch.clear();
-        self.scratch.extend_from_slice(region.first);
-        self.scratch.extend_from_slice(region.second);
-        std::hint::black_box(&self.scratch);
-        self.written += region.len() as u64;
-        Ok(region.len())
-    }
-    fn write_raw_edited(
-        &mut self,
-        region: Input<'_>,
-        edits: &[Edit],
-    ) -> io::Result<(usize, usize)> {
-        self.scratch.clear();
-        crate::transform::for_each_slice(region, edits, |p| {
-            self.scratch.extend_from_slice(p);
-            Ok::<(), io::Error>(())
-        })?;
-        if let Some(k) = &mut self.keep {
-            k.extend_from_slice(&self.scratch);
-        }
-        let n = self.scratch.len();
-        self.written += n as u64;
-        Ok((n, n))
-    }
-    fn record_buf(&mut self) -> io::Result<&mut [u8]> {
-        Ok(&mut self.buf)
-    }
-    fn commit(&mut self, n: usize) -> io::Result<()> {
-        if let Some(k) = &mut self.keep {
-            k.extend_from_slice(&self.buf[..n]);
-        }
-        self.written += n as u64;
-        Ok(())
-    }
-    fn write_record(&mut self, rec: &[u8]) -> io::Result<usize> {
-        // As the serial sink: written from where it was built.
-        if let Some(k) = &mut self.keep {
-            k.extend_from_slice(rec);
-        }
-        self.written += rec.len() as u64;
-        Ok(0)
-    }
-    fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.written += bytes.len() as u64;
-        Ok(())
-    }
-    fn bytes_written(&self) -> u64 {
-        self.written
-    }
-    fn describe(&self) -> &'static str {
-        "null"
-    }
-}
 
 /// Reads one byte of every cache line of `region`.
 fn warm(region: Input<'_>) {

@@ -17,6 +17,7 @@
 //! the span of its sample timestamps).
 
 mod measure;
+mod null_sink;
 mod oracle;
 mod report;
 

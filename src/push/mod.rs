@@ -31,12 +31,13 @@
 //! (tests/it/code_shape.rs `the_write_side_is_at_most_three_traits`):
 //! [`Output`], where a unit's records end up and that place's life (a file,
 //! a pipe, a `data.N` stream, the flight recorder's [`Segments`]; each
-//! checkpoint, finish, salvage and switch a match arm); [`Sink`], what the
-//! pusher writes into and how that reaches the output (it lends the output
-//! settled and returns it at the end, since it may hold writes the output
-//! has not seen); [`records::Records`], the buffer the compressor cuts
-//! records into; and [`drain::Drain`], the object-safe unit the session
-//! holds behind a box. The async sink's backend is an enum
+//! checkpoint, finish and salvage a match arm); [`Sink`], what the pusher
+//! writes into and how that reaches the output (it lends the output settled
+//! for a copy and hands it back at a switch or the end, since it may hold
+//! writes the output has not seen: [`HandedBack`]); [`records::Records`],
+//! the buffer the compressor cuts records into; and [`drain::Drain`], the
+//! object-safe unit the session holds behind a box, whose one lifecycle
+//! call is `hand_over`. The async sink's backend is an enum
 //! ([`Backend`]), chosen once, not a trait.
 
 pub mod aio;

@@ -26,13 +26,13 @@ use super::output::Output;
 use crate::push::records::RECORD_MAX;
 use crate::transform::{for_each_slice, Edit};
 
-/// What the pusher writes into. A sink only writes; three methods are what
-/// every sink does (a region as its edits make it, and a compressed record
-/// built in the sink's own buffer). The rest have defaults: a sink that
-/// writes to an [`Output`] lends it, settled, when asked
-/// ([`lend`](Sink::lend)) and hands it back at a switch or the end
-/// ([`hand_over`](Sink::hand_over)); what the output then does (a
-/// checkpoint, a finish) is the output's and its owner's business.
+/// What the pusher writes into. A sink only writes; six methods are what
+/// every sink says: a region as its edits make it, a compressed record
+/// built in the sink's own buffer, and its output: which it is, lent
+/// settled when asked ([`lend`](Sink::lend)), handed back at a switch or
+/// the end ([`hand_over`](Sink::hand_over)); a sink that writes nowhere
+/// says so in its own body. The rest have defaults. What the output then
+/// does (a checkpoint, a finish) is the output's and its owner's business.
 pub trait Sink {
     /// Raw ring bytes as `edits` make them (see `stack_cut`; none: the
     /// region as it is). Returns the bytes it memcpy'd and the bytes written.
@@ -45,6 +45,17 @@ pub trait Sink {
     /// Writes (or queues) the first `n` bytes of [`record_buf`](Sink::record_buf),
     /// a finished record.
     fn commit(&mut self, n: usize) -> io::Result<()>;
+    /// The output written to (None: a sink that writes nowhere).
+    fn output(&self) -> Option<&Output>;
+    /// Every write landed: the output, lent as it stands, for a copy (a
+    /// checkpoint, a snapshot; None: a sink that writes nowhere). The sink
+    /// takes up the output as it is after the loan at its next write.
+    fn lend(&mut self) -> io::Result<Option<&mut Output>>;
+    /// The sink's one lifecycle call: the output handed back, every write
+    /// landed, or after a failed write cut back to what landed whole (with
+    /// the error and the data sizes a finish that does not fit may cut back
+    /// to); from here the sink writes to `next` (None: nowhere, the end).
+    fn hand_over(&mut self, next: Option<Output>) -> HandedBack;
 
     /// Raw ring bytes (codec `none`), one or two slices. Returns how many
     /// bytes it memcpy'd to do so (0 when it writes straight from the ring).
@@ -85,24 +96,6 @@ pub trait Sink {
             Some(Output::Memory(_)) => "memory (flight recorder)",
             _ => "serial",
         }
-    }
-    /// The output written to (None: a sink that writes nowhere).
-    fn output(&self) -> Option<&Output> {
-        None
-    }
-    /// Every write landed: the output, lent as it stands, for a checkpoint,
-    /// a switch or a snapshot. The sink takes up the output as it is after
-    /// the loan at its next write (a switched one included).
-    fn lend(&mut self) -> io::Result<Option<&mut Output>> {
-        Ok(None)
-    }
-    /// The sink's one lifecycle call: the output handed back, every write
-    /// landed, or after a failed write cut back to what landed whole (with
-    /// the error and the data sizes a finish that does not fit may cut back
-    /// to); from here the sink writes to `next` (None: nowhere, the end).
-    fn hand_over(&mut self, next: Option<Output>) -> HandedBack {
-        let _ = next;
-        HandedBack::default()
     }
 }
 

@@ -844,9 +844,11 @@ fn required_methods(text: &str, name: &str) -> Vec<String> {
 
 #[test]
 fn sink_and_drain_require_few_methods() {
-    // What every implementation really does (issue 43): a sink writes; a
-    // drain unit passes, writes plain records, flushes, reports, lends and
-    // returns its output. Everything else has a default.
+    // What every implementation really does (issues 43, 50): a sink writes
+    // and says what its output is (lent, handed back; none where it writes
+    // nowhere); a drain unit passes, writes plain records, flushes,
+    // reports, lends and hands over its output. Everything else has a
+    // default.
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for (file, name, most) in [
         ("src/push/sink.rs", "Sink", 6),

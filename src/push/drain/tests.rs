@@ -7,7 +7,7 @@ use perfz_codecs::{Input, NoneCodec};
 
 use super::{piece_len, Drain, PushDrain, HAND_BACK_PIECE};
 use crate::event::ring::Ring;
-use crate::push::{NoMeter, Sink};
+use crate::push::{HandedBack, NoMeter, Output, Sink};
 use crate::transform::scan::RecordCounts;
 use crate::transform::{for_each_slice, Edit};
 
@@ -63,6 +63,16 @@ impl Sink for TailWatch {
     }
     fn bytes_written(&self) -> u64 {
         self.out.len() as u64
+    }
+    // It writes nowhere: no output to lend or hand back.
+    fn output(&self) -> Option<&Output> {
+        None
+    }
+    fn lend(&mut self) -> io::Result<Option<&mut Output>> {
+        Ok(None)
+    }
+    fn hand_over(&mut self, _: Option<Output>) -> HandedBack {
+        HandedBack::default()
     }
 }
 

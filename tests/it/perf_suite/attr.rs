@@ -156,6 +156,14 @@ fn check(recorder: &Path, t: &AttrTest, dir: &Path) -> Vec<String> {
     problems
 }
 
+/// A problem of [`check`]'s that says the recorder was killed by a signal
+/// (a shell's exit status over 128).
+fn killed(problem: &str) -> bool {
+    (problem.strip_prefix("exit status "))
+        .and_then(|r| r.split(' ').next()?.parse::<i32>().ok())
+        .is_some_and(|rc| rc > 128)
+}
+
 #[test]
 fn perfz_passes_the_attr_tests_perf_passes() {
     require_recording();
@@ -202,8 +210,20 @@ fn perfz_passes_the_attr_tests_perf_passes() {
             }
         }
         // The check itself, on perf's own file: it must pass what attr.py
-        // passes, or this harness (not perfz) is wrong.
-        for p in check(&perf(), &t, &work) {
+        // passes, or this harness (not perfz) is wrong. perf 6.1 can abort
+        // on a build id the kernel leaked into its ring from another
+        // recorder's event (session/setup.rs; other tests record beside
+        // it): a crash of perf's own is run once more, and where perf
+        // crashes again the test is not run.
+        let mut own = check(&perf(), &t, &work);
+        if own.iter().any(|p| killed(p)) {
+            own = check(&perf(), &t, &work);
+        }
+        if let Some(crash) = own.iter().find(|p| killed(p)) {
+            report += &format!("  {name:<36} not run: perf crashes here twice ({crash})\n");
+            continue;
+        }
+        for p in own {
             harness += &format!("  {name}: {p}\n");
         }
         let problems = check(&perfz, &t, &work);
