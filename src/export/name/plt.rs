@@ -89,16 +89,19 @@ pub(crate) fn symbols(file: &object::File<'_>, out: &mut TableBuilder) {
             (s.address, s.entry)
         }
         // A .plt with as many entries as relocations has no header.
-        None if relocs.len() as u64 * plt.entry == plt.size => (plt.address, plt.entry),
+        None if (relocs.len() as u64).checked_mul(plt.entry) == Some(plt.size) => {
+            (plt.address, plt.entry)
+        }
         None => {
             push(out, plt.address, plt.entry, ".plt");
-            (plt.address + plt.entry, plt.entry)
+            (plt.address.wrapping_add(plt.entry), plt.entry)
         }
     };
-    // Entry addresses to file offsets (for `offset_…` names).
+    // Entry addresses to file offsets (for `offset_…` names; a crafted
+    // file's may wrap: a name, never a panic).
     let to_offset = |a: u64| match &sec {
-        Some(s) => a - s.address + s.offset,
-        None => a - plt.address + plt.offset,
+        Some(s) => a.wrapping_sub(s.address).wrapping_add(s.offset),
+        None => a.wrapping_sub(plt.address).wrapping_add(plt.offset),
     };
     let symtab = file.dynamic_symbol_table().or_else(|| file.symbol_table());
     for r in relocs {
@@ -185,13 +188,15 @@ fn got_entries(file: &object::File<'_>, push: &mut dyn FnMut(u64, u64, &str)) {
     slots.sort_unstable();
     let dynsym = file.dynamic_symbol_table();
     let mut i: u64 = 0;
-    while i.saturating_add(step) <= got.size {
+    // Stepping over the bytes there are, whatever size the header claims.
+    let size = got.size.min(data.len() as u64);
+    while i.saturating_add(step) <= size {
         let bytes = data
             .get(i as usize..(i + step) as usize)
             .unwrap_or_default();
         let name = jump_displacement(bytes)
             .and_then(|disp| {
-                let target = got.offset + i + disp;
+                let target = got.offset.wrapping_add(i).wrapping_add(disp);
                 let k = slots.binary_search_by_key(&target, |s| s.0).ok()?;
                 let s = dynsym
                     .as_ref()?
@@ -202,8 +207,8 @@ fn got_entries(file: &object::File<'_>, push: &mut dyn FnMut(u64, u64, &str)) {
                     .filter(|n| !n.is_empty())
                     .map(|n| format!("{n}@plt"))
             })
-            .unwrap_or_else(|| format!("offset_{:#x}@plt", got.offset + i));
-        push(got.address + i, step, &name);
+            .unwrap_or_else(|| format!("offset_{:#x}@plt", got.offset.wrapping_add(i)));
+        push(got.address.wrapping_add(i), step, &name);
         i += step;
     }
 }
