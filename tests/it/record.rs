@@ -703,8 +703,7 @@ fn more_than_one_target_resolves_as_perfs_with_its_warning() {
 /// thread; a list whose every task is gone fails as before.
 #[test]
 fn a_listed_task_gone_before_its_events_open_is_left_out() {
-    use perfz::event::attr_build::AttrOptions;
-    use perfz::event::events::{CallGraph, EventSpec, Sampling};
+    use perfz::event::events::EventSpec;
     use perfz::event::open::{EventSet, Tracking};
     require_recording();
     let mut child = Command::new("true").spawn_owned().unwrap();
@@ -713,20 +712,7 @@ fn a_listed_task_gone_before_its_events_open_is_left_out() {
     assert!(!Path::new(&format!("/proc/{gone}")).exists());
     let me = std::process::id() as i32;
     let ev = [EventSpec::parse("cpu-clock").unwrap()];
-    let o = AttrOptions {
-        sampling: Sampling::Frequency(100),
-        call_graph: CallGraph::None,
-        with_id: false,
-        with_cpu: false,
-        inherit: false,
-        enable_on_exec: false,
-        switch_events: false,
-        build_id: false,
-        sampling_explicit: true,
-        clockid: None,
-        with_period: false,
-        extra: Default::default(),
-    };
+    let o = plain_attr_options();
     let open = |pids: &[i32]| EventSet::open(&ev, &o, &[0], pids, 2, false, Tracking::First);
     let set = open(&[me, gone]).expect("the live task's events open");
     assert_eq!(set.fds.len(), 1, "one fd, for the live task");

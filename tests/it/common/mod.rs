@@ -222,10 +222,23 @@ pub fn tempdir(name: &str) -> PathBuf {
 /// Fails the test with the fix unless this machine lets us open perf events
 /// (a software event on CPU 0 for ourselves).
 pub fn require_recording() {
-    use perfz::event::attr_build::{build_attr, AttrOptions};
-    use perfz::event::events::{CallGraph, EventSpec, Sampling};
+    use perfz::event::attr_build::build_attr;
+    use perfz::event::events::EventSpec;
     let ev = EventSpec::parse("cpu-clock").unwrap();
-    let o = AttrOptions {
+    let o = plain_attr_options();
+    if let Err(e) = perfz::event::sys::open(&build_attr(&ev, &o, false), 0, -1, -1) {
+        panic!(
+            "this test records and perf_event_open is refused ({e}): run the tests as root, \
+             or lower /proc/sys/kernel/perf_event_paranoid (sysctl kernel.perf_event_paranoid=-1)"
+        );
+    }
+}
+
+/// Attr options of a plain 100 Hz sampler: no call graph, no ids, no
+/// inheritance, enabled at once.
+pub fn plain_attr_options() -> perfz::event::attr_build::AttrOptions {
+    use perfz::event::events::{CallGraph, Sampling};
+    perfz::event::attr_build::AttrOptions {
         sampling: Sampling::Frequency(100),
         call_graph: CallGraph::None,
         with_id: false,
@@ -238,12 +251,6 @@ pub fn require_recording() {
         clockid: None,
         with_period: false,
         extra: Default::default(),
-    };
-    if let Err(e) = perfz::event::sys::open(&build_attr(&ev, &o, false), 0, -1, -1) {
-        panic!(
-            "this test records and perf_event_open is refused ({e}): run the tests as root, \
-             or lower /proc/sys/kernel/perf_event_paranoid (sysctl kernel.perf_event_paranoid=-1)"
-        );
     }
 }
 
