@@ -24,6 +24,9 @@ pub struct DataStreamWriter {
     /// What the last checkpoint made durable: everything before it is whole
     /// records (and, compressed, whole pushes).
     checkpoint_end: Option<u64>,
+    /// Records were written at offsets by someone else ([`account`](Self::account)):
+    /// the cursor is behind `size`, so the next append seeks first.
+    cursor_behind: bool,
 }
 
 impl DataStreamWriter {
@@ -33,6 +36,7 @@ impl DataStreamWriter {
             f,
             size: 0,
             checkpoint_end: None,
+            cursor_behind: false,
         }
     }
 
@@ -49,6 +53,16 @@ impl DataStreamWriter {
     /// Counts `n` bytes written at offsets by someone else (the async sink).
     pub fn account(&mut self, n: u64) {
         self.size += n;
+        self.cursor_behind = true;
+    }
+
+    /// Puts the cursor at the stream's end where positioned writes left it
+    /// elsewhere (see `FileWriter::account`).
+    fn cursor_to_end(&mut self) -> std::io::Result<()> {
+        if std::mem::take(&mut self.cursor_behind) {
+            self.f.seek(SeekFrom::Start(self.size))?;
+        }
+        Ok(())
     }
 
     /// Marks the stream as it is now as the point a crash falls back to
@@ -88,6 +102,7 @@ impl DataStreamWriter {
 impl DataStreamWriter {
     /// Appends bytes that are whole records.
     pub fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.cursor_to_end()?;
         self.f.write_all(bytes)?;
         self.size += bytes.len() as u64;
         Ok(())
@@ -95,6 +110,7 @@ impl DataStreamWriter {
 
     /// Appends the concatenation of `parts` with one `writev`.
     pub fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
+        self.cursor_to_end()?;
         write_all_vectored(&mut self.f, parts)?;
         self.size += parts.iter().map(|p| p.len() as u64).sum::<u64>();
         Ok(())

@@ -42,6 +42,10 @@ pub struct FileWriter<W: Write + Seek> {
     header: FileHeader,
     /// End of the last checkpoint block, if one was written.
     checkpoint_end: Option<u64>,
+    /// The cursor is not at [`data_end`](Self::data_end): someone else
+    /// wrote records at offsets ([`account`](Self::account)), which moves no
+    /// cursor, so the next [`write_records`](Self::write_records) seeks first.
+    cursor_behind: bool,
 }
 
 /// Record type of the block a checkpoint leaves in the data section: perf's
@@ -87,6 +91,7 @@ impl<W: Write + Seek> FileWriter<W> {
             w,
             header,
             checkpoint_end: None,
+            cursor_behind: false,
         };
         fw.write_header()?;
         Ok(fw)
@@ -106,9 +111,23 @@ impl<W: Write + Seek> FileWriter<W> {
     }
 
     /// Counts `n` bytes written to the data section at offsets by someone
-    /// else (the async sink), so the header and feature table land after them.
+    /// else (the async sink), so the header and feature table land after them
+    /// and the next records appended here go after them too (a positioned
+    /// write moves no cursor: before this was known, the LOST_SAMPLES the
+    /// end appends after an `--aio` recording that lost samples went to the
+    /// last checkpoint's end, over records, and left garbage at the end).
     pub fn account(&mut self, n: u64) {
         self.header.data.size += n;
+        self.cursor_behind = true;
+    }
+
+    /// Puts the cursor at the data's end where positioned writes left it
+    /// elsewhere.
+    fn cursor_to_end(&mut self) -> std::io::Result<()> {
+        if std::mem::take(&mut self.cursor_behind) {
+            self.w.seek(SeekFrom::Start(self.data_end()))?;
+        }
+        Ok(())
     }
 
     /// The underlying writer.
@@ -197,6 +216,7 @@ impl<W: Write + Seek> FileWriter<W> {
     /// Appends bytes that are whole records (or, over several calls, a
     /// sequence of them).
     pub fn write_records(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.cursor_to_end()?;
         self.w.write_all(bytes)?;
         self.header.data.size += bytes.len() as u64;
         Ok(())
@@ -205,6 +225,7 @@ impl<W: Write + Seek> FileWriter<W> {
     /// Appends the concatenation of `parts` (the two slices of a wrapped
     /// ring region) with one `writev`.
     pub fn write_records_vectored(&mut self, parts: &[&[u8]]) -> std::io::Result<()> {
+        self.cursor_to_end()?;
         write_all_vectored(&mut self.w, parts)?;
         self.header.data.size += parts.iter().map(|p| p.len() as u64).sum::<u64>();
         Ok(())
@@ -219,6 +240,8 @@ impl<W: Write + Seek> FileWriter<W> {
     /// calls failed part way (a later finish writes over them).
     pub fn forget(&mut self, n: u64) {
         self.header.data.size -= n.min(self.header.data.size);
+        // The next records go where the kept ones end.
+        self.cursor_behind = true;
     }
 }
 
