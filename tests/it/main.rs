@@ -38,6 +38,7 @@ mod off_cpu;
 mod owned;
 mod perf_habits;
 mod perf_suite;
+mod pressure;
 mod push_paths;
 mod record;
 mod record_options;

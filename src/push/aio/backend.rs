@@ -14,6 +14,9 @@ pub struct Done {
     pub buf: Box<[u8]>,
     /// File offset the write was submitted at.
     pub offset: u64,
+    /// Bytes the write was submitted for (all of them landed where
+    /// `result` is `Ok`).
+    pub len: usize,
     /// `Ok` when every byte submitted landed; the write's error otherwise.
     pub result: io::Result<()>,
 }

@@ -2,6 +2,8 @@
 //! every byte was written, in order, before any write failed. A salvage
 //! after a failed write keeps the records up to there.
 
+use std::io;
+
 use crate::push::sink::RecentEnds;
 
 /// The sink's writes in submission (= offset) order.
@@ -32,11 +34,22 @@ impl Landed {
         self.waiting.push((start, end, false));
     }
 
-    /// The write that starts at `start` landed whole.
-    pub fn landed(&mut self, start: u64) {
-        if let Some(w) = self.waiting.iter_mut().find(|w| w.0 == start) {
-            w.2 = true;
-        }
+    /// The write of `len` bytes at `start` landed whole. A completion that
+    /// matches no submitted write (another offset or length) means the
+    /// backend wrote something else than it was handed: an error, and
+    /// nothing after it counts as landed.
+    pub fn landed(&mut self, start: u64, len: usize) -> io::Result<()> {
+        let end = start + len as u64;
+        let Some(w) = self
+            .waiting
+            .iter_mut()
+            .find(|w| (w.0, w.1) == (start, end) && !w.2)
+        else {
+            return Err(io::Error::other(format!(
+                "a write completed for {len} bytes at offset {start}, which matches no write submitted: what reached the file is not what was handed in"
+            )));
+        };
+        w.2 = true;
         // Writes are submitted back to back, so the landed ones at the
         // front extend the prefix (at most MAX_BUFFERS are waiting).
         while let Some(&(_, end, true)) = self.waiting.first() {
@@ -44,6 +57,7 @@ impl Landed {
             self.ends.push(end);
             self.waiting.remove(0);
         }
+        Ok(())
     }
 
     /// The offset below which everything landed.
@@ -68,11 +82,11 @@ mod tests {
         l.submitted(200, 250);
         l.submitted(250, 400);
         // The second lands first: not a prefix yet.
-        l.landed(200);
+        l.landed(200, 50).unwrap();
         assert_eq!(l.end(), 100);
-        l.landed(100);
+        l.landed(100, 100).unwrap();
         assert_eq!(l.end(), 250);
-        l.landed(250);
+        l.landed(250, 150).unwrap();
         assert_eq!(l.end(), 400);
         let mut ends = l.recent_ends().to_vec();
         ends.sort_unstable();
@@ -85,9 +99,21 @@ mod tests {
         l.submitted(0, 10);
         l.submitted(10, 20);
         l.submitted(20, 30);
-        l.landed(0);
+        l.landed(0, 10).unwrap();
         // The write at 10 failed (it never lands); the one at 20 landed.
-        l.landed(20);
+        l.landed(20, 10).unwrap();
+        assert_eq!(l.end(), 10);
+    }
+
+    #[test]
+    fn a_completion_no_submission_matches_is_an_error() {
+        let mut l = Landed::new(0);
+        l.submitted(0, 10);
+        l.submitted(10, 20);
+        assert!(l.landed(10, 5).is_err(), "a short length");
+        assert!(l.landed(12, 8).is_err(), "another offset");
+        l.landed(0, 10).unwrap();
+        assert!(l.landed(0, 10).is_err(), "the same write twice");
         assert_eq!(l.end(), 10);
     }
 }

@@ -117,7 +117,21 @@ impl AsyncSink {
     fn settle(&mut self, d: Done) -> io::Result<()> {
         self.free.push(d.buf);
         d.result?;
-        self.landed.landed(d.offset);
+        self.landed.landed(d.offset, d.len)
+    }
+
+    /// After every write landed: the file holds at least what landed (a
+    /// backend that said a write landed when it did not leaves it short).
+    fn check_landed(&self) -> io::Result<()> {
+        let Some(file) = self.out.file() else {
+            return Ok(());
+        };
+        let (len, end) = (file.metadata()?.len(), self.landed.end());
+        if len < end {
+            return Err(io::Error::other(format!(
+                "the writes said to have landed end at offset {end}, but the file holds {len} bytes"
+            )));
+        }
         Ok(())
     }
 
@@ -310,6 +324,9 @@ impl Sink for AsyncSink {
         self.cur = None;
         if let Err(e) = self.land_all() {
             error.get_or_insert(e);
+        }
+        if error.is_none() {
+            error = self.check_landed().err();
         }
         let end = self.landed.end();
         let data_start = self.out.next_offset() - self.out.data_size();

@@ -11,13 +11,16 @@ use super::{AsyncSink, Backend, Done};
 use crate::format::writer::FileWriter;
 use crate::push::{NoMeter, Pusher, Sink};
 
-/// Writes nothing; logs each submission (length, offset) and hands the
-/// buffer straight back, as landed or, from submission `fail_from` on, as
-/// failed (EFBIG).
+/// Writes each submission at once (pwrite) and logs it (length, offset),
+/// handing the buffer straight back, as landed or, from submission
+/// `fail_from` on, as failed (EFBIG, nothing written); from submission
+/// `misreport_from` on it names another offset than it wrote.
 pub struct Log {
+    file: File,
     subs: Subs,
     done: Vec<Done>,
     fail_from: usize,
+    misreport_from: usize,
 }
 
 impl Log {
@@ -26,12 +29,15 @@ impl Log {
         let result = if subs.len() >= self.fail_from {
             Err(io::Error::from_raw_os_error(libc::EFBIG))
         } else {
-            Ok(())
+            std::os::unix::fs::FileExt::write_all_at(&self.file, &buf[..len], offset)
         };
         subs.push((len, offset));
+        // A backend that misreports: the completion names another offset.
+        let offset = offset + (subs.len() > self.misreport_from) as u64;
         self.done.push(Done {
             buf,
             offset,
+            len,
             result,
         });
         Ok(())
@@ -59,12 +65,26 @@ fn sink(ring: usize) -> (AsyncSink, Subs, u64) {
 
 /// A sink whose writes fail from submission `fail_from` on.
 fn failing_sink(ring: usize, fail_from: usize, file: File) -> (AsyncSink, Subs, u64) {
+    logged_sink(ring, fail_from, usize::MAX, file)
+}
+
+/// A sink whose writes fail from submission `fail_from` on and whose
+/// backend misreports completions from `misreport_from` on.
+fn logged_sink(
+    ring: usize,
+    fail_from: usize,
+    misreport_from: usize,
+    file: File,
+) -> (AsyncSink, Subs, u64) {
+    let log_file = file.try_clone().unwrap();
     let w = FileWriter::new(file, &[]).unwrap();
     let subs = Subs::default();
     let log = Log {
+        file: log_file,
         subs: subs.clone(),
         done: Vec::new(),
         fail_from,
+        misreport_from,
     };
     let s = AsyncSink::new(w, Backend::Log(log), 2, ring);
     let start = s.next_offset;
@@ -247,4 +267,42 @@ fn a_write_no_cancel_reaches_is_given_up_and_fails_instead_of_hanging() {
     assert!(stalled);
     let e = err.expect("the stuck write did not fail");
     assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+}
+
+/// A backend whose completion names another offset than the write it was
+/// handed: the hand-over says the file is not what was handed in (the
+/// recorder then exits non-zero), and what landed before it is kept.
+#[test]
+fn a_completion_for_another_offset_is_an_error_at_the_hand_over() {
+    let (mut s, _subs, start) = logged_sink(64 << 10, usize::MAX, 1, tempfile::tempfile().unwrap());
+    s.write_plain(&[1u8; 100]).unwrap();
+    s.flush().unwrap();
+    s.write_plain(&[2u8; 50]).unwrap();
+    let handed = s.hand_over(None);
+    let err = handed
+        .error
+        .as_ref()
+        .expect("the misreported write is an error");
+    assert!(
+        err.to_string().contains("matches no write submitted"),
+        "{err}"
+    );
+    let out = handed.output.as_ref().unwrap();
+    assert_eq!(out.next_offset(), start + 100, "the first write is kept");
+}
+
+/// A backend that says a write landed when the file does not hold it is
+/// found out at the hand-over.
+#[test]
+fn a_file_shorter_than_what_landed_is_an_error_at_the_hand_over() {
+    let (mut s, _subs, _) = sink(64 << 10);
+    s.write_plain(&[1u8; 100]).unwrap();
+    s.flush().unwrap();
+    s.land_all().unwrap();
+    let file = s.out.file().unwrap().try_clone().unwrap();
+    let end = s.landed.end();
+    file.set_len(end - 10).unwrap();
+    let handed = s.hand_over(None);
+    let err = handed.error.as_ref().expect("a short file is an error");
+    assert!(err.to_string().contains("but the file holds"), "{err}");
 }

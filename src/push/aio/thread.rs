@@ -36,6 +36,7 @@ impl ThreadBackend {
                         .send(Done {
                             buf,
                             offset,
+                            len,
                             result,
                         })
                         .is_err()
@@ -61,10 +62,11 @@ fn gone() -> io::Error {
 impl ThreadBackend {
     pub(super) fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
         if let Err(e) = self.jobs.as_ref().expect("open").send((buf, len, offset)) {
-            let (buf, _, offset) = e.0;
+            let (buf, len, offset) = e.0;
             self.unsent.push(Done {
                 buf,
                 offset,
+                len,
                 result: Err(gone()),
             });
             return Err(gone());

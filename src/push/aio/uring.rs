@@ -214,11 +214,12 @@ impl UringBackend {
             let Some(s) = self.slots[idx].take() else {
                 continue;
             };
-            let len = s.buf.len();
+            let cap = s.buf.len();
             Box::leak(s.buf);
             self.ready.push(Done {
-                buf: vec![0u8; len].into_boxed_slice(),
+                buf: vec![0u8; cap].into_boxed_slice(),
                 offset: s.offset,
+                len: s.len,
                 result: Err(io::Error::new(
                     io::ErrorKind::TimedOut,
                     format!(
@@ -246,6 +247,7 @@ impl UringBackend {
         self.ready.push(Done {
             buf: s.buf,
             offset: s.offset,
+            len: s.len,
             result,
         });
     }

@@ -70,7 +70,9 @@ impl FlightWindow {
     }
 
     /// Writes one snapshot: the side band for the window (every map seen
-    /// since the start), the `retained` records and the features `f` with
+    /// since the start), the `retained` records, then `last` (the end's
+    /// LOST_SAMPLES, as perf writes them into its last output; empty for a
+    /// snapshot while recording) and the features `f` with
     /// the build ids of what it holds; hidden under a temporary name beside
     /// the output until it is finished and synced, then named
     /// `OUTPUT.<timestamp>` (never over an existing file), so a kill or a
@@ -79,6 +81,7 @@ impl FlightWindow {
         &mut self,
         rec: &Recording<'_>,
         retained: Retained<'_>,
+        last: &[u8],
         mut f: FeatureSet,
         notes: &mut Notes,
     ) -> io::Result<PathBuf> {
@@ -95,6 +98,7 @@ impl FlightWindow {
                     FileWriter::new(tmp.as_file().try_clone()?, attrs).map_err(format_io)?;
                 fw.write_records(&side_band)?;
                 fw.write_records(records)?;
+                fw.write_records(last)?;
                 // The summary names the last snapshot: its own size.
                 self.bytes = fw.data_size();
                 fw.finish(&f).map_err(format_io)?.sync_all()?;
@@ -107,6 +111,7 @@ impl FlightWindow {
                 let mut fw =
                     FileWriter::new(create_in(tmp.path(), "data")?, attrs).map_err(format_io)?;
                 fw.write_records(&side_band)?;
+                fw.write_records(last)?;
                 let mut bytes = fw.data_size();
                 fw.finish(&f).map_err(format_io)?.sync_all()?;
                 for (i, records) in parts {
@@ -153,16 +158,17 @@ impl FlightWindow {
         notes: &mut Notes,
     ) -> Result<PathBuf, RecordError> {
         let replies = units.snapshot()?;
-        self.write_replies(rec, replies, notes)
+        self.write_replies(rec, replies, &[], notes)
     }
 
     /// Writes a snapshot of the units' answers: their hits into the map
     /// history, their records in a file (one unit on this thread) or a
-    /// `data.N` each (drain threads).
+    /// `data.N` each (drain threads); `last` after them (see [`write`](Self::write)).
     fn write_replies(
         &mut self,
         rec: &Recording<'_>,
         mut replies: Vec<Reply>,
+        last: &[u8],
         notes: &mut Notes,
     ) -> Result<PathBuf, RecordError> {
         if let Some(err) = replies.iter_mut().find_map(|r| r.error.take()) {
@@ -176,12 +182,12 @@ impl FlightWindow {
             let f = dir_features(rec.features(), DrainReport::combined_compressed(&reports));
             let parts: Vec<(usize, Vec<u8>)> =
                 replies.into_iter().map(|r| (r.index, r.records)).collect();
-            self.write(rec, Retained::PerThread(&parts), f, notes)
+            self.write(rec, Retained::PerThread(&parts), last, f, notes)
         } else {
             let compressed = reports.first().and_then(|r| r.compressed);
             let f = rec.features().with_compressed(compressed);
             let records = replies.first().map_or(&[][..], |r| &r.records);
-            self.write(rec, Retained::InFile(records), f, notes)
+            self.write(rec, Retained::InFile(records), last, f, notes)
         };
         written.map_err(|err| self.failed(rec, err))
     }
@@ -201,11 +207,13 @@ impl FlightWindow {
             .enumerate()
             .map(|(i, h)| Reply::retained(h, i))
             .collect();
-        let last = self.write_replies(rec, replies, notes)?;
+        // The last snapshot carries LOST_SAMPLES, as perf's last output.
+        let (lost_recs, lost_samples) = rec.lost_samples();
+        let last = self.write_replies(rec, replies, &lost_recs, notes)?;
         summary.output = last.display().to_string();
         summary.side_band_bytes = self.side_band_bytes;
         summary.bytes_written = self.bytes;
-        summary.lost_samples = rec.lost_samples().1;
+        summary.lost_samples = lost_samples;
         summary.outputs = std::mem::take(&mut self.written);
         Ok(())
     }
