@@ -8,7 +8,7 @@ use std::io::Cursor;
 
 use perfz::codecs::{Codec, CodecSpec, CodecVisitor, Input};
 use perfz::format::attr::sample_type as st;
-use perfz::format::writer::{empty_record, FileWriter};
+use perfz::format::writer::{empty_record, FileWriter, SKIP_RECORD};
 use perfz::format::{Attr, AttrEntry, CompressedFormat, FeatureSet, PerfReader, RecordType};
 use perfz::push::compressor::Compressor;
 use perfz::push::{AsyncSink, Backend, Pusher, SerialSink, Sink, ThreadBackend, UringBackend};
@@ -162,11 +162,32 @@ struct RecorderPath<'a> {
     hold: bool,
     /// The record type compressed bytes go in.
     format: CompressedFormat,
+    /// A checkpoint (a loan of the output) after every this many pushes
+    /// (0: none), as `--checkpoint` and the start make them.
+    checkpoint_every: usize,
 }
 
-fn push_all<C: Codec, S: Sink>(p: &mut Pusher<C, S>, pushes: &[Input<'_>], hold: bool) {
+/// What the end appends to the output handed back, after every push
+/// landed: LOST_SAMPLES (`u64 lost`), as the recorder's end does where
+/// samples were lost. Appended, not pushed: after the async sink's
+/// positioned writes it went where the last checkpoint had left the
+/// file's cursor (issue 54).
+const TAIL: [u8; 16] = [13, 0, 0, 0, 0, 0, 16, 0, 5, 0, 0, 0, 0, 0, 0, 0];
+
+fn push_all<C: Codec, S: Sink>(
+    p: &mut Pusher<C, S>,
+    pushes: &[Input<'_>],
+    hold: bool,
+    checkpoint_every: usize,
+) {
     p.set_hold(hold);
-    for &region in pushes {
+    for (i, &region) in pushes.iter().enumerate() {
+        if checkpoint_every > 0 && i % checkpoint_every == 0 {
+            p.flush().unwrap();
+            let f = FeatureSet::default().with_compressed(p.compressed_info());
+            let out = p.sink_mut().lend().unwrap().unwrap();
+            out.checkpoint(&f).unwrap().unwrap();
+        }
         p.push(region).unwrap();
         if hold {
             p.end_round().unwrap();
@@ -176,6 +197,15 @@ fn push_all<C: Codec, S: Sink>(p: &mut Pusher<C, S>, pushes: &[Input<'_>], hold:
         }
     }
     p.flush().unwrap();
+}
+
+/// Hands the output back (every write landed), appends [`TAIL`] as the
+/// recorder's end does, and finishes it with HEADER_COMPRESSED.
+fn finish_with_tail<C: Codec, S: Sink>(p: Pusher<C, S>) {
+    let f = FeatureSet::default().with_compressed(p.compressed_info());
+    let mut out = p.into_sink().hand_over(None).landed().unwrap();
+    out.write_records(&TAIL).unwrap();
+    out.finish(&f).unwrap();
 }
 
 /// Every COMPRESSED record of a zstd file decodes, in order through one
@@ -230,16 +260,32 @@ impl CodecVisitor for RecorderPath<'_> {
         match self.sink {
             SinkKind::Serial => {
                 let mut p = Pusher::<C, _>::with_format(codec, SerialSink::new(w), self.format);
-                push_all(&mut p, self.pushes, self.hold);
-                common::finish_pushed(p);
+                push_all(&mut p, self.pushes, self.hold, self.checkpoint_every);
+                finish_with_tail(p);
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
-                push_async(codec, w, b, self.pushes, biggest, self.hold, self.format);
+                push_async(
+                    codec,
+                    w,
+                    b,
+                    self.pushes,
+                    biggest,
+                    (self.hold, self.checkpoint_every),
+                    self.format,
+                );
             }
             SinkKind::AsyncUring => {
                 let b = UringBackend::new(w.get_ref()).unwrap_or_else(|e| panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)"));
-                push_async(codec, w, b, self.pushes, biggest, self.hold, self.format);
+                push_async(
+                    codec,
+                    w,
+                    b,
+                    self.pushes,
+                    biggest,
+                    (self.hold, self.checkpoint_every),
+                    self.format,
+                );
             }
         }
     }
@@ -252,13 +298,13 @@ fn push_async<C: Codec, B: Into<Backend>>(
     b: B,
     pushes: &[Input<'_>],
     biggest: usize,
-    hold: bool,
+    (hold, checkpoint_every): (bool, usize),
     format: CompressedFormat,
 ) {
     let sink = AsyncSink::new(w, b, 2, biggest);
     let mut p = Pusher::<C, _>::with_format(codec, sink, format);
-    push_all(&mut p, pushes, hold);
-    common::finish_pushed(p);
+    push_all(&mut p, pushes, hold, checkpoint_every);
+    finish_with_tail(p);
 }
 
 proptest! {
@@ -269,6 +315,7 @@ proptest! {
         recs in prop::collection::vec(record(), 1..40),
         stype in sample_type(),
         cuts in prop::collection::vec((1..12usize, any::<usize>()), 1..8),
+        checkpoint_every in 0..4usize,
     ) {
         let encoded: Vec<Vec<u8>> = recs.iter().map(|r| encode(r, stype)).collect();
         let stream = encoded.concat();
@@ -299,7 +346,7 @@ proptest! {
         for (spec, format) in compressed.into_iter().chain(compressed2) {
             let spec: CodecSpec = spec.parse().unwrap();
             for (sink, hold) in [(SinkKind::Serial, false), (SinkKind::Serial, true), (SinkKind::AsyncThread, true), (SinkKind::AsyncUring, false)] {
-                spec.visit(RecorderPath { pushes: &pushes, attr: attr.clone(), sink, path: &path, hold, format }).unwrap();
+                spec.visit(RecorderPath { pushes: &pushes, attr: attr.clone(), sink, path: &path, hold, format, checkpoint_every }).unwrap();
                 if spec.id() == perfz::codecs::CodecId::ZSTD {
                     zstd_records_decode_within_mmap_len(&path)?;
                 }
@@ -309,14 +356,15 @@ proptest! {
                 let mut r = PerfReader::open(&path).unwrap();
                 let mut n = 0;
                 while let Some((rec, _)) = r.next_record().unwrap() {
-                    if rec.header.type_ == RecordType::FINISHED_ROUND || rec.header.type_.is_compressed() {
+                    if rec.header.type_ == RecordType::FINISHED_ROUND || rec.header.type_.is_compressed() || rec.header.type_ == SKIP_RECORD {
                         continue;
                     }
-                    prop_assert!(n < encoded.len(), "{} {:?}: more records than pushed", spec, sink);
-                    prop_assert_eq!(rec.bytes, &encoded[n][..], "{} {:?}: record {} differs", spec, sink, n);
+                    prop_assert!(n <= encoded.len(), "{} {:?}: more records than pushed", spec, sink);
+                    let want = encoded.get(n).map_or(&TAIL[..], |e| &e[..]);
+                    prop_assert_eq!(rec.bytes, want, "{} {:?}: record {} differs", spec, sink, n);
                     n += 1;
                 }
-                prop_assert_eq!(n, encoded.len(), "{} {:?}", spec, sink);
+                prop_assert_eq!(n, encoded.len() + 1, "{} {:?}: the pushed records and the tail", spec, sink);
             }
         }
     }
