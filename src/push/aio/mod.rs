@@ -51,6 +51,7 @@ pub use uring::UringBackend;
 use super::output::Output;
 use super::sink::HandedBack;
 use super::Sink;
+use crate::format::record::records;
 use crate::push::records::RECORD_MAX;
 use crate::transform::{for_each_slice, Edit};
 
@@ -71,6 +72,8 @@ pub struct AsyncSink {
     lent: bool,
     /// The file the backend writes (device, inode).
     file_id: (u64, u64),
+    /// Bytes each buffer holds.
+    cap: usize,
 }
 
 /// A file's device and inode: which file it is, whatever its descriptor.
@@ -110,6 +113,7 @@ impl AsyncSink {
             landed: Landed::new(next_offset),
             lent: false,
             file_id,
+            cap,
         }
     }
 
@@ -215,6 +219,32 @@ impl AsyncSink {
         Ok(cur)
     }
 
+    /// Appends whole records, in as many buffers as they need, each buffer
+    /// ending at a record's end (a salvage cuts back to buffer ends): the
+    /// side band of a busy machine is larger than a buffer of small rings
+    /// (`-m 64`: 328 672 bytes against 327 679 were refused, and the
+    /// recording with them).
+    fn append_records(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let mut rest = bytes;
+        while rest.len() > self.cap {
+            let mut take = 0;
+            for r in records(rest) {
+                match r {
+                    Ok((_, rec)) if take + rec.len() <= self.cap => take += rec.len(),
+                    _ => break,
+                }
+            }
+            if take == 0 {
+                // Not whole records, or one larger than a buffer: says so.
+                take = rest.len();
+            }
+            self.append(&[&rest[..take]])?;
+            rest = &rest[take..];
+        }
+        self.append(&[rest])?;
+        Ok(bytes.len())
+    }
+
     fn append(&mut self, parts: &[&[u8]]) -> io::Result<usize> {
         let need: usize = parts.iter().map(|p| p.len()).sum();
         let (buf, len) = self.room(need)?;
@@ -238,6 +268,16 @@ impl Sink for AsyncSink {
         edits: &[Edit],
     ) -> io::Result<(usize, usize)> {
         // The one copy of the `none` async path, of the kept bytes only.
+        // The piece (whole records) goes into one buffer, so a buffer ends
+        // at a record's end, not between two slices of a sample.
+        let mut kept = 0;
+        for_each_slice(region, edits, |slice| {
+            kept += slice.len();
+            Ok::<(), io::Error>(())
+        })?;
+        if kept <= self.cap {
+            self.room(kept)?;
+        }
         let mut n = 0;
         for_each_slice(region, edits, |slice| {
             n += self.append(&[slice])?;
@@ -283,7 +323,7 @@ impl Sink for AsyncSink {
     }
 
     fn write_plain(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.append(&[bytes]).map(drop)
+        self.append_records(bytes).map(drop)
     }
 
     fn bytes_written(&self) -> u64 {

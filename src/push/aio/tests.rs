@@ -306,3 +306,35 @@ fn a_file_shorter_than_what_landed_is_an_error_at_the_hand_over() {
     let err = handed.error.as_ref().expect("a short file is an error");
     assert!(err.to_string().contains("but the file holds"), "{err}");
 }
+
+/// Plain records larger than a buffer (the side band of a busy machine
+/// beside small rings) go out in several writes, each ending at a record's
+/// end, and read back whole.
+#[test]
+fn plain_records_larger_than_a_buffer_go_out_in_writes_that_end_at_records() {
+    let (mut s, subs, start) = sink(64 << 10);
+    let cap = s.cap;
+    let mut rec = vec![0u8; 1000];
+    rec[..8].copy_from_slice(
+        &crate::format::record::RecordHeader {
+            type_: crate::format::RecordType(3),
+            misc: 0,
+            size: 1000,
+        }
+        .to_le(),
+    );
+    let side_band = rec.repeat(cap / 1000 * 2 + 7);
+    s.write_plain(&side_band).unwrap();
+    let out = s.hand_over(None).landed().unwrap();
+    assert_eq!(out.data_size(), side_band.len() as u64);
+    let subs = subs.lock().unwrap();
+    assert!(subs.len() >= 3, "{subs:?}");
+    for (len, off) in subs.iter() {
+        assert_eq!((off - start) % 1000, 0, "a write starts inside a record");
+        assert_eq!(len % 1000, 0, "a write ends inside a record");
+    }
+    let file = out.file().unwrap();
+    let mut back = vec![0u8; side_band.len()];
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut back, start).unwrap();
+    assert!(back == side_band, "the records read back as written");
+}
