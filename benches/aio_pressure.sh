@@ -15,6 +15,7 @@ printf 'int main(void){volatile unsigned long x=0;for(;;)x++;}\n' > "$work/burn.
 cc -O1 -o "$work/burn" "$work/burn.c"
 bad=0
 for backend in uring thread; do for m in 64 default; do for i in $(seq "$runs"); do
+  rm -f "$work/s.json" "$work/h.data"
   taskset -c 1 "$work/burn" & burn=$!
   mopt=(); [ "$m" = default ] || mopt=(-m "$m")
   taskset -c 0 "$perfz" record -q --stats-json "$work/s.json" --codec zstd:1 --aio --aio-backend "$backend" \
