@@ -10,7 +10,7 @@ runs=${1:-10}; shift || true
 perfs=("$@"); [ ${#perfs[@]} -gt 0 ] || perfs=(/usr/bin/perf)
 root=$(cd "$(dirname "$0")/.." && pwd)
 perfz=${PERFZ:-$root/target/release/perfz}
-work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
+work=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 printf 'int main(void){volatile unsigned long x=0;for(;;)x++;}\n' > "$work/burn.c"
 cc -O1 -o "$work/burn" "$work/burn.c"
 bad=0

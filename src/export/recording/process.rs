@@ -81,13 +81,6 @@ fn grows(path: &str) -> bool {
     matches!(path, "[heap]" | "[stack]" | "//anon")
 }
 
-/// Ends, at `t`, every mapping of `maps` still held that `keep` rejects.
-fn end_maps(maps: &mut [Mapping], t: u64, keep: impl Fn(&Mapping) -> bool) {
-    for m in maps.iter_mut().filter(|m| m.until == u64::MAX && !keep(m)) {
-        m.until = t;
-    }
-}
-
 impl Timeline {
     /// Notes a side-band record at `time` (0: synthesized before the start).
     pub(crate) fn push(&mut self, time: u64, ev: SideBand) {
@@ -175,8 +168,33 @@ impl Timeline {
                 return;
             }
         }
-        // A new mapping ends what it overlaps (mmap over a range).
-        end_maps(maps, m.from, |o| o.end <= m.start || o.start >= m.end);
+        // A new mapping ends what it covers of older ones (mmap over a
+        // range), which keep the rest, as perf keeps them
+        // (maps__fixup_overlap_and_insert): the loader maps an ELF whose
+        // code starts at file offset 0 (gold, `-z noseparate-code`) with
+        // one mapping as long as the whole image, then maps its data over
+        // the tail; ending all of it left every frame of the file unnamed.
+        let mut rest = Vec::new();
+        for o in maps
+            .iter_mut()
+            .filter(|o| o.until == u64::MAX && o.start < m.end && m.start < o.end)
+        {
+            let piece = |start: u64, end: u64| Mapping {
+                start,
+                end,
+                pgoff: o.pgoff.saturating_add(start - o.start),
+                from: m.from,
+                ..o.clone()
+            };
+            if o.start < m.start {
+                rest.push(piece(o.start, m.start));
+            }
+            if m.end < o.end {
+                rest.push(piece(m.end, o.end));
+            }
+            o.until = m.from;
+        }
+        maps.extend(rest);
         maps.push(m);
     }
 
@@ -286,6 +304,35 @@ mod tests {
         assert_eq!((a.from, a.until()), (20, 30));
         let b = maps.iter().find(|m| &*m.path == "/lib/b.so").unwrap();
         assert_eq!((b.from, b.until()), (30, u64::MAX));
+    }
+
+    /// An image mapped whole from offset 0 (gold, `-z noseparate-code`),
+    /// then its data mapped over part of it: the code keeps its mapping
+    /// (before the data: the same offsets; after it: offsets moved on), as
+    /// perf keeps what a new mapping does not cover.
+    #[test]
+    fn a_mapping_over_part_of_another_ends_only_that_part() {
+        let mut t = Timeline::default();
+        t.push(10, map(0x40_0000, 0x8000, "/lib/libgold.so"));
+        t.push(20, map(0x40_5000, 0x1000, "/lib/data"));
+        t.build();
+        let maps = t.maps_of(7);
+        let held: Vec<_> = maps
+            .iter()
+            .filter(|m| m.until() == u64::MAX)
+            .map(|m| (&*m.path, m.start, m.end, m.pgoff, m.from))
+            .collect();
+        assert_eq!(
+            held,
+            [
+                ("/lib/libgold.so", 0x40_0000, 0x40_5000, 0, 20),
+                ("/lib/libgold.so", 0x40_6000, 0x40_8000, 0x6000, 20),
+                ("/lib/data", 0x40_5000, 0x40_6000, 0, 20),
+            ]
+        );
+        // Before the data was mapped, the whole image was the library's.
+        let whole = maps.iter().find(|m| m.from == 10).unwrap();
+        assert_eq!((whole.end, whole.until()), (0x40_8000, 20));
     }
 
     #[test]
