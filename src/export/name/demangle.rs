@@ -31,7 +31,7 @@ mod bound;
 use bound::{bounded, NoText, LONGEST_DEMANGLED};
 
 /// `name` as perf script prints it, without its parameters.
-pub(crate) fn demangle(name: &str) -> Cow<'_, str> {
+pub fn demangle(name: &str) -> Cow<'_, str> {
     demangle_with(name, gnu())
 }
 
