@@ -139,7 +139,7 @@ fn write_rows(out: &mut dyn Write, o: &Own, shown: &[Shown]) -> std::io::Result<
         head += &format!(" {h:>8} ");
     }
     for (k, w) in o.keys.iter().zip(&widths) {
-        head += &format!(" {:w$}", k.heading());
+        head += &format!(" {}", padded(k.heading(), *w));
     }
     writeln!(out, "{}\n#", head.trim_end())?;
     for s in shown {
@@ -151,10 +151,51 @@ fn write_rows(out: &mut dyn Write, o: &Own, shown: &[Shown]) -> std::io::Result<
                     let mode = if s.row.kernel { 'k' } else { '.' };
                     l += &format!("  [{mode}] {v}");
                 }
-                _ => l += &format!("  {v:w$}"),
+                _ => l += &format!("  {}", padded(v, *w)),
             }
         }
         writeln!(out, "{}", l.trim_end())?;
     }
     Ok(())
+}
+
+/// `text` padded with spaces to `width` chars, as `{:width$}` pads it; a
+/// width past u16::MAX (a symbol's name can be that long) is none that
+/// std's formatting takes: it panics.
+fn padded(text: &str, width: usize) -> String {
+    let pad = width.saturating_sub(text.chars().count());
+    format!("{text}{}", " ".repeat(pad))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::write::report::ReportRow;
+
+    /// A name of 70 000 bytes (an ELF symbol's may be longer) in the
+    /// table: the columns' width once panicked ('Formatting argument out
+    /// of range').
+    #[test]
+    fn a_name_longer_than_a_format_width_is_shown_whole() {
+        let name = "n".repeat(70_000);
+        let row = ReportRow {
+            key: vec!["comm".into(), "dso".into(), name.clone()],
+            kernel: false,
+            children: 1,
+            self_: 1,
+        };
+        let shown = [Shown {
+            row: &row,
+            shares: vec![100.0, 100.0],
+        }];
+        let mut out = Vec::new();
+        write_rows(&mut out, &Own::default(), &shown).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let line = text.lines().last().unwrap();
+        assert!(
+            line.starts_with("   100.00%   100.00%  comm"),
+            "{line:.200}"
+        );
+        assert!(line.ends_with(&format!("  [.] {name}")), "{line:.200}");
+    }
 }

@@ -47,6 +47,7 @@ use passes::SecondPass;
 use recording::survey;
 
 pub use files::locate::Symfs;
+pub use name::demangle::demangle;
 pub use name::inline::Inline;
 pub use name::symbols::Elf;
 pub use name::unnamed::UnnamedFile;

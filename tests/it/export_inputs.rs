@@ -90,7 +90,7 @@ fn contradictory_time_options_are_refused_and_nothing_is_written() {
 
 /// A recording of tests/workload/anon_code.c: (recording, pid, base of
 /// its anonymous code, whose loop is at base + 0x800).
-fn anon_recording(dir: &Path) -> (PathBuf, u32, u64) {
+pub(crate) fn anon_recording(dir: &Path) -> (PathBuf, u32, u64) {
     let data = dir.join("anon.data");
     let where_ = dir.join("where");
     let w = anon_code_workload();

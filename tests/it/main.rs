@@ -25,6 +25,7 @@ mod fixtures;
 mod flight_recorder;
 mod header_features;
 mod hostile_dsos;
+mod hostile_names;
 mod hostile_surroundings;
 mod interop;
 mod ktext_cache;

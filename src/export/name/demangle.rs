@@ -17,6 +17,9 @@
 //! The parameter list is cut, as the folded stacks of `perf script |
 //! inferno-collapse-perf` cut it (tidy.rs), so every view names a
 //! function alike.
+//!
+//! A name whose demangled text would be longer than 16 KiB is left
+//! mangled, as perf 7.3 leaves such a Rust name ([`bound`]).
 
 use std::borrow::Cow;
 use std::ffi::{c_char, c_int, CStr, CString};
@@ -24,8 +27,11 @@ use std::sync::OnceLock;
 
 use cpp_demangle::{DemangleOptions, Symbol};
 
+mod bound;
+use bound::{bounded, NoText, LONGEST_DEMANGLED};
+
 /// `name` as perf script prints it, without its parameters.
-pub(crate) fn demangle(name: &str) -> Cow<'_, str> {
+pub fn demangle(name: &str) -> Cow<'_, str> {
     demangle_with(name, gnu())
 }
 
@@ -47,20 +53,29 @@ fn demangle_with(name: &str, gnu: Option<CxaDemangle>) -> Cow<'_, str> {
 }
 
 /// The demangled name with its parameters; None for a name that is not
-/// mangled (or not understood).
+/// mangled (or not understood), or whose text is past the bound.
 fn full(name: &str, gnu: Option<CxaDemangle>) -> Option<String> {
+    use std::fmt::Write;
     if is_rust(name) {
         if let Ok(d) = rustc_demangle::try_demangle(name) {
-            return Some(format!("{d:#}"));
+            return bounded(LONGEST_DEMANGLED, |out| write!(out, "{d:#}")).ok();
         }
     }
     if !name.starts_with("_Z") {
         return None;
     }
-    match gnu {
-        Some(f) => by_gnu(f, name),
-        None => by_crate(name),
-    }
+    let d = match gnu {
+        // GNU's demangler writes all of a name's text, however long, so
+        // the crate measures it first: its text spells out what GNU's
+        // abbreviates, so is the longer; past 8 times the bound, GNU is
+        // not asked.
+        Some(f) => match by_crate(name, 8 * LONGEST_DEMANGLED) {
+            Err(NoText::TooLong) => None,
+            _ => by_gnu(f, name),
+        },
+        None => by_crate(name, LONGEST_DEMANGLED).ok(),
+    }?;
+    (d.len() <= LONGEST_DEMANGLED).then_some(d)
 }
 
 /// Where `func`'s parameter list starts (its length if it has none), as
@@ -152,15 +167,15 @@ fn by_gnu(f: CxaDemangle, name: &str) -> Option<String> {
 }
 
 /// The fallback: cpp_demangle with its return types, which are GNU's
-/// where it agrees.
-fn by_crate(name: &str) -> Option<String> {
-    let d = Symbol::new(name)
-        .ok()?
-        .demangle_with_options(&DemangleOptions::new())
-        .ok()?;
+/// where it agrees; its text up to `limit` bytes.
+fn by_crate(name: &str, limit: usize) -> Result<String, NoText> {
+    let sym = Symbol::new(name).map_err(|_| NoText::Failed)?;
+    let d = bounded(limit, |out| {
+        sym.structured_demangle(out, &DemangleOptions::new())
+    })?;
     // cpp_demangle writes an empty template parameter pack as `<void, >`;
     // GNU as `<void>`.
-    Some(if d.contains(", >") {
+    Ok(if d.contains(", >") {
         d.replace(", >", ">")
     } else {
         d
@@ -180,11 +195,12 @@ fn is_rust(name: &str) -> bool {
     let Some(body) = inner[..end].strip_suffix('E') else {
         return false;
     };
+    // As bytes: the body's last 19 need not start on a char boundary
+    // (`_ZNé` and 18 more bytes).
+    let body = body.as_bytes();
     body.len() >= 19
-        && body[body.len() - 19..].starts_with("17h")
-        && body[body.len() - 16..]
-            .bytes()
-            .all(|b| b.is_ascii_hexdigit())
+        && body[body.len() - 19..].starts_with(b"17h")
+        && body[body.len() - 16..].iter().all(u8::is_ascii_hexdigit)
 }
 
 #[cfg(test)]
@@ -252,5 +268,104 @@ mod tests {
         assert_eq!(demangle("_Z\0x"), "_Z\0x");
         let deep = format!("_Z1f{}", "PFv".repeat(20_000));
         let _ = demangle(&deep);
+    }
+
+    /// `_ZNé` and 18 bytes more: the legacy-Rust test looked at the last
+    /// 19 bytes as a str, which start inside the `é` (a panic on every
+    /// export that names such a symbol).
+    #[test]
+    fn a_name_whose_tail_starts_inside_a_char_is_no_panic() {
+        let name = format!("_ZN\u{e9}{}E", "x".repeat(18));
+        assert_eq!(demangle(&name), name);
+        let hash = format!("_ZN1\u{e9}17h{}E", "0".repeat(16));
+        assert_eq!(demangle(&hash), hash);
+    }
+
+    /// A v0 name `_RINvC1a1fh T B_B_E T B_B_E ...E`: generic arguments, each
+    /// a tuple of the one before twice (back-references), so the text
+    /// doubles with every one, a few bytes each.
+    fn doubling_v0(levels: usize) -> String {
+        let base62 = |i: usize| -> String {
+            let digits = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+            let (mut n, mut out) = (i - 1, Vec::new());
+            loop {
+                out.push(digits[n % 62]);
+                n /= 62;
+                if n == 0 {
+                    break;
+                }
+            }
+            out.reverse();
+            format!("{}_", String::from_utf8(out).unwrap())
+        };
+        // Positions count from after `_R`; `B_` is position 0.
+        let backref = |at: usize| match at {
+            0 => "B_".to_string(),
+            _ => format!("B{}", base62(at)),
+        };
+        let mut inner = String::from("INvC1a1f");
+        let mut last = inner.len();
+        inner.push('h');
+        for _ in 0..levels {
+            let at = inner.len();
+            inner += &format!("T{}{}E", backref(last), backref(last));
+            last = at;
+        }
+        inner.push('E');
+        format!("_R{inner}")
+    }
+
+    #[test]
+    fn a_name_that_demangles_past_the_bound_is_left_mangled() {
+        // Within the bound: demangled, every argument whole.
+        let small = doubling_v0(8);
+        let d = demangle(&small);
+        assert!(
+            d.starts_with("a::f::<u8, (u8, u8), ((u8, u8), (u8, u8)), "),
+            "{d}"
+        );
+        assert!(
+            d.len() > 2000 && d.len() <= LONGEST_DEMANGLED,
+            "{}",
+            d.len()
+        );
+        // Past it (rustc-demangle's own limit is 1 MB): mangled, as perf
+        // 7.3 leaves it, with or without `@plt`.
+        let big = doubling_v0(22);
+        assert!(big.len() < 300, "{}", big.len());
+        assert_eq!(demangle(&big), big);
+        let plt = format!("{big}@plt");
+        assert_eq!(demangle(&plt), plt);
+    }
+
+    /// `f(A, B<A, A>, B<B<A, A>, B<A, A> >, ...)`: each parameter the
+    /// template of the one before twice (substitutions `S1_`, `S2_`, ...).
+    fn doubling_cpp(levels: usize) -> String {
+        let seq = |i: usize| {
+            let digits = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+            format!("S{}_", digits[i - 1] as char)
+        };
+        let mut name = String::from("_Z1f1A1BIS_S_E");
+        for k in 1..levels {
+            name += &format!("S0_I{}{}E", seq(k + 1), seq(k + 1));
+        }
+        name
+    }
+
+    /// GNU's demangler has no bound of its own (13 MB of text for this
+    /// name of 223 bytes at 20 levels).
+    #[test]
+    fn a_cpp_name_that_demangles_past_the_bound_is_left_mangled() {
+        let small = doubling_cpp(6);
+        for gnu in [gnu(), None] {
+            let d = full(&small, gnu).unwrap();
+            assert!(d.starts_with("f(A, B<A, A>, B<B<A, A>, B<A, A> >"), "{d}");
+            assert_eq!(demangle_with(&small, gnu), "f");
+        }
+        let big = doubling_cpp(20);
+        assert!(big.len() < 300, "{}", big.len());
+        for gnu in [gnu(), None] {
+            assert_eq!(demangle_with(&big, gnu), big);
+        }
     }
 }
