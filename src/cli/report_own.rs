@@ -21,6 +21,8 @@ pub(super) struct Own {
     pub(super) latency: bool,
     pub(super) percent_limit: f64,
     pub(super) rows: usize,
+    /// `--kallsyms`: the kernel's symbols from this file.
+    pub(super) kallsyms: Option<PathBuf>,
 }
 
 impl Default for Own {
@@ -32,6 +34,7 @@ impl Default for Own {
             latency: false,
             percent_limit: 0.0,
             rows: 25,
+            kallsyms: None,
         }
     }
 }
@@ -50,6 +53,7 @@ fn folded(o: &Own, latency: bool) -> anyhow::Result<(Vec<String>, u64, Option<St
     options.fold.modules = true;
     options.fold.annotate_kernel = true;
     options.latency = latency;
+    options.kallsyms = o.kallsyms.clone();
     let done = crate::export::export(
         std::slice::from_ref(&o.input),
         ExportFormat::Folded,

@@ -1,0 +1,119 @@
+//! `perfz report`'s command line read as perf report reads it (an
+//! option's value is never the input; a `--threads` directory is the input
+//! as a file is), and its own table counted from the recording's samples,
+//! whatever its programs' names hold.
+
+use crate::common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::*;
+
+/// `perfz report ARGS` in `dir`, perf on PATH (`perf_dir`) or not (None).
+fn report_in(dir: &Path, args: &[&str], perf_dir: Option<&str>) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .current_dir(dir)
+        .arg("report")
+        .args(args)
+        .env("PATH", perf_dir.unwrap_or("/nonexistent"))
+        .output_within()
+}
+
+/// perf's output without the tip it picks at random.
+fn untipped(b: &[u8]) -> String {
+    let text = String::from_utf8_lossy(b);
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with("# (Tip:")).collect();
+    lines.join("\n")
+}
+
+/// `-k FILE`, `--kallsyms FILE` and `--comms NAME` take their values as
+/// perf report does, though the values name files in the directory
+/// (perfz took every such word for `-i`: "Invalid file: -i", or another
+/// input read).
+#[test]
+fn an_options_value_naming_a_file_stays_its_value() {
+    let data = fixture("z-sysw-switch");
+    let dir = tempdir("report-values");
+    // The fixture's busiest comm, and a file of that name here.
+    std::fs::write(dir.join("cc1"), "").unwrap();
+    let args = [
+        "--stdio",
+        "--no-children",
+        "-i",
+        data.to_str().unwrap(),
+        "--comms",
+        "cc1",
+        "-k",
+        "cc1",
+        "--kallsyms",
+        "/proc/kallsyms",
+    ];
+    let perf = perf();
+    let theirs = Command::new(&perf)
+        .current_dir(&dir)
+        .arg("report")
+        .args(args)
+        .output_within();
+    assert!(theirs.status.success(), "{}", all_output(&theirs));
+    let perf_dir = perf.parent().unwrap().to_str().unwrap();
+    let ours = report_in(&dir, &args, Some(perf_dir));
+    assert!(ours.status.success(), "{}", all_output(&ours));
+    assert_eq!(untipped(&ours.stdout), untipped(&theirs.stdout));
+    assert!(untipped(&ours.stdout).contains("# comm: cc1"));
+    // The own table honours --kallsyms and reads -i's file.
+    let own = report_in(
+        &dir,
+        &["--kallsyms", "/proc/kallsyms", "-i", data.to_str().unwrap()],
+        None,
+    );
+    assert!(own.status.success(), "{}", all_output(&own));
+    let n = perf_sample_count(&perf, &data);
+    let out = String::from_utf8_lossy(&own.stdout);
+    assert!(out.contains(&format!("# Samples: {n} of event")), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `perfz report DIR`, DIR a `perfz record --threads` recording, reads
+/// it as `perfz report FILE` reads a file: perf's `-i DIR`, or the own
+/// table of it (perf took DIR for a symbol filter, the own table refused it).
+#[test]
+fn a_threads_directory_is_the_input_as_a_file_is() {
+    require_recording();
+    let dir = tempdir("report-dir");
+    let rec = dir.join("t.data");
+    let r = rec.to_str().unwrap();
+    let w = workload();
+    perfz_ok(&[
+        "record",
+        "-q",
+        "--threads=2",
+        "-g",
+        "-o",
+        r,
+        "--",
+        w.to_str().unwrap(),
+        "0.2",
+    ]);
+    assert!(rec.is_dir());
+    let perf = perf();
+    let theirs = Command::new(&perf)
+        .args(["report", "--stdio", "--no-children", "-i", r])
+        .output_within();
+    assert!(theirs.status.success(), "{}", all_output(&theirs));
+    let perf_dir = perf.parent().unwrap().to_str().unwrap();
+    let ours = report_in(&dir, &[r, "--stdio", "--no-children"], Some(perf_dir));
+    assert!(ours.status.success(), "{}", all_output(&ours));
+    assert_eq!(untipped(&ours.stdout), untipped(&theirs.stdout));
+    // Without perf: the own table of the directory.
+    let own = report_in(&dir, &[r], None);
+    assert!(own.status.success(), "{}", all_output(&own));
+    let out = String::from_utf8_lossy(&own.stdout);
+    let n = our_sample_count(&rec);
+    assert!(
+        n > 0 && out.contains(&format!("# Samples: {n} of event")),
+        "{n}: {out}"
+    );
+    assert!(out.contains("perfz_workload_"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
