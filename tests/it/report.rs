@@ -117,3 +117,90 @@ fn a_threads_directory_is_the_input_as_a_file_is() {
     assert!(out.contains("perfz_workload_"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The share of `sym`'s row in a `--no-children --sort sym` table (perf
+/// report's or the own one).
+fn self_share(table: &str, sym: &str) -> Option<f64> {
+    let line = table
+        .lines()
+        .find(|l| l.ends_with(&format!("] {sym}")) && !l.trim_start().starts_with('|'))?;
+    line.split_whitespace()
+        .next()?
+        .trim_end_matches('%')
+        .parse()
+        .ok()
+}
+
+/// A program whose file name holds a newline and a number (`e
+/// 99999999999\nx`, a name any user can give a file) is one row of the own
+/// table with its real share: the table was read back from export's folded
+/// text, where the name's newline made a line `...\te 99999999999` that
+/// counted 99 999 999 999 samples and moved every percentage.
+#[test]
+fn a_program_named_with_a_newline_and_a_number_forges_no_row() {
+    require_recording();
+    let dir = tempdir("report-forged");
+    let prog = dir.join("e 99999999999\nx");
+    std::fs::copy(workload(), &prog).unwrap();
+    let rec = dir.join("r.data");
+    let r = rec.to_str().unwrap();
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-g",
+        "-o",
+        r,
+        "--",
+        prog.to_str().unwrap(),
+        "0.3",
+    ]);
+    let perf = perf();
+    let line = ["--stdio", "--no-children", "--sort", "sym", "-i", r];
+    let theirs = run_perf(&perf, &[&["report"][..], &line].concat());
+    let perf_leaf = self_share(&theirs, "perfz_workload_leaf")
+        .unwrap_or_else(|| panic!("perf report names the leaf: {theirs}"));
+    let own = report_in(
+        &dir,
+        &[&["--own", "--rows", "100000"][..], &line].concat(),
+        None,
+    );
+    assert!(own.status.success(), "{}", all_output(&own));
+    let table = String::from_utf8_lossy(&own.stdout);
+    let n = perf_sample_count(&perf, &rec);
+    assert!(
+        table.contains(&format!("# Samples: {n} of event")),
+        "{n}: {table}"
+    );
+    let ours = self_share(&table, "perfz_workload_leaf")
+        .unwrap_or_else(|| panic!("the own table names the leaf: {table}"));
+    assert!(
+        (ours - perf_leaf).abs() <= 1.0,
+        "self of the leaf: perfz {ours}%, perf {perf_leaf}%\n{table}"
+    );
+    // Every row is a row of the recording's, its shares summing to all.
+    let rows: Vec<f64> = table
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let share = l.split_whitespace().next().unwrap_or("");
+            share
+                .trim_end_matches('%')
+                .parse()
+                .unwrap_or_else(|_| panic!("not a row: {l:?}"))
+        })
+        .collect();
+    let sum: f64 = rows.iter().sum();
+    assert!(
+        (sum - 100.0).abs() <= 0.01 * rows.len() as f64,
+        "{sum}%: {table}"
+    );
+    // The dso column names the program, its newline escaped.
+    let by_dso = report_in(
+        &dir,
+        &["--own", "--no-children", "--sort", "dso", "-i", r],
+        None,
+    );
+    let by_dso = String::from_utf8_lossy(&by_dso.stdout);
+    assert!(by_dso.contains("e 99999999999\\nx"), "{by_dso}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
