@@ -3,7 +3,9 @@
 //!
 //! record_events.rs reads -e, --filter and -F as perf does; the rest of
 //! `perfz record`'s command line is record.rs, record_args.rs,
-//! record_perf.rs and perf_usage.rs.
+//! record_perf.rs and perf_usage.rs; `perfz report`'s is report.rs and
+//! report_args.rs (perf report's options, by perf_usage.rs), its own table
+//! report_own.rs.
 
 mod codecs;
 mod convert;
@@ -19,6 +21,7 @@ mod record_options;
 mod record_perf;
 mod recover;
 mod report;
+mod report_args;
 mod report_own;
 mod stat;
 mod stdio;

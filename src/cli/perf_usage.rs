@@ -64,8 +64,14 @@ pub struct UsageEntry {
 
 /// perf 7.3's `perf record` options, in its usage's order.
 pub fn perf_options() -> Vec<UsageEntry> {
+    options_in(USAGE)
+}
+
+/// The options of a perf usage text (`perf COMMAND -h`'s option lines),
+/// in its order.
+pub fn options_in(usage: &str) -> Vec<UsageEntry> {
     let mut out: Vec<UsageEntry> = Vec::new();
-    for line in USAGE.lines() {
+    for line in usage.lines() {
         let t = line.trim_start();
         let is_option =
             t.starts_with('-') && (line.starts_with("    -") || line.starts_with("        --"));
@@ -256,7 +262,7 @@ fn short_cluster(
 /// parse-options reads it: an option of that name; `no-X` of option X;
 /// `X` of option `no-X`; else the one option it begins, or the negation of
 /// the one option what follows `no-` begins.
-fn long_or_negated<'a>(
+pub fn long_or_negated<'a>(
     name: &str,
     known: &'a [OptionSpec],
 ) -> Result<(&'a OptionSpec, bool), BadOption> {

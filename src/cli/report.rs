@@ -1,9 +1,12 @@
-//! `perfz report`: perf report's command line. Where perf is installed
-//! every word goes to `perf report` and its exit status is perfz's (a
-//! lone file name is its `-i`, perfz's habit); where it is not (or with
+//! `perfz report`: perf report's command line, read as perf report reads
+//! it (report_args.rs: an option's value is never taken for anything
+//! else). Where perf is installed every word goes to `perf report` and its
+//! exit status is perfz's (a word that is no option and names a file or a
+//! directory is its `-i`, perfz's habit); where it is not (or with
 //! `--own`), perfz's own table honours the common options (`-i`,
 //! `--stdio`, `--sort comm,dso,sym`, `--children`, `--no-children`,
-//! `--percent-limit`) and refuses the rest, naming them.
+//! `--latency`, `--kallsyms`, `--percent-limit`) and refuses the rest,
+//! naming them.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -11,6 +14,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::Context;
 
+use super::report_args::{self, Opt, Read};
 use super::report_own::Own;
 use crate::export::write::report::SortKey;
 
@@ -34,93 +38,115 @@ struct Line {
     own_only: bool,
 }
 
-/// Reads `words` (after `report`): each goes to perf as given, but
-/// perfz's own options and a lone file name (perf's `-i` for it).
+/// Reads `words` (after `report`) as perf report does ([`report_args`]):
+/// each goes to perf as given, but perfz's own options, and a word that
+/// is no option and names a file or a directory (a `--threads`
+/// recording), which goes as perf's `-i` for it.
 fn read(words: &[OsString]) -> anyhow::Result<Line> {
     let mut line = Line {
         for_perf: Vec::new(),
         own: Ok(Own::default()),
         own_only: false,
     };
-    let mut it = words.iter();
-    while let Some(w) = it.next() {
-        let text = w.to_string_lossy().into_owned();
-        let (name, attached) = match text.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v)),
-            _ => (text.as_str(), None),
-        };
-        let mut said = vec![w.clone()];
-        // The option's value: attached, or the next word.
-        let mut value = |what: &str| -> anyhow::Result<String> {
-            if let Some(v) = attached {
-                return Ok(v.to_string());
-            }
-            let v = it
-                .next()
-                .with_context(|| format!("option `{what}' requires a value"))?;
-            said.push(v.clone());
-            Ok(v.to_string_lossy().into_owned())
-        };
-        let change = match name {
-            "--own" => {
-                line.own_only = true;
-                continue;
-            }
-            "--rows" => {
-                let n = value("rows")?.parse().context("--rows: a number of rows")?;
-                if let Ok(o) = &mut line.own {
-                    o.rows = n;
-                }
-                continue;
-            }
-            _ if !name.starts_with('-') && std::path::Path::new(w).is_file() => {
+    // `--` and the words after it: after the options, `-i` included.
+    let mut after = Vec::new();
+    for r in report_args::read(words) {
+        match r {
+            Read::Dashes => after.push("--".into()),
+            Read::Plain(w, _) if std::path::Path::new(&w).exists() => {
                 // perfz's habit, `perfz report FILE` (perf would take the
                 // word for a symbol filter).
-                said.insert(0, "-i".into());
-                Ok(Change::Input(w.into()))
+                line.for_perf.extend(["-i".into(), w.clone()]);
+                line.change(Ok(Change::Input(w.into())));
             }
-            _ => own_change(name, &mut value)?,
-        };
-        line.for_perf.extend(said);
-        match (&mut line.own, change) {
-            (Ok(o), Ok(change)) => change.apply(o),
-            (Ok(_), Err(e)) => line.own = Err(e),
-            (Err(_), _) => {}
+            Read::Plain(w, dashes) => {
+                let why = format!(
+                    "{}: no file or directory of that name (perf report's symbol filter: \
+                     not honoured by perfz's own table)",
+                    w.to_string_lossy()
+                );
+                if dashes {
+                    &mut after
+                } else {
+                    &mut line.for_perf
+                }
+                .push(w);
+                line.change(Err(why));
+            }
+            Read::Bad(w, why) => {
+                line.for_perf.push(w);
+                line.change(Err(why));
+            }
+            Read::Options(opts, said) => line.options(opts, said)?,
         }
     }
+    line.for_perf.extend(after);
     Ok(line)
 }
 
-/// What option `name` changes in the own table (`value` reads its
-/// value), or why the own table cannot honour it.
-fn own_change(
-    name: &str,
-    value: &mut impl FnMut(&str) -> anyhow::Result<String>,
-) -> anyhow::Result<Result<Change, String>> {
-    Ok(match name {
-        "-i" | "--input" => Ok(Change::Input(value("input")?.into())),
-        _ if name.starts_with("-i") && !name.starts_with("--") => {
-            Ok(Change::Input(name[2..].into()))
+impl Line {
+    /// Options `opts`, given in the words `said`: perf's go to perf as
+    /// said and change the own table; perfz's own (`--own`, `--rows N`)
+    /// stay here.
+    fn options(&mut self, opts: Vec<Opt>, said: Vec<OsString>) -> anyhow::Result<()> {
+        let mut perfs = true;
+        for o in opts {
+            match o.name.as_str() {
+                "own" => (perfs, self.own_only) = (false, true),
+                "rows" => {
+                    perfs = false;
+                    let n = o.value.unwrap_or_default();
+                    let n = n.to_string_lossy().parse();
+                    let n = n.context("--rows: a number of rows")?;
+                    if let Ok(own) = &mut self.own {
+                        own.rows = n;
+                    }
+                }
+                _ => self.change(own_change(&o)),
+            }
         }
-        "-s" | "--sort" => SortKey::parse_list(&value("sort")?)
+        if perfs {
+            self.for_perf.extend(said);
+        }
+        Ok(())
+    }
+
+    /// Applies `change` to the own table, or notes the first option it
+    /// cannot honour.
+    fn change(&mut self, change: Result<Change, String>) {
+        match (&mut self.own, change) {
+            (Ok(o), Ok(change)) => change.apply(o),
+            (Ok(_), Err(e)) => self.own = Err(e),
+            (Err(_), _) => {}
+        }
+    }
+}
+
+/// What option `o` changes in the own table, or why the own table cannot
+/// honour it.
+fn own_change(o: &Opt) -> Result<Change, String> {
+    let value = || o.value.clone().unwrap_or_default();
+    let text = || value().to_string_lossy().into_owned();
+    match (o.name.as_str(), o.negated) {
+        ("input", false) => Ok(Change::Input(value().into())),
+        ("sort", false) => SortKey::parse_list(&text())
             .map(Change::Keys)
             .map_err(|k| format!("--sort {k}: perfz's own table sorts by comm, dso and sym")),
-        "--percent-limit" => {
-            let p = value("percent-limit")?.parse();
-            Ok(Change::PercentLimit(
-                p.context("--percent-limit: a percentage, e.g. 0.5")?,
-            ))
-        }
-        "--stdio" => Ok(Change::None),
-        "--children" => Ok(Change::Children(true)),
-        "--no-children" => Ok(Change::Children(false)),
-        "--latency" => Ok(Change::Latency),
+        ("percent-limit", false) => text()
+            .parse()
+            .map(Change::PercentLimit)
+            .map_err(|_| "--percent-limit: a percentage, e.g. 0.5".to_string()),
+        ("kallsyms", false) => Ok(Change::Kallsyms(value().into())),
+        ("stdio", false) => Ok(Change::None),
+        ("children", negated) => Ok(Change::Children(!negated)),
+        ("latency", false) => Ok(Change::Latency),
         _ => Err(format!(
-            "{name}: perfz's own table honours -i, --stdio, --sort comm,dso,sym, --children, \
-             --no-children, --latency and --percent-limit; perf report has the rest (Debian, Ubuntu: \
-             apt-get install linux-perf)"
+            "{}: perfz's own table honours -i, --stdio, --sort comm,dso,sym, --children, \
+             --no-children, --latency, --kallsyms and --percent-limit; perf report has the rest \
+             (Debian, Ubuntu: apt-get install linux-perf)",
+            o.said
         )),
-    })
+    }
 }
 
 /// What one option changes in the own table.
@@ -131,6 +157,7 @@ enum Change {
     Children(bool),
     Latency,
     PercentLimit(f64),
+    Kallsyms(PathBuf),
 }
 
 impl Change {
@@ -142,6 +169,7 @@ impl Change {
             Change::Children(c) => o.children = c,
             Change::Latency => o.latency = true,
             Change::PercentLimit(p) => o.percent_limit = p,
+            Change::Kallsyms(k) => o.kallsyms = Some(k),
         }
     }
 }
@@ -256,6 +284,37 @@ mod tests {
             (Some("Cargo.toml"), false)
         );
         assert_eq!(own.percent_limit, 2.0);
-        assert!(read(&[OsString::from("-i")]).is_err(), "-i needs a value");
+        let l = read_words(&["-i"]);
+        assert_eq!(l.for_perf, ["-i"], "perf says what -i lacks");
+        assert!(l.own.unwrap_err().contains("requires a value"));
+    }
+
+    #[test]
+    fn an_options_value_is_never_the_input() {
+        // Cargo.toml is a file here: as a value it stays one.
+        let l = read_words(&[
+            "--kallsyms",
+            "Cargo.toml",
+            "-k",
+            "Cargo.toml",
+            "--comms",
+            "src",
+        ]);
+        assert_eq!(
+            l.for_perf,
+            [
+                "--kallsyms",
+                "Cargo.toml",
+                "-k",
+                "Cargo.toml",
+                "--comms",
+                "src"
+            ]
+        );
+        // A directory (a --threads recording) is the input as a file is,
+        // and `-i` goes before `--`.
+        let l = read_words(&["--stdio", "--", "src"]);
+        assert_eq!(l.for_perf, ["--stdio", "-i", "src", "--"]);
+        assert_eq!(l.own.unwrap().input.to_str(), Some("src"));
     }
 }

@@ -1,6 +1,6 @@
 //! perfz's own `perfz report` table, where perf is not installed (or with
 //! `--own`), in `perf report --stdio`'s layout: the rows of
-//! [`crate::export::write::report::table`] by the sort keys, their overhead (and,
+//! [`crate::export::report_table`] by the sort keys, their overhead (and,
 //! with `--latency`, latency) shares as perf's columns show them.
 
 use std::io::Write;
@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::export::write::report::{table, ReportRow, SortKey};
-use crate::export::{ExportFormat, ExportOptions};
+use crate::export::write::report::{ReportRow, ReportTable, SortKey};
+use crate::export::ExportOptions;
 
 /// What perfz's own table shows.
 #[derive(Debug, PartialEq)]
@@ -21,6 +21,8 @@ pub(super) struct Own {
     pub(super) latency: bool,
     pub(super) percent_limit: f64,
     pub(super) rows: usize,
+    /// `--kallsyms`: the kernel's symbols from this file.
+    pub(super) kallsyms: Option<PathBuf>,
 }
 
 impl Default for Own {
@@ -32,6 +34,7 @@ impl Default for Own {
             latency: false,
             percent_limit: 0.0,
             rows: 25,
+            kallsyms: None,
         }
     }
 }
@@ -42,26 +45,22 @@ struct Shown<'a> {
     shares: Vec<f64>,
 }
 
-/// The folded stacks of `o.input`, frames with their modules; weighed for
-/// a latency profile with `latency`. Also the samples and the event.
-fn folded(o: &Own, latency: bool) -> anyhow::Result<(Vec<String>, u64, Option<String>)> {
-    let mut bytes = Vec::new();
-    let mut options = ExportOptions::default();
-    options.fold.modules = true;
-    options.fold.annotate_kernel = true;
-    options.latency = latency;
-    let done = crate::export::export(
+/// The table of `o.input`, its frames with their modules; weighed for a
+/// latency profile with `latency`. Also the samples and the event.
+fn counted(o: &Own, latency: bool) -> anyhow::Result<(ReportTable, u64, Option<String>)> {
+    let options = ExportOptions {
+        latency,
+        kallsyms: o.kallsyms.clone(),
+        ..Default::default()
+    };
+    let (table, done) = crate::export::report_table(
         std::slice::from_ref(&o.input),
-        ExportFormat::Folded,
         &options,
-        &mut bytes,
+        &o.keys,
+        !o.children,
     )
     .with_context(|| format!("reading {}", o.input.display()))?;
-    let lines = String::from_utf8_lossy(&bytes)
-        .lines()
-        .map(String::from)
-        .collect();
-    Ok((lines, done.samples, done.event))
+    Ok((table, done.samples, done.event))
 }
 
 /// The columns' headings, as perf's: with `--latency` each overhead column
@@ -77,11 +76,9 @@ fn headings(o: &Own) -> Vec<&'static str> {
 
 /// perfz's own table of `o`, on standard output.
 pub(super) fn run(o: &Own) -> anyhow::Result<()> {
-    let (lines, samples, event) = folded(o, false)?;
-    let (rows, total) = table(&lines, &o.keys, !o.children);
+    let ((rows, total), samples, event) = counted(o, false)?;
     let latency = if o.latency {
-        let (lines, _, _) = folded(o, true)?;
-        Some(table(&lines, &o.keys, !o.children))
+        Some(counted(o, true)?.0)
     } else {
         None
     };
@@ -123,14 +120,23 @@ pub(super) fn run(o: &Own) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The heading line and the rows.
+/// The heading line and the rows (control characters in names shown
+/// escaped, `\n`: each row one line).
 fn write_rows(out: &mut dyn Write, o: &Own, shown: &[Shown]) -> std::io::Result<()> {
+    let keys: Vec<Vec<String>> = shown
+        .iter()
+        .map(|s| s.row.key.iter().map(|v| escaped(v)).collect())
+        .collect();
     let widths: Vec<usize> = o
         .keys
         .iter()
         .enumerate()
         .map(|(i, k)| {
-            let w = shown.iter().map(|s| s.row.key[i].len()).max().unwrap_or(0);
+            let w = keys
+                .iter()
+                .map(|key| key[i].chars().count())
+                .max()
+                .unwrap_or(0);
             w.max(k.heading().len())
         })
         .collect();
@@ -142,10 +148,9 @@ fn write_rows(out: &mut dyn Write, o: &Own, shown: &[Shown]) -> std::io::Result<
         head += &format!(" {}", padded(k.heading(), *w));
     }
     writeln!(out, "{}\n#", head.trim_end())?;
-    for s in shown {
+    for (s, key) in shown.iter().zip(&keys) {
         let mut l: String = s.shares.iter().map(|v| format!(" {v:>8.2}%")).collect();
-        for (i, (k, w)) in o.keys.iter().zip(&widths).enumerate() {
-            let v = &s.row.key[i];
+        for ((k, w), v) in o.keys.iter().zip(&widths).zip(key) {
             match k {
                 SortKey::Sym => {
                     let mode = if s.row.kernel { 'k' } else { '.' };
@@ -165,6 +170,16 @@ fn write_rows(out: &mut dyn Write, o: &Own, shown: &[Shown]) -> std::io::Result<
 fn padded(text: &str, width: usize) -> String {
     let pad = width.saturating_sub(text.chars().count());
     format!("{text}{}", " ".repeat(pad))
+}
+
+/// `name` with its control characters escaped (`\n`, `\t`, `\u{1b}`).
+fn escaped(name: &str) -> String {
+    name.chars()
+        .map(|c| match c.is_control() {
+            true => c.escape_default().to_string(),
+            false => c.to_string(),
+        })
+        .collect()
 }
 
 #[cfg(test)]

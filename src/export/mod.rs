@@ -146,3 +146,23 @@ pub fn export(
     }
     pass.finish(inputs, out)
 }
+
+/// `perfz report`'s own table of `inputs` (read as [`export`] reads
+/// them, their stacks folded as `o` says) by `keys`, the rows with the
+/// most self first with `by_self`; and what the export did. Counted from
+/// the samples' stacks, not from folded text, which a name with a
+/// newline would forge.
+pub(crate) fn report_table(
+    inputs: &[PathBuf],
+    o: &ExportOptions,
+    keys: &[write::report::SortKey],
+    by_self: bool,
+) -> Result<(write::report::ReportTable, Exported), FormatError> {
+    let kallsyms = Kallsyms::read(passes::kallsyms_file(o));
+    let survey = survey::survey(inputs)?;
+    let mut pass = SecondPass::new(&survey, ExportFormat::Folded, o, kallsyms)?;
+    for input in inputs {
+        pass.read(input)?;
+    }
+    pass.finish_table(keys, by_self)
+}

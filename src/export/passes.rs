@@ -17,6 +17,7 @@ use super::recording::survey::{next, open_input, Survey};
 use super::recording::view::Views;
 use super::unwind::dwarf::{Unwind, UserState};
 use super::write::gather::Gather;
+use super::write::report::{self, ReportTable, SortKey};
 use super::write::sampled::Sampled;
 use super::write::{pprof, speedscope};
 use super::{ExportFormat, ExportOptions, Exported};
@@ -149,6 +150,38 @@ impl<'s> SecondPass<'s> {
         inputs: &[PathBuf],
         out: &mut dyn std::io::Write,
     ) -> Result<Exported, FormatError> {
+        self.close();
+        let (chosen, span) = (&self.chosen, (self.first, self.last));
+        let about = || pprof::about(inputs, chosen, span.0, span.1);
+        let title = format!("perfz: {}", inputs[0].display());
+        let heading = speedscope::Heading {
+            name: &title,
+            unit: self.done.unit,
+        };
+        let named = &self.table.named;
+        self.done.stacks = (self.gather).write(named, &self.o.fold, &heading, about, out)?;
+        Ok(self.done)
+    }
+
+    /// Names the frames left and counts them; `perfz report`'s own table
+    /// of what was gathered (folded stacks) by `keys`, and what the export
+    /// did.
+    pub(crate) fn finish_table(
+        mut self,
+        keys: &[SortKey],
+        by_self: bool,
+    ) -> Result<(ReportTable, Exported), FormatError> {
+        self.close();
+        let folded = self.gather.folded().ok_or_else(|| {
+            FormatError::Unsupported("perfz report's table is made of folded stacks".into())
+        })?;
+        let table = report::table(folded, &self.table.named, keys, by_self);
+        self.done.stacks = table.0.len();
+        Ok((table, self.done))
+    }
+
+    /// Names the frames left, and counts them and what is left unnamed.
+    fn close(&mut self) {
         let (table, done) = (&mut self.table, &mut self.done);
         table.name_new(&mut self.syms);
         for (f, holders) in table.named.iter().zip(&table.holders) {
@@ -160,14 +193,7 @@ impl<'s> SecondPass<'s> {
             unnamed::unnamed_files(&table.named, &table.holders, self.syms.kernel_named());
         let trouble = self.locate.debuginfod.iter().flat_map(|d| d.trouble());
         done.debuginfod = trouble.collect();
-        let (chosen, span) = (&self.chosen, (self.first, self.last));
-        let about = || pprof::about(inputs, chosen, span.0, span.1);
-        let title = format!("perfz: {}", inputs[0].display());
-        let unit = events::unit(chosen, self.o.fold.sample_counts);
-        done.unit = unit;
-        let heading = speedscope::Heading { name: &title, unit };
-        done.stacks = (self.gather).write(&table.named, &self.o.fold, &heading, about, out)?;
-        Ok(self.done)
+        done.unit = events::unit(&self.chosen, self.o.fold.sample_counts);
     }
 }
 

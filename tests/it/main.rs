@@ -44,6 +44,7 @@ mod push_paths;
 mod record;
 mod record_options;
 mod reliability;
+mod report;
 mod stack_cut;
 mod switches;
 mod threads;

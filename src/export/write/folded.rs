@@ -131,6 +131,15 @@ impl Folded {
         write_sorted(&lines, &keys, &line_texts, &texts, out)
     }
 
+    /// Each stack gathered: its thread's name, its frame ids (of the
+    /// export's frame table, leaf first) and what it weighs.
+    pub(crate) fn each<'s>(&'s self, mut f: impl FnMut(&'s str, &'s [u32], u64)) {
+        let by_id = self.stacks.by_id();
+        for ((comm, _, _, stack), &n) in &self.counts {
+            f(comm, by_id[*stack as usize], n);
+        }
+    }
+
     /// The lines [`Folded::write`] writes.
     pub(crate) fn lines(&self, o: &FoldOptions, frames: &[Named]) -> Vec<String> {
         let mut text = Vec::new();

@@ -53,6 +53,14 @@ impl Gather {
         }
     }
 
+    /// The folded stacks gathered, where this gathers them.
+    pub(crate) fn folded(&self) -> Option<&Folded> {
+        match self {
+            Gather::Folded { folded, .. } => Some(folded),
+            _ => None,
+        }
+    }
+
     /// Writes what was gathered, the frames named `named`: the folded
     /// lines, their flame graph or the speedscope file (headed `heading`),
     /// or the profile with what it says of itself (`about`). Returns how

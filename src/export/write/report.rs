@@ -1,11 +1,17 @@
 //! `perfz report`'s own table: the samples by perf report's sort keys
 //! (`comm`, `dso`, `sym`), each row counted by the samples whose stack
 //! holds it (children) and whose leaf it is (self), as `perf report
-//! --stdio --sort comm,dso,sym` ranks them; read from the folded stacks of
-//! an export whose frames carry their modules (names as
-//! stackcollapse-perf gives them, kernel functions marked `_[k]`).
+//! --stdio --sort comm,dso,sym` ranks them; counted from the export's
+//! folded stacks (their functions named as stackcollapse-perf names them,
+//! with their modules), never from their text: a name may hold a newline
+//! and a number (a program's file name), which the text would take for a
+//! line of its own.
 
 use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::export::name::frames::Named;
+use crate::export::write::folded::Folded;
+use crate::export::write::tidy::{file_name, tidy, tidy_frames_by};
 
 /// A sort key of perf report's that perfz's own table knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,95 +67,179 @@ pub(crate) struct ReportRow {
     pub(crate) self_: u64,
 }
 
-/// One frame of a folded line: `func<TAB>module`, `_[k]` on a kernel
-/// function's name.
-fn frame(text: &str) -> (&str, &str, bool) {
-    let (func, module) = text.split_once('\t').unwrap_or((text, "[unknown]"));
-    match func.strip_suffix("_[k]") {
-        Some(f) => (f, module, true),
-        None => (func, module, false),
-    }
+/// The rows, and what all samples weigh.
+pub(crate) type ReportTable = (Vec<ReportRow>, u64);
+
+/// One function of a stack as the table counts it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct CountedFunction {
+    /// Its name, tidied as folded lines tidy it (no `_[k]`).
+    pub(crate) sym: String,
+    /// Its module's file name (`[kernel.kallsyms]`, `[unknown]`).
+    pub(crate) dso: String,
+    /// A named kernel function.
+    pub(crate) kernel: bool,
 }
 
-/// The row a frame's text (`func<TAB>module`) of thread `comm` counts in,
-/// and whether it is a kernel function.
-fn row_of<'a>(keys: &[SortKey], comm: &'a str, text: &'a str) -> (Vec<&'a str>, bool) {
-    let (sym, dso, kernel) = frame(text);
-    let key = keys
-        .iter()
-        .map(|k| match k {
-            SortKey::Comm => comm,
-            SortKey::Dso => dso,
-            SortKey::Sym => sym,
-        })
-        .collect();
-    (key, kernel)
-}
-
-/// The table of `folded` lines (`comm;root;...;leaf count`) by `keys`, the
-/// rows with the most children first (with `by_self`, the most self), and
-/// the samples in all.
-pub(crate) fn table(folded: &[String], keys: &[SortKey], by_self: bool) -> (Vec<ReportRow>, u64) {
-    type Counts = (u64, u64, bool);
-    let mut rows: FxHashMap<Vec<&str>, Counts> = FxHashMap::default();
-    let mut total: u64 = 0;
-    let mut seen = FxHashSet::default();
-    for line in folded {
-        let Some((stack, n)) = line.rsplit_once(' ') else {
-            continue;
+/// Each frame of `frames` as its functions' ids in the list returned.
+fn functions(frames: &[Named<'_>]) -> (crate::export::write::tidy::Tidied, Vec<CountedFunction>) {
+    let mut all: Vec<CountedFunction> = Vec::new();
+    let mut ids: FxHashMap<CountedFunction, u32> = FxHashMap::default();
+    let tidied = tidy_frames_by(frames, true, |f| {
+        let sym = tidy(f, false);
+        // Left out, as in folded lines (`(anonymous namespace)::f`).
+        if sym.starts_with('(') {
+            return None;
+        }
+        let func = CountedFunction {
+            sym,
+            dso: file_name(f.module).to_string(),
+            kernel: f.kernel && f.func.is_some(),
         };
-        let Ok(n) = n.parse::<u64>() else { continue };
-        total = total.saturating_add(n);
-        let mut texts = stack.split(';');
-        let comm = texts.next().unwrap_or("");
-        let frames: Vec<(Vec<&str>, bool)> = texts.map(|t| row_of(keys, comm, t)).collect();
-        seen.clear();
-        for (key, kernel) in &frames {
+        let next = all.len() as u32;
+        Some(*ids.entry(func.clone()).or_insert_with(|| {
+            all.push(func);
+            next
+        }))
+    });
+    (tidied, all)
+}
+
+/// The table of the stacks of `folded` (their frames of `frames`) by
+/// `keys`, the rows with the most children first (with `by_self`, the most
+/// self), and what all samples weigh.
+pub(crate) fn table(
+    folded: &Folded,
+    frames: &[Named<'_>],
+    keys: &[SortKey],
+    by_self: bool,
+) -> ReportTable {
+    let (tidied, funcs) = functions(frames);
+    let mut counter = Counter::new(keys);
+    let mut stack: Vec<&CountedFunction> = Vec::new();
+    folded.each(|comm, ids, n| {
+        stack.clear();
+        // Root first: the frames are leaf first, each frame's functions
+        // outermost first.
+        for &f in ids.iter().rev() {
+            stack.extend(tidied.of(f).iter().map(|&i| &funcs[i as usize]));
+        }
+        counter.add(comm, &stack, n);
+    });
+    counter.finish(by_self)
+}
+
+/// Counts per row, as stacks are added.
+struct Counter<'a> {
+    keys: &'a [SortKey],
+    /// (children, self, kernel) by row key.
+    rows: FxHashMap<Vec<&'a str>, (u64, u64, bool)>,
+    total: u64,
+    seen: FxHashSet<Vec<&'a str>>,
+}
+
+impl<'a> Counter<'a> {
+    fn new(keys: &'a [SortKey]) -> Counter<'a> {
+        Counter {
+            keys,
+            rows: FxHashMap::default(),
+            total: 0,
+            seen: FxHashSet::default(),
+        }
+    }
+
+    /// Adds a stack of thread `comm`, its functions root first, that
+    /// weighs `n`.
+    fn add(&mut self, comm: &'a str, stack: &[&'a CountedFunction], n: u64) {
+        self.total = self.total.saturating_add(n);
+        let keys = self.keys;
+        let row_of = |f: &'a CountedFunction| -> Vec<&'a str> {
+            keys.iter()
+                .map(|k| match k {
+                    SortKey::Comm => comm,
+                    SortKey::Dso => f.dso.as_str(),
+                    SortKey::Sym => f.sym.as_str(),
+                })
+                .collect()
+        };
+        self.seen.clear();
+        for f in stack {
+            let key = row_of(f);
             // A recursive function counts once per sample.
-            if seen.insert(key.clone()) {
-                let r = rows.entry(key.clone()).or_default();
+            if self.seen.insert(key.clone()) {
+                let r = self.rows.entry(key).or_default();
                 r.0 = r.0.saturating_add(n);
-                r.2 = *kernel;
+                r.2 = f.kernel;
             }
         }
-        if let Some((key, kernel)) = frames.last() {
-            let r = rows.entry(key.clone()).or_default();
+        if let Some(f) = stack.last() {
+            let r = self.rows.entry(row_of(f)).or_default();
             r.1 = r.1.saturating_add(n);
-            r.2 = *kernel;
+            r.2 = f.kernel;
         }
     }
-    let mut v: Vec<ReportRow> = rows
-        .into_iter()
-        .map(|(key, (children, self_, kernel))| ReportRow {
-            key: key.into_iter().map(String::from).collect(),
-            kernel,
-            children,
-            self_,
-        })
-        .collect();
-    let rank = |r: &ReportRow| {
-        if by_self {
-            (r.self_, r.children)
-        } else {
-            (r.children, r.self_)
-        }
-    };
-    v.sort_by(|a, b| (rank(b), &a.key).cmp(&(rank(a), &b.key)));
-    (v, total)
+
+    /// The rows, most children (with `by_self`, most self) first, and the
+    /// total.
+    fn finish(self, by_self: bool) -> ReportTable {
+        let mut v: Vec<ReportRow> = (self.rows.into_iter())
+            .map(|(key, (children, self_, kernel))| ReportRow {
+                key: key.into_iter().map(String::from).collect(),
+                kernel,
+                children,
+                self_,
+            })
+            .collect();
+        let rank = |r: &ReportRow| {
+            if by_self {
+                (r.self_, r.children)
+            } else {
+                (r.children, r.self_)
+            }
+        };
+        v.sort_by(|a, b| (rank(b), &a.key).cmp(&(rank(a), &b.key)));
+        (v, self.total)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn lines(l: &[&str]) -> Vec<String> {
-        l.iter().map(|s| s.to_string()).collect()
+    /// `sym<TAB>dso` (`_[k]` on a kernel function's), as a function.
+    fn func(text: &str) -> CountedFunction {
+        let (sym, dso) = text.split_once('\t').unwrap_or((text, "[unknown]"));
+        let (sym, kernel) = match sym.strip_suffix("_[k]") {
+            Some(s) => (s, true),
+            None => (sym, false),
+        };
+        CountedFunction {
+            sym: sym.into(),
+            dso: dso.into(),
+            kernel,
+        }
+    }
+
+    /// The table of `stacks` (comm, functions root first, weight).
+    fn count(stacks: &[(&str, &[&str], u64)], keys: &[SortKey], by_self: bool) -> ReportTable {
+        let funcs: Vec<Vec<CountedFunction>> = (stacks.iter())
+            .map(|(_, fs, _)| fs.iter().map(|f| func(f)).collect())
+            .collect();
+        let mut c = Counter::new(keys);
+        for ((comm, _, n), fs) in stacks.iter().zip(&funcs) {
+            c.add(comm, &fs.iter().collect::<Vec<_>>(), *n);
+        }
+        c.finish(by_self)
     }
 
     #[test]
     fn children_count_a_stack_once_and_self_its_leaf() {
-        let lines = lines(&["dd;main;rec;rec;leaf 3", "dd;main;other 1", "sh;main 2"]);
-        let (rows, total) = table(&lines, &[SortKey::Comm, SortKey::Sym], false);
+        let stacks: &[(&str, &[&str], u64)] = &[
+            ("dd", &["main", "rec", "rec", "leaf"], 3),
+            ("dd", &["main", "other"], 1),
+            ("sh", &["main"], 2),
+        ];
+        let (rows, total) = count(stacks, &[SortKey::Comm, SortKey::Sym], false);
         assert_eq!(total, 6);
         let get = |c: &str, f: &str| {
             let r = rows.iter().find(|r| r.key == [c, f]).unwrap();
@@ -160,17 +250,25 @@ mod tests {
         assert_eq!(get("dd", "leaf"), (3, 3));
         assert_eq!(get("sh", "main"), (2, 2));
         assert_eq!(rows[0].key, ["dd", "main"]);
-        let (by_self, _) = table(&lines, &[SortKey::Comm, SortKey::Sym], true);
+        let (by_self, _) = count(stacks, &[SortKey::Comm, SortKey::Sym], true);
         assert_eq!(by_self[0].key, ["dd", "leaf"]);
     }
 
     #[test]
     fn rows_are_the_sort_keys_modules_and_kernel_marks_included() {
-        let lines = lines(&[
-            "dd;main\tdd;write\tlibc.so.6;ksys_write_[k]\t[kernel.kallsyms] 2",
-            "sh;main\tsh;write\tlibc.so.6 1",
-        ]);
-        let (rows, _) = table(&lines, &[SortKey::Dso, SortKey::Sym], false);
+        let stacks: &[(&str, &[&str], u64)] = &[
+            (
+                "dd",
+                &[
+                    "main\tdd",
+                    "write\tlibc.so.6",
+                    "ksys_write_[k]\t[kernel.kallsyms]",
+                ],
+                2,
+            ),
+            ("sh", &["main\tsh", "write\tlibc.so.6"], 1),
+        ];
+        let (rows, _) = count(stacks, &[SortKey::Dso, SortKey::Sym], false);
         let write = rows
             .iter()
             .find(|r| r.key == ["libc.so.6", "write"])
@@ -178,12 +276,23 @@ mod tests {
         assert_eq!((write.children, write.self_), (3, 1));
         let k = rows.iter().find(|r| r.key[1] == "ksys_write").unwrap();
         assert!(k.kernel && k.key[0] == "[kernel.kallsyms]");
-        let (rows, _) = table(&lines, &[SortKey::Dso], false);
+        let (rows, _) = count(stacks, &[SortKey::Dso], false);
         assert_eq!(rows.len(), 4, "{rows:?}");
         assert_eq!(
             SortKey::parse_list("comm,dso,sym"),
             Ok(vec![SortKey::Comm, SortKey::Dso, SortKey::Sym])
         );
         assert_eq!(SortKey::parse_list("comm,pid"), Err("pid".into()));
+    }
+
+    #[test]
+    fn a_name_with_a_newline_and_a_number_is_a_name() {
+        // A module named `e 99999999999\nx` (a program's file name): one
+        // row of weight 5, no row of 99 999 999 999.
+        let stacks: &[(&str, &[&str], u64)] = &[("e", &["main\te 99999999999\nx"], 5)];
+        let (rows, total) = count(stacks, &[SortKey::Dso, SortKey::Sym], false);
+        assert_eq!(total, 5);
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].key, ["e 99999999999\nx", "main"]);
     }
 }

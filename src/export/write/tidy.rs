@@ -67,13 +67,37 @@ pub(crate) fn tidy_frames(
     frames: &[Named<'_>],
 ) -> (Tidied, Texts) {
     let mut texts = Texts::default();
+    let tidied = tidy_frames_by(frames, modules, |frame| {
+        let mut t = tidy(frame, annotate_kernel);
+        if modules {
+            t = format!("{t}\t{}", file_name(frame.module));
+        }
+        // A name that starts with `(` is left out, as the collapse
+        // tools leave it (perf's `(anonymous namespace)::f`).
+        (!t.starts_with('(')).then(|| texts.id(t))
+    });
+    (tidied, texts)
+}
+
+/// A module's file name as folded lines give it (`[unknown]` for none).
+pub(crate) fn file_name(module: Option<&str>) -> &str {
+    let m = module.unwrap_or("[unknown]");
+    m.rsplit('/').next().unwrap_or(m)
+}
+
+/// Each frame of `frames` as the ids `make` gives its functions (None:
+/// left out), outermost function first. `make` is asked once per distinct
+/// function (by the name's address: the symbol tables hand out one Arc a
+/// symbol, the maps one a module), apart by module with `modules`.
+pub(crate) fn tidy_frames_by(
+    frames: &[Named<'_>],
+    modules: bool,
+    mut make: impl FnMut(&Frame<'_>) -> Option<u32>,
+) -> Tidied {
     let mut tidied = Tidied {
         starts: Vec::with_capacity(frames.len() + 1),
         ids: Vec::with_capacity(frames.len()),
     };
-    // By the name's (or module's) address: the symbol tables hand out one
-    // Arc a symbol, the maps one a module. The text's id, or None where it
-    // is left out.
     type Key = (*const u8, *const u8, bool, bool);
     let mut by_name: FxHashMap<Key, Option<u32>> = FxHashMap::default();
     for f in frames {
@@ -89,19 +113,11 @@ pub(crate) fn tidy_frames(
                 (None, None) => (std::ptr::null(), module, f.kernel, false),
             };
             *by_name.entry(key).or_insert_with(|| {
-                let frame = Frame {
+                make(&Frame {
                     func: func.map(|n| &**n),
                     module: f.module.as_deref(),
                     kernel: f.kernel,
-                };
-                let mut t = tidy(&frame, annotate_kernel);
-                if modules {
-                    let m = frame.module.unwrap_or("[unknown]");
-                    t = format!("{t}\t{}", m.rsplit('/').next().unwrap_or(m));
-                }
-                // A name that starts with `(` is left out, as the collapse
-                // tools leave it (perf's `(anonymous namespace)::f`).
-                (!t.starts_with('(')).then(|| texts.id(t))
+                })
             })
         };
         if f.funcs.is_empty() {
@@ -113,7 +129,7 @@ pub(crate) fn tidy_frames(
         }
     }
     tidied.starts.push(tidied.ids.len() as u32);
-    (tidied, texts)
+    tidied
 }
 
 /// A function name as inferno-collapse-perf (and stackcollapse-perf.pl)
@@ -122,7 +138,7 @@ pub(crate) fn tidy_frames(
 /// at the first `(` outside `<>`, `{}` and `[]` that is neither a Go method's
 /// `.(` nor `(anonymous namespace)`; a kernel function ends in `_[k]` with
 /// `annotate_kernel`.
-fn tidy(f: &Frame<'_>, annotate_kernel: bool) -> String {
+pub(crate) fn tidy(f: &Frame<'_>, annotate_kernel: bool) -> String {
     let mut func = match (f.func, f.module) {
         (Some(name), _) => crate::export::name::demangle::demangle(name).into_owned(),
         (None, Some(m)) => format!("[{}]", m.rsplit('/').next().unwrap_or(m)),
