@@ -9,6 +9,11 @@ use perfz_codecs::CodecSpec;
 use super::convert::parse_spec;
 
 #[derive(Debug, clap::Args)]
+#[command(group(
+    clap::ArgGroup::new("switching")
+        .multiple(true)
+        .args(["switch_output", "switch_output_event"])
+))]
 pub struct Args {
     /// Events to sample, as perf spells them (default cpu-clock): comma
     /// lists, `{a,b}:S` groups, cpu-clock, task-clock, page-faults, ...,
@@ -188,8 +193,9 @@ pub struct Args {
     /// syscalls:sys_enter_clock_nanosleep; implies --switch-output.
     #[arg(long = "switch-output-event", value_name = "event")]
     pub(super) switch_output_event: Vec<String>,
-    /// With --switch-output: keep only the newest N outputs.
-    #[arg(long = "switch-max-files", value_name = "N", requires = "switch_output", value_parser = clap::value_parser!(u32).range(1..))]
+    /// With --switch-output or --switch-output-event: keep only the newest
+    /// N outputs.
+    #[arg(long = "switch-max-files", value_name = "N", requires = "switching", value_parser = clap::value_parser!(u32).range(1..))]
     pub(super) switch_max_files: Option<u32>,
     /// Keep the newest SIZE bytes (e.g. 64M) of *compressed* trace in
     /// memory instead of writing it; SIGUSR2, `--control` `snapshot`, and the

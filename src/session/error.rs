@@ -58,7 +58,7 @@ fn said(kept: &Option<Kept>) -> String {
             };
             format!("the file was finalized with {records}{features} ({n} bytes) and opens in perf report")
         }
-        None => "nothing could be kept".to_string(),
+        None => "nothing could be kept (a file without a recording in it is removed)".to_string(),
     }
 }
 

@@ -4,14 +4,18 @@
 //! reading needs (a [`Salvage`](crate::format::writer::Salvage)); after a
 //! failed write salvaged with what landed whole; where even that fails,
 //! cut back to the output's own last checkpoint, which its header already
-//! describes. What it could not keep whole fails the recording, saying
-//! what is kept ([`Kept`]).
+//! describes. An output with no checkpoint yet (a disk full right after
+//! the side band, with no room even for what reading needs) holds a header
+//! that says no data: it is removed, so a failure leaves a file perf reads
+//! or none. What it could not keep whole fails the recording, saying what
+//! is kept ([`Kept`]).
 //!
 //! At a switch the output is finished without waiting for the disk and
 //! synced on a thread of its own: an fsync under write-back load took long
 //! enough for the rings to overflow (docs/BENCHMARKS.md, "`--switch-output`
 //! under write-back load"). At the end it is synced before the summary.
 
+use std::io;
 use std::path::Path;
 
 use super::error::{format_io, Kept, RecordError};
@@ -45,10 +49,10 @@ pub fn finish(
         err,
         kept,
     };
-    if let Some(err) = handed.error.take() {
+    if let Some(mut err) = handed.error.take() {
         let kept = file.and_then(|p| match handed.salvage(features) {
             Ok(s) => Some(Kept::salvaged(size_on_disk(p), s)),
-            Err(_) => cut_back(p, kept_at),
+            Err(_) => fall_back(p, kept_at, &mut err),
         });
         return Err(failed(err, kept));
     }
@@ -73,9 +77,34 @@ pub fn finish(
             let size = file.map_or(0, size_on_disk);
             Err(failed(s.error(), Some(Kept::salvaged(size, s))))
         }
-        Err(e) => Err(failed(
-            format_io(e),
-            file.and_then(|p| cut_back(p, kept_at)),
-        )),
+        Err(e) => {
+            let mut err = format_io(e);
+            let kept = file.and_then(|p| fall_back(p, kept_at, &mut err));
+            Err(failed(err, kept))
+        }
     }
+}
+
+/// Where nothing fit after the records: the output at `p` cut back to its
+/// last checkpoint (`kept_at`), or, with none, removed (its header still
+/// says no data: perf would read nothing of it, or fail); where even the
+/// removal fails, `err` says so.
+fn fall_back(p: &Path, kept_at: Option<u64>, err: &mut io::Error) -> Option<Kept> {
+    if kept_at.is_some() {
+        return cut_back(p, kept_at);
+    }
+    match std::fs::remove_file(p) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => {
+            *err = io::Error::new(
+                err.kind(),
+                format!(
+                    "{err}; {} holds no recording and could not be removed: {e}",
+                    p.display()
+                ),
+            )
+        }
+    }
+    None
 }

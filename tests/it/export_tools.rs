@@ -533,6 +533,39 @@ fn standard_input_fifos_pipes_and_other_kernels_as_perf_script_reads_them() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A pipe recording (no build-id table: the kernel's build id is in its
+/// kernel map's MMAP2 only) whose kernel build id is another kernel's:
+/// perf script leaves its kernel frames unnamed, and so does the export
+/// (it used to look for the build id in the table only, take the matching
+/// release for this kernel, and name them all from /proc/kallsyms); the
+/// unchanged recording's are named, as perf names them.
+#[test]
+fn a_pipe_recording_of_another_kernel_keeps_its_kernel_frames_unnamed() {
+    require_recording();
+    let dir = tempdir("export-other-pipe");
+    let pipe = dir.join("pipe.data");
+    let st = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(["record", "-q", "-g", "-o", "-", "--"])
+        .args(DD)
+        .stdout(std::fs::File::create(&pipe).unwrap())
+        .stderr(std::process::Stdio::null())
+        .status_within();
+    assert!(st.success());
+    let want = reference(&pipe, &[]);
+    let (got, _) = ours(&pipe, &[]);
+    assert!(kernel_named(&want), "perf names no kernel frame");
+    assert_agrees("the pipe recording", &want, &got);
+    let other = dir.join("other-kernel.data");
+    another_kernels(&pipe, &other);
+    let want = reference(&other, &[]);
+    let (got, said) = ours(&other, &[]);
+    assert!(!kernel_named(&want), "perf names another kernel's frames");
+    assert!(!kernel_named(&got), "named from this kernel: {said}");
+    assert!(said.contains("another kernel"), "{said}");
+    assert_agrees("another kernel's pipe recording", &want, &got);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The first half of a file.
 fn cut_in_half(from: &Path, to: &Path) {
     let b = std::fs::read(from).unwrap();

@@ -225,3 +225,35 @@ fn a_switch_output_event_switches_at_each_sample() {
     let bad = perfz(&["record", "--switch-output-event", "bogus:", "--", "true"]);
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--switch-output-event bogus:"));
 }
+
+/// `--switch-output-event` with `--switch-max-files 2` (the event implies
+/// the switching, as in perf, where clap used to refuse it for want of
+/// `--switch-output`): five sleeps switch the output three times or more,
+/// and the newest two outputs are left, each whole in perf.
+#[test]
+fn a_switch_output_event_keeps_the_newest_switch_max_files() {
+    require_recording();
+    let dir = tempdir("switch-event-max");
+    let base = dir.join("m.data");
+    let o = perfz_ok(&[
+        "record",
+        "-e",
+        "cpu-clock",
+        "--switch-output-event",
+        "syscalls:sys_enter_clock_nanosleep",
+        "--switch-max-files",
+        "2",
+        "-o",
+        base.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        "sleep 0.1; sleep 0.1; sleep 0.1; sleep 0.1; sleep 0.1",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    let dumps = err.matches("[ perf record: Dump ").count();
+    assert!(dumps >= 3, "{dumps} outputs written: {err}");
+    let left = every_name_opens(&dir, "m.data", "--switch-max-files 2");
+    assert_eq!(left, 2, "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

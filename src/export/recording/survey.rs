@@ -56,7 +56,7 @@ pub(crate) fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
     let mut switches = Switches::default();
     for input in inputs {
         let (mut r, cut) = open_input(input)?;
-        let (kernel_text, counts) =
+        let (seen, counts) =
             read_records(&mut r, cut, &mut procs, &mut switches, &mut first_event)?;
         // Read up to its damage: cut short, or a pipe ending in other bytes.
         if cut || r.damage().is_some() {
@@ -66,8 +66,8 @@ pub(crate) fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         let recorded = r.features.string(feat::OSRELEASE);
         let recorded = Kernel {
             release: recorded,
-            build_matches: kernel_build_matches(&r.features),
-            text: kernel_text,
+            build_matches: kernel_build_matches(&r.features, seen.build_id),
+            text: seen.text,
         };
         kernel_here &= recorded.is_this(here.as_deref(), this_boot_text);
         arch = arch.or(r.features.string(feat::ARCH));
@@ -93,16 +93,16 @@ pub(crate) fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
 
 /// Reads `r`'s records (`cut`: up to its damage) into `procs` (the side
 /// band), `switches` and `first` (the earliest sample's time and event).
-/// Returns where the kernel's text was, as the kernel's map says, and the
-/// samples per attr of this input (named once it is read).
+/// Returns what its records say of the kernel, and the samples per attr
+/// of this input (named once it is read).
 fn read_records(
     r: &mut PerfReader,
     cut: bool,
     procs: &mut Timeline,
     switches: &mut Switches,
     first: &mut Option<(u64, String)>,
-) -> Result<(Option<u64>, Vec<u64>), FormatError> {
-    let mut kernel_text = None;
+) -> Result<(KernelSeen, Vec<u64>), FormatError> {
+    let mut kernel = KernelSeen::default();
     let mut counts: Vec<u64> = Vec::new();
     while let Some((rec, meta)) = next(r, cut)? {
         let t = rec.header.type_;
@@ -115,21 +115,41 @@ fn read_records(
             if matches!(ev, SideBand::Exit { .. }) {
                 switches.exit(time);
             }
-            if let SideBand::Map {
-                path,
-                pgoff,
-                kernel: true,
-                ..
-            } = &ev
-            {
-                if path == KERNEL_TEXT_MAP {
-                    kernel_text.get_or_insert(*pgoff);
-                }
-            }
+            kernel.map(&ev);
             procs.push(time, ev);
         }
     }
-    Ok((kernel_text, counts))
+    Ok((kernel, counts))
+}
+
+/// What an input's records say of its kernel.
+#[derive(Default)]
+struct KernelSeen {
+    /// Where its text was (`_text`, the kernel map's offset).
+    text: Option<u64>,
+    /// Its build id, where the kernel map gives one (an MMAP2 with
+    /// `MMAP_BUILD_ID`: perfz's pipes have no build-id table but this).
+    build_id: Option<Vec<u8>>,
+}
+
+impl KernelSeen {
+    fn map(&mut self, ev: &SideBand) {
+        if let SideBand::Map {
+            path,
+            pgoff,
+            build_id,
+            kernel: true,
+            ..
+        } = ev
+        {
+            if path == KERNEL_TEXT_MAP {
+                self.text.get_or_insert(*pgoff);
+                if let Some(id) = build_id {
+                    self.build_id.get_or_insert_with(|| id.clone());
+                }
+            }
+        }
+    }
 }
 
 /// Counts a sample `rec` by its attr in `counts`, and keeps the earliest
@@ -216,14 +236,16 @@ fn sample_time(body: &[u8], attr: &crate::format::Attr, e: crate::format::endian
 /// does) is the running one: another build of the same release has other
 /// addresses, and perf leaves its frames unnamed.
 /// Whether the recording's kernel build id is this kernel's (None: one of
-/// them is not known).
-fn kernel_build_matches(f: &crate::format::FeatureSet) -> Option<bool> {
+/// them is not known): its build-id table's, else the one its records
+/// gave (`seen`: a pipe's have no table).
+fn kernel_build_matches(f: &crate::format::FeatureSet, seen: Option<Vec<u8>>) -> Option<bool> {
     let recorded = f
         .build_id_table()
         .unwrap_or_default()
         .into_iter()
         .find(|(_, _, _, name)| name == crate::format::record::KERNEL_MAPS)
-        .map(|(_, _, id, _)| id)?;
+        .map(|(_, _, id, _)| id)
+        .or(seen)?;
     Some(recorded == crate::synth::build_id::of_kernel()?)
 }
 
