@@ -19,6 +19,7 @@
 #   setpriv (util-linux)      drops capabilities in one test
 #   valgrind                  counts copies per byte (tests/dhat_copies.rs)
 #   gdb                       describes a hung test's threads
+#   libc6-dbg                 libc's symbols as perf names them (libc's own PLT)
 #   go (golang-go)            `go tool pprof` reads `perfz export` profiles
 #   node, npm, pprof-format   a second pprof decoder (tests/node)
 #   debuginfod                elfutils' server: export fetches a stripped binary's
@@ -53,8 +54,10 @@ want debuginfod debuginfod
 want javac openjdk-17-jdk-headless
 want python3 python3
 # perf 6.12's libraries that bookworm's perf 6.1 does not pull in; the
-# fonts chromium only recommends (the flame graph's text).
-for lib in libtraceevent1 libopencsd1 libbabeltrace1 fonts-liberation; do
+# fonts chromium only recommends (the flame graph's text); libc's debug
+# file, whose .symtab names libc's frames and PLT entries as perf names
+# them (tests/it/libc_plt.rs).
+for lib in libtraceevent1 libopencsd1 libbabeltrace1 fonts-liberation libc6-dbg; do
     dpkg-query -W -f='${Status}' "$lib" 2>/dev/null | grep -q 'ok installed' || need+=("$lib")
 done
 
