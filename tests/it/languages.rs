@@ -15,6 +15,7 @@
 //! leaves Rust's v0 names mangled. The best of them is the oracle, never
 //! perfz's own expectations. Every workload runs on its own CPU time, so a
 //! busy machine makes it run longer, never give fewer samples.
+//! OCaml's names are demangled as perf's own OCaml demangler writes them.
 //! node's jitdump (`--perf-prof`, named after `perf inject --jit`) is
 //! export_tools' `jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them`.
 
@@ -356,6 +357,37 @@ fn go_fp() {
         &["-g"],
         &with(program, &["0.8"]),
         Some("main.worker"),
+    );
+}
+
+/// OCaml (ocamlopt 4.x keeps no frame pointers: dwarf): the standard
+/// library's and its own functions, named as perf demangles OCaml
+/// (`camlStdlib__List__sort_572` is `Stdlib.List.sort_572`).
+#[test]
+fn ocaml_dwarf() {
+    require_recording();
+    let ocamlopt = Command::new("ocamlopt").arg("-version").output();
+    assert!(
+        ocamlopt.is_ok_and(|o| o.status.success()),
+        "no ocamlopt: run tests/setup.sh (it installs ocaml-nox)"
+    );
+    // ocamlopt writes its objects beside the source: a copy in out_dir.
+    let dir = out_dir().join("ocaml");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(src("lang/busy.ml"), dir.join("busy.ml")).unwrap();
+    let program = dir.join("busy");
+    build(
+        "busy.ml",
+        Command::new("ocamlopt")
+            .args(["-g", "busy.ml", "-o"])
+            .arg(&program)
+            .current_dir(&dir),
+    );
+    row(
+        "OCaml dwarf",
+        DWARF,
+        &with(program, &["0.8"]),
+        Some("Busy.entry"),
     );
 }
 
