@@ -15,6 +15,7 @@
 #                             the language matrix's Java and Python 3.11 rows
 #   cc (gcc), c++ (g++)       build the test workloads (rustc builds the Rust one)
 #   ocamlopt (ocaml-nox)      the language matrix's OCaml row
+#   erl, erlc (erlang-base)   its Erlang row (BEAM's JIT: a perf map and a jitdump)
 #   inferno 0.12.8            inferno-collapse-perf, the folded reference export is
 #                             compared with (cargo install into tests/tools/inferno)
 #   setpriv (util-linux)      drops capabilities in one test
@@ -55,6 +56,7 @@ want debuginfod debuginfod
 want javac openjdk-17-jdk-headless
 want python3 python3
 want ocamlopt ocaml-nox
+want erlc erlang-base
 # perf 6.12's libraries that bookworm's perf 6.1 does not pull in; the
 # fonts chromium only recommends (the flame graph's text); libc's debug
 # file, whose .symtab names libc's frames and PLT entries as perf names

@@ -151,8 +151,8 @@ fn exact(reference: &Folded, ours: &Folded) -> f64 {
     crate::export_tools::agreement(reference, ours).0
 }
 
-/// JIT maps (/tmp/perf-PID.map) of a recording's processes, removed when
-/// the row ends, passed or failed.
+/// JIT maps (/tmp/perf-PID.map) and jitdumps (/tmp/jit-PID.dump, Erlang's)
+/// of a recording's processes, removed when the row ends, passed or failed.
 struct JitMaps(PathBuf);
 
 impl Drop for JitMaps {
@@ -167,6 +167,7 @@ impl Drop for JitMaps {
         let text = String::from_utf8_lossy(&o.stdout);
         for pid in text.split_whitespace().collect::<BTreeSet<_>>() {
             let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+            let _ = std::fs::remove_file(format!("/tmp/jit-{pid}.dump"));
         }
     }
 }
@@ -433,6 +434,36 @@ fn node_perf_map() {
         ],
         None,
     );
+}
+
+/// Erlang's JIT (+JPperf true: a perf map and a jitdump both): its code
+/// named by the map's text as written (`$busy:fib/1`), as perf script
+/// names the recording; the jitdump's names (`busy:fib/1`) are perf's only
+/// after `perf inject --jit`.
+#[test]
+fn erlang_perf_map() {
+    require_recording();
+    // `erlc -help` exits 1: that it runs is enough.
+    assert!(
+        Command::new("erlc").arg("-help").output().is_ok(),
+        "no erlc: run tests/setup.sh (it installs erlang-base)"
+    );
+    let dir = out_dir().join("erlang");
+    std::fs::create_dir_all(&dir).unwrap();
+    build(
+        "busy.erl",
+        Command::new("erlc")
+            .arg("-o")
+            .arg(&dir)
+            .arg(src("lang/busy.erl")),
+    );
+    let program: Vec<OsString> = ["erl", "+JPperf", "true", "-noshell", "-pa"]
+        .iter()
+        .map(OsString::from)
+        .chain([dir.into_os_string()])
+        .chain(args(&["-run", "busy", "main", "0.8"]))
+        .collect();
+    row("Erlang perf map", &["-g"], &program, Some("$busy:fib/1"));
 }
 
 /// Java 17 with a perf map written at exit and frame pointers kept in JIT
