@@ -14,11 +14,14 @@
 #   javac (openjdk-17-jdk-headless), python3
 #                             the language matrix's Java and Python 3.11 rows
 #   cc (gcc), c++ (g++)       build the test workloads (rustc builds the Rust one)
+#   ocamlopt (ocaml-nox)      the language matrix's OCaml row
+#   erl, erlc (erlang-base)   its Erlang row (BEAM's JIT: a perf map and a jitdump)
 #   inferno 0.12.8            inferno-collapse-perf, the folded reference export is
 #                             compared with (cargo install into tests/tools/inferno)
 #   setpriv (util-linux)      drops capabilities in one test
 #   valgrind                  counts copies per byte (tests/dhat_copies.rs)
 #   gdb                       describes a hung test's threads
+#   libc6-dbg                 libc's symbols as perf names them (libc's own PLT)
 #   go (golang-go)            `go tool pprof` reads `perfz export` profiles
 #   node, npm, pprof-format   a second pprof decoder (tests/node)
 #   debuginfod                elfutils' server: export fetches a stripped binary's
@@ -52,9 +55,13 @@ want chromium chromium
 want debuginfod debuginfod
 want javac openjdk-17-jdk-headless
 want python3 python3
+want ocamlopt ocaml-nox
+want erlc erlang-base
 # perf 6.12's libraries that bookworm's perf 6.1 does not pull in; the
-# fonts chromium only recommends (the flame graph's text).
-for lib in libtraceevent1 libopencsd1 libbabeltrace1 fonts-liberation; do
+# fonts chromium only recommends (the flame graph's text); libc's debug
+# file, whose .symtab names libc's frames and PLT entries as perf names
+# them (tests/it/libc_plt.rs).
+for lib in libtraceevent1 libopencsd1 libbabeltrace1 fonts-liberation libc6-dbg; do
     dpkg-query -W -f='${Status}' "$lib" 2>/dev/null | grep -q 'ok installed' || need+=("$lib")
 done
 

@@ -15,6 +15,7 @@
 //! leaves Rust's v0 names mangled. The best of them is the oracle, never
 //! perfz's own expectations. Every workload runs on its own CPU time, so a
 //! busy machine makes it run longer, never give fewer samples.
+//! OCaml's names are demangled as perf's own OCaml demangler writes them.
 //! node's jitdump (`--perf-prof`, named after `perf inject --jit`) is
 //! export_tools' `jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them`.
 
@@ -150,8 +151,8 @@ fn exact(reference: &Folded, ours: &Folded) -> f64 {
     crate::export_tools::agreement(reference, ours).0
 }
 
-/// JIT maps (/tmp/perf-PID.map) of a recording's processes, removed when
-/// the row ends, passed or failed.
+/// JIT maps (/tmp/perf-PID.map) and jitdumps (/tmp/jit-PID.dump, Erlang's)
+/// of a recording's processes, removed when the row ends, passed or failed.
 struct JitMaps(PathBuf);
 
 impl Drop for JitMaps {
@@ -166,6 +167,7 @@ impl Drop for JitMaps {
         let text = String::from_utf8_lossy(&o.stdout);
         for pid in text.split_whitespace().collect::<BTreeSet<_>>() {
             let _ = std::fs::remove_file(format!("/tmp/perf-{pid}.map"));
+            let _ = std::fs::remove_file(format!("/tmp/jit-{pid}.dump"));
         }
     }
 }
@@ -359,6 +361,37 @@ fn go_fp() {
     );
 }
 
+/// OCaml (ocamlopt 4.x keeps no frame pointers: dwarf): the standard
+/// library's and its own functions, named as perf demangles OCaml
+/// (`camlStdlib__List__sort_572` is `Stdlib.List.sort_572`).
+#[test]
+fn ocaml_dwarf() {
+    require_recording();
+    let ocamlopt = Command::new("ocamlopt").arg("-version").output();
+    assert!(
+        ocamlopt.is_ok_and(|o| o.status.success()),
+        "no ocamlopt: run tests/setup.sh (it installs ocaml-nox)"
+    );
+    // ocamlopt writes its objects beside the source: a copy in out_dir.
+    let dir = out_dir().join("ocaml");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(src("lang/busy.ml"), dir.join("busy.ml")).unwrap();
+    let program = dir.join("busy");
+    build(
+        "busy.ml",
+        Command::new("ocamlopt")
+            .args(["-g", "busy.ml", "-o"])
+            .arg(&program)
+            .current_dir(&dir),
+    );
+    row(
+        "OCaml dwarf",
+        DWARF,
+        &with(program, &["0.8"]),
+        Some("Busy.entry"),
+    );
+}
+
 /// Python: with -X perf (3.12+), whose trampolines name Python functions
 /// in /tmp/perf-PID.map, and Debian's 3.11 (the interpreter's C frames).
 #[test]
@@ -401,6 +434,36 @@ fn node_perf_map() {
         ],
         None,
     );
+}
+
+/// Erlang's JIT (+JPperf true: a perf map and a jitdump both): its code
+/// named by the map's text as written (`$busy:fib/1`), as perf script
+/// names the recording; the jitdump's names (`busy:fib/1`) are perf's only
+/// after `perf inject --jit`.
+#[test]
+fn erlang_perf_map() {
+    require_recording();
+    // `erlc -help` exits 1: that it runs is enough.
+    assert!(
+        Command::new("erlc").arg("-help").output().is_ok(),
+        "no erlc: run tests/setup.sh (it installs erlang-base)"
+    );
+    let dir = out_dir().join("erlang");
+    std::fs::create_dir_all(&dir).unwrap();
+    build(
+        "busy.erl",
+        Command::new("erlc")
+            .arg("-o")
+            .arg(&dir)
+            .arg(src("lang/busy.erl")),
+    );
+    let program: Vec<OsString> = ["erl", "+JPperf", "true", "-noshell", "-pa"]
+        .iter()
+        .map(OsString::from)
+        .chain([dir.into_os_string()])
+        .chain(args(&["-run", "busy", "main", "0.8"]))
+        .collect();
+    row("Erlang perf map", &["-g"], &program, Some("$busy:fib/1"));
 }
 
 /// Java 17 with a perf map written at exit and frame pointers kept in JIT

@@ -12,7 +12,8 @@
 //! abbreviations out, and no other crate promises GNU's text. Where libstdc++
 //! cannot be loaded, cpp_demangle is the fallback, which differs in those
 //! places. Rust names go through rustc-demangle (`{:#}`: no hash), which
-//! prints what perf 6.1 and 7.3 print.
+//! prints what perf 6.1 and 7.3 print. OCaml's (`camlStdlib__List__sort_572`)
+//! as perf's own demangler writes them ([`ocaml`]: `Stdlib.List.sort_572`).
 //!
 //! The parameter list is cut, as the folded stacks of `perf script |
 //! inferno-collapse-perf` cut it (tidy.rs), so every view names a
@@ -28,6 +29,7 @@ use std::sync::OnceLock;
 use cpp_demangle::{DemangleOptions, Symbol};
 
 mod bound;
+mod ocaml;
 use bound::{bounded, NoText, LONGEST_DEMANGLED};
 
 /// `name` as perf script prints it, without its parameters.
@@ -62,7 +64,7 @@ fn full(name: &str, gnu: Option<CxaDemangle>) -> Option<String> {
         }
     }
     if !name.starts_with("_Z") {
-        return None;
+        return ocaml::demangle(name);
     }
     let d = match gnu {
         // GNU's demangler writes all of a name's text, however long, so

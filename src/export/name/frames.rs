@@ -165,14 +165,23 @@ fn name_frame<'a>(
 ) -> Named<'a> {
     // Code in anonymous memory is a JIT's: perf names it from the process's
     // map, and calls that map its module.
-    let jitted = (!kernel).then(|| syms.jitted(pid, ip)).flatten();
+    // Where the process's map names it, by the map's text as written
+    // (Erlang's `$fibm:fib/1`), as perf script names a recording: its
+    // jitdump (`fibm:fib/1`) is perf's only after `perf inject --jit`, so
+    // names what no map does (node --perf-prof writes no map).
     let jit = !kernel && map.is_some_and(|m| is_anon(&m.path));
-    let func = if let Some((func, _)) = &jitted {
+    let from_map = jit.then(|| syms.jit(pid, ip)).flatten();
+    let jitted = (!kernel && from_map.is_none())
+        .then(|| syms.jitted(pid, ip))
+        .flatten();
+    let func = if from_map.is_some() {
+        from_map
+    } else if let Some((func, _)) = &jitted {
         Some(func.clone())
     } else if kernel {
         syms.kernel(ip)
     } else if jit {
-        syms.jit(pid, ip)
+        None
     } else {
         map.and_then(|m| syms.user(m, ip))
     };

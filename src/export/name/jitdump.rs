@@ -123,6 +123,7 @@ fn push(b: &mut TableBuilder, addr: u64, len: u64, name: &str) {
             name,
             weak: false,
             global: true,
+            ifunc: false,
         });
     }
 }

@@ -140,6 +140,7 @@ fn kallsyms_line(l: &str) -> Option<Sym<'_>> {
         name,
         weak: kind.eq_ignore_ascii_case(&b'w'),
         global: kind == b'T' || kind == b'W',
+        ifunc: false,
     })
 }
 

@@ -1,11 +1,14 @@
 //! PLT entries as perf 6.12 names them (dso__synthesize_plt_symbols):
 //! `func@plt`, the header `.plt`, `.plt.got`'s entries by the GOT slot they
-//! jump through, an IFUNC's entry by the resolver's name, and an entry
-//! nothing names `offset_0x…@plt` (its file offset).
+//! jump through, an IFUNC's entry by the name perf keeps for the resolver
+//! among the file's symbols (libc's own `memcpy@@GLIBC_2.14@plt`, from its
+//! debug file's .symtab), and an entry nothing names `offset_0x…@plt` (its
+//! file offset).
 
-use object::elf::{R_X86_64_IRELATIVE, STT_GNU_IFUNC};
+use object::elf::R_X86_64_IRELATIVE;
 use object::read::elf::SectionHeader;
-use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable, SymbolFlags};
+use object::{Object, ObjectSection, ObjectSymbol, ObjectSymbolTable};
+use rustc_hash::FxHashMap;
 
 use crate::export::name::table::{Sym, TableBuilder};
 
@@ -65,7 +68,8 @@ fn span(file: &object::File<'_>, name: &str) -> Option<Span> {
     })
 }
 
-/// The PLT symbols of an x86-64 ELF file, pushed to `out`.
+/// The PLT symbols of an x86-64 ELF file, pushed to `out`, which holds
+/// the symbols perf loaded for it (they name IFUNCs' entries).
 pub(crate) fn symbols(file: &object::File<'_>, out: &mut TableBuilder) {
     if file.architecture() != object::Architecture::X86_64 || !file.is_little_endian() {
         return;
@@ -104,8 +108,12 @@ pub(crate) fn symbols(file: &object::File<'_>, out: &mut TableBuilder) {
         None => a.wrapping_sub(plt.address).wrapping_add(plt.offset),
     };
     let symtab = file.dynamic_symbol_table().or_else(|| file.symbol_table());
+    let resolvers = match relocs.iter().any(|r| r.kind == R_X86_64_IRELATIVE) {
+        true => out.ifunc_names(),
+        false => FxHashMap::default(),
+    };
     for r in relocs {
-        let name = entry_name(file, symtab.as_ref(), r)
+        let name = entry_name(symtab.as_ref(), &resolvers, r)
             .unwrap_or_else(|| format!("offset_{:#x}@plt", to_offset(at)));
         push(out, at, entry, &name);
         at = at.saturating_add(entry);
@@ -120,14 +128,17 @@ fn push(out: &mut TableBuilder, start: u64, size: u64, name: &str) {
         name,
         weak: false,
         global: true,
+        ifunc: false,
     });
 }
 
 /// The name of relocation `r`'s entry: its symbol's (in `symtab`), else
-/// its IFUNC resolver's, with `@plt`; None where neither names it.
+/// for an IRELATIVE one the name perf keeps at the resolver its addend
+/// points at (`resolvers`, perf's get_ifunc_name), with `@plt`; None where
+/// neither names it.
 fn entry_name(
-    file: &object::File<'_>,
     symtab: Option<&object::SymbolTable<'_, '_>>,
+    resolvers: &FxHashMap<u64, String>,
     r: Rela,
 ) -> Option<String> {
     let named = (r.symbol != 0)
@@ -140,26 +151,15 @@ fn entry_name(
         })
         .flatten()
         .filter(|n| !n.is_empty());
-    let n = named.or_else(|| ifunc_name(file, r))?;
+    let resolver = || {
+        let at = u64::try_from(r.addend).ok()?;
+        (r.kind == R_X86_64_IRELATIVE)
+            .then(|| resolvers.get(&at))
+            .flatten()
+            .map(String::as_str)
+    };
+    let n = named.or_else(resolver)?;
     Some(format!("{n}@plt"))
-}
-
-/// The resolver an IRELATIVE relocation's addend points at, where a symbol
-/// of type IFUNC starts there (perf's get_ifunc_name).
-fn ifunc_name<'a>(file: &'a object::File<'_>, r: Rela) -> Option<&'a str> {
-    if r.kind != R_X86_64_IRELATIVE {
-        return None;
-    }
-    let at = u64::try_from(r.addend).ok()?;
-    let is_ifunc = |s: &object::Symbol<'_, '_>| matches!(s.flags(), SymbolFlags::Elf { st_info, .. } if st_info & 0xf == STT_GNU_IFUNC);
-    let symbols = || file.symbols().chain(file.dynamic_symbols());
-    // The IFUNC's own name, or an alias at its address (perf marks those).
-    symbols().find(|s| s.address() == at && is_ifunc(s))?;
-    symbols()
-        .filter(|s| s.address() == at && !s.name().unwrap_or_default().is_empty())
-        .find(|s| s.is_global())
-        .or_else(|| symbols().find(|s| s.address() == at && is_ifunc(s)))
-        .and_then(|s| s.name().ok())
 }
 
 /// `.plt.got`'s entries (x86-64, BIND_NOW or lazily bound calls through

@@ -66,6 +66,8 @@ fn functions(bytes: &Arc<FileBytes>, dynamic: bool) -> Option<TableBuilder> {
                 name,
                 weak: s.is_weak(),
                 global: s.is_global(),
+                ifunc: matches!(s.flags(), object::SymbolFlags::Elf { st_info, .. }
+                    if st_info & 0xf == object::elf::STT_GNU_IFUNC),
             });
         }
     };

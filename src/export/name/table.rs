@@ -20,6 +20,8 @@ pub(crate) struct Sym<'a> {
     pub(crate) name: &'a str,
     pub(crate) weak: bool,
     pub(crate) global: bool,
+    /// An ELF `STT_GNU_IFUNC` (a resolver a PLT entry may be named by).
+    pub(crate) ifunc: bool,
 }
 
 /// A symbol: its name at `at` in the table's names, its length and kind
@@ -34,7 +36,8 @@ struct Entry {
 
 const WEAK: u32 = 1 << 30;
 const GLOBAL: u32 = 1 << 29;
-const LEN: u32 = GLOBAL - 1;
+const IFUNC: u32 = 1 << 28;
+const LEN: u32 = IFUNC - 1;
 
 impl Entry {
     fn weak(&self) -> bool {
@@ -42,6 +45,9 @@ impl Entry {
     }
     fn global(&self) -> bool {
         self.bits & GLOBAL != 0
+    }
+    fn ifunc(&self) -> bool {
+        self.bits & IFUNC != 0
     }
 }
 
@@ -69,7 +75,9 @@ pub(crate) struct TableBuilder {
 
 impl TableBuilder {
     pub(crate) fn push(&mut self, s: Sym<'_>) {
-        let kind = if s.weak { WEAK } else { 0 } | if s.global { GLOBAL } else { 0 };
+        let kind = if s.weak { WEAK } else { 0 }
+            | if s.global { GLOBAL } else { 0 }
+            | if s.ifunc { IFUNC } else { 0 };
         self.push_bytes(s.start..s.end, s.name.as_bytes(), kind);
     }
 
@@ -79,7 +87,7 @@ impl TableBuilder {
     }
 
     fn push_bytes(&mut self, range: std::ops::Range<u64>, name: &[u8], kind: u32) {
-        // Names of 512 MiB, or past 4 GiB in all, are left out (no symbol
+        // Names of 256 MiB, or past 4 GiB in all, are left out (no symbol
         // table has them).
         let len = match u32::try_from(name.len()) {
             Ok(len) if len <= LEN => len,
@@ -99,6 +107,35 @@ impl TableBuilder {
 
     pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The name of the symbol perf keeps at each address where it keeps
+    /// an IFUNC or an IFUNC's alias: what names a PLT entry whose
+    /// IRELATIVE relocation points there (perf's get_ifunc_name, after
+    /// symbols__fixup_duplicate: of each pair the better stays, and is an
+    /// alias where the one dropped is an IFUNC). libc's debug file has
+    /// `memcpy` (local), `__GI_memcpy` and the global `memcpy@@GLIBC_2.14`
+    /// at one resolver: the last is kept, and names the entry.
+    pub(crate) fn ifunc_names(&self) -> FxHashMap<u64, String> {
+        let mut order: Vec<&Entry> = self.entries.iter().collect();
+        order.sort_by_key(|e| e.start);
+        let mut out = FxHashMap::default();
+        for group in order.chunk_by(|a, b| a.start == b.start) {
+            let (mut kept, mut alias) = (group[0], false);
+            for &next in &group[1..] {
+                if better(&self.names, kept, next) {
+                    alias = kept.ifunc();
+                    kept = next;
+                } else {
+                    alias |= next.ifunc();
+                }
+            }
+            if kept.ifunc() || alias {
+                let name = String::from_utf8_lossy(self.names.of(kept)).into_owned();
+                out.insert(kept.start, name);
+            }
+        }
+        out
     }
 
     #[cfg(test)]
@@ -258,6 +295,7 @@ mod tests {
             name,
             weak,
             global,
+            ifunc: false,
         }
     }
 
@@ -281,6 +319,33 @@ mod tests {
             &t.lookup(0x300).unwrap(),
             &t.lookup(0x304).unwrap()
         ));
+    }
+
+    /// libc's debug file at memcpy's resolver: the local IFUNC `memcpy`,
+    /// the resolver function, the global `memcpy@@GLIBC_2.14`; perf keeps
+    /// the global. An address whose kept symbol is not an IFUNC but
+    /// dropped one is an alias, and named; one with no IFUNC is not.
+    #[test]
+    fn an_ifuncs_name_is_the_symbol_perf_keeps_at_its_address() {
+        let ifunc = |start, name, global| Sym {
+            ifunc: true,
+            ..sym(start, 0x109, name, false, global)
+        };
+        let mut b = TableBuilder::default();
+        b.push(ifunc(0x9be70, "memcpy", false));
+        b.push(sym(0x9be70, 0x109, "__new_memcpy_ifunc", false, false));
+        b.push(ifunc(0x9be70, "memcpy@@GLIBC_2.14", true));
+        b.push(ifunc(0x100, "__GI_strlen", false));
+        b.push(sym(0x100, 0x10, "strlen_alias", false, true));
+        b.push(sym(0x200, 0x10, "plain", false, true));
+        let names = b.ifunc_names();
+        assert_eq!(
+            names.get(&0x9be70).map(|s| &s[..]),
+            Some("memcpy@@GLIBC_2.14")
+        );
+        assert_eq!(names.get(&0x100).map(|s| &s[..]), Some("strlen_alias"));
+        assert_eq!(names.get(&0x200), None);
+        assert_eq!(names.len(), 2);
     }
 
     #[test]
