@@ -17,6 +17,8 @@
 //! busy machine makes it run longer, never give fewer samples.
 //! node's jitdump (`--perf-prof`, named after `perf inject --jit`) is
 //! export_tools' `jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them`.
+//! Other linkers and layouts (gold, `-z noseparate-code`, `-static`,
+//! `-flto`, `-no-pie`, Debian's clang-14) are tests/it/layouts.rs's rows.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
