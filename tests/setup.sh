@@ -16,6 +16,9 @@
 #   cc (gcc), c++ (g++)       build the test workloads (rustc builds the Rust one)
 #   ocamlopt (ocaml-nox)      the language matrix's OCaml row
 #   erl, erlc (erlang-base)   its Erlang row (BEAM's JIT: a perf map and a jitdump)
+#   ld.gold (binutils)        the layouts matrix's gold-linked builds
+#   clang-14                  Debian's clang, its code in libLLVM-14 and
+#                             libclang-cpp14 (tests/it/layouts.rs)
 #   inferno 0.12.8            inferno-collapse-perf, the folded reference export is
 #                             compared with (cargo install into tests/tools/inferno)
 #   setpriv (util-linux)      drops capabilities in one test
@@ -45,6 +48,8 @@ want() { command -v "$1" >/dev/null 2>&1 || need+=("$2"); }
 want perf linux-perf
 want cc gcc
 want c++ g++
+want ld.gold binutils
+want clang-14 clang-14
 want setpriv util-linux
 want valgrind valgrind
 want gdb gdb

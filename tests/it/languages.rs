@@ -18,6 +18,8 @@
 //! OCaml's names are demangled as perf's own OCaml demangler writes them.
 //! node's jitdump (`--perf-prof`, named after `perf inject --jit`) is
 //! export_tools' `jit_frames_are_named_from_a_jitdump_as_perf_inject_names_them`.
+//! Other linkers and layouts (gold, `-z noseparate-code`, `-static`,
+//! `-flto`, `-no-pie`, Debian's clang-14) are tests/it/layouts.rs's rows.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -29,20 +31,20 @@ use crate::common;
 use common::inferno::{parse, references, Folded};
 use common::*;
 
-fn src(name: &str) -> PathBuf {
+pub(crate) fn src(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/workload")
         .join(name)
 }
 
 /// Where this test binary's builds go.
-fn out_dir() -> PathBuf {
+pub(crate) fn out_dir() -> PathBuf {
     let d = std::env::temp_dir().join(format!("perfz-languages-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
 
-fn build(what: &str, cmd: &mut Command) {
+pub(crate) fn build(what: &str, cmd: &mut Command) {
     let o = cmd.output_within();
     assert!(
         o.status.success(),
@@ -53,7 +55,7 @@ fn build(what: &str, cmd: &mut Command) {
 
 /// tests/workload/lang/threads.c: frame pointers or none, GNU ld or LLD
 /// (rustc's own, through its gcc-ld directory: every Rust toolchain has it).
-fn threads_c(fp: bool, lld: bool) -> PathBuf {
+pub(crate) fn threads_c(fp: bool, lld: bool) -> PathBuf {
     let out = out_dir().join(format!("threads-{fp}-{lld}"));
     let mut cc = Command::new("cc");
     cc.args(["-O2", "-g", "-pthread"]);
@@ -140,7 +142,7 @@ fn unnamed(folded: &Folded) -> f64 {
 }
 
 /// The share of `folded`'s weight whose stack holds frame `f`.
-fn reaching(folded: &Folded, f: &str) -> f64 {
+pub(crate) fn reaching(folded: &Folded, f: &str) -> f64 {
     share(folded, |frames| {
         u64::from(frames.split(';').any(|x| x == f))
     })
@@ -174,7 +176,18 @@ impl Drop for JitMaps {
 
 /// One row: `program` recorded with `record` args (in `dir`), exported,
 /// and checked against each perf.
-fn row(name: &str, record: &[&str], program: &[OsString], reach: Option<&str>) {
+pub(crate) fn row(name: &str, record: &[&str], program: &[OsString], reach: Option<&str>) {
+    row_then(name, record, program, reach, |_, _| {});
+}
+
+/// The same, then `also` on the recording and perfz's folded export.
+pub(crate) fn row_then(
+    name: &str,
+    record: &[&str],
+    program: &[OsString],
+    reach: Option<&str>,
+    also: impl FnOnce(&Path, &Folded),
+) {
     let dir = tempdir(&format!("lang-{}", name.replace([' ', ',', '+'], "-")));
     let data = dir.join("row.data");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_perfz"));
@@ -238,6 +251,7 @@ fn row(name: &str, record: &[&str], program: &[OsString], reach: Option<&str>) {
             most.0 * 100.0
         );
     }
+    also(&data, &ours);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -245,13 +259,13 @@ fn args(v: &[&str]) -> Vec<OsString> {
     v.iter().map(OsString::from).collect()
 }
 
-fn with(program: PathBuf, rest: &[&str]) -> Vec<OsString> {
+pub(crate) fn with(program: PathBuf, rest: &[&str]) -> Vec<OsString> {
     let mut v = vec![program.into_os_string()];
     v.extend(args(rest));
     v
 }
 
-const DWARF: &[&str] = &["--call-graph", "dwarf"];
+pub(crate) const DWARF: &[&str] = &["--call-graph", "dwarf"];
 
 /// C: three threads (frame pointers, dwarf, and dwarf of an LLD-linked
 /// build, whose code's file offsets and addresses are not a page multiple

@@ -31,6 +31,7 @@ mod interop;
 mod ktext_cache;
 mod languages;
 mod latency;
+mod layouts;
 mod libc_plt;
 mod long_captures;
 mod loss_advice;
