@@ -19,6 +19,8 @@
 #   setpriv (util-linux)      drops capabilities in one test
 #   valgrind                  counts copies per byte (tests/dhat_copies.rs)
 #   gdb                       describes a hung test's threads
+#   llvm-symbolizer (llvm)    the inline frames of split DWARF (.dwo), a reference
+#                             for `perfz export --inline` (tests/it/export_inline.rs)
 #   go (golang-go)            `go tool pprof` reads `perfz export` profiles
 #   node, npm, pprof-format   a second pprof decoder (tests/node)
 #   debuginfod                elfutils' server: export fetches a stripped binary's
@@ -45,6 +47,7 @@ want c++ g++
 want setpriv util-linux
 want valgrind valgrind
 want gdb gdb
+want llvm-symbolizer llvm
 want go golang-go
 want node nodejs
 want npm npm
