@@ -25,6 +25,8 @@
 #   valgrind                  counts copies per byte (tests/dhat_copies.rs)
 #   gdb                       describes a hung test's threads
 #   libc6-dbg                 libc's symbols as perf names them (libc's own PLT)
+#   llvm-symbolizer (llvm)    the inline frames of split DWARF (.dwo), a reference
+#                             for `perfz export --inline` (tests/it/export_inline.rs)
 #   go (golang-go)            `go tool pprof` reads `perfz export` profiles
 #   node, npm, pprof-format   a second pprof decoder (tests/node)
 #   debuginfod                elfutils' server: export fetches a stripped binary's
@@ -53,6 +55,7 @@ want clang-14 clang-14
 want setpriv util-linux
 want valgrind valgrind
 want gdb gdb
+want llvm-symbolizer llvm
 want go golang-go
 want node nodejs
 want npm npm

@@ -16,6 +16,7 @@ mod export;
 mod export_debuginfod;
 mod export_diff;
 mod export_fp_fallback;
+mod export_inline;
 mod export_inputs;
 mod export_pprof;
 mod export_symfs;

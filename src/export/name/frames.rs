@@ -185,14 +185,14 @@ fn name_frame<'a>(
     } else {
         map.and_then(|m| syms.user(m, ip))
     };
+    // The functions DWARF says were inlined there, innermost first, above
+    // the frame's own function, which keeps the symbol table's name (as
+    // perf 7.3 keeps it): --inline adds frames, never renames one.
     let mut funcs = match (func.is_some(), map) {
-        // DWARF's names stand for the symbol's (perf's append_inlines).
         (true, Some(m)) if !kernel && jitted.is_none() => syms.inlined(m, ip),
         _ => Vec::new(),
     };
-    if funcs.is_empty() {
-        funcs.extend(func);
-    }
+    funcs.extend(func);
     let module = match map {
         _ if jitted.is_some() => jitted.map(|(_, dump)| dump),
         Some(_) if jit => Some(jit_map_path(pid).to_string_lossy().into()),

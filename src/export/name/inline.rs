@@ -1,12 +1,14 @@
 //! Inline frames (`perfz export --inline`): the functions DWARF says were
 //! inlined at an address, by addr2line over the file's own or its separate
-//! debug file's .debug_info, as `perf script --inline` shows them: where
-//! DWARF knows the address, its functions (innermost first) stand for the
-//! frame; elsewhere the symbol table's.
+//! debug file's .debug_info, and over the split DWARF (`-gsplit-dwarf`'s
+//! `.dwo` files, or a `.dwp` package) its skeleton units name, as `perf
+//! script --inline` shows them: the inlined functions (innermost first)
+//! above the frame's own function, which keeps the symbol table's name.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use addr2line::LookupContinuation;
 use gimli::{EndianReader, RunTimeEndian};
 use object::{Object, ObjectSection};
 
@@ -53,41 +55,59 @@ type Reader = EndianReader<RunTimeEndian, SectionBytes>;
 const MOST_INFLATED_RATIO: u64 = 64;
 const MOST_INFLATED: u64 = 1 << 30;
 
-/// One file's DWARF, ready for lookups.
-pub struct Inline(addr2line::Context<Reader>);
+/// One file's DWARF, ready for lookups, and where its split DWARF is.
+pub struct Inline {
+    context: addr2line::Context<Reader>,
+    split: split::SplitDwarf,
+}
 
 impl Inline {
     /// The DWARF of the first of `debug` (separate debug files, best
     /// first) then `image` (`what`: its name in a note) that has any; None
     /// without.
     pub(crate) fn load(image: &Arc<FileBytes>, what: &str, debug: &[PathBuf]) -> Option<Inline> {
-        debug
+        let context = debug
             .iter()
             .find_map(|p| {
                 let file = Arc::new(crate::export::files::file::map(p)?);
                 from_file(&file, &p.display().to_string())
             })
-            .or_else(|| from_file(image, what))
+            .or_else(|| from_file(image, what))?;
+        Some(Inline {
+            context,
+            split: split::SplitDwarf::beside(std::path::Path::new(what)),
+        })
     }
 
     /// An ELF image's own DWARF (no debug files): what the fuzz target
     /// feeds hostile bytes to.
     pub fn parse(image: &[u8]) -> Option<Inline> {
-        from_file(&Arc::new(FileBytes::Owned(image.to_vec())), "the image")
+        let context = from_file(&Arc::new(FileBytes::Owned(image.to_vec())), "the image")?;
+        Some(Inline {
+            context,
+            split: split::SplitDwarf::none(),
+        })
     }
 
-    /// The functions DWARF names at `svma` (the file's own address),
-    /// innermost first: those inlined there, then the one that holds them.
-    /// perf shows these in place of the symbol table's name whenever DWARF
-    /// has any (its name for a function can differ from the symbol's, e.g.
-    /// `__libc_start_main_impl` for `__libc_start_main`).
+    /// The functions DWARF says were inlined at `svma` (the file's own
+    /// address), innermost first: not the function that holds them, whose
+    /// frame the symbol table names (DWARF's name for it can differ: the
+    /// clone `msort_with_tmp.part.0` is `msort_with_tmp` there,
+    /// `__libc_start_main` is `__libc_start_main_impl`).
     pub fn at(&self, svma: u64) -> Vec<Arc<str>> {
         // addr2line looks up [svma, svma + 1): the last address has none.
         if svma == u64::MAX {
             return Vec::new();
         }
-        let Ok(mut frames) = self.0.find_frames(svma).skip_all_loads() else {
-            return Vec::new();
+        let mut lookup = self.context.find_frames(svma);
+        let mut frames = loop {
+            match lookup {
+                addr2line::LookupResult::Output(Ok(frames)) => break frames,
+                addr2line::LookupResult::Output(Err(_)) => return Vec::new(),
+                addr2line::LookupResult::Load { load, continuation } => {
+                    lookup = continuation.resume(self.split.load(&load));
+                }
+            }
         };
         let mut names = Vec::new();
         while let Ok(Some(f)) = frames.next() {
@@ -98,62 +118,78 @@ impl Inline {
                 .map_or_else(|| Arc::from("[unknown]"), |n| Arc::from(&*n));
             names.push(name);
         }
+        // The last is the function that holds the others (or, where DWARF
+        // knows no function there, the address's line alone).
+        names.pop();
         names
     }
 }
 
 /// `bytes`' DWARF; `what` names the file in a note.
-fn from_file(bytes: &Arc<FileBytes>, what: &str) -> Option<Inline> {
+fn from_file(bytes: &Arc<FileBytes>, what: &str) -> Option<addr2line::Context<Reader>> {
     let file = object::File::parse(&bytes[..]).ok()?;
     file.section_by_name(".debug_info")?;
-    let endian = if file.is_little_endian() {
-        RunTimeEndian::Little
-    } else {
-        RunTimeEndian::Big
-    };
-    let load = |id: gimli::SectionId| -> Result<Reader, gimli::Error> {
-        let empty = SectionBytes::Inflated(Arc::from(&[][..]));
-        let Some(s) = file.section_by_name(id.name()) else {
-            return Ok(EndianReader::new(empty, endian));
-        };
-        let Ok(c) = s.compressed_file_range() else {
-            return Ok(EndianReader::new(empty, endian));
-        };
-        let bytes = if c.format == object::CompressionFormat::None {
-            let start = usize::try_from(c.offset).ok();
-            let end = start.and_then(|s| s.checked_add(usize::try_from(c.compressed_size).ok()?));
-            match (start, end) {
-                (Some(s), Some(e)) if e <= bytes.len() => SectionBytes::Mapped(bytes.clone(), s..e),
-                _ => empty,
-            }
-        } else {
-            let most = c
-                .compressed_size
-                .saturating_mul(MOST_INFLATED_RATIO)
-                .min(MOST_INFLATED);
-            if c.uncompressed_size > most {
-                return Err(gimli::Error::Io);
-            }
-            let data = s.uncompressed_data().map_err(|_| gimli::Error::Io)?;
-            SectionBytes::Inflated(Arc::from(&*data))
-        };
-        Ok(EndianReader::new(bytes, endian))
-    };
-    let mut dwarf = gimli::Dwarf::load(load).ok()?;
-    // Units that share an abbreviation table parse it once.
+    let dwarf = gimli::Dwarf::load(|id| section(&file, bytes, Some(id.name()))).ok()?;
+    addr2line::Context::from_dwarf(readable(dwarf, what)?).ok()
+}
+
+/// `dwarf` with its abbreviations parsed once for the units that share
+/// them, if its inlined functions nest no deeper than perfz reads (else
+/// None, with a note naming `what`).
+fn readable(mut dwarf: gimli::Dwarf<Reader>, what: &str) -> Option<gimli::Dwarf<Reader>> {
     dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::All);
     match deepest_inlining(&dwarf) {
-        Ok(depth) if depth <= MOST_INLINE_DEPTH => {}
+        Ok(depth) if depth <= MOST_INLINE_DEPTH => Some(dwarf),
         Ok(depth) => {
             say!(
                 "perfz export: note: {what}'s DWARF nests {depth} or more inlined functions (perfz reads at most {MOST_INLINE_DEPTH}): \
                  its inline frames are left out, its symbol table names its frames"
             );
-            return None;
+            None
         }
-        Err(_) => return None,
+        Err(_) => None,
     }
-    addr2line::Context::from_dwarf(dwarf).ok().map(Inline)
+}
+
+/// The section `name` of `file` (whose bytes are `bytes`) as a reader:
+/// empty where it is missing, unreadable or not named; a compressed one
+/// inflated within its bound.
+fn section(
+    file: &object::File<'_>,
+    bytes: &Arc<FileBytes>,
+    name: Option<&str>,
+) -> Result<Reader, gimli::Error> {
+    let endian = if file.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let empty = EndianReader::new(SectionBytes::Inflated(Arc::from(&[][..])), endian);
+    let Some(s) = name.and_then(|n| file.section_by_name(n)) else {
+        return Ok(empty);
+    };
+    let Ok(c) = s.compressed_file_range() else {
+        return Ok(empty);
+    };
+    let data = if c.format == object::CompressionFormat::None {
+        let start = usize::try_from(c.offset).ok();
+        let end = start.and_then(|s| s.checked_add(usize::try_from(c.compressed_size).ok()?));
+        match (start, end) {
+            (Some(s), Some(e)) if e <= bytes.len() => SectionBytes::Mapped(bytes.clone(), s..e),
+            _ => return Ok(empty),
+        }
+    } else {
+        let most = c
+            .compressed_size
+            .saturating_mul(MOST_INFLATED_RATIO)
+            .min(MOST_INFLATED);
+        if c.uncompressed_size > most {
+            return Err(gimli::Error::Io);
+        }
+        let data = s.uncompressed_data().map_err(|_| gimli::Error::Io)?;
+        SectionBytes::Inflated(Arc::from(&*data))
+    };
+    Ok(EndianReader::new(data, endian))
 }
 
 /// The most inlined functions DWARF may nest in one another. addr2line
@@ -193,5 +229,6 @@ fn deepest_inlining(dwarf: &gimli::Dwarf<Reader>) -> gimli::Result<usize> {
     Ok(deepest)
 }
 
+mod split;
 #[cfg(test)]
 mod tests;
