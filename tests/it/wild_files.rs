@@ -268,30 +268,45 @@ fn tracing_data_of_old_perf_and_new_is_read() {
     require_recording();
     let dir = tempdir("wild-tracing");
     let p = dir.join("tp.pipe");
-    let out = Command::new(perf())
-        .args([
-            "record",
-            "-q",
-            "-o",
-            "-",
-            "-e",
-            "sched:sched_switch",
-            "-a",
-            "--",
-            "sleep",
-            "0.2",
-        ])
-        .stdout(std::fs::File::create(&p).unwrap())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    // perf's own pipe files are not always whole on a loaded machine (CI:
+    // perf 6.12 read 24 of perfz's 80 samples of one; perf 6.1 fails on
+    // some here, "failed to process type"): a file perf and perfz read
+    // differently is recorded again, three times at most.
+    let mut seen = Vec::new();
+    let want = loop {
+        let out = Command::new(perf())
+            .args([
+                "record",
+                "-q",
+                "-o",
+                "-",
+                "-e",
+                "sched:sched_switch",
+                "-a",
+                "--",
+                "sleep",
+                "0.2",
+            ])
+            .stdout(std::fs::File::create(&p).unwrap())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let (want, got) = (perf_samples(&p), perfz_samples(&p).0);
+        assert!(want > 0);
+        seen.push((want, got));
+        if want == got || seen.len() == 3 {
+            break want;
+        }
+    };
+    assert_eq!(
+        perfz_samples(&p).0,
+        want,
+        "perf's own 16-byte record (perf, perfz per recording: {seen:?})"
     );
-    let want = perf_samples(&p);
-    assert!(want > 0);
-    assert_eq!(perfz_samples(&p).0, want, "perf's own 16-byte record");
     // perf before 4.x wrote the record in 12 bytes, its payload after them.
     let b = std::fs::read(&p).unwrap();
     let (at, _, size) = *records(&b)
