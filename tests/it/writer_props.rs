@@ -265,46 +265,30 @@ impl CodecVisitor for RecorderPath<'_> {
             }
             SinkKind::AsyncThread => {
                 let b = ThreadBackend::new(w.get_ref()).unwrap();
-                push_async(
-                    codec,
-                    w,
-                    b,
-                    self.pushes,
-                    biggest,
-                    (self.hold, self.checkpoint_every),
-                    self.format,
-                );
+                self.push_async(codec, w, b, biggest);
             }
             SinkKind::AsyncUring => {
                 let b = UringBackend::new(w.get_ref()).unwrap_or_else(|e| panic!("this test needs io_uring ({e}): allow io_uring_setup (seccomp profile, sysctl kernel.io_uring_disabled=0)"));
-                push_async(
-                    codec,
-                    w,
-                    b,
-                    self.pushes,
-                    biggest,
-                    (self.hold, self.checkpoint_every),
-                    self.format,
-                );
+                self.push_async(codec, w, b, biggest);
             }
         }
     }
 }
 
-/// The async sink over backend `b`: push, then finish the file.
-fn push_async<C: Codec, B: Into<Backend>>(
-    codec: C,
-    w: FileWriter<std::fs::File>,
-    b: B,
-    pushes: &[Input<'_>],
-    biggest: usize,
-    (hold, checkpoint_every): (bool, usize),
-    format: CompressedFormat,
-) {
-    let sink = AsyncSink::new(w, b, 2, biggest);
-    let mut p = Pusher::<C, _>::with_format(codec, sink, format);
-    push_all(&mut p, pushes, hold, checkpoint_every);
-    finish_with_tail(p);
+impl RecorderPath<'_> {
+    /// The async sink over backend `b`: push, then finish the file.
+    fn push_async<C: Codec, B: Into<Backend>>(
+        &self,
+        codec: C,
+        w: FileWriter<std::fs::File>,
+        b: B,
+        biggest: usize,
+    ) {
+        let sink = AsyncSink::new(w, b, 2, biggest);
+        let mut p = Pusher::<C, _>::with_format(codec, sink, self.format);
+        push_all(&mut p, self.pushes, self.hold, self.checkpoint_every);
+        finish_with_tail(p);
+    }
 }
 
 proptest! {
