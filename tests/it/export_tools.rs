@@ -468,14 +468,8 @@ fn kernel_named(f: &Folded) -> bool {
     f.keys().any(|k| k.contains(";do_syscall_64"))
 }
 
-/// Every input perf script takes: standard input, a FIFO, a pipe
-/// recording (its kernel named from the FEATURE records in the stream);
-/// and a recording whose kernel build id is another kernel's, whose kernel
-/// frames stay unnamed as perf leaves them (not this kernel's names).
-#[test]
-fn standard_input_fifos_pipes_and_other_kernels_as_perf_script_reads_them() {
-    require_recording();
-    let dir = tempdir("export-inputs");
+/// `perfz record -g -o -` of the dd workload into `dir/pipe.data`.
+fn pipe_recording(dir: &Path) -> PathBuf {
     let pipe = dir.join("pipe.data");
     let st = Command::new(env!("CARGO_BIN_EXE_perfz"))
         .args(["record", "-q", "-g", "-o", "-", "--"])
@@ -484,6 +478,18 @@ fn standard_input_fifos_pipes_and_other_kernels_as_perf_script_reads_them() {
         .stderr(std::process::Stdio::null())
         .status_within();
     assert!(st.success());
+    pipe
+}
+
+/// Every input perf script takes: standard input, a FIFO, a pipe
+/// recording (its kernel named from the FEATURE records in the stream);
+/// and a recording whose kernel build id is another kernel's, whose kernel
+/// frames stay unnamed as perf leaves them (not this kernel's names).
+#[test]
+fn standard_input_fifos_pipes_and_other_kernels_as_perf_script_reads_them() {
+    require_recording();
+    let dir = tempdir("export-inputs");
+    let pipe = pipe_recording(&dir);
     let want = reference(&pipe, &[]);
     assert!(kernel_named(&want), "perf names no kernel frame");
     let (from_file, said) = ours(&pipe, &[]);
@@ -543,14 +549,7 @@ fn standard_input_fifos_pipes_and_other_kernels_as_perf_script_reads_them() {
 fn a_pipe_recording_of_another_kernel_keeps_its_kernel_frames_unnamed() {
     require_recording();
     let dir = tempdir("export-other-pipe");
-    let pipe = dir.join("pipe.data");
-    let st = Command::new(env!("CARGO_BIN_EXE_perfz"))
-        .args(["record", "-q", "-g", "-o", "-", "--"])
-        .args(DD)
-        .stdout(std::fs::File::create(&pipe).unwrap())
-        .stderr(std::process::Stdio::null())
-        .status_within();
-    assert!(st.success());
+    let pipe = pipe_recording(&dir);
     let want = reference(&pipe, &[]);
     let (got, _) = ours(&pipe, &[]);
     assert!(kernel_named(&want), "perf names no kernel frame");
