@@ -65,24 +65,29 @@ pub(crate) fn threads_c(fp: bool, lld: bool) -> PathBuf {
         "-fomit-frame-pointer"
     });
     if lld {
-        let sysroot = Command::new("rustc")
-            .args(["--print", "sysroot"])
-            .output_within();
-        let sysroot = String::from_utf8(sysroot.stdout).unwrap();
-        let gcc_ld =
-            Path::new(sysroot.trim()).join("lib/rustlib/x86_64-unknown-linux-gnu/bin/gcc-ld");
-        assert!(
-            gcc_ld.join("ld.lld").exists(),
-            "no ld.lld in {}: a Rust toolchain from rustup has it",
-            gcc_ld.display()
-        );
-        cc.arg("-B").arg(&gcc_ld).arg("-fuse-ld=lld");
+        cc.arg("-B").arg(rust_lld_dir()).arg("-fuse-ld=lld");
     }
     build(
         "threads.c",
         cc.arg(src("lang/threads.c")).arg("-o").arg(&out),
     );
     out
+}
+
+/// The directory of rustc's own `ld.lld` (its gcc-ld: every Rust
+/// toolchain has it), for `cc -B DIR -fuse-ld=lld`.
+pub(crate) fn rust_lld_dir() -> PathBuf {
+    let sysroot = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output_within();
+    let sysroot = String::from_utf8(sysroot.stdout).unwrap();
+    let gcc_ld = Path::new(sysroot.trim()).join("lib/rustlib/x86_64-unknown-linux-gnu/bin/gcc-ld");
+    assert!(
+        gcc_ld.join("ld.lld").exists(),
+        "no ld.lld in {}: a Rust toolchain from rustup has it",
+        gcc_ld.display()
+    );
+    gcc_ld
 }
 
 /// tests/workload/rustapp by cargo --release: `debug` (0 or 2), frame
@@ -292,6 +297,70 @@ fn c_fp_dwarf_and_lld() {
         DWARF,
         &with(threads_c(false, true), &["0.4"]),
         Some("perfz_thread_main"),
+    );
+}
+
+/// C by clang-14 and LLD, which writes no CFI for `.plt`: main calls a
+/// tiny library function through its PLT stub (tests/workload/lang/
+/// plthot.c), dwarf. A sample in `perfz_tiny@plt` is unwound through the
+/// stub to main, as perf 6.12's libunwind does (perf 6.1 names the stub
+/// `[plthot]`, 7.3's libdw stops in it).
+#[test]
+fn c_dwarf_clang_lld_plt() {
+    require_recording();
+    let dir = out_dir().join("plthot");
+    std::fs::create_dir_all(&dir).unwrap();
+    let clang = || {
+        let mut c = Command::new("clang-14");
+        c.args(["-O2", "-g", "-fomit-frame-pointer", "-B"])
+            .arg(rust_lld_dir())
+            .arg("-fuse-ld=lld");
+        c
+    };
+    build(
+        "plthot_lib.c (clang-14: run tests/setup.sh if it is missing)",
+        clang()
+            .args(["-fPIC", "-shared"])
+            .arg(src("lang/plthot_lib.c"))
+            .arg("-o")
+            .arg(dir.join("libplthot.so")),
+    );
+    let program = dir.join("plthot");
+    build(
+        "plthot.c",
+        clang()
+            .arg(src("lang/plthot.c"))
+            .arg("-o")
+            .arg(&program)
+            .arg("-L")
+            .arg(&dir)
+            .args(["-lplthot", "-Wl,-rpath,$ORIGIN"]),
+    );
+    let sections = Command::new("readelf")
+        .arg("-SW")
+        .arg(&program)
+        .output_within();
+    let sections = String::from_utf8_lossy(&sections.stdout).into_owned();
+    assert!(sections.contains(" .plt "), "no .plt in plthot: {sections}");
+    row_then(
+        "C dwarf, clang + LLD, PLT",
+        DWARF,
+        &with(program, &["0.5"]),
+        Some("main"),
+        |_, ours| {
+            let in_stub: Folded = ours
+                .iter()
+                .filter(|(k, _)| k.ends_with(";perfz_tiny@plt"))
+                .map(|(k, n)| (k.clone(), *n))
+                .collect();
+            let all: u64 = ours.values().sum();
+            let stub: u64 = in_stub.values().sum();
+            assert!(
+                stub * 10 >= all,
+                "{stub} of {all} in perfz_tiny@plt: the row tests nothing"
+            );
+            assert_eq!(reaching(&in_stub, "main"), 1.0, "{in_stub:?}");
+        },
     );
 }
 
