@@ -57,12 +57,33 @@ pub(crate) struct Image {
 fn section(file: &object::File<'_>, bytes: &Arc<FileBytes>, name: &str) -> Option<UnwindSection> {
     let s = file.section_by_name(name)?;
     let svma = s.address()..s.address().checked_add(s.size())?;
-    let data = s.file_range().and_then(|(off, size)| {
-        let start = usize::try_from(off).ok()?;
-        let end = start.checked_add(usize::try_from(size).ok()?)?;
-        (end <= bytes.len()).then(|| Bytes(bytes.clone(), start..end))
-    });
-    Some(UnwindSection { svma, data })
+    Some(UnwindSection {
+        svma,
+        data: data(&s, bytes),
+    })
+}
+
+/// A section's bytes: a part of the file's, or, where it is compressed
+/// (SHF_COMPRESSED: Go's .debug_frame, a -dbgsym file's), inflated within
+/// the bound the inline reader keeps. None where they cannot be read.
+fn data(s: &object::Section<'_, '_>, bytes: &Arc<FileBytes>) -> Option<Bytes> {
+    use crate::export::name::inline::{MOST_INFLATED, MOST_INFLATED_RATIO};
+    let c = s.compressed_file_range().ok()?;
+    if c.format == object::CompressionFormat::None {
+        let start = usize::try_from(c.offset).ok()?;
+        let end = start.checked_add(usize::try_from(c.compressed_size).ok()?)?;
+        return (end <= bytes.len()).then(|| Bytes(bytes.clone(), start..end));
+    }
+    let most = c
+        .compressed_size
+        .saturating_mul(MOST_INFLATED_RATIO)
+        .min(MOST_INFLATED);
+    if c.uncompressed_size > most {
+        return None;
+    }
+    let inflated = s.uncompressed_data().ok()?.into_owned();
+    let len = inflated.len();
+    Some(Bytes(Arc::new(FileBytes::Owned(inflated)), 0..len))
 }
 
 impl Image {
