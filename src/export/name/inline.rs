@@ -52,8 +52,8 @@ type Reader = EndianReader<RunTimeEndian, SectionBytes>;
 /// bytes (DWARF compresses 3 to 10 times), and 1 GiB. A bomb (2.6 GB of
 /// zeros from a 36 KB program) is left unread, with the rest of the
 /// file's DWARF.
-const MOST_INFLATED_RATIO: u64 = 64;
-const MOST_INFLATED: u64 = 1 << 30;
+pub(crate) const MOST_INFLATED_RATIO: u64 = 64;
+pub(crate) const MOST_INFLATED: u64 = 1 << 30;
 
 /// One file's DWARF, ready for lookups, and where its split DWARF is.
 pub struct Inline {

@@ -8,6 +8,17 @@
 
 use gimli::{BaseAddresses, CieOrFde, EhFrame, LittleEndian, UnwindSection};
 
+/// How a sample's leaf frame is left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Leaf {
+    /// By the file's call frame information (framehop).
+    Cfi,
+    /// By the frame pointer: no FDE covers it.
+    FramePointer,
+    /// As a PLT stub no FDE covers: the CFA is sp plus this.
+    Plt(u64),
+}
+
 /// The address ranges (the file's own addresses, SVMA) its FDEs cover, sorted.
 #[derive(Default)]
 pub(crate) struct CfiCover(Vec<(u64, u64)>);

@@ -19,8 +19,9 @@ use crate::export::files::file::FileBytes;
 use crate::export::files::locate::Locate;
 use crate::export::recording::process::Mapping;
 use crate::export::recording::view::View;
-use crate::export::unwind::cfi_cover::frame_pointer_step;
+use crate::export::unwind::cfi_cover::{frame_pointer_step, Leaf};
 use crate::export::unwind::image::{Bytes, Image};
+use crate::export::unwind::plt::plt_step;
 use crate::format::endian::Endian;
 use crate::format::sample::Sample;
 
@@ -123,14 +124,15 @@ impl Unwind {
             outside: std::cell::Cell::new(false),
         };
         let mut read_stack = |addr: u64| copy.read(addr);
-        // A leaf no FDE covers is left by its frame pointer, as perf does.
-        let by_fp = uncovered(&self.images, view, ip);
+        // A leaf no FDE covers is left by its frame pointer, as perf does,
+        // or as the PLT stub it is in.
+        let leaf = leaf(&self.images, view, ip);
         let mut regs = UnwindRegsX86_64::new(ip, sp, bp);
         let mut at = FrameAddress::from_instruction_pointer(ip);
         let mut frames = vec![ip];
         while frames.len() < MAX_FRAMES {
-            let step = if frames.len() == 1 && by_fp {
-                frame_pointer_leaf(&mut regs, &mut read_stack)
+            let step = if frames.len() == 1 && leaf != Leaf::Cfi {
+                uncovered_leaf(leaf, &mut regs, &mut read_stack)
             } else {
                 let cache = &mut self.cache;
                 let step = process
@@ -207,28 +209,34 @@ fn cut_short(view: &View<'_>, at: FrameAddress, outside: bool) -> bool {
     outside && !jit
 }
 
-/// Whether `ip` is in a file whose CFI does not cover it.
-fn uncovered(images: &Images, view: &View<'_>, ip: u64) -> bool {
+/// How the leaf at `ip` is left (by the CFI where its file is unknown).
+fn leaf(images: &Images, view: &View<'_>, ip: u64) -> Leaf {
     let Some(m) = view.find(ip) else {
-        return false;
+        return Leaf::Cfi;
     };
     let Some(Some(image)) = images.get(&(m.path.clone(), m.build_id.clone())) else {
-        return false;
+        return Leaf::Cfi;
     };
     let off = ip.checked_sub(m.start).and_then(|d| d.checked_add(m.pgoff));
-    off.is_some_and(|off| !image.covers(off))
+    off.map_or(Leaf::Cfi, |off| image.leaf(off))
 }
 
-/// The leaf's caller by its frame pointer (see [`frame_pointer_step`]);
+/// The caller of a leaf no FDE covers: by its frame pointer (see
+/// [`frame_pointer_step`]), or as its PLT stub (see [`plt_step`]).
 /// Ok(None): the stack ends (bp or the return address is 0).
-fn frame_pointer_leaf(
+fn uncovered_leaf(
+    leaf: Leaf,
     regs: &mut UnwindRegsX86_64,
     read: &mut impl FnMut(u64) -> Result<u64, ()>,
 ) -> Result<Option<u64>, ()> {
-    if regs.bp() == 0 {
-        return Ok(None);
-    }
-    let (ra, sp, bp) = frame_pointer_step(regs.sp(), regs.bp(), read).ok_or(())?;
+    let (ra, sp, bp) = match leaf {
+        Leaf::Plt(cfa) => {
+            let (ra, sp) = plt_step(regs.sp(), cfa, read).ok_or(())?;
+            (ra, sp, regs.bp())
+        }
+        _ if regs.bp() == 0 => return Ok(None),
+        _ => frame_pointer_step(regs.sp(), regs.bp(), read).ok_or(())?,
+    };
     if ra == 0 {
         return Ok(None);
     }

@@ -12,7 +12,8 @@ use object::{Object, ObjectSection};
 use crate::export::files::file::FileBytes;
 use crate::export::files::load_map::LoadMap;
 use crate::export::recording::process::Mapping;
-use crate::export::unwind::cfi_cover::CfiCover;
+use crate::export::unwind::cfi_cover::{CfiCover, Leaf};
+use crate::export::unwind::plt::Plt;
 
 /// A part of a file's bytes, shared.
 #[derive(Clone)]
@@ -49,17 +50,40 @@ pub(crate) struct Image {
     debug_frame: Option<Bytes>,
     /// What its FDEs cover, read where a sample's leaf is first looked up.
     cover: std::sync::OnceLock<CfiCover>,
+    /// Its PLT sections, left without CFI where LLD linked it.
+    plt: Plt,
 }
 
 fn section(file: &object::File<'_>, bytes: &Arc<FileBytes>, name: &str) -> Option<UnwindSection> {
     let s = file.section_by_name(name)?;
     let svma = s.address()..s.address().checked_add(s.size())?;
-    let data = s.file_range().and_then(|(off, size)| {
-        let start = usize::try_from(off).ok()?;
-        let end = start.checked_add(usize::try_from(size).ok()?)?;
-        (end <= bytes.len()).then(|| Bytes(bytes.clone(), start..end))
-    });
-    Some(UnwindSection { svma, data })
+    Some(UnwindSection {
+        svma,
+        data: data(&s, bytes),
+    })
+}
+
+/// A section's bytes: a part of the file's, or, where it is compressed
+/// (SHF_COMPRESSED: Go's .debug_frame, a -dbgsym file's), inflated within
+/// the bound the inline reader keeps. None where they cannot be read.
+fn data(s: &object::Section<'_, '_>, bytes: &Arc<FileBytes>) -> Option<Bytes> {
+    use crate::export::name::inline::{MOST_INFLATED, MOST_INFLATED_RATIO};
+    let c = s.compressed_file_range().ok()?;
+    if c.format == object::CompressionFormat::None {
+        let start = usize::try_from(c.offset).ok()?;
+        let end = start.checked_add(usize::try_from(c.compressed_size).ok()?)?;
+        return (end <= bytes.len()).then(|| Bytes(bytes.clone(), start..end));
+    }
+    let most = c
+        .compressed_size
+        .saturating_mul(MOST_INFLATED_RATIO)
+        .min(MOST_INFLATED);
+    if c.uncompressed_size > most {
+        return None;
+    }
+    let inflated = s.uncompressed_data().ok()?.into_owned();
+    let len = inflated.len();
+    Some(Bytes(Arc::new(FileBytes::Owned(inflated)), 0..len))
 }
 
 impl Image {
@@ -83,20 +107,28 @@ impl Image {
             got: section(&file, &bytes, ".got").map(|s| s.svma),
             debug_frame,
             cover: std::sync::OnceLock::new(),
+            plt: Plt::of(&file),
         })
     }
 
-    /// Whether its CFI covers file offset `off`.
-    pub(crate) fn covers(&self, off: u64) -> bool {
+    /// How a leaf at file offset `off` is left: by its CFI where an FDE
+    /// covers it, as its PLT stub where one holds it, else by the frame
+    /// pointer (an offset outside every segment: the frame pointer too).
+    pub(crate) fn leaf(&self, off: u64) -> Leaf {
         let Some(svma) = self.svma_of(off) else {
-            return false;
+            return Leaf::FramePointer;
         };
         let cover = self.cover.get_or_init(|| {
             let eh = self.eh_frame.as_ref();
             let eh = eh.and_then(|s| Some((&s.data.as_ref()?[..], s.svma.start)));
             CfiCover::of(eh, self.debug_frame.as_deref())
         });
-        cover.covers(svma)
+        if cover.covers(svma) {
+            return Leaf::Cfi;
+        }
+        self.plt
+            .cfa_offset(svma)
+            .map_or(Leaf::FramePointer, Leaf::Plt)
     }
 
     /// The file's own address (SVMA) of file offset `off`.
