@@ -133,8 +133,24 @@ fn cxx_clones_keep_their_names_and_inline_frames_match_perf_7_3() {
     let step = weight_with(&inline, "Mix<int, 3>::step");
     assert!(step > 0, "no inline frame of Mix<int, 3>::step");
     let want = reference_by(&perf_7(), &data, &["--inline"], &[]);
-    let (share, worst) = crate::export_tools::agreement(&want, &inline);
-    assert!(share >= 0.99, "{:.1} % as perf 7.3; {worst}", share * 100.0);
+    let (mut share, mut worst) = crate::export_tools::agreement(&want, &inline);
+    if share < 0.99 {
+        // Once in a CI run (loaded machine) perf 7.3 left `Rec<0>::go` out
+        // under its inline `Mix<int, 3>::step` for 13 % of the weight; never
+        // here in 14 recordings, loaded or not. perf reads the same file
+        // again: if its answer changes, perf, not this file, was the cause.
+        let again = reference_by(&perf_7(), &data, &["--inline"], &[]);
+        if again != want {
+            eprintln!("perf 7.3 read {} two ways: {worst}", data.display());
+            (share, worst) = crate::export_tools::agreement(&again, &inline);
+        }
+    }
+    assert!(
+        share >= 0.99,
+        "{:.1} % as perf 7.3 ({} kept); {worst}",
+        share * 100.0,
+        data.display()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
