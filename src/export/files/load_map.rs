@@ -14,6 +14,8 @@ pub(crate) struct Load {
     pub(crate) offset: u64,
     /// Its bytes in the file.
     pub(crate) size: u64,
+    /// Its bytes in memory (p_memsz: .bss beyond the file's).
+    pub(crate) mem_size: u64,
     /// The address the file states for its first byte (SVMA).
     pub(crate) address: u64,
     /// Mapped executable (PF_X).
@@ -37,6 +39,7 @@ impl LoadMap {
                     Load {
                         offset,
                         size,
+                        mem_size: s.size().max(size),
                         address: s.address(),
                         exec,
                     }
@@ -50,12 +53,14 @@ impl LoadMap {
         LoadMap(loads)
     }
 
-    /// The address (SVMA) of file offset `off`, if a load holds it.
+    /// The address (SVMA) of file offset `off`, if a load holds it: in its
+    /// bytes in the file, else past them in its memory (a mapping's last
+    /// page runs on into .bss, where Go's g0 stacks keep a garbage return
+    /// address that perf names by its data object).
     pub(crate) fn svma(&self, off: u64) -> Option<u64> {
-        let s = self
-            .0
-            .iter()
-            .find(|s| (s.offset..s.offset.saturating_add(s.size)).contains(&off))?;
+        let holds = |s: &&Load, size: u64| (s.offset..s.offset.saturating_add(size)).contains(&off);
+        let s = (self.0.iter().find(|s| holds(s, s.size)))
+            .or_else(|| self.0.iter().find(|s| holds(s, s.mem_size)))?;
         Some((off - s.offset).wrapping_add(s.address))
     }
 
@@ -104,9 +109,29 @@ mod tests {
         Load {
             offset,
             size,
+            mem_size: size,
             address,
             exec,
         }
+    }
+
+    #[test]
+    fn an_offset_past_a_loads_file_bytes_is_in_its_memory() {
+        // A Go binary (go build, readelf -lW): the data load's 0x18180 bytes
+        // in the file and 0x4bd08 in memory; its mapping's last page runs
+        // past the file's bytes into .bss (runtime.scavenger at 0x506880).
+        let mut data = load(0xee000, 0x18180, 0x4ee000, false);
+        data.mem_size = 0x4bd08;
+        let go = LoadMap::new(vec![load(0, 0x6fcec, 0x400000, true), data]);
+        assert_eq!(go.svma(0x10691f), Some(0x50691f));
+        assert_eq!(go.svma(0xee000 + 0x4bd08), None);
+        // A file offset in a load's file bytes is that load's, though an
+        // earlier load's memory runs over it.
+        let mut bss = load(0, 0x100, 0x1000, false);
+        bss.mem_size = 0x10000;
+        let two = LoadMap::new(vec![bss, load(0x200, 0x100, 0x3200, true)]);
+        assert_eq!(two.svma(0x280), Some(0x3280));
+        assert_eq!(two.svma(0x180), Some(0x1180));
     }
 
     #[test]

@@ -32,8 +32,8 @@ pub struct Elf {
     dwarf: Option<Inline>,
 }
 
-/// The function symbols of an ELF image: its .symtab, or (`dynamic`) its
-/// .dynsym; None when it has none of that kind.
+/// The function (and data object) symbols of an ELF image: its .symtab,
+/// or (`dynamic`) its .dynsym; None when it has none of that kind.
 fn functions(bytes: &Arc<FileBytes>, dynamic: bool) -> Option<TableBuilder> {
     let file = &object::File::parse(&bytes[..]).ok()?;
     // Functions, and labels in executable sections (as perf's
@@ -54,9 +54,15 @@ fn functions(bytes: &Arc<FileBytes>, dynamic: bool) -> Option<TableBuilder> {
         let Ok(name) = s.name() else {
             return;
         };
+        // Data objects too, as perf's elf_sym__filter takes them: a
+        // garbage return address in .bss (Go's g0 stacks end in one) is
+        // named by the object it falls in, as perf 7.3 names it.
+        let object = matches!(s.flags(), object::SymbolFlags::Elf { st_info, .. }
+            if st_info & 0xf == object::elf::STT_OBJECT);
         let kind_ok = match s.kind() {
             SymbolKind::Text => true,
             SymbolKind::Label | SymbolKind::Unknown => in_text(&s),
+            SymbolKind::Data => object,
             _ => false,
         };
         if kind_ok && s.address() != 0 && !name.is_empty() {
