@@ -54,7 +54,7 @@ fn record_said(dir: &Path, name: &str, args: &[&str]) -> (String, std::path::Pat
     let mut argv = vec!["record", "-o", out.to_str().unwrap()];
     argv.extend_from_slice(args);
     argv.extend_from_slice(&["--", w.to_str().unwrap(), "1.5", "10"]);
-    let o = perfz_ok(&argv);
+    let o = with_the_cpus_ours(name, || perfz_ok(&argv));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("waits written as offcpu-time samples"),

@@ -29,7 +29,8 @@ fn every_thread_of_an_attached_process_adds_up_to_the_recordings_length() {
     // (mostly blocked in read: off CPU when -p attaches), sleeper (blocked
     // for the whole recording).
     let mut w = Command::new(offcpu_workload())
-        .args(["6", "10", "libc", "sleeper"])
+        // Long enough for three recordings of a second (with_the_cpus_ours).
+        .args(["10", "10", "libc", "sleeper"])
         .stderr(Stdio::null())
         .spawn_owned()
         .expect("the workload starts");
@@ -44,7 +45,7 @@ fn every_thread_of_an_attached_process_adds_up_to_the_recordings_length() {
     let rec = ["record", "--off-cpu", "-g", "-p", &pid, "-o"];
     let mut argv = rec.to_vec();
     argv.extend([data.to_str().unwrap(), "--", "sleep", "1"]);
-    perfz_ok(&argv);
+    with_the_cpus_ours("-p", || perfz_ok(&argv));
     let _ = w.kill();
     let _ = w.wait();
     let t = per_thread(&data);
