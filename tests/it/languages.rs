@@ -146,6 +146,18 @@ fn unnamed(folded: &Folded) -> f64 {
     })
 }
 
+/// `ours` leaves no more weight on unnamed frames than `want` (perf
+/// `best`'s).
+fn no_more_unnamed(name: &str, ours: &Folded, want: &Folded, best: &str) {
+    let (u_ours, u_perf) = (unnamed(ours), unnamed(want));
+    assert!(
+        u_ours <= u_perf + 1e-9,
+        "{name}: {:.2} % of the weight on unnamed frames, {best} {:.2} %",
+        u_ours * 100.0,
+        u_perf * 100.0
+    );
+}
+
 /// The share of `folded`'s weight whose stack holds frame `f`.
 pub(crate) fn reaching(folded: &Folded, f: &str) -> f64 {
     share(folded, |frames| {
@@ -230,13 +242,7 @@ pub(crate) fn row_then(
         want.values().sum::<u64>(),
         "{name}: total weight against {best}"
     );
-    let (u_ours, u_perf) = (unnamed(&ours), unnamed(want));
-    assert!(
-        u_ours <= u_perf + 1e-9,
-        "{name}: {:.2} % of the weight on unnamed frames, {best} {:.2} %",
-        u_ours * 100.0,
-        u_perf * 100.0
-    );
+    no_more_unnamed(name, &ours, want, best);
     if let Some(f) = reach {
         let most = refs
             .iter()
@@ -493,13 +499,7 @@ fn go_dwarf() {
         share * 100.0
     );
     let want = &refs.iter().find(|(p, _)| *p == best).unwrap().1;
-    let (u_ours, u_perf) = (unnamed(&ours), unnamed(want));
-    assert!(
-        u_ours <= u_perf + 1e-9,
-        "Go dwarf: {:.2} % of the weight on unnamed frames, {best} {:.2} %",
-        u_ours * 100.0,
-        u_perf * 100.0
-    );
+    no_more_unnamed("Go dwarf", &ours, want, best);
     let most = refs
         .iter()
         .map(|(p, r)| (reaching(r, "main.worker"), *p))
