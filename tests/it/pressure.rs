@@ -162,8 +162,9 @@ impl Row {
     }
 }
 
-/// Records `row` with `codec` into `dir`: the summary.
-fn record(row: &Row, codec: &str, dir: &Path) -> serde_json::Value {
+/// Records `row` with `codec` into `dir`, its workload running `secs` of
+/// CPU time: the summary.
+fn record_for(row: &Row, codec: &str, dir: &Path, secs: &str) -> serde_json::Value {
     let stem = format!("{}-{}", row.name, codec.replace(':', ""));
     let json = dir.join(format!("{stem}.json"));
     let out = dir.join(format!("{stem}.data"));
@@ -173,12 +174,12 @@ fn record(row: &Row, codec: &str, dir: &Path) -> serde_json::Value {
         .arg(&json)
         .args(PRESSURE)
         .args(&row.args)
-        .args(row.by_size.then(|| size_switch(codec)))
+        .args(row.by_size.then(|| size_switch(codec).0))
         .arg("-o")
         .arg(&out)
         .arg("--")
         .arg(workload())
-        .arg(row.secs);
+        .arg(secs);
     let o = match row.steer {
         Steer::Plain => cmd.output_within(),
         Steer::Signal => {
@@ -205,13 +206,25 @@ fn record(row: &Row, codec: &str, dir: &Path) -> serde_json::Value {
 }
 
 /// A switch size each codec's stream (about 25 MB raw, 0.4 MB zstd:1,
-/// 0.3 MB lz4) crosses a few times.
-fn size_switch(codec: &str) -> &'static str {
+/// 0.3 MB lz4) crosses a few times, and that size in bytes.
+fn size_switch(codec: &str) -> (&'static str, u64) {
     match codec {
-        "none" => "--switch-output=4M",
-        "lz4" => "--switch-output=96K",
-        _ => "--switch-output=64K",
+        "none" => ("--switch-output=4M", 4 << 20),
+        "lz4" => ("--switch-output=96K", 96 << 10),
+        _ => ("--switch-output=64K", 64 << 10),
     }
+}
+
+/// The bytes of `outputs`, files or directories (one level).
+fn bytes_of(outputs: &[PathBuf]) -> u64 {
+    let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+    outputs
+        .iter()
+        .map(|o| match std::fs::read_dir(o) {
+            Ok(d) => d.flatten().map(|e| size(&e.path())).sum(),
+            Err(_) => size(o),
+        })
+        .sum()
 }
 
 /// The pid of the workload `perfz` (pid `me`) runs, once it runs (its
@@ -237,20 +250,56 @@ fn workload_of(me: u32) -> u32 {
     panic!("perfz (pid {me}) started no workload within 30 s");
 }
 
+/// The outputs a summary names.
+fn outputs_of(s: &serde_json::Value) -> Vec<PathBuf> {
+    match s["outputs"].as_array() {
+        Some(v) if !v.is_empty() => v.iter().map(|p| p.as_str().unwrap().into()).collect(),
+        _ => vec![s["output"].as_str().unwrap().into()],
+    }
+}
+
+/// `row` recorded with `codec`: its summary and outputs. A size switch
+/// needs a stream larger than its size; on a loaded machine the rings can
+/// lose so much that the kept stream is smaller (CI once saw one zstd:1
+/// output and no switch), so a recording whose bytes stay under twice the
+/// size is made again with a workload four times as long (three times at
+/// most). One output of more bytes than that is a switch that never came.
+fn record_outputs(row: &Row, codec: &str, dir: &Path) -> (serde_json::Value, Vec<PathBuf>) {
+    let mut secs: f64 = row.secs.parse().unwrap();
+    for made in 1.. {
+        let s = record_for(row, codec, dir, &secs.to_string());
+        let outputs = outputs_of(&s);
+        let small = row.by_size && bytes_of(&outputs) < 2 * size_switch(codec).1;
+        if outputs.len() >= 2 || !small || made == 3 {
+            return (s, outputs);
+        }
+        eprintln!(
+            "{} with {codec}: {} bytes kept, under twice the switch size: recorded again",
+            row.name,
+            bytes_of(&outputs)
+        );
+        for o in &outputs {
+            let _ = std::fs::remove_dir_all(o).or_else(|_| std::fs::remove_file(o));
+        }
+        secs *= 4.0;
+    }
+    unreachable!("the loop returns at its third recording")
+}
+
 /// Every codec through `row`: each output read whole, the counts equal
 /// the summary's, and the rings did fill.
 fn run(row: Row) {
     require_recording();
     let dir = tempdir(&format!("pressure-{}", row.name));
     for codec in CODECS {
-        let s = record(&row, codec, &dir);
-        let outputs: Vec<PathBuf> = match s["outputs"].as_array() {
-            Some(v) if !v.is_empty() => v.iter().map(|p| p.as_str().unwrap().into()).collect(),
-            _ => vec![s["output"].as_str().unwrap().into()],
-        };
+        let (s, outputs) = record_outputs(&row, codec, &dir);
         let what = format!("{} with {codec}", row.name);
         if row.switches {
-            assert!(outputs.len() >= 2, "{what}: no switch: {outputs:?}");
+            assert!(
+                outputs.len() >= 2,
+                "{what}: no switch ({} bytes): {outputs:?}",
+                bytes_of(&outputs)
+            );
         }
         let mut file = Counts::default();
         for o in &outputs {
