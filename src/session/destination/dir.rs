@@ -26,14 +26,13 @@ use crate::push::drain::DrainReport;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::{format_io, Kept, RecordError};
-use crate::session::finish::{finish, Sync};
+use crate::session::finish::{features_of, finish, Holds, Sync};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, cut_back, dir_of, Place};
 use crate::session::recording::Recording;
 use crate::session::rotation::Rotation;
 use crate::session::summary::Summary;
 use crate::session::unit::Units;
-use crate::synth::features::dir_features;
 use crate::transform::scan::SampleTimes;
 
 /// A directory output being written.
@@ -63,7 +62,7 @@ impl DirDestination {
             rec.attrs(),
         )?;
         let sb = rec.side_band(notes);
-        begin(rec, &mut main, &sb).map_err(RecordError::Output)?;
+        begin(rec, &mut main, &sb, notes).map_err(RecordError::Output)?;
         let dir = DirDestination {
             side_band_bytes: main.data_size(),
             main,
@@ -104,7 +103,7 @@ impl DirDestination {
             rec.attrs(),
         )?;
         let mut sb = rec.later_side_band(self.maps.all_maps(), notes);
-        begin(rec, &mut new_main, &sb).map_err(|e| failed("starting the next output", e))?;
+        begin(rec, &mut new_main, &sb, notes).map_err(|e| failed("starting the next output", e))?;
         let mut streams = Vec::with_capacity(units.count());
         for i in 0..units.count() {
             let file = create_in(next.path(), &format!("data.{i}")).map_err(RecordError::Output)?;
@@ -118,19 +117,22 @@ impl DirDestination {
         }
         let (seen, reports) = self.finish_streams(&o.output, handed)?;
         if !seen.is_empty() {
+            let f = features_of(rec, None, announced(rec), notes);
             new_main
                 .write_records(&seen)
-                .and_then(|_| {
-                    new_main.checkpoint(&dir_features(rec.features(), rec.announced_codec()))
-                })
+                .and_then(|_| new_main.checkpoint(&f))
                 .map_err(|e| failed("writing the next output's side band", e))?;
             sb.extend_from_slice(&seen);
         }
         // A unit that ended before the switch handed nothing back here; its
         // data.N is compressed all the same.
         let compressed = DrainReport::combined_compressed(&reports).or(rec.announced_codec());
-        let mut f = dir_features(rec.features(), compressed);
-        rec.add_build_ids(&mut f, &self.maps.output, notes);
+        let holds = Holds {
+            dir: true,
+            compressed,
+            times: None,
+        };
+        let f = features_of(rec, Some(&self.maps), holds, notes);
         let side_band_bytes = new_main.data_size();
         let done = std::mem::replace(&mut self.main, new_main)
             .finish(&f)
@@ -273,11 +275,12 @@ impl DirDestination {
         notes: &mut Notes,
     ) -> Result<u64, RecordError> {
         let DirDestination { mut main, maps, .. } = self;
-        let mut dir_f = dir_features(rec.features(), DrainReport::combined_compressed(reports));
-        if let Some(t) = times {
-            crate::synth::features::set_sample_time(&mut dir_f, t);
-        }
-        rec.add_build_ids(&mut dir_f, &maps.output, notes);
+        let holds = Holds {
+            dir: true,
+            compressed: DrainReport::combined_compressed(reports),
+            times,
+        };
+        let dir_f = features_of(rec, Some(&maps), holds, notes);
         let main_kept = main.checkpoint_end();
         let (lost_recs, lost_samples) = rec.lost_samples();
         let main_done = main
@@ -350,11 +353,26 @@ fn first_failure(first: Option<RecordError>, e: RecordError) -> Option<RecordErr
     })
 }
 
+/// What a directory's `data` holds before its end: HEADER_COMPRESSED as
+/// announced (the ratio is known at the end).
+fn announced(rec: &Recording<'_>) -> Holds {
+    Holds {
+        dir: true,
+        compressed: rec.announced_codec(),
+        times: None,
+    }
+}
+
 /// Writes the side band `sb` into a directory's `data` and makes it whole.
-fn begin(rec: &Recording<'_>, main: &mut FileWriter<File>, sb: &[u8]) -> io::Result<()> {
+fn begin(
+    rec: &Recording<'_>,
+    main: &mut FileWriter<File>,
+    sb: &[u8],
+    notes: &mut Notes,
+) -> io::Result<()> {
     main.write_records(sb)
         .map_err(|e| io_err_context(e, "writing the side band"))?;
-    main.checkpoint(&dir_features(rec.features(), rec.announced_codec()))
+    main.checkpoint(&features_of(rec, None, announced(rec), notes))
         .map_err(|e| io_err_context(e, "writing data"))?;
     Ok(())
 }

@@ -24,6 +24,7 @@ use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::push::HandedBack;
 use crate::session::error::{format_io, RecordError};
+use crate::session::finish::{features_of, Holds};
 use crate::session::mailbox::Reply;
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of};
@@ -31,7 +32,6 @@ use crate::session::recording::Recording;
 use crate::session::rotation::stamped;
 use crate::session::summary::Summary;
 use crate::session::unit::Units;
-use crate::synth::features::dir_features;
 
 /// What a snapshot holds besides its side band: the drain's retained
 /// records (in the snapshot's file), or each drain thread's (`--threads`:
@@ -72,8 +72,7 @@ impl FlightWindow {
     /// Writes one snapshot: the side band for the window (every map seen
     /// since the start), the `retained` records, then `last` (the end's
     /// LOST_SAMPLES, as perf writes them into its last output; empty for a
-    /// snapshot while recording) and the features `f` with
-    /// the build ids of what it holds; hidden under a temporary name beside
+    /// snapshot while recording) and its features `f`; hidden under a temporary name beside
     /// the output until it is finished and synced, then named
     /// `OUTPUT.<timestamp>` (never over an existing file), so a kill or a
     /// full disk midway leaves no partial snapshot under a snapshot's name.
@@ -82,14 +81,13 @@ impl FlightWindow {
         rec: &Recording<'_>,
         retained: Retained<'_>,
         last: &[u8],
-        mut f: FeatureSet,
+        f: FeatureSet,
         notes: &mut Notes,
     ) -> io::Result<PathBuf> {
         let o = rec.options();
         let mut tmp = tempfile::Builder::new();
         tmp.prefix(".perfz-snapshot-");
         let side_band = rec.later_side_band(self.maps.all_maps(), notes);
-        rec.add_build_ids(&mut f, &self.maps.output, notes);
         let attrs = rec.attrs();
         let path = match retained {
             Retained::InFile(records) => {
@@ -178,14 +176,21 @@ impl FlightWindow {
             self.maps.seen(h);
         }
         let reports: Vec<DrainReport> = replies.iter().map(|r| r.report.clone()).collect();
+        let holds = Holds {
+            dir: self.per_thread,
+            compressed: if self.per_thread {
+                DrainReport::combined_compressed(&reports)
+            } else {
+                reports.first().and_then(|r| r.compressed)
+            },
+            times: None,
+        };
+        let f = features_of(rec, Some(&self.maps), holds, notes);
         let written = if self.per_thread {
-            let f = dir_features(rec.features(), DrainReport::combined_compressed(&reports));
             let parts: Vec<(usize, Vec<u8>)> =
                 replies.into_iter().map(|r| (r.index, r.records)).collect();
             self.write(rec, Retained::PerThread(&parts), last, f, notes)
         } else {
-            let compressed = reports.first().and_then(|r| r.compressed);
-            let f = rec.features().with_compressed(compressed);
             let records = replies.first().map_or(&[][..], |r| &r.records);
             self.write(rec, Retained::InFile(records), last, f, notes)
         };
