@@ -25,7 +25,7 @@ use super::recording::Recording;
 use crate::format::{size_on_disk, CompressedInfo, FeatureSet};
 use crate::notes::Notes;
 use crate::push::output::sync_in_background;
-use crate::push::HandedBack;
+use crate::push::{HandedBack, Output};
 use crate::synth::features::{dir_features, set_sample_time};
 use crate::transform::scan::SampleTimes;
 
@@ -73,6 +73,16 @@ pub enum Sync {
     Now,
     /// On a thread of its own (a switch: the drain goes on meanwhile).
     Background,
+}
+
+/// An output the session wrote itself (a `--threads` directory's `data`,
+/// a snapshot), handed to [`finish`] as a unit's is: a failure cuts it
+/// back to its own last checkpoint.
+pub fn own(output: Output) -> HandedBack {
+    let mut h = HandedBack::default();
+    h.report.checkpoint_end = output.checkpoint_end();
+    h.output = Some(output);
+    h
 }
 
 /// Finishes `handed` with `features`. `file`: where it is on disk (None:

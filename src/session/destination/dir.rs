@@ -20,15 +20,15 @@ use std::path::Path;
 
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::FileWriter;
-use crate::format::{FeatureSet, FormatError};
+use crate::format::FeatureSet;
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
-use crate::session::error::{format_io, Kept, RecordError};
-use crate::session::finish::{features_of, finish, Holds, Sync};
+use crate::session::error::{Kept, RecordError};
+use crate::session::finish::{features_of, finish, own, Holds, Sync};
 use crate::session::map_history::MapHistory;
-use crate::session::place::{create_in, cut_back, dir_of, Place};
+use crate::session::place::{create_in, dir_of, Place};
 use crate::session::recording::Recording;
 use crate::session::rotation::Rotation;
 use crate::session::summary::Summary;
@@ -124,24 +124,38 @@ impl DirDestination {
                 .map_err(|e| failed("writing the next output's side band", e))?;
             sb.extend_from_slice(&seen);
         }
+        self.go_on_in(rec, new_main, &reports, notes)?;
+        self.maps.next_output(&sb);
+        self.seal(&o.output, next, notes)
+    }
+
+    /// At a switch, the ended directory's `data` finished (`finish.rs`)
+    /// with the features of what its data.N hold (their `reports`), and
+    /// `next_main` the current `data` from here.
+    fn go_on_in(
+        &mut self,
+        rec: &Recording<'_>,
+        next_main: FileWriter<File>,
+        reports: &[DrainReport],
+        notes: &mut Notes,
+    ) -> Result<(), RecordError> {
         // A unit that ended before the switch handed nothing back here; its
         // data.N is compressed all the same.
-        let compressed = DrainReport::combined_compressed(&reports).or(rec.announced_codec());
+        let compressed = DrainReport::combined_compressed(reports).or(rec.announced_codec());
         let holds = Holds {
             dir: true,
             compressed,
             times: None,
         };
         let f = features_of(rec, Some(&self.maps), holds, notes);
-        let side_band_bytes = new_main.data_size();
-        let done = std::mem::replace(&mut self.main, new_main)
-            .finish(&f)
-            .map_err(format_io)
-            .and_then(|f| f.sync_all());
-        done.map_err(|e| failed("finishing data", e))?;
+        let side_band_bytes = next_main.data_size();
+        let ended = own(Output::File(std::mem::replace(&mut self.main, next_main)));
+        let data = rec.options().output.join("data");
+        let name = data.display().to_string();
+        finish(ended, &f, Some(&data), name, Sync::Now)
+            .map_err(|e| switch_failed("finishing data", e))?;
         self.side_band_bytes = side_band_bytes;
-        self.maps.next_output(&sb);
-        self.seal(&o.output, next, notes)
+        Ok(())
     }
 
     /// The ended directory becomes `OUTPUT.<timestamp>`, the `next` one
@@ -186,13 +200,7 @@ impl DirDestination {
             let path = dir.join(format!("data.{i}"));
             let saw = self
                 .finish_stream(&path, h, Sync::Background)
-                .map_err(|e| match e {
-                    RecordError::WriteFailed { err, .. } => RecordError::Io {
-                        what: format!("--switch-output: finishing data.{i} failed"),
-                        err,
-                    },
-                    other => other,
-                })?;
+                .map_err(|e| switch_failed(&format!("finishing data.{i}"), e))?;
             seen.extend_from_slice(&saw);
         }
         Ok((seen, reports))
@@ -204,6 +212,18 @@ fn failed(what: &str, err: io::Error) -> RecordError {
     RecordError::Io {
         what: format!("--switch-output: {what}"),
         err,
+    }
+}
+
+/// A finish at a switch that failed: said as the switch's failure, `what`
+/// it was doing (the recording goes on to its end in the current output).
+fn switch_failed(what: &str, e: RecordError) -> RecordError {
+    match e {
+        RecordError::WriteFailed { err, .. } => RecordError::Io {
+            what: format!("--switch-output: {what} failed"),
+            err,
+        },
+        other => other,
     }
 }
 
@@ -274,32 +294,30 @@ impl DirDestination {
         times: Option<SampleTimes>,
         notes: &mut Notes,
     ) -> Result<u64, RecordError> {
-        let DirDestination { mut main, maps, .. } = self;
+        let DirDestination { main, maps, .. } = self;
         let holds = Holds {
             dir: true,
             compressed: DrainReport::combined_compressed(reports),
             times,
         };
         let dir_f = features_of(rec, Some(&maps), holds, notes);
-        let main_kept = main.checkpoint_end();
         let (lost_recs, lost_samples) = rec.lost_samples();
-        let main_done = main
-            .write_records(&lost_recs)
-            .map_err(FormatError::Io)
-            .and_then(|()| main.finish(&dir_f))
-            .and_then(|f| f.sync_all().map_err(FormatError::Io));
-        if let Err(e) = main_done {
-            // data keeps its checkpoint from the start: the directory opens,
-            // with every data.N.
-            let data = out.current_path().map(|d| d.join("data"));
-            return Err(RecordError::WriteFailed {
-                path: out.display(),
-                err: format_io(e),
-                kept: data
-                    .and_then(|p| cut_back(&p, main_kept))
-                    .map(|k| k.with_size(out.size())),
-            });
+        let mut h = own(Output::File(main));
+        if let Some(o) = h.output.as_mut() {
+            h.error = o.write_records(&lost_recs).err();
         }
+        // A failure keeps what landed, or at worst data's checkpoint from
+        // the start: the directory opens, with every data.N. Sizes said
+        // are the directory's.
+        let data = out.current_path().map(|d| d.join("data"));
+        finish(h, &dir_f, data.as_deref(), out.display(), Sync::Now).map_err(|e| match e {
+            RecordError::WriteFailed { path, err, kept } => RecordError::WriteFailed {
+                path,
+                err,
+                kept: kept.map(|k| k.with_size(out.size())),
+            },
+            other => other,
+        })?;
         Ok(lost_samples)
     }
 

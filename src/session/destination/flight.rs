@@ -14,17 +14,18 @@
 //! thread that has ended takes no request) and writes a directory: `data`
 //! with the side band and features, a `data.N` per thread.
 
+use std::fs::File;
 use std::io;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::format::writer::FileWriter;
-use crate::format::FeatureSet;
+use crate::format::{AttrEntry, FeatureSet};
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::push::HandedBack;
 use crate::session::error::{format_io, RecordError};
-use crate::session::finish::{features_of, Holds};
+use crate::session::finish::{features_of, finish, own, Holds, Sync};
 use crate::session::mailbox::Reply;
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of};
@@ -92,26 +93,18 @@ impl FlightWindow {
         let path = match retained {
             Retained::InFile(records) => {
                 let tmp = tmp.tempfile_in(dir_of(&o.output))?;
-                let mut fw =
-                    FileWriter::new(tmp.as_file().try_clone()?, attrs).map_err(format_io)?;
-                fw.write_records(&side_band)?;
-                fw.write_records(records)?;
-                fw.write_records(last)?;
+                let file = tmp.as_file().try_clone()?;
                 // The summary names the last snapshot: its own size.
-                self.bytes = fw.data_size();
-                fw.finish(&f).map_err(format_io)?.sync_all()?;
+                self.bytes = perf_data(file, tmp.path(), attrs, &[&side_band, records, last], &f)?;
                 let path = stamped(&o.output);
                 tmp.persist_noclobber(&path).map_err(|e| e.error)?;
                 path
             }
             Retained::PerThread(parts) => {
                 let tmp = tmp.tempdir_in(dir_of(&o.output))?;
-                let mut fw =
-                    FileWriter::new(create_in(tmp.path(), "data")?, attrs).map_err(format_io)?;
-                fw.write_records(&side_band)?;
-                fw.write_records(last)?;
-                let mut bytes = fw.data_size();
-                fw.finish(&f).map_err(format_io)?.sync_all()?;
+                let file = create_in(tmp.path(), "data")?;
+                let data = tmp.path().join("data");
+                let mut bytes = perf_data(file, &data, attrs, &[&side_band, last], &f)?;
                 for (i, records) in parts {
                     let mut file = create_in(tmp.path(), &format!("data.{i}"))?;
                     file.write_all(records)?;
@@ -221,5 +214,28 @@ impl FlightWindow {
         summary.lost_samples = lost_samples;
         summary.outputs = std::mem::take(&mut self.written);
         Ok(())
+    }
+}
+
+/// A snapshot's perf.data (its file, or its directory's `data`), at
+/// `path` in `file`: `parts` of records, finished with `f` like every
+/// output (`finish.rs`); returns its bytes of records.
+fn perf_data(
+    file: File,
+    path: &Path,
+    attrs: &[AttrEntry],
+    parts: &[&[u8]],
+    f: &FeatureSet,
+) -> io::Result<u64> {
+    let mut fw = FileWriter::new(file, attrs).map_err(format_io)?;
+    for p in parts {
+        fw.write_records(p)?;
+    }
+    let bytes = fw.data_size();
+    let name = path.display().to_string();
+    match finish(own(fw.into()), f, Some(path), name, Sync::Now) {
+        Ok(()) => Ok(bytes),
+        Err(RecordError::WriteFailed { err, .. }) => Err(err),
+        Err(other) => Err(io::Error::other(other.to_string())),
     }
 }
