@@ -1,7 +1,8 @@
 //! What the pusher writes into: the [`Sink`] trait, and the serial sink.
 //!
-//! A sink needs three methods (a region as its edits make it, a record
-//! buffer and its commit); the rest have defaults. It only writes: what
+//! A sink needs six methods (a region as its edits make it, a record
+//! buffer and its commit, its output, a loan of it, its hand-over); the
+//! rest have defaults. It only writes: what
 //! becomes of the [`Output`] (a checkpoint, a switch, the finish) is the
 //! session's, on the output the sink lends settled (a copy: a checkpoint,
 //! a snapshot) or hands back ([`HandedBack`]: the output, recent write

@@ -19,10 +19,52 @@ use std::io;
 use std::path::Path;
 
 use super::error::{format_io, Kept, RecordError};
+use super::map_history::MapHistory;
 use super::place::cut_back;
-use crate::format::{size_on_disk, FeatureSet};
+use super::recording::Recording;
+use crate::format::{size_on_disk, CompressedInfo, FeatureSet};
+use crate::notes::Notes;
 use crate::push::output::sync_in_background;
-use crate::push::HandedBack;
+use crate::push::{HandedBack, Output};
+use crate::synth::features::{dir_features, set_sample_time};
+use crate::transform::scan::SampleTimes;
+
+/// What one perf.data output holds, as its features say it.
+#[derive(Clone, Copy, Default)]
+pub struct Holds {
+    /// It is a `--threads` directory's `data` (HEADER_DIR_FORMAT).
+    pub dir: bool,
+    /// HEADER_COMPRESSED as its units left it (None: raw records, or said
+    /// by the unit's own output when it is handed back).
+    pub compressed: Option<CompressedInfo>,
+    /// Its first and last sample times, where known.
+    pub times: Option<SampleTimes>,
+}
+
+/// The features of one output, assembled once for every kind (a unit's
+/// file or pipe, a `--threads` directory's `data`, a snapshot): the
+/// recording's, with what it `holds`, and the build ids of what its map
+/// history says it holds (`maps`; None: no build ids, as for a pipe,
+/// whose features go first).
+pub fn features_of(
+    rec: &Recording<'_>,
+    maps: Option<&MapHistory>,
+    holds: Holds,
+    notes: &mut Notes,
+) -> FeatureSet {
+    let mut f = if holds.dir {
+        dir_features(rec.features(), holds.compressed)
+    } else {
+        rec.features().with_compressed(holds.compressed)
+    };
+    if let Some(t) = holds.times {
+        set_sample_time(&mut f, t);
+    }
+    if let Some(m) = maps {
+        rec.add_build_ids(&mut f, &m.output, notes);
+    }
+    f
+}
 
 /// When the finished output reaches the disk.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -31,6 +73,16 @@ pub enum Sync {
     Now,
     /// On a thread of its own (a switch: the drain goes on meanwhile).
     Background,
+}
+
+/// An output the session wrote itself (a `--threads` directory's `data`,
+/// a snapshot), handed to [`finish`] as a unit's is: a failure cuts it
+/// back to its own last checkpoint.
+pub fn own(output: Output) -> HandedBack {
+    let mut h = HandedBack::default();
+    h.report.checkpoint_end = output.checkpoint_end();
+    h.output = Some(output);
+    h
 }
 
 /// Finishes `handed` with `features`. `file`: where it is on disk (None:

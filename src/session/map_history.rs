@@ -33,6 +33,14 @@ impl MapHistory {
         self.output.merge(hits);
     }
 
+    /// What a drain gathered for the current output, where it did: the
+    /// history, for that output's build ids (None: nothing gathered).
+    pub fn seen_all(&mut self, hits: Option<Hits>) -> Option<&MapHistory> {
+        let h = hits?;
+        self.seen(h);
+        Some(self)
+    }
+
     /// Every map record seen so far, for a later output's side band.
     pub fn all_maps(&self) -> &[u8] {
         &self.all.maps

@@ -20,20 +20,19 @@ use std::path::Path;
 
 use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::FileWriter;
-use crate::format::{FeatureSet, FormatError};
+use crate::format::FeatureSet;
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
-use crate::session::error::{format_io, Kept, RecordError};
-use crate::session::finish::{finish, Sync};
+use crate::session::error::{Kept, RecordError};
+use crate::session::finish::{features_of, finish, own, Holds, Sync};
 use crate::session::map_history::MapHistory;
-use crate::session::place::{create_in, cut_back, dir_of, Place};
+use crate::session::place::{create_in, dir_of, Place};
 use crate::session::recording::Recording;
 use crate::session::rotation::Rotation;
 use crate::session::summary::Summary;
 use crate::session::unit::Units;
-use crate::synth::features::dir_features;
 use crate::transform::scan::SampleTimes;
 
 /// A directory output being written.
@@ -63,7 +62,7 @@ impl DirDestination {
             rec.attrs(),
         )?;
         let sb = rec.side_band(notes);
-        begin(rec, &mut main, &sb).map_err(RecordError::Output)?;
+        begin(rec, &mut main, &sb, notes).map_err(RecordError::Output)?;
         let dir = DirDestination {
             side_band_bytes: main.data_size(),
             main,
@@ -104,7 +103,7 @@ impl DirDestination {
             rec.attrs(),
         )?;
         let mut sb = rec.later_side_band(self.maps.all_maps(), notes);
-        begin(rec, &mut new_main, &sb).map_err(|e| failed("starting the next output", e))?;
+        begin(rec, &mut new_main, &sb, notes).map_err(|e| failed("starting the next output", e))?;
         let mut streams = Vec::with_capacity(units.count());
         for i in 0..units.count() {
             let file = create_in(next.path(), &format!("data.{i}")).map_err(RecordError::Output)?;
@@ -118,28 +117,45 @@ impl DirDestination {
         }
         let (seen, reports) = self.finish_streams(&o.output, handed)?;
         if !seen.is_empty() {
+            let f = features_of(rec, None, announced(rec), notes);
             new_main
                 .write_records(&seen)
-                .and_then(|_| {
-                    new_main.checkpoint(&dir_features(rec.features(), rec.announced_codec()))
-                })
+                .and_then(|_| new_main.checkpoint(&f))
                 .map_err(|e| failed("writing the next output's side band", e))?;
             sb.extend_from_slice(&seen);
         }
-        // A unit that ended before the switch handed nothing back here; its
-        // data.N is compressed all the same.
-        let compressed = DrainReport::combined_compressed(&reports).or(rec.announced_codec());
-        let mut f = dir_features(rec.features(), compressed);
-        rec.add_build_ids(&mut f, &self.maps.output, notes);
-        let side_band_bytes = new_main.data_size();
-        let done = std::mem::replace(&mut self.main, new_main)
-            .finish(&f)
-            .map_err(format_io)
-            .and_then(|f| f.sync_all());
-        done.map_err(|e| failed("finishing data", e))?;
-        self.side_band_bytes = side_band_bytes;
+        self.go_on_in(rec, new_main, &reports, notes)?;
         self.maps.next_output(&sb);
         self.seal(&o.output, next, notes)
+    }
+
+    /// At a switch, the ended directory's `data` finished (`finish.rs`)
+    /// with the features of what its data.N hold (their `reports`), and
+    /// `next_main` the current `data` from here.
+    fn go_on_in(
+        &mut self,
+        rec: &Recording<'_>,
+        next_main: FileWriter<File>,
+        reports: &[DrainReport],
+        notes: &mut Notes,
+    ) -> Result<(), RecordError> {
+        // A unit that ended before the switch handed nothing back here; its
+        // data.N is compressed all the same.
+        let compressed = DrainReport::combined_compressed(reports).or(rec.announced_codec());
+        let holds = Holds {
+            dir: true,
+            compressed,
+            times: None,
+        };
+        let f = features_of(rec, Some(&self.maps), holds, notes);
+        let side_band_bytes = next_main.data_size();
+        let ended = own(Output::File(std::mem::replace(&mut self.main, next_main)));
+        let data = rec.options().output.join("data");
+        let name = data.display().to_string();
+        finish(ended, &f, Some(&data), name, Sync::Now)
+            .map_err(|e| switch_failed("finishing data", e))?;
+        self.side_band_bytes = side_band_bytes;
+        Ok(())
     }
 
     /// The ended directory becomes `OUTPUT.<timestamp>`, the `next` one
@@ -184,13 +200,7 @@ impl DirDestination {
             let path = dir.join(format!("data.{i}"));
             let saw = self
                 .finish_stream(&path, h, Sync::Background)
-                .map_err(|e| match e {
-                    RecordError::WriteFailed { err, .. } => RecordError::Io {
-                        what: format!("--switch-output: finishing data.{i} failed"),
-                        err,
-                    },
-                    other => other,
-                })?;
+                .map_err(|e| switch_failed(&format!("finishing data.{i}"), e))?;
             seen.extend_from_slice(&saw);
         }
         Ok((seen, reports))
@@ -202,6 +212,18 @@ fn failed(what: &str, err: io::Error) -> RecordError {
     RecordError::Io {
         what: format!("--switch-output: {what}"),
         err,
+    }
+}
+
+/// A finish at a switch that failed: said as the switch's failure, `what`
+/// it was doing (the recording goes on to its end in the current output).
+fn switch_failed(what: &str, e: RecordError) -> RecordError {
+    match e {
+        RecordError::WriteFailed { err, .. } => RecordError::Io {
+            what: format!("--switch-output: {what} failed"),
+            err,
+        },
+        other => other,
     }
 }
 
@@ -272,31 +294,30 @@ impl DirDestination {
         times: Option<SampleTimes>,
         notes: &mut Notes,
     ) -> Result<u64, RecordError> {
-        let DirDestination { mut main, maps, .. } = self;
-        let mut dir_f = dir_features(rec.features(), DrainReport::combined_compressed(reports));
-        if let Some(t) = times {
-            crate::synth::features::set_sample_time(&mut dir_f, t);
-        }
-        rec.add_build_ids(&mut dir_f, &maps.output, notes);
-        let main_kept = main.checkpoint_end();
+        let DirDestination { main, maps, .. } = self;
+        let holds = Holds {
+            dir: true,
+            compressed: DrainReport::combined_compressed(reports),
+            times,
+        };
+        let dir_f = features_of(rec, Some(&maps), holds, notes);
         let (lost_recs, lost_samples) = rec.lost_samples();
-        let main_done = main
-            .write_records(&lost_recs)
-            .map_err(FormatError::Io)
-            .and_then(|()| main.finish(&dir_f))
-            .and_then(|f| f.sync_all().map_err(FormatError::Io));
-        if let Err(e) = main_done {
-            // data keeps its checkpoint from the start: the directory opens,
-            // with every data.N.
-            let data = out.current_path().map(|d| d.join("data"));
-            return Err(RecordError::WriteFailed {
-                path: out.display(),
-                err: format_io(e),
-                kept: data
-                    .and_then(|p| cut_back(&p, main_kept))
-                    .map(|k| k.with_size(out.size())),
-            });
+        let mut h = own(Output::File(main));
+        if let Some(o) = h.output.as_mut() {
+            h.error = o.write_records(&lost_recs).err();
         }
+        // A failure keeps what landed, or at worst data's checkpoint from
+        // the start: the directory opens, with every data.N. Sizes said
+        // are the directory's.
+        let data = out.current_path().map(|d| d.join("data"));
+        finish(h, &dir_f, data.as_deref(), out.display(), Sync::Now).map_err(|e| match e {
+            RecordError::WriteFailed { path, err, kept } => RecordError::WriteFailed {
+                path,
+                err,
+                kept: kept.map(|k| k.with_size(out.size())),
+            },
+            other => other,
+        })?;
         Ok(lost_samples)
     }
 
@@ -350,11 +371,26 @@ fn first_failure(first: Option<RecordError>, e: RecordError) -> Option<RecordErr
     })
 }
 
+/// What a directory's `data` holds before its end: HEADER_COMPRESSED as
+/// announced (the ratio is known at the end).
+fn announced(rec: &Recording<'_>) -> Holds {
+    Holds {
+        dir: true,
+        compressed: rec.announced_codec(),
+        times: None,
+    }
+}
+
 /// Writes the side band `sb` into a directory's `data` and makes it whole.
-fn begin(rec: &Recording<'_>, main: &mut FileWriter<File>, sb: &[u8]) -> io::Result<()> {
+fn begin(
+    rec: &Recording<'_>,
+    main: &mut FileWriter<File>,
+    sb: &[u8],
+    notes: &mut Notes,
+) -> io::Result<()> {
     main.write_records(sb)
         .map_err(|e| io_err_context(e, "writing the side band"))?;
-    main.checkpoint(&dir_features(rec.features(), rec.announced_codec()))
+    main.checkpoint(&features_of(rec, None, announced(rec), notes))
         .map_err(|e| io_err_context(e, "writing data"))?;
     Ok(())
 }

@@ -28,14 +28,13 @@ use crate::notes::Notes;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::RecordError;
-use crate::session::finish::{finish, Sync};
+use crate::session::finish::{features_of, finish, Holds, Sync};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{self, Place};
 use crate::session::recording::Recording;
 use crate::session::rotation::Rotation;
 use crate::session::summary::Summary;
 use crate::session::unit::{Unit, Units};
-use crate::synth::features::set_sample_time;
 use crate::transform::scan::SampleTimes;
 
 /// A file or pipe output being written, across its switches.
@@ -59,9 +58,13 @@ impl FileDestination {
         let (out, file) = Place::open(&o.output).map_err(RecordError::Output)?;
         let attrs = rec.attrs();
         let writer = if out.is_pipe() {
-            let mut f = rec.features().with_compressed(rec.announced_codec());
             // Features go first in a pipe: perf says no sample times there.
-            set_sample_time(&mut f, SampleTimes::default());
+            let holds = Holds {
+                compressed: rec.announced_codec(),
+                times: Some(SampleTimes::default()),
+                ..Holds::default()
+            };
+            let f = features_of(rec, None, holds, notes);
             Output::Pipe(PipeWriter::new(file, attrs, &f)?)
         } else {
             Output::File(FileWriter::new(file, attrs)?)
@@ -113,12 +116,12 @@ impl FileDestination {
         let Some(Some(mut handed)) = units.hand_over(vec![next])?.pop() else {
             return Ok(());
         };
-        let mut f = rec.features().clone();
-        set_sample_time(&mut f, times);
-        if let Some(hits) = handed.hits.take() {
-            self.maps.seen(hits);
-            rec.add_build_ids(&mut f, &self.maps.output, notes);
-        }
+        let f = features_of(
+            rec,
+            self.maps.seen_all(handed.hits.take()),
+            held(times),
+            notes,
+        );
         let sb = rec.later_side_band(self.maps.all_maps(), notes);
         let name = o.output.display().to_string();
         finish(handed, &f, Some(&o.output), name, Sync::Background)?;
@@ -165,12 +168,7 @@ impl FileDestination {
             handed.error = output.write_records(&lost_recs).err();
             summary.bytes_written = output.data_size();
         }
-        let mut f = rec.features().clone();
-        set_sample_time(&mut f, times);
-        if let Some(h) = handed.hits.take() {
-            maps.seen(h);
-            rec.add_build_ids(&mut f, &maps.output, notes);
-        }
+        let f = features_of(rec, maps.seen_all(handed.hits.take()), held(times), notes);
         finish(handed, &f, out.current_path(), out.display(), Sync::Now)?;
         // The last output is sealed like the others (perf's "Dump" at the end).
         if let Some(r) = rotation.as_mut() {
@@ -182,5 +180,14 @@ impl FileDestination {
         summary.lost_samples = lost_samples;
         summary.side_band_bytes = side_band_bytes;
         Ok(())
+    }
+}
+
+/// What a file output holds besides its records: its sample times
+/// (HEADER_COMPRESSED is its unit's, said when it is handed back).
+fn held(times: SampleTimes) -> Holds {
+    Holds {
+        times: Some(times),
+        ..Holds::default()
     }
 }

@@ -14,16 +14,18 @@
 //! thread that has ended takes no request) and writes a directory: `data`
 //! with the side band and features, a `data.N` per thread.
 
+use std::fs::File;
 use std::io;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::format::writer::FileWriter;
-use crate::format::FeatureSet;
+use crate::format::{AttrEntry, FeatureSet};
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::push::HandedBack;
 use crate::session::error::{format_io, RecordError};
+use crate::session::finish::{features_of, finish, own, Holds, Sync};
 use crate::session::mailbox::Reply;
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of};
@@ -31,7 +33,6 @@ use crate::session::recording::Recording;
 use crate::session::rotation::stamped;
 use crate::session::summary::Summary;
 use crate::session::unit::Units;
-use crate::synth::features::dir_features;
 
 /// What a snapshot holds besides its side band: the drain's retained
 /// records (in the snapshot's file), or each drain thread's (`--threads`:
@@ -72,8 +73,7 @@ impl FlightWindow {
     /// Writes one snapshot: the side band for the window (every map seen
     /// since the start), the `retained` records, then `last` (the end's
     /// LOST_SAMPLES, as perf writes them into its last output; empty for a
-    /// snapshot while recording) and the features `f` with
-    /// the build ids of what it holds; hidden under a temporary name beside
+    /// snapshot while recording) and its features `f`; hidden under a temporary name beside
     /// the output until it is finished and synced, then named
     /// `OUTPUT.<timestamp>` (never over an existing file), so a kill or a
     /// full disk midway leaves no partial snapshot under a snapshot's name.
@@ -82,38 +82,29 @@ impl FlightWindow {
         rec: &Recording<'_>,
         retained: Retained<'_>,
         last: &[u8],
-        mut f: FeatureSet,
+        f: FeatureSet,
         notes: &mut Notes,
     ) -> io::Result<PathBuf> {
         let o = rec.options();
         let mut tmp = tempfile::Builder::new();
         tmp.prefix(".perfz-snapshot-");
         let side_band = rec.later_side_band(self.maps.all_maps(), notes);
-        rec.add_build_ids(&mut f, &self.maps.output, notes);
         let attrs = rec.attrs();
         let path = match retained {
             Retained::InFile(records) => {
                 let tmp = tmp.tempfile_in(dir_of(&o.output))?;
-                let mut fw =
-                    FileWriter::new(tmp.as_file().try_clone()?, attrs).map_err(format_io)?;
-                fw.write_records(&side_band)?;
-                fw.write_records(records)?;
-                fw.write_records(last)?;
+                let file = tmp.as_file().try_clone()?;
                 // The summary names the last snapshot: its own size.
-                self.bytes = fw.data_size();
-                fw.finish(&f).map_err(format_io)?.sync_all()?;
+                self.bytes = perf_data(file, tmp.path(), attrs, &[&side_band, records, last], &f)?;
                 let path = stamped(&o.output);
                 tmp.persist_noclobber(&path).map_err(|e| e.error)?;
                 path
             }
             Retained::PerThread(parts) => {
                 let tmp = tmp.tempdir_in(dir_of(&o.output))?;
-                let mut fw =
-                    FileWriter::new(create_in(tmp.path(), "data")?, attrs).map_err(format_io)?;
-                fw.write_records(&side_band)?;
-                fw.write_records(last)?;
-                let mut bytes = fw.data_size();
-                fw.finish(&f).map_err(format_io)?.sync_all()?;
+                let file = create_in(tmp.path(), "data")?;
+                let data = tmp.path().join("data");
+                let mut bytes = perf_data(file, &data, attrs, &[&side_band, last], &f)?;
                 for (i, records) in parts {
                     let mut file = create_in(tmp.path(), &format!("data.{i}"))?;
                     file.write_all(records)?;
@@ -178,14 +169,21 @@ impl FlightWindow {
             self.maps.seen(h);
         }
         let reports: Vec<DrainReport> = replies.iter().map(|r| r.report.clone()).collect();
+        let holds = Holds {
+            dir: self.per_thread,
+            compressed: if self.per_thread {
+                DrainReport::combined_compressed(&reports)
+            } else {
+                reports.first().and_then(|r| r.compressed)
+            },
+            times: None,
+        };
+        let f = features_of(rec, Some(&self.maps), holds, notes);
         let written = if self.per_thread {
-            let f = dir_features(rec.features(), DrainReport::combined_compressed(&reports));
             let parts: Vec<(usize, Vec<u8>)> =
                 replies.into_iter().map(|r| (r.index, r.records)).collect();
             self.write(rec, Retained::PerThread(&parts), last, f, notes)
         } else {
-            let compressed = reports.first().and_then(|r| r.compressed);
-            let f = rec.features().with_compressed(compressed);
             let records = replies.first().map_or(&[][..], |r| &r.records);
             self.write(rec, Retained::InFile(records), last, f, notes)
         };
@@ -216,5 +214,28 @@ impl FlightWindow {
         summary.lost_samples = lost_samples;
         summary.outputs = std::mem::take(&mut self.written);
         Ok(())
+    }
+}
+
+/// A snapshot's perf.data (its file, or its directory's `data`), at
+/// `path` in `file`: `parts` of records, finished with `f` like every
+/// output (`finish.rs`); returns its bytes of records.
+fn perf_data(
+    file: File,
+    path: &Path,
+    attrs: &[AttrEntry],
+    parts: &[&[u8]],
+    f: &FeatureSet,
+) -> io::Result<u64> {
+    let mut fw = FileWriter::new(file, attrs).map_err(format_io)?;
+    for p in parts {
+        fw.write_records(p)?;
+    }
+    let bytes = fw.data_size();
+    let name = path.display().to_string();
+    match finish(own(fw.into()), f, Some(path), name, Sync::Now) {
+        Ok(()) => Ok(bytes),
+        Err(RecordError::WriteFailed { err, .. }) => Err(err),
+        Err(other) => Err(io::Error::other(other.to_string())),
     }
 }

@@ -14,7 +14,8 @@
 //!       stop flag, wake, join ─ Destination::finish: LOST_SAMPLES + features
 //!       into data (or a last snapshot)
 //! drain thread i: pin ─ run::drain_all (ThreadSupervisor: the stop flag,
-//!       its mailbox) ─ Unit::end: data.i finished (or salvaged, cut back)
+//!       its mailbox) ─ Unit::hand_over(None): data.i handed back, for the
+//!       end to finish (or salvage, cut back)
 //! ```
 //!
 //! Checkpoints are per thread. A write error ends that thread alone; the
