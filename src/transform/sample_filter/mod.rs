@@ -6,6 +6,7 @@
 //! loader, so the kernel still writes every sample into the ring and the
 //! push path drops them (the ring carries them, the file does not).
 
+mod build;
 pub mod compile;
 pub mod fields;
 pub mod owners;
@@ -13,6 +14,7 @@ pub mod parse;
 
 use perfz_codecs::Input;
 
+pub use build::for_attrs;
 pub use compile::{compile, Compiled};
 pub use parse::{parse, Cmp, Filter, Op};
 
