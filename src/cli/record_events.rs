@@ -75,12 +75,19 @@ fn filter_order(words: &[String], exclude_perf: bool) -> Vec<Option<bool>> {
     order
 }
 
-/// Gives filter `f` (or, `is_exclude`, --exclude-perf's) to the
-/// tracepoints of one -e's `list`; an error where it has none.
+/// Gives filter `f` (or, `is_exclude`, --exclude-perf's) to the events
+/// of one -e's `list`, as perf's parse_filter does: a tracepoint's is an
+/// ftrace filter, any other event's a sample filter (perf 6.6+, checked
+/// here in perf's grammar); --exclude-perf's is for tracepoints only.
 fn apply_filter(list: &mut [EventSpec], f: &str, is_exclude: bool) -> anyhow::Result<()> {
     let mut any = false;
-    for e in list.iter_mut().filter(|e| e.tracepoint.is_some()) {
-        if is_exclude {
+    for e in list.iter_mut() {
+        if e.tracepoint.is_none() && !is_exclude {
+            crate::transform::sample_filter::parse(f, |_| 0).map_err(anyhow::Error::msg)?;
+            e.sample_filter = Some(f.to_string());
+        } else if e.tracepoint.is_none() {
+            continue;
+        } else if is_exclude {
             e.exclude_self = true;
         } else {
             e.filter = Some(f.to_string());

@@ -89,6 +89,9 @@ pub struct EventSpec {
     pub tracepoint: Option<super::tracefs::Tracepoint>,
     /// `--filter`: the ftrace filter set on a tracepoint.
     pub filter: Option<String>,
+    /// `--filter` after a non-tracepoint event: a sample filter in perf's
+    /// grammar (transform/sample_filter), applied in the push path.
+    pub sample_filter: Option<String>,
     /// `--exclude-perf`: the filter leaves out perfz's own threads.
     pub exclude_self: bool,
     /// The `{a,b}` group the event is in, if any.
@@ -146,6 +149,7 @@ impl EventSpec {
             sampling_is_default: false,
             tracepoint: None,
             filter: None,
+            sample_filter: None,
             exclude_self: false,
             group: None,
             off_cpu: false,

@@ -16,6 +16,7 @@ use crate::push::lent::Lent;
 pub use crate::push::report::DrainReport;
 use crate::push::{HandedBack, Meter, Output, Pusher, Segments, Sink};
 use crate::transform::off_cpu::OffCpu;
+use crate::transform::sample_filter::SampleFilter;
 use crate::transform::scan::{headers, note, Hits, RecordCounts};
 use crate::transform::StackCut;
 use crate::transform::{build_id_leak, Edit};
@@ -114,6 +115,8 @@ pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
     hits: Option<Hits>,
     /// `--off-cpu`: its records taken out of the stream, its samples made.
     off_cpu: Option<OffCpu>,
+    /// `--filter` on non-tracepoint events: failing samples left out.
+    sample_filter: Option<SampleFilter>,
     /// The off-CPU samples a pass made, pushed at its end.
     made: Vec<u8>,
     /// The output was handed over for the next: the codec starts a new
@@ -137,6 +140,8 @@ pub struct DrainSettings {
     pub hits: bool,
     /// `--off-cpu`: its records taken out of the stream, its samples made.
     pub off_cpu: Option<OffCpu>,
+    /// `--filter` on non-tracepoint events: failing samples left out.
+    pub sample_filter: Option<SampleFilter>,
 }
 
 impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
@@ -161,6 +166,7 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
             rounds: settings.rounds,
             hits: settings.hits.then(Hits::default),
             off_cpu: settings.off_cpu,
+            sample_filter: settings.sample_filter,
             made: Vec::new(),
             restart: false,
         }
@@ -185,6 +191,10 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
             o.take(region, &mut self.edits);
         }
         build_id_leak::add(&self.leaks, &mut self.edits);
+        // Last: a sample left out takes the other transforms' edits in it.
+        if let Some(f) = &mut self.sample_filter {
+            f.edits(region, &mut self.edits);
+        }
         // A flight-recorder segment closes after a push that ends the
         // codec's frame, so the next segment decodes on its own.
         let close = last && (self.segments()).is_some_and(Segments::segment_due);
@@ -311,6 +321,7 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             near_full_pushes: self.near_full_pushes,
             stack_use: self.stack_use,
             off_cpu: self.off_cpu.as_ref().map(OffCpu::counts),
+            samples_filtered: self.sample_filter.as_ref().map(SampleFilter::dropped),
         }
     }
 

@@ -43,6 +43,9 @@ pub struct DrainReport {
     /// `--off-cpu`: switch-outs seen, off-CPU samples written, records of
     /// other recorders' ids left out (by every unit of the recording).
     pub off_cpu: Option<crate::transform::off_cpu::OffCpuCounts>,
+    /// `--filter` on non-tracepoint events: the samples it left out, in
+    /// the push path (None: no such filter).
+    pub samples_filtered: Option<u64>,
 }
 
 impl DrainReport {
@@ -86,6 +89,10 @@ impl DrainReport {
             stack_use,
             // Shared by every unit: the same counts.
             off_cpu: self.off_cpu.or(b.off_cpu),
+            samples_filtered: match (self.samples_filtered, b.samples_filtered) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            },
         }
     }
 }

@@ -297,7 +297,7 @@ impl RecordOptions {
         }
         self.codec.check_built()?;
         super::place::check(&self.output).map_err(RecordError::Output)?;
-        let stdout = super::place::is_stdout(&self.output);
+        let stdout = super::place::is_stream(&self.output);
         if self.flight_recorder.is_some()
             && (stdout || self.switch_output.is_some() || self.max_size.is_some())
         {
@@ -320,12 +320,12 @@ impl RecordOptions {
         }
         if self.switch_output.is_some() && stdout {
             return usage(
-                "--switch-output writes a series of files and cannot write a pipe: give -o FILE",
+                "--switch-output writes a series of files and cannot write a pipe or a device: give -o FILE",
             );
         }
         if self.threads.is_some() && stdout {
             return usage(
-                "--threads writes a directory of files and cannot write a pipe: give -o DIR",
+                "--threads writes a directory of files and cannot write a pipe or a device: give -o DIR",
             );
         }
         self.check_off_cpu()

@@ -31,9 +31,14 @@ use tempfile::{TempDir, TempPath};
 
 use super::error::Kept;
 
+mod stream;
+pub use stream::{is_device, is_stream};
+
 pub enum Place {
     /// Pipe mode on stdout.
     Pipe,
+    /// Pipe mode into a character device (`-o /dev/null`).
+    Device { path: PathBuf },
     /// File mode; `pending` holds the temporary file until the commit.
     File {
         path: PathBuf,
@@ -130,7 +135,7 @@ pub fn dir_of(path: &Path) -> &Path {
 /// Checks, without creating or touching anything, that `path` can be an
 /// output: its directory exists and it is not itself a directory.
 pub fn check(path: &Path) -> io::Result<()> {
-    if is_stdout(path) {
+    if is_stream(path) {
         return Ok(());
     }
     let dir = dir_of(path);
@@ -147,14 +152,14 @@ pub fn check(path: &Path) -> io::Result<()> {
             dir.display()
         )));
     }
-    // A device, FIFO or socket is never moved aside and replaced (that
-    // would turn /dev/null into a regular file).
+    // A block device, FIFO or socket is never moved aside and replaced
+    // (a character device is a stream: above).
     if let Ok(m) = std::fs::metadata(path) {
         if !m.is_file() && !m.is_dir() {
             return Err(io::Error::other(format!(
-                "cannot record into {}: it is not a regular file (perfz writes a new file and \
-                 moves the old one aside); to write a stream there, use -o - and redirect: \
-                 -o - > {}",
+                "cannot record into {}: it is not a regular file or a character device (perfz \
+                 writes a new file and moves the old one aside); to write a stream there, use \
+                 -o - and redirect: -o - > {}",
                 path.display(),
                 path.display()
             )));
@@ -268,6 +273,9 @@ impl Place {
             let fd: OwnedFd = io::stdout().as_fd().try_clone_to_owned()?;
             return Ok((Place::Pipe, File::from(fd)));
         }
+        if is_device(path) {
+            return stream::open_device(path);
+        }
         check(path)?;
         // tempfile creates with O_EXCL and mode 0600 at an unpredictable name.
         let tmp = temp_beside(path, |b, dir| b.tempfile_in(dir))?;
@@ -285,9 +293,9 @@ impl Place {
     /// Opens a `--threads` output: a new temporary directory (mode 0700)
     /// beside `path`, where the caller creates `data` and `data.N`.
     pub fn open_dir(path: &Path) -> io::Result<Place> {
-        if is_stdout(path) {
+        if is_stream(path) {
             return Err(io::Error::other(
-                "--threads writes a directory of files and cannot write a pipe: give -o DIR",
+                "--threads writes a directory of files and cannot write a pipe or a device: give -o DIR",
             ));
         }
         check(path)?;
@@ -300,14 +308,14 @@ impl Place {
     }
 
     pub fn is_pipe(&self) -> bool {
-        matches!(self, Place::Pipe)
+        matches!(self, Place::Pipe | Place::Device { .. })
     }
 
     /// The recording has started: move an existing file to `FILE.old` and put
     /// the new one in its place. Idempotent.
     pub fn commit(&mut self) -> io::Result<()> {
         match self {
-            Place::Pipe | Place::Memory { .. } => Ok(()),
+            Place::Pipe | Place::Device { .. } | Place::Memory { .. } => Ok(()),
             Place::File {
                 path,
                 pending,
@@ -337,7 +345,7 @@ impl Place {
     /// commit).
     pub fn current_path(&self) -> Option<&Path> {
         match self {
-            Place::Pipe | Place::Memory { .. } => None,
+            Place::Pipe | Place::Device { .. } | Place::Memory { .. } => None,
             Place::File {
                 pending: Some(t), ..
             } => Some(t),
@@ -352,9 +360,10 @@ impl Place {
     pub fn display(&self) -> String {
         match self {
             Place::Pipe => "-".into(),
-            Place::File { path, .. } | Place::Dir { path, .. } | Place::Memory { path } => {
-                path.display().to_string()
-            }
+            Place::File { path, .. }
+            | Place::Dir { path, .. }
+            | Place::Memory { path }
+            | Place::Device { path } => path.display().to_string(),
         }
     }
 

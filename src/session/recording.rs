@@ -47,6 +47,8 @@ pub struct Recording<'o> {
     ring_size: usize,
     /// `--off-cpu`'s conversion, shared by every drain unit.
     off_cpu: Option<OffCpu>,
+    /// `--filter` on non-tracepoint events: the samples left out.
+    sample_filter: Option<crate::transform::sample_filter::SampleFilter>,
 }
 
 impl<'o> Recording<'o> {
@@ -76,6 +78,14 @@ impl<'o> Recording<'o> {
             crate::event::clock::note(&mut features, c);
         }
         let stack_cut = prepared.stack_cut(o.keep_stack_padding, notes);
+        let filters: Vec<Option<&str>> = o
+            .events
+            .iter()
+            .map(|e| e.sample_filter.as_deref())
+            .collect();
+        let sample_filter =
+            crate::transform::sample_filter::for_attrs(&prepared.set.attrs, &filters)
+                .map_err(RecordError::Usage)?;
         let ring_size = prepared.ring_size();
         Ok(Recording {
             ring_size,
@@ -86,6 +96,7 @@ impl<'o> Recording<'o> {
             channel: Cell::new(channel),
             stack_cut,
             off_cpu,
+            sample_filter,
         })
     }
 
@@ -168,6 +179,7 @@ impl<'o> Recording<'o> {
             format: o.compressed_format,
             stack_cut: self.stack_cut.clone(),
             off_cpu: self.off_cpu.clone(),
+            sample_filter: self.sample_filter.clone(),
             rounds,
             hits,
         };

@@ -13,7 +13,8 @@ pub struct Summary {
     pub codec: String,
     /// Times poll woke the drain with an fd ready (perf's "Woken up N times").
     pub wakeups: u64,
-    /// SAMPLE records read out of the rings.
+    /// SAMPLE records read out of the rings, less those a `--filter` left
+    /// out (the samples written, as perf counts them).
     pub samples: u64,
     /// Records read out of the rings.
     pub records: u64,
@@ -76,12 +77,36 @@ pub struct Summary {
     /// `--off-cpu`: switch-outs of the target's threads seen, off-CPU
     /// samples written, and records of other recorders' ids left out.
     pub off_cpu: Option<crate::transform::off_cpu::OffCpuCounts>,
+    /// `--filter` on non-tracepoint events: where it filtered and the
+    /// samples it left out.
+    pub sample_filter: Option<SampleFilterSummary>,
     /// `--threads`: what each drain thread did (empty otherwise).
     pub threads: Vec<ThreadSummary>,
     /// `--switch-output`: every output written, oldest first.
     pub outputs: Vec<String>,
     /// Things the user should hear, printed as `perfz: note:` lines before the summary.
     pub notes: Vec<String>,
+}
+
+/// What a sample filter (`--filter` on a non-tracepoint event) did.
+#[derive(Debug, Serialize)]
+pub struct SampleFilterSummary {
+    /// Where it filtered: "in the push path" (perfz has no BPF loader to
+    /// filter in the kernel as perf does).
+    #[serde(rename = "where")]
+    pub filtered: &'static str,
+    /// Samples it left out.
+    pub samples_dropped: u64,
+}
+
+impl SampleFilterSummary {
+    /// A filter in the push path that left out `samples_dropped`.
+    pub fn push_path(samples_dropped: u64) -> Self {
+        SampleFilterSummary {
+            filtered: "in the push path",
+            samples_dropped,
+        }
+    }
 }
 
 impl Summary {
@@ -175,6 +200,12 @@ impl Summary {
                 "[ perfz record: {n} records stamped with ids of another recorder's events left out \
                  (the kernel writes one context switch's samples of several software context-switches \
                  events with one id): perf would stop reading at the first ]\n"
+            );
+        }
+        if let Some(f) = &self.sample_filter {
+            s += &format!(
+                "[ perfz record: --filter filtered {}: {} samples left out ]\n",
+                f.filtered, f.samples_dropped
             );
         }
         if self.stack_samples_uncut > 0 {

@@ -10,6 +10,7 @@
 pub mod build_id_leak;
 pub mod edit;
 pub mod off_cpu;
+pub mod sample_filter;
 pub mod sample_layout;
 pub mod scan;
 pub mod stack_cut;

@@ -153,7 +153,7 @@ fn filters_globs_and_clear_errors() {
         ),
         (
             vec!["-e", "cpu-clock", "--filter", "x == 1"],
-            "names no tracepoint",
+            "perf_bpf_filter: Unexpected filter input: x",
         ),
         (vec!["-e", "cpu-clock:z"], "modifier \"z\""),
         (vec!["-e", "{cpu-clock,task-clock"], "without its `}`"),

@@ -37,6 +37,7 @@ mod libc_plt;
 mod long_captures;
 mod loss_advice;
 mod newer_perf;
+mod newest_perf;
 mod no_dyn;
 mod off_cpu;
 mod owned;

@@ -5,7 +5,7 @@
 use super::Recording;
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
-use crate::session::summary::Summary;
+use crate::session::summary::{SampleFilterSummary, Summary};
 use crate::session::supervisor::Ended;
 
 impl Recording<'_> {
@@ -25,7 +25,7 @@ impl Recording<'_> {
             output: o.output.display().to_string(),
             codec: o.codec.to_string(),
             wakeups: ended.drained.wakeups,
-            samples: c.samples,
+            samples: c.samples - report.samples_filtered.unwrap_or(0).min(c.samples),
             records: c.records,
             lost_events: c.lost_events,
             lost_samples: 0,
@@ -63,6 +63,7 @@ impl Recording<'_> {
             largest_loss: c.max_lost,
             advice: self.advice(&report, ended),
             off_cpu: report.off_cpu,
+            sample_filter: report.samples_filtered.map(SampleFilterSummary::push_path),
             threads: Vec::new(),
             outputs: Vec::new(),
             notes: notes.into_vec(),

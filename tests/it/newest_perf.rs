@@ -1,0 +1,214 @@
+//! What perf 6.16+ takes that older perfs did not: `-o /dev/null` written
+//! as a stream; sample filters (`--filter` on any event); `--uid` as a
+//! system-wide recording filtered to the user's tasks.
+
+use crate::common;
+
+use common::*;
+
+/// `-o /dev/null` (scripts test options without keeping a file) records
+/// into the device as a stream and exits 0, with a quiet and a busy
+/// workload at a high rate; the device stays a device.
+#[test]
+fn dev_null_takes_a_recording() {
+    require_recording();
+    use std::os::unix::fs::FileTypeExt;
+    perfz_ok(&["record", "-q", "-o", "/dev/null", "--", "true"]);
+    let w = workload();
+    let o = perfz_ok(&[
+        "record",
+        "-F",
+        "20000",
+        "-g",
+        "-o",
+        "/dev/null",
+        "--",
+        w.to_str().unwrap(),
+        "0.3",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("/dev/null"),
+        "the summary names the output: {err}"
+    );
+    let m = std::fs::metadata("/dev/null").unwrap();
+    assert!(m.file_type().is_char_device(), "/dev/null was replaced");
+}
+
+/// One field's filter, its negation (where perf's grammar has one), the
+/// `perf script -F` field that prints it, what each printed value must
+/// satisfy under the filter, and the options that make the event sample it.
+struct FieldCase {
+    filter: &'static str,
+    negation: Option<&'static str>,
+    field: &'static str,
+    holds: fn(u64) -> bool,
+    args: &'static [&'static str],
+}
+
+const KERNEL: u64 = 0xffff_ffff_0000_0000;
+
+const FIELD_CASES: &[FieldCase] = &[
+    FieldCase {
+        filter: "ip < 0xffffffff00000000",
+        negation: Some("ip >= 0xffffffff00000000"),
+        field: "ip",
+        holds: |v| v < KERNEL,
+        args: &[],
+    },
+    FieldCase {
+        filter: "ip & 0x8",
+        negation: None,
+        field: "ip",
+        holds: |v| v & 0x8 != 0,
+        args: &[],
+    },
+    FieldCase {
+        filter: "cpu == 0",
+        negation: Some("cpu != 0"),
+        field: "cpu",
+        holds: |v| v == 0,
+        args: &["--sample-cpu"],
+    },
+    FieldCase {
+        filter: "period > 200000",
+        negation: Some("period <= 200000"),
+        field: "period",
+        holds: |v| v > 200_000,
+        args: &[],
+    },
+    FieldCase {
+        filter: "pid != 1, tid > 1",
+        negation: Some("pid == 1 || tid <= 1"),
+        field: "pid",
+        holds: |v| v != 1,
+        args: &[],
+    },
+    FieldCase {
+        filter: "addr == 0",
+        negation: Some("addr != 0"),
+        field: "addr",
+        holds: |v| v == 0,
+        args: &["-d"],
+    },
+    FieldCase {
+        filter: "phys_addr == 0",
+        negation: Some("phys_addr > 0"),
+        field: "phys_addr",
+        holds: |v| v == 0,
+        args: &["--phys-data"],
+    },
+];
+
+/// The values `perf script -F field` prints, one a sample (`[001]` a CPU,
+/// hex for addresses).
+fn script_values(file: &std::path::Path, field: &str) -> Vec<u64> {
+    let out = run_perf(
+        &perf(),
+        &["script", "-i", file.to_str().unwrap(), "-F", field],
+    );
+    out.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let w = l.trim().trim_start_matches('[').trim_end_matches(']');
+            let hex = matches!(field, "ip" | "addr" | "phys_addr");
+            let v = if hex {
+                u64::from_str_radix(w, 16)
+            } else {
+                w.parse()
+            };
+            v.unwrap_or_else(|e| panic!("perf script -F {field}: {l:?}: {e}"))
+        })
+        .collect()
+}
+
+/// Records the workload with `-e task-clock --filter FILTER` and the
+/// case's options: the samples perf script reads, and the summary's
+/// samples and samples dropped (--stats-json).
+fn filtered(dir: &std::path::Path, c: &FieldCase, filter: &str) -> (std::path::PathBuf, u64, u64) {
+    let out = dir.join("f.data");
+    let stats = dir.join("f.json");
+    let w = workload();
+    let mut a = vec![
+        "record",
+        "-q",
+        "-e",
+        "task-clock",
+        "-F",
+        "4999",
+        "--filter",
+        filter,
+    ];
+    a.extend_from_slice(c.args);
+    a.extend([
+        "--stats-json",
+        stats.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    a.extend(["--", w.to_str().unwrap(), "0.3"]);
+    perfz_ok(&a);
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let f = &j["sample_filter"];
+    assert_eq!(f["where"], "in the push path", "{filter}: {j}");
+    let dropped = f["samples_dropped"].as_u64().unwrap();
+    (out, j["samples"].as_u64().unwrap(), dropped)
+}
+
+/// Each filter field: every sample perf script reads back satisfies the
+/// filter, none satisfies it under its negation, and the summary's
+/// samples are the samples in the file (its dropped count is what the
+/// ring held and the file does not).
+#[test]
+fn each_filter_field_keeps_only_what_satisfies_it() {
+    require_recording();
+    let dir = tempdir("filter-fields");
+    for c in FIELD_CASES {
+        let (out, samples, dropped) = filtered(&dir, c, c.filter);
+        let kept = script_values(&out, c.field);
+        assert_eq!(
+            kept.len() as u64,
+            samples,
+            "{}: the summary's samples",
+            c.filter
+        );
+        if let Some(bad) = kept.iter().find(|&&v| !(c.holds)(v)) {
+            panic!(
+                "--filter '{}': perf script reads {} {bad:#x}",
+                c.filter, c.field
+            );
+        }
+        let Some(neg) = c.negation else {
+            assert!(
+                !kept.is_empty() && dropped > 0,
+                "{}: {} kept, {dropped} dropped",
+                c.filter,
+                kept.len()
+            );
+            continue;
+        };
+        let (out, samples, neg_dropped) = filtered(&dir, c, neg);
+        let left = script_values(&out, c.field);
+        assert_eq!(left.len() as u64, samples, "{neg}: the summary's samples");
+        if let Some(bad) = left.iter().find(|&&v| (c.holds)(v)) {
+            panic!("--filter '{neg}': perf script reads {} {bad:#x}", c.field);
+        }
+        // The two recordings together sampled something, and each left
+        // out what the other kept.
+        assert!(
+            kept.len() + left.len() > 100,
+            "{}: {} and {} samples",
+            c.filter,
+            kept.len(),
+            left.len()
+        );
+        assert!(
+            (kept.is_empty() || neg_dropped > 0) && (left.is_empty() || dropped > 0),
+            "{}: {} kept ({dropped} dropped), negated {} kept ({neg_dropped} dropped)",
+            c.filter,
+            kept.len(),
+            left.len()
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
