@@ -6,7 +6,9 @@ what the tests compare with `perfz export --format folded`: each profile's
 stacks folded back into stackcollapse-perf lines, weighed by their values.
 
     check.py FILE [--json] [--tid]   -> JSON on stdout: {"profiles": [...],
-                                        "resource": {...}, "folded": {...}}
+                                        "resource": {...}, "folded": [...]}
+
+(folded[i]: profile i's lines, stack -> weight).
 
 With --json the file is the OTLP JSON mapping (ids in hex, as OTLP says,
 turned into the base64 protobuf's own JSON mapping reads before parsing).
@@ -164,13 +166,14 @@ def report(req, tid=False):
         fail("%d resource profiles, not 1" % len(req.resource_profiles))
     rp = req.resource_profiles[0]
     resource = {kv.key: kv.value.string_value for kv in rp.resource.attributes}
-    profiles, folded = [], {}
+    profiles, folded = [], []
     for sp in rp.scope_profiles:
         for p in sp.profiles:
             check_profile(p, d)
             kind = "%s/%s" % (d.string_table[p.sample_type.type_strindex],
                               d.string_table[p.sample_type.unit_strindex])
-            lines = folded.setdefault(kind, {})
+            lines = {}
+            folded.append(lines)
             total = 0
             for x in p.samples:
                 a = attributes(x.attribute_indices, d)
@@ -189,6 +192,7 @@ def report(req, tid=False):
                 "period": p.period, "samples": len(p.samples), "total": total,
                 "time_unix_nano": p.time_unix_nano, "duration_nano": p.duration_nano,
                 "scope": sp.scope.name,
+                "attributes": attributes(p.attribute_indices, d),
             })
     mappings = [{"file": d.string_table[m.filename_strindex],
                  "attributes": attributes(m.attribute_indices, d)} for m in d.mapping_table[1:]]

@@ -9,7 +9,8 @@
 //! event / `count`; `samples` / `count` with `--sample-counts`), each
 //! sample a distinct (stack, thread) weighing what its folded line weighs,
 //! with `process.pid`, `thread.id`, `thread.name` and
-//! `process.executable.name` as its attributes. The dictionary they share
+//! `process.executable.name` as its attributes; the profile's own
+//! attribute `perf.event` names its event as perf prints it. The dictionary they share
 //! ([`dict`]) holds each stack, location, function, mapping, string and
 //! attribute once. A request can be kept under a size, split by profile
 //! and by samples ([`Profiles::bounded`]), each part with the dictionary
@@ -94,6 +95,8 @@ type SampleRow = (u32, u32, u32, Arc<str>, Arc<str>, u64);
 /// What one profile is of.
 #[derive(Debug, Clone)]
 pub(crate) struct ProfileKind {
+    /// Its event, as perf prints it.
+    pub(crate) event: String,
     /// Its sample type: (type, unit).
     pub(crate) value: (String, String),
     /// Its period's type and the period (0: unknown).
@@ -230,6 +233,7 @@ impl Profiles<'_> {
             .get(slot)
             .cloned()
             .unwrap_or_else(|| ProfileKind {
+                event: String::new(),
                 value: ("samples".into(), "count".into()),
                 period: (("samples".into(), "count".into()), 0),
             });
@@ -256,6 +260,7 @@ impl Profiles<'_> {
             period_type: Some(dict.value_type(&kind.period.0)),
             period: kind.period.1,
             profile_id: profile_id(),
+            attribute_indices: vec![dict.str_attribute("perf.event", &kind.event.as_str().into())],
             ..Default::default()
         }
     }
@@ -312,12 +317,14 @@ pub(crate) fn about(
     let kind = |e: &&crate::export::recording::events::EventSamples| {
         let (value, period) = crate::export::write::pprof::value_of(e);
         ProfileKind {
+            event: e.0.clone(),
             value: if counts { samples() } else { value.clone() },
             period: (value, i64::try_from(period).unwrap_or(0)),
         }
     };
     let kinds = match events {
         [] => vec![ProfileKind {
+            event: String::new(),
             value: samples(),
             period: (samples(), 0),
         }],
