@@ -33,6 +33,9 @@
 #                             symbols from it (tests/it/export_debuginfod.rs)
 #   speedscope 1.25.0, ajv    speedscope's schema and page for `perfz export
 #                             --format speedscope`, a JSON schema validator (tests/node)
+#   opentelemetry-proto 1.45  OpenTelemetry's own generated Python classes (PyPI, with
+#                             protobuf) in the venv tests/tools/otlp-venv: they decode
+#                             `perfz export --format otlp` (tests/otlp/check.py)
 #   chromium                  opens `perfz export --format svg` as a person would
 #                             (headless: frames drawn, search works)
 #
@@ -63,6 +66,7 @@ want chromium chromium
 want debuginfod debuginfod
 want javac openjdk-17-jdk-headless
 want python3 python3
+dpkg-query -W -f='${Status}' python3-venv 2>/dev/null | grep -q 'ok installed' || need+=(python3-venv)
 want ocamlopt ocaml-nox
 want erlc erlang-base
 # perf 6.12's libraries that bookworm's perf 6.1 does not pull in; the
@@ -101,6 +105,17 @@ if [ ! -d tests/node/node_modules/pprof-format ] || [ ! -d tests/node/node_modul
     ! grep -qs '"version": "1.25.0"' tests/node/node_modules/speedscope/package.json; then
     echo "tests/setup.sh: npm install --prefix tests/node (pprof-format, speedscope, ajv)"
     npm install --prefix tests/node --no-audit --no-fund --silent
+fi
+
+# OpenTelemetry's generated classes for the OTLP profiles tests
+# (tests/it/export_otlp.rs, tests/otlp/check.py), in a venv of their own.
+OTLP_PROTO_VERSION=1.45.0
+OTLP_VENV=tests/tools/otlp-venv
+if ! "$OTLP_VENV/bin/python" -c "import opentelemetry.proto.collector.profiles.v1development.profiles_service_pb2" 2>/dev/null ||
+    ! "$OTLP_VENV/bin/pip" show opentelemetry-proto 2>/dev/null | grep -qx "Version: $OTLP_PROTO_VERSION"; then
+    echo "tests/setup.sh: pip install opentelemetry-proto==$OTLP_PROTO_VERSION into $OTLP_VENV"
+    python3 -m venv "$OTLP_VENV"
+    "$OTLP_VENV/bin/pip" install --quiet --disable-pip-version-check "opentelemetry-proto==$OTLP_PROTO_VERSION"
 fi
 
 # perf 6.12 from bookworm-backports, downloaded with a private apt state (the

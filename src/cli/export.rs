@@ -22,6 +22,12 @@ pub enum Format {
     /// speedscope's JSON (speedscope.app): a profile per thread, its
     /// samples in time order with their weights.
     Speedscope,
+    /// OpenTelemetry profiles (OTLP, profiles v1development): an
+    /// ExportProfilesServiceRequest in protobuf, a profile per event, as the
+    /// Collector's OTLP receiver takes them.
+    Otlp,
+    /// The same request in the OTLP JSON mapping.
+    OtlpJson,
 }
 
 #[derive(Debug, clap::Args)]
@@ -30,8 +36,9 @@ pub struct Args {
     /// order as one: give a set of `--switch-output` outputs to merge them.
     #[arg(default_value = "perf.data")]
     inputs: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value = "folded")]
-    format: Format,
+    /// What to write (default: folded).
+    #[arg(long, value_enum)]
+    format: Option<Format>,
     /// Only the samples of this event (its name as perf prints it, e.g.
     /// cpu-clock); a pprof profile holds one.
     #[arg(short, long, value_name = "EVENT")]
@@ -116,16 +123,20 @@ pub struct Args {
     /// clocks' nanoseconds).
     #[arg(long, alias = "countname", value_name = "NAME")]
     count_name: Option<String>,
+    #[command(flatten)]
+    otlp: super::export_otlp::OtlpArgs,
 }
 
 pub fn run(a: Args) -> anyhow::Result<()> {
     let o = options(&a)?;
     refuse(&a, &o)?;
-    let format = match a.format {
+    let format = match a.format.unwrap_or(Format::Folded) {
         Format::Folded => crate::export::ExportFormat::Folded,
         Format::Svg => crate::export::ExportFormat::Svg,
         Format::Pprof => crate::export::ExportFormat::Pprof,
         Format::Speedscope => crate::export::ExportFormat::Speedscope,
+        Format::Otlp => crate::export::ExportFormat::Otlp,
+        Format::OtlpJson => crate::export::ExportFormat::OtlpJson,
     };
     // `-o -` is standard output, as for every command.
     let output = a.output.as_ref().filter(|p| p.as_os_str() != "-");
@@ -137,7 +148,7 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     let done = crate::export::export(&inputs, format, &o, out.writer())
         .with_context(|| format!("reading {}", a.inputs[0].display()))?;
     out.finish()?;
-    say!("{}", said(&done));
+    say!("{}", super::export_said::said(&done));
     Ok(())
 }
 
@@ -155,8 +166,11 @@ fn refuse(a: &Args, o: &ExportOptions) -> anyhow::Result<()> {
         );
     }
     let to_stdout = a.output.as_ref().is_none_or(|p| p.as_os_str() == "-");
-    if matches!(a.format, Format::Pprof) && to_stdout && std::io::stdout().is_terminal() {
+    if matches!(a.format, Some(Format::Pprof)) && to_stdout && std::io::stdout().is_terminal() {
         anyhow::bail!("a pprof profile is binary: give -o FILE (e.g. -o profile.pb.gz), or redirect the output");
+    }
+    if matches!(a.format, Some(Format::Otlp)) && to_stdout && std::io::stdout().is_terminal() {
+        anyhow::bail!("an OTLP request is binary: give -o FILE (e.g. -o profiles.pb), --format otlp-json, or redirect the output");
     }
     let output = a.output.as_ref().filter(|p| p.as_os_str() != "-");
     if let Some(p) = output {
@@ -196,7 +210,7 @@ fn diff(
     .with_context(|| format!("diffing {} and {}", base.display(), new.display()))?;
     out.finish()?;
     for (what, done) in [("base", &d.base), ("new", &d.new)] {
-        say!("{} ({what})", said(done));
+        say!("{} ({what})", super::export_said::said(done));
     }
     say!("perfz export --diff: {} stacks", d.stacks);
     Ok(())
@@ -205,7 +219,7 @@ fn diff(
 /// The export's options from the command line's.
 fn options(a: &Args) -> anyhow::Result<ExportOptions> {
     let drawn = a.title.is_some() || a.inverted || a.width.is_some() || a.count_name.is_some();
-    if drawn && !matches!(a.format, Format::Svg) {
+    if drawn && !matches!(a.format, Some(Format::Svg)) {
         anyhow::bail!(
             "--title, --inverted, --width and --count-name draw a flame graph: add --format svg"
         );
@@ -235,6 +249,7 @@ fn options(a: &Args) -> anyhow::Result<ExportOptions> {
             count_name: a.count_name.clone(),
         },
         latency: a.latency,
+        otlp: a.otlp.options(),
     })
 }
 
@@ -297,62 +312,6 @@ impl ExportOutput {
         }
         Ok(())
     }
-}
-
-/// The line perfz export says on stderr: what it read and wrote.
-fn said(done: &crate::export::Exported) -> String {
-    let mut notes = Vec::new();
-    if let Some(e) = &done.event {
-        notes.push(format!("event {e}"));
-    }
-    for f in &done.cut_short {
-        notes.push(format!(
-            "{f} is cut short or damaged: read up to the damage, as perf reads it; `perfz recover {f}` repairs it"
-        ));
-    }
-    if !done.other_events.is_empty() {
-        notes.push(format!(
-            "left out {} (one event an output; -e chooses)",
-            done.other_events.join(", ")
-        ));
-    }
-    if done.unwound > 0 {
-        notes.push(format!("{} user stacks unwound (dwarf)", done.unwound));
-    }
-    if let Some(why) = &done.not_unwound {
-        notes.push(why.clone());
-    }
-    notes.extend(done.debuginfod.iter().cloned());
-    if !done.kernel_symbols {
-        notes.push(
-            "the recording is from another kernel: kernel frames keep their module, not names"
-                .into(),
-        );
-    }
-    let mut said = format!(
-        "perfz export: {} samples, {} distinct stacks; {} of {} frames without a name{}",
-        done.samples,
-        done.stacks,
-        done.unknown_frames,
-        done.frames,
-        notes.iter().map(|n| format!("; {n}")).collect::<String>()
-    );
-    // Where they are, most first: the few that matter.
-    const SHOWN: usize = 5;
-    for u in done.unnamed.iter().take(SHOWN) {
-        said.push_str(&format!(
-            "\n  {} frames in {}: {}",
-            u.frames, u.file, u.remedy
-        ));
-    }
-    if done.unnamed.len() > SHOWN {
-        let rest: u64 = done.unnamed[SHOWN..].iter().map(|u| u.frames).sum();
-        said.push_str(&format!(
-            "\n  {rest} frames in {} more files",
-            done.unnamed.len() - SHOWN
-        ));
-    }
-    said
 }
 
 /// The debuginfod servers to ask: `--debuginfod=URLS`, else (`--debuginfod`

@@ -11,6 +11,8 @@ mod codecs;
 mod convert;
 mod eval;
 mod export;
+mod export_otlp;
+mod export_said;
 mod export_spool;
 mod perf_usage;
 mod record;

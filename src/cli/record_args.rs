@@ -107,6 +107,19 @@ pub fn parse(words: &[OsString]) -> anyhow::Result<Parsed> {
     Ok(Parsed::Args(Box::new(a)))
 }
 
+/// The recorded command's name (its first word's file name) in a
+/// recorder's command line as HEADER_CMDLINE holds it (`perf record -g --
+/// ./prog args`, perfz's alike), read as [`parse`] reads `perfz record`'s;
+/// None where it has no command (`-a`, `-p`) or is not a `record`.
+pub fn command_name(cmdline: &[String]) -> Option<String> {
+    let at = cmdline.iter().skip(1).position(|w| w == "record")? + 2;
+    let words: Vec<OsString> = cmdline[at..].iter().map(OsString::from).collect();
+    let s = split(&words, &known_options(&clap_command())).ok()?;
+    let first = s.command.first()?.to_string_lossy().into_owned();
+    let name = first.rsplit('/').next().unwrap_or(&first);
+    (!name.is_empty()).then(|| name.to_string())
+}
+
 /// The name of an option word of the splitter's (`--freq=99`: `freq`;
 /// `-g`: `g`).
 fn name_of(word: &OsStr) -> String {
@@ -365,5 +378,21 @@ mod tests {
                 "--output=x.data"
             ]
         );
+    }
+
+    #[test]
+    fn the_recorded_commands_name_is_read_from_the_recorders_command_line() {
+        let line = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let name = |s: &str| command_name(&line(s));
+        assert_eq!(
+            name("perfz record -g -o x.data -- ./bin/prog 1").as_deref(),
+            Some("prog")
+        );
+        assert_eq!(
+            name("/usr/bin/perf record -F 99 -g dd if=/dev/zero").as_deref(),
+            Some("dd")
+        );
+        assert_eq!(name("perf record -a -g"), None);
+        assert_eq!(name("perf top"), None);
     }
 }

@@ -99,7 +99,32 @@ pub enum ExportFormat {
     Pprof,
     /// speedscope's JSON: a time-ordered profile per thread.
     Speedscope,
+    /// OpenTelemetry profiles: an ExportProfilesServiceRequest (protobuf).
+    Otlp,
+    /// The same in the OTLP JSON mapping.
+    OtlpJson,
 }
+
+impl ExportFormat {
+    /// One of the OpenTelemetry formats.
+    pub fn is_otlp(self) -> bool {
+        matches!(self, ExportFormat::Otlp | ExportFormat::OtlpJson)
+    }
+}
+
+/// What an OTLP export says of where it is from.
+#[derive(Debug, Clone, Default)]
+pub struct OtlpOptions {
+    /// The resource's `service.name` (None: the recorded command's name,
+    /// else the process that weighs most).
+    pub service_name: Option<String>,
+    /// The recorded command's name from the recorder's command line
+    /// (HEADER_CMDLINE), read as `perfz record` reads its own.
+    pub command_name: Option<CommandName>,
+}
+
+/// What reads the recorded command's name out of a recorder's command line.
+pub type CommandName = fn(&[String]) -> Option<String>;
 
 /// How to export.
 #[derive(Debug, Clone, Default)]
@@ -125,6 +150,8 @@ pub struct ExportOptions {
     /// A latency profile: each sample weighs its period divided by how many
     /// of the program's threads ran then (`perf report --latency`).
     pub latency: bool,
+    /// OTLP: the resource's names.
+    pub otlp: OtlpOptions,
 }
 
 /// Exports every sample of `inputs` (read in order, as one recording) to
@@ -145,6 +172,25 @@ pub fn export(
         pass.read(input)?;
     }
     pass.finish(inputs, out)
+}
+
+/// The OTLP profiles of `inputs` (read as [`export`] reads them) as
+/// encoded `ExportProfilesServiceRequest`s to send, each at most `limit`
+/// bytes where a single sample allows (split by profile, then by
+/// samples); and what the export did. A recording without samples is an
+/// error: nothing is made to send.
+pub fn otlp_requests(
+    inputs: &[PathBuf],
+    o: &ExportOptions,
+    limit: usize,
+) -> Result<(Vec<Vec<u8>>, Exported), FormatError> {
+    let kallsyms = Kallsyms::read(passes::kallsyms_file(o));
+    let survey = survey::survey(inputs)?;
+    let mut pass = SecondPass::new(&survey, ExportFormat::Otlp, o, kallsyms)?;
+    for input in inputs {
+        pass.read(input)?;
+    }
+    pass.finish_requests(inputs, limit)
 }
 
 /// `perfz report`'s own table of `inputs` (read as [`export`] reads

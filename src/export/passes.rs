@@ -3,6 +3,8 @@
 //! unwound where it was recorded with dwarf), its frames interned and
 //! named, and gathered into what the format writes.
 
+mod otlp;
+
 use std::path::{Path, PathBuf};
 
 use super::files::{debuginfod, locate};
@@ -29,6 +31,7 @@ use crate::format::{Attr, FormatError, Meta, Record};
 /// against and gathered into, and what the export says of itself.
 pub(crate) struct SecondPass<'s> {
     o: &'s ExportOptions,
+    format: ExportFormat,
     procs: &'s Timeline,
     /// The events exported, by slot.
     chosen: Vec<&'s EventSamples>,
@@ -46,6 +49,10 @@ pub(crate) struct SecondPass<'s> {
     first: u64,
     last: u64,
     done: Exported,
+    /// The recording machine's host name and the recorder's command line,
+    /// where the recording says (OTLP's resource).
+    host: Option<String>,
+    cmdline: Option<Vec<String>>,
 }
 
 impl<'s> SecondPass<'s> {
@@ -65,6 +72,7 @@ impl<'s> SecondPass<'s> {
         done.kernel_symbols |= o.kallsyms.is_some();
         Ok(SecondPass {
             o,
+            format,
             procs: &survey.procs,
             chosen,
             latency,
@@ -78,6 +86,8 @@ impl<'s> SecondPass<'s> {
             first: u64::MAX,
             last: 0,
             done,
+            host: survey.hostname.clone(),
+            cmdline: survey.cmdline.clone(),
         })
     }
 
@@ -122,6 +132,10 @@ impl<'s> SecondPass<'s> {
         let syms = &mut self.syms;
         self.table.take_new_maps().for_each(|m| syms.load_beside(m));
         let comm = self.procs.comm(tid, time);
+        let process = match self.gather.wants_process() {
+            true => self.procs.comm(pid, time),
+            false => comm.clone(),
+        };
         self.done.samples += 1;
         if self.gather.names_as_it_goes() {
             self.table.name_new(&mut self.syms);
@@ -132,6 +146,7 @@ impl<'s> SecondPass<'s> {
         };
         let sample = Sampled {
             comm: &comm,
+            process: &process,
             pid,
             tid,
             ids: &self.ids,
@@ -151,6 +166,9 @@ impl<'s> SecondPass<'s> {
         out: &mut dyn std::io::Write,
     ) -> Result<Exported, FormatError> {
         self.close();
+        if let Some(otlp) = self.gather.take_otlp() {
+            return self.finish_otlp(otlp, inputs, out);
+        }
         let (chosen, span) = (&self.chosen, (self.first, self.last));
         let about = || pprof::about(inputs, chosen, span.0, span.1);
         let title = format!("perfz: {}", inputs[0].display());

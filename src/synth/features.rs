@@ -12,7 +12,8 @@ use crate::format::feature::{write_string, write_string_list};
 use crate::format::{feat, AttrEntry, CompressedInfo, FeatureSet};
 use crate::transform::scan::SampleTimes;
 
-fn uname() -> Option<(String, String, String)> {
+/// This host's (nodename, release, machine).
+pub(crate) fn uname() -> Option<(String, String, String)> {
     // SAFETY: utsname is plain data; uname fills it in.
     let mut u: libc::utsname = unsafe { std::mem::zeroed() };
     // SAFETY: passes a valid pointer to a local struct.

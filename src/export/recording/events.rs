@@ -109,6 +109,12 @@ pub(crate) fn choose<'a>(
             )),
             on => Ok(on.into_iter().chain([off]).collect()),
         },
+        // OTLP: a profile each, the first event's first.
+        (None, _) if format.is_otlp() => Ok(first
+            .and_then(|f| events.iter().find(|e| e.0 == f))
+            .into_iter()
+            .chain(events.iter().filter(|e| Some(e.0.as_str()) != first))
+            .collect()),
         (None, _) if format == ExportFormat::Pprof && events.len() > 1 => no(format!(
             "a pprof profile holds one event and the recording has samples of {}: \
              choose one with -e NAME",

@@ -38,6 +38,12 @@ pub(crate) struct Survey {
     /// How many of the program's threads ran through time, from its
     /// context switches (a latency profile's weights).
     pub(crate) parallelism: crate::export::recording::parallelism::Parallelism,
+    /// The recording machine's host name (HEADER_HOSTNAME of the first
+    /// input that has one).
+    pub(crate) hostname: Option<String>,
+    /// The recorder's command line (HEADER_CMDLINE of the first input
+    /// that has one).
+    pub(crate) cmdline: Option<Vec<String>>,
 }
 
 /// Reads `inputs` once for the [`Survey`].
@@ -45,6 +51,7 @@ pub(crate) fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
     let mut procs = Timeline::default();
     let mut kernel_here = true;
     let mut arch = None;
+    let (mut hostname, mut cmdline) = (None, None);
     let here = std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .ok();
@@ -71,6 +78,8 @@ pub(crate) fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         };
         kernel_here &= recorded.is_this(here.as_deref(), this_boot_text);
         arch = arch.or(r.features.string(feat::ARCH));
+        hostname = hostname.or(r.features.string(feat::HOSTNAME));
+        cmdline = cmdline.or(r.features.cmdline());
         switches.cpus(r.features.nr_cpus().map_or(1, |(avail, _)| avail));
         // Files' build ids from the header (perf's default; MMAP2 records
         // carry them only with --buildid-mmap).
@@ -88,6 +97,8 @@ pub(crate) fn survey(inputs: &[PathBuf]) -> Result<Survey, FormatError> {
         first_event: first_event.map(|(_, name)| name),
         cut_short,
         parallelism: switches.parallelism(),
+        hostname,
+        cmdline,
     })
 }
 

@@ -48,6 +48,13 @@ pub fn diff(
                  two files side by side: export each)"
                     .into(),
             )),
+            ExportFormat::Otlp | ExportFormat::OtlpJson => {
+                return Err(FormatError::Unsupported(
+                    "--diff writes folded lines, svg or pprof, not OTLP (a backend compares \
+                     two profiles itself: send each)"
+                        .into(),
+                ))
+            }
         };
     let mut d = Diffed::default();
     let (mut b, mut n) = (Vec::new(), Vec::new());

@@ -4,6 +4,7 @@
 
 use crate::export::name::frames::Named;
 use crate::export::write::folded::{FoldOptions, Folded};
+use crate::export::write::otlp::Otlp;
 use crate::export::write::pprof::{About, ProfileBuilder};
 use crate::export::write::sampled::Sampled;
 use crate::export::write::speedscope::{Heading, Speedscope};
@@ -23,6 +24,9 @@ pub(crate) enum Gather {
     Pprof(Box<ProfileBuilder>),
     /// A speedscope file.
     Speedscope(Speedscope),
+    /// OpenTelemetry profiles (written by the second pass, which knows
+    /// what their resource says: [`crate::export::write::otlp`]).
+    Otlp(Box<Otlp>),
 }
 
 impl Gather {
@@ -35,6 +39,7 @@ impl Gather {
             },
             ExportFormat::Pprof => Gather::Pprof(Box::new(ProfileBuilder::new())),
             ExportFormat::Speedscope => Gather::Speedscope(Speedscope::default()),
+            ExportFormat::Otlp | ExportFormat::OtlpJson => Gather::Otlp(Box::default()),
         }
     }
 
@@ -50,6 +55,21 @@ impl Gather {
             Gather::Folded { folded, .. } => folded.add(fold, s),
             Gather::Pprof(p) => p.add(named, s),
             Gather::Speedscope(sp) => sp.add(fold, s),
+            Gather::Otlp(o) => o.add(fold, s),
+        }
+    }
+
+    /// Whether a sample's process name is asked for (else its thread's
+    /// stands in).
+    pub(crate) fn wants_process(&self) -> bool {
+        matches!(self, Gather::Otlp(_))
+    }
+
+    /// The OTLP profiles' samples, taken, where this gathers them.
+    pub(crate) fn take_otlp(&mut self) -> Option<Otlp> {
+        match self {
+            Gather::Otlp(o) => Some(std::mem::take(o)),
+            _ => None,
         }
     }
 
@@ -89,6 +109,11 @@ impl Gather {
                 p.sample.len()
             }
             Gather::Speedscope(s) => s.write(fold, named, heading, out)?,
+            Gather::Otlp(_) => {
+                return Err(FormatError::Unsupported(
+                    "OTLP profiles are written by the export's second pass".into(),
+                ))
+            }
         })
     }
 }

@@ -277,27 +277,9 @@ fn labelled(
 /// span and comments naming the recording.
 pub(crate) fn about(inputs: &[PathBuf], events: &[&EventSamples], first: u64, last: u64) -> About {
     let duration = last.saturating_sub(first);
-    let value = |(name, a, _): &EventSamples| {
-        let freq = a.flags() & (1 << 10) != 0;
-        match name.as_str() {
-            OFF_CPU_NAME => (("off-cpu".into(), "nanoseconds".into()), 0),
-            _ if is_clock(a) => {
-                let period = match (freq, a.sample_period()) {
-                    (true, f) if f > 0 => 1_000_000_000 / f,
-                    (false, p) => p,
-                    _ => 0,
-                };
-                (("cpu".into(), "nanoseconds".into()), period)
-            }
-            _ => (
-                (name.clone(), "count".into()),
-                if freq { 0 } else { a.sample_period() },
-            ),
-        }
-    };
     let (values, periods): (Vec<(String, String)>, Vec<u64>) = match events {
         [] => (vec![("events".into(), "count".into())], vec![0]),
-        _ => events.iter().map(|e| value(e)).unzip(),
+        _ => events.iter().map(|e| value_of(e)).unzip(),
     };
     let period = periods[0];
     // The wall-clock time of the first sample: the last input's
@@ -324,6 +306,29 @@ pub(crate) fn about(inputs: &[PathBuf], events: &[&EventSamples], first: u64, la
         time_nanos: end.saturating_sub(duration as i64),
         duration_nanos: duration as i64,
         comments,
+    }
+}
+
+/// Event `e`'s value, (type, unit): `("cpu", "nanoseconds")` for the
+/// clocks, `("off-cpu", "nanoseconds")`, else `(event, "count")`; and its
+/// sampling period in that unit (0: unknown, as with a frequency for
+/// other than the clocks).
+pub(crate) fn value_of((name, a, _): &EventSamples) -> ((String, String), u64) {
+    let freq = a.flags() & (1 << 10) != 0;
+    match name.as_str() {
+        OFF_CPU_NAME => (("off-cpu".into(), "nanoseconds".into()), 0),
+        _ if is_clock(a) => {
+            let period = match (freq, a.sample_period()) {
+                (true, f) if f > 0 => 1_000_000_000 / f,
+                (false, p) => p,
+                _ => 0,
+            };
+            (("cpu".into(), "nanoseconds".into()), period)
+        }
+        _ => (
+            (name.clone(), "count".into()),
+            if freq { 0 } else { a.sample_period() },
+        ),
     }
 }
 

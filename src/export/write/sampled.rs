@@ -10,6 +10,9 @@ pub(crate) struct Sampled<'a> {
     pub(crate) comm: &'a Arc<str>,
     /// Its process.
     pub(crate) pid: u32,
+    /// Its process's name (its main thread's) where the format asks for
+    /// it, else its thread's.
+    pub(crate) process: &'a Arc<str>,
     /// Its thread.
     pub(crate) tid: u32,
     /// Its stack: ids of the export's frame table, leaf first.

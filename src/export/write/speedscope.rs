@@ -232,6 +232,7 @@ mod tests {
     ) -> Sampled<'a> {
         Sampled {
             comm,
+            process: comm,
             pid,
             tid,
             ids,
