@@ -64,7 +64,7 @@ fn libcs_own_plt_entries_are_named_as_perf_names_them() {
     let mut said = Vec::new();
     // How many samples land in an entry depends on the CPU: the workload
     // runs for more of its own CPU time until perf sees 20 there.
-    for seconds in ["0.5", "2", "8"] {
+    for seconds in ["0.5", "2"] {
         let d = data.to_str().unwrap();
         perfz_ok(
             &["record", "-q", "-F", "4000", "-g", "-o", d, "--"]
@@ -86,14 +86,77 @@ fn libcs_own_plt_entries_are_named_as_perf_names_them() {
         if versioned / 250_000 < 20 {
             continue;
         }
-        let got = plt_leaves(&parse(
-            &String::from_utf8(perfz_ok(&["export", d]).stdout).unwrap(),
-        ));
-        assert_eq!(got, want, "perfz against perf 6.12");
-        let by_7 = plt_leaves(&reference_by(&seven, &data, &[], &[]));
-        assert_eq!(got, by_7, "perfz against perf 7.3");
+        same_names(&data, &want, &seven, &[]);
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
-    panic!("perf saw too few samples in libc's versioned PLT entries: {said:?}");
+    // On some CPUs (AMD EPYC here) the timer never samples an entry's one
+    // indirect jump: perf saw none in 8 s. An execute breakpoint on each
+    // entry then samples it on any CPU.
+    eprintln!("the timer sampled no versioned entry ({said:?}): breakpoints on the entries");
+    let versioned = by_breakpoints(&program, &data, &new, &seven);
+    assert!(
+        versioned > 0,
+        "no entry strdup reaches is a versioned one: {said:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// perfz's names of the leaves in `data`'s PLT entries are `want` (perf
+/// 6.12's) and perf 7.3's (`perf script` with `script`).
+fn same_names(data: &Path, want: &BTreeMap<String, u64>, seven: &Path, script: &[&str]) {
+    let got = plt_leaves(&parse(
+        &String::from_utf8(perfz_ok(&["export", data.to_str().unwrap()]).stdout).unwrap(),
+    ));
+    assert_eq!(&got, want, "perfz against perf 6.12");
+    let by_7 = plt_leaves(&reference_by(seven, data, script, &[]));
+    assert_eq!(got, by_7, "perfz against perf 7.3");
+}
+
+/// Each libc PLT entry the workload's strdup reaches, recorded by perf
+/// with an execute breakpoint on it (the address space laid out the same
+/// each run: `setarch -R`), named by perfz as by perf 6.12 and 7.3: how
+/// many of them perf names with a version.
+fn by_breakpoints(program: &Path, data: &Path, new: &Path, seven: &Path) -> usize {
+    let o = Command::new("setarch")
+        .args(["-R"])
+        .arg(program)
+        .arg("--entries")
+        .output_within();
+    let entries = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success() && !entries.is_empty(),
+        "{} --entries found no libc PLT entry: {entries}",
+        program.display()
+    );
+    let mut versioned = 0;
+    for entry in entries.lines().filter_map(|l| l.split_whitespace().nth(1)) {
+        let o = Command::new("setarch")
+            .args(["-R"])
+            .arg(perf())
+            .args(["record", "-q", "-c", "100", "-g", "-e"])
+            .arg(format!("mem:{entry}:x"))
+            .arg("-o")
+            .arg(data)
+            .arg("--")
+            .arg(program)
+            .arg("0.1")
+            .output_within();
+        assert!(
+            o.status.success(),
+            "perf record with a breakpoint on {entry} (hardware breakpoints needed): {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // inferno reads no event named `mem:ADDR:x:`: perf script leaves
+        // the event (and the period: a sample weighs one) out.
+        let script = ["-F", "comm,pid,tid,time,ip,sym,dso"];
+        let want = plt_leaves(&reference_by(new, data, &script, &[]));
+        assert!(
+            !want.is_empty(),
+            "perf saw no sample in the entry at {entry}"
+        );
+        versioned += want.keys().filter(|k| k.contains("@@GLIBC_")).count();
+        same_names(data, &want, seven, &script);
+    }
+    versioned
 }
