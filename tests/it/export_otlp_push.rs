@@ -133,6 +133,29 @@ fn export_sends_to_the_receiver_retrying_after_a_503() {
         folded,
         "what arrived is the folded export"
     );
+    // A recording without samples: nothing is sent, and perfz says so.
+    let empty = dir.join("empty.data");
+    let c = "1000000000000";
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-e",
+        "cpu-clock",
+        "-c",
+        c,
+        "-o",
+        empty.to_str().unwrap(),
+        "--",
+        "true",
+    ]);
+    let o = perfz(&["export", "--otlp-endpoint", &r.url, empty.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no samples") && err.contains("nothing written or sent"),
+        "{err}"
+    );
+    assert_eq!(received(&r.log).len(), 2, "nothing more arrived");
 }
 
 #[test]
