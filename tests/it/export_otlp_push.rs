@@ -133,6 +133,22 @@ fn export_sends_to_the_receiver_retrying_after_a_503() {
         folded,
         "what arrived is the folded export"
     );
+    // --otlp: the endpoint the environment names, the signal's as is.
+    let o = Command::new(env!("CARGO_BIN_EXE_perfz"))
+        .args(["export", "--otlp", "--service-name", "from-env"])
+        .arg(&data)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+        .env(
+            "OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT",
+            format!("{}/v1development/profiles", r.url),
+        )
+        .output_within();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = received(&r.log);
+    assert_eq!(
+        got[2]["report"]["resource"]["service.name"], "from-env",
+        "{got:?}"
+    );
     // A recording without samples: nothing is sent, and perfz says so.
     let empty = dir.join("empty.data");
     let c = "1000000000000";
@@ -155,7 +171,7 @@ fn export_sends_to_the_receiver_retrying_after_a_503() {
         err.contains("no samples") && err.contains("nothing written or sent"),
         "{err}"
     );
-    assert_eq!(received(&r.log).len(), 2, "nothing more arrived");
+    assert_eq!(received(&r.log).len(), 3, "nothing more arrived");
 }
 
 #[test]
