@@ -140,7 +140,11 @@ pub fn run(a: Args) -> anyhow::Result<()> {
     };
     // `-o -` is standard output, as for every command.
     let output = a.output.as_ref().filter(|p| p.as_os_str() != "-");
+    let send_to = a.otlp.endpoint()?;
     let (inputs, _spools) = super::export_spool::spooled(&a.inputs)?;
+    if let Some(to) = send_to {
+        return super::export_otlp::send(&to, &inputs, &o);
+    }
     let mut out = ExportOutput::open(output.map(|p| p.as_path()))?;
     if a.diff {
         return diff(&a, &inputs, format, &o, out);
@@ -164,6 +168,10 @@ fn refuse(a: &Args, o: &ExportOptions) -> anyhow::Result<()> {
             "--diff takes two recordings, BASE NEW ({} given): perfz export --diff base.data new.data",
             a.inputs.len()
         );
+    }
+    let sends = a.otlp.otlp || a.otlp.otlp_endpoint.is_some();
+    if sends && (a.diff || a.output.is_some() || !matches!(a.format, None | Some(Format::Otlp))) {
+        anyhow::bail!("--otlp-endpoint sends the profiles: leave out -o, --diff and --format other than otlp (export once more to keep a file)");
     }
     let to_stdout = a.output.as_ref().is_none_or(|p| p.as_os_str() == "-");
     if matches!(a.format, Some(Format::Pprof)) && to_stdout && std::io::stdout().is_terminal() {
@@ -249,7 +257,7 @@ fn options(a: &Args) -> anyhow::Result<ExportOptions> {
             count_name: a.count_name.clone(),
         },
         latency: a.latency,
-        otlp: a.otlp.options(),
+        otlp: a.otlp.options(super::record_args::command_name),
     })
 }
 

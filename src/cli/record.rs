@@ -48,6 +48,11 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         return Ok(0);
     }
     let mut notes = Notes::new();
+    let send_to = super::export_otlp::record_endpoint(
+        &a.otlp,
+        &a.output,
+        a.switch_output.is_some() || a.flight_recorder.is_some(),
+    )?;
     let Some(opts) = options_of(&a, &mut notes)? else {
         return Ok(0); // --dry-run
     };
@@ -63,6 +68,10 @@ pub fn run(a: Args) -> anyhow::Result<u8> {
         }
         let asked = a.codec.is_some() || a.compression_level.is_some();
         crate::notes::say(&summary.render(asked));
+    }
+    if let Some(to) = send_to {
+        let name = super::record_args::command_name;
+        super::export_otlp::send_recording(&a.otlp, &to, &a.output, name)?;
     }
     Ok(exit_status(summary.stop_signal, summary.workload_exit))
 }

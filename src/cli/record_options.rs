@@ -253,6 +253,9 @@ pub struct Args {
     pub(super) verbose: u8,
     #[command(flatten)]
     pub(super) perf: super::record_perf::PerfArgs,
+    /// Where the finished recording is sent (OTLP/HTTP).
+    #[command(flatten)]
+    pub(super) otlp: super::export_otlp::OtlpArgs,
     /// The command to record, with its arguments: the words after the
     /// options (or after `--`), as perf's parse-options splits them.
     #[arg(skip)]

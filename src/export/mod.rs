@@ -25,6 +25,7 @@
 //! - `name/`: each distinct frame named as `perf script` names it (symbol
 //!   tables, inline frames, kallsyms, JIT maps and dumps, demangling);
 //! - `unwind/`: dwarf recordings' user stacks, unwound;
+//! - `otlp_push.rs`: OTLP requests sent to a collector (OTLP/HTTP);
 //! - `write/`: what is written: folded lines and svg, pprof, speedscope,
 //!   two recordings' difference ([`diff`]), `perfz report`'s table.
 //!
@@ -34,6 +35,7 @@
 
 pub(crate) mod files;
 pub(crate) mod name;
+pub mod otlp_push;
 mod passes;
 pub(crate) mod recording;
 pub(crate) mod unwind;

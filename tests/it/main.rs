@@ -19,6 +19,7 @@ mod export_fp_fallback;
 mod export_inline;
 mod export_inputs;
 mod export_otlp;
+mod export_otlp_push;
 mod export_pprof;
 mod export_symfs;
 mod export_tools;

@@ -50,13 +50,15 @@ pub(crate) fn write(
 }
 
 /// Every number under a [`WIDE`] key of `v` (`wide`: `v` is under one)
-/// as a decimal string; bytes the serde derives write as arrays of
+/// as a decimal string, unset fields (null) left out; bytes the serde derives write as arrays of
 /// numbers as OTLP's hex ([`IDS`]) or base64 ([`BYTES`]).
 fn widen(v: &mut Value, wide: bool) {
     match v {
         Value::Number(n) if wide => *v = Value::String(n.to_string()),
         Value::Array(items) => items.iter_mut().for_each(|i| widen(i, wide)),
         Value::Object(fields) => {
+            // An unset message is left out (the mapping's default), not null.
+            fields.retain(|_, v| !v.is_null());
             for (k, field) in fields.iter_mut() {
                 let (id, bytes) = (IDS.contains(&k.as_str()), BYTES.contains(&k.as_str()));
                 match bytes_of(field) {
@@ -124,11 +126,13 @@ mod tests {
             })
         );
         let mut v = serde_json::json!({"linkTable": [{"traceId": [], "spanId": [171, 1]}],
+            "attributeTable": [{"keyStrindex": 0, "value": null}],
             "originalPayload": [104, 105, 33, 63]});
         widen(&mut v, false);
         assert_eq!(
             v,
             serde_json::json!({"linkTable": [{"traceId": "", "spanId": "ab01"}],
+                "attributeTable": [{"keyStrindex": 0}],
                 "originalPayload": "aGkhPw=="})
         );
     }

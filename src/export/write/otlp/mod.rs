@@ -338,3 +338,6 @@ pub(crate) fn about(
         service,
     }
 }
+
+#[cfg(test)]
+mod tests;
