@@ -212,3 +212,75 @@ fn each_filter_field_keeps_only_what_satisfies_it() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--uid USER` as perf 6.16+: system-wide (`-a --uid` taken without a
+/// warning), keeping the samples of the user's tasks, including a program
+/// the user starts after the recording began: perfz execs its command once
+/// its events are enabled (the recorder's ready point), and the command
+/// starts the workload as nobody. Every sample perf script reads is the
+/// workload's task; root's (perfz's, the test's) are left out.
+#[test]
+fn uid_records_a_users_program_started_after_the_recording() {
+    require_recording();
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempdir("uid-later");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let exe = dir.join("deep-as-nobody");
+    std::fs::copy(workload(), &exe).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.join("u.data");
+    let stats = dir.join("u.json");
+    let o = perfz(&[
+        "record",
+        "-a",
+        "--uid",
+        "nobody",
+        "-F",
+        "999",
+        "--stats-json",
+        stats.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        exe.to_str().unwrap(),
+        "0.3",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        !err.contains("overriding"),
+        "-a --uid is taken as it is: {err}"
+    );
+    let script = run_perf(
+        &perf(),
+        &["script", "-i", out.to_str().unwrap(), "-F", "comm,pid"],
+    );
+    let rows: Vec<(String, u32)> = script
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            Some((w.next()?.to_string(), w.next()?.parse().ok()?))
+        })
+        .collect();
+    let ours = rows.iter().filter(|(c, _)| c == "deep-as-nobody").count();
+    assert!(
+        ours > 100,
+        "{ours} samples of the user's program: {script:.2000}"
+    );
+    let pids: std::collections::BTreeSet<u32> = rows.iter().map(|r| r.1).collect();
+    assert_eq!(
+        pids.len(),
+        1,
+        "only the user's task is sampled (setpriv's task before its exec is the same pid): {pids:?}"
+    );
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert!(
+        j["sample_filter"]["samples_dropped"].as_u64().unwrap() > 0,
+        "{j}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
