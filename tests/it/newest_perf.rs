@@ -142,7 +142,7 @@ const FIELD_CASES: &[FieldCase] = &[
 fn script_values(file: &std::path::Path, field: &str) -> Vec<u64> {
     let out = run_perf(
         &perf(),
-        &["script", "-i", file.to_str().unwrap(), "-F", field],
+        &["script", "-i", file.to_str().unwrap(), "-G", "-F", field],
     );
     out.lines()
         .filter(|l| !l.trim().is_empty())
@@ -332,5 +332,54 @@ fn uid_records_a_users_program_started_after_the_recording() {
         j["sample_filter"]["samples_dropped"].as_u64().unwrap() > 0,
         "{j}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A filter over dwarf samples, whose stacks the push path also cuts: a
+/// sample left out takes the cut's edits with it, the kept ones keep
+/// theirs, and perf reads the file whole (every sample, its call chains).
+#[test]
+fn a_filter_and_the_dwarf_stack_cut_edit_one_stream() {
+    require_recording();
+    let dir = tempdir("filter-dwarf");
+    let out = dir.join("d.data");
+    let stats = dir.join("d.json");
+    let w = workload();
+    perfz_ok(&[
+        "record",
+        "-q",
+        "--call-graph",
+        "dwarf,4096",
+        "-e",
+        "task-clock",
+        "--filter",
+        "ip < 0xffffffff00000000, period > 200000",
+        "--stats-json",
+        stats.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        w.to_str().unwrap(),
+        "0.3",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    let ips = script_values(&out, "ip");
+    assert_eq!(ips.len() as u64, j["samples"].as_u64().unwrap(), "{j}");
+    assert!(ips.len() > 100, "{} samples", ips.len());
+    assert!(ips.iter().all(|&ip| ip < KERNEL), "a kernel ip was kept");
+    // The cut walked the samples (what it clears depends on how deep the
+    // stacks ran: none where every dump was full).
+    assert!(j["stack_use"]["samples"].as_u64().unwrap_or(0) > 0, "{j}");
+    let report = run_perf(
+        &perf(),
+        &[
+            "report",
+            "-i",
+            out.to_str().unwrap(),
+            "--stdio",
+            "--children",
+        ],
+    );
+    assert!(report.contains("main"), "no call chains: {report:.2000}");
     let _ = std::fs::remove_dir_all(&dir);
 }
