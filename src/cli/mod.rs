@@ -21,6 +21,7 @@ mod record_cgroups;
 mod record_events;
 mod record_options;
 mod record_perf;
+mod record_uid;
 mod recover;
 mod report;
 mod report_args;

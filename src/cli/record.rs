@@ -159,6 +159,7 @@ fn events_of(a: &Args) -> anyhow::Result<Vec<crate::event::EventSpec>> {
     let mut lists = events_with_filters(&a.events, &a.filter, a.exclude_perf, &a.words)?;
     super::record_cgroups::assign(&mut lists, &a.words)?;
     let mut events: Vec<_> = lists.into_iter().flatten().collect();
+    super::record_uid::filter_events(a, &mut events)?;
     if a.off_cpu {
         events.push(crate::event::events::EventSpec::off_cpu());
     }
@@ -322,31 +323,26 @@ fn codec_of(a: &Args) -> anyhow::Result<CodecSpec> {
 fn overridden(a: &Args) -> Option<&'static str> {
     let tasks = !a.pid.is_empty() || !a.tid.is_empty();
     let (uid, cpu, system) = (a.uid.is_some(), a.cpu.is_some(), a.all_cpus);
+    // -u with -a or -C: both taken (perf 6.16+: -u is system-wide).
     [
         (tasks && cpu, "PID/TID switch overriding CPU"),
         (tasks && uid, "PID/TID switch overriding UID"),
-        (uid && cpu, "UID switch overriding CPU"),
         (tasks && system, "PID/TID switch overriding SYSTEM"),
-        (uid && system, "UID switch overriding SYSTEM"),
     ]
     .into_iter()
     .find_map(|(on, w)| on.then_some(w))
 }
 
-/// The target -p, -t, -u, -C or -a names, the first of them in that
-/// order winning (perf: -p makes -t its list too).
+/// The target -p, -t, -C or -a names, the first of them in that order
+/// winning (perf: -p makes -t its list too); -u alone is every CPU, as
+/// perf 6.16+ records it (its events keep the user's samples:
+/// record_uid.rs).
 fn explicit_target(a: &Args) -> anyhow::Result<Target> {
     if !a.pid.is_empty() {
         return Ok(Target::Pids(a.pid.clone()));
     }
     if !a.tid.is_empty() {
         return Ok(Target::Tids(a.tid.clone()));
-    }
-    if let Some(u) = &a.uid {
-        let uid = super::record_args::resolve_user(u)?;
-        let pids = crate::event::target::pids_of_user(uid)?;
-        anyhow::ensure!(!pids.is_empty(), "-u {u}: user {uid} runs no process");
-        return Ok(Target::Pids(pids));
     }
     Ok(if let Some(list) = &a.cpu {
         Target::Cpus(parse_list(list)?)

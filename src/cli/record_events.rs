@@ -84,7 +84,11 @@ fn apply_filter(list: &mut [EventSpec], f: &str, is_exclude: bool) -> anyhow::Re
     for e in list.iter_mut() {
         if e.tracepoint.is_none() && !is_exclude {
             crate::transform::sample_filter::parse(f, |_| 0).map_err(anyhow::Error::msg)?;
-            e.sample_filter = Some(f.to_string());
+            // A second --filter adds its terms, as perf appends them.
+            e.sample_filter = Some(match e.sample_filter.take() {
+                Some(before) => format!("{before}, {f}"),
+                None => f.to_string(),
+            });
         } else if e.tracepoint.is_none() {
             continue;
         } else if is_exclude {
@@ -136,5 +140,34 @@ pub(super) fn frequency(f: &str, strict: bool, notes: &mut Notes) -> anyhow::Res
             Ok(m)
         }
         _ => Ok(hz),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_filter_after_another_event_is_a_sample_filter_added_up() {
+        let lists = words(&["task-clock"]);
+        let filters = words(&["ip < 0xffffffff00000000", "period > 1"]);
+        let w = words(&["--event=task-clock", "--filter=a", "--filter=b"]);
+        let parsed = events_with_filters(&lists, &filters, false, &w).unwrap();
+        let e = &parsed[0][0];
+        assert_eq!(
+            e.sample_filter.as_deref(),
+            Some("ip < 0xffffffff00000000, period > 1")
+        );
+        assert_eq!(e.filter, None);
+        let bad = words(&["frob > 1"]);
+        let err = events_with_filters(&lists, &bad, false, &w[..2]).unwrap_err();
+        assert!(
+            err.to_string().contains("Unexpected filter ident: frob"),
+            "{err}"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! Where a recording goes, and the promise that a failed start touches no
 //! existing file.
 //!
-//! `-` is pipe mode on stdout. A path is file mode: the recording is first
+//! `-` is pipe mode on stdout, and so is a character device (`-o
+//! /dev/null`, [`stream`]). Any other path is file mode: the recording is first
 //! written to a hidden temporary file beside the path (mode 0600); only when
 //! the recording has really started (the workload exec'd, the events are
 //! enabled) does [`Place::commit`] move an existing file to `FILE.old` and

@@ -204,7 +204,7 @@ impl Summary {
         }
         if let Some(f) = &self.sample_filter {
             s += &format!(
-                "[ perfz record: --filter filtered {}: {} samples left out ]\n",
+                "[ perfz record: the sample filter ran {}: {} samples left out ]\n",
                 f.filtered, f.samples_dropped
             );
         }

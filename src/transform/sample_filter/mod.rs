@@ -1,5 +1,5 @@
 //! Sample filters: perf's `--filter` on a non-tracepoint event (perf 6.6+,
-//! perf's grammar in [`parse`]), applied in the push path: a sample of a
+//! perf's grammar in [`parse()`]), applied in the push path: a sample of a
 //! filtered event that fails its filter is left out of the stream (an
 //! [`Edit::Skip`] over its record) before the codec, and counted. perf
 //! runs the same filter in the kernel as a BPF program; perfz has no BPF

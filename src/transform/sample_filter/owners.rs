@@ -4,11 +4,14 @@
 //! the first time a pid is seen, and again at its COMM (an exec may
 //! change its owner) and FORK (a pid reused) records, and keeps it.
 //!
-//! How it can be wrong: a task gone before its pid is read (a short-lived
-//! process whose samples and exit are drained after it was reaped) has no
-//! owner, and its samples fail `uid`/`gid` comparisons; a task whose owner
-//! changes without an exec (setuid() in place) keeps its first owner until
-//! its next COMM.
+//! How it can be wrong: the owner is read when the push path sees the
+//! task, after its samples were taken. A task gone before its pid is read
+//! (a short-lived process whose samples and exit are drained after it was
+//! reaped) has no owner, and its samples fail `uid`/`gid` comparisons; a
+//! task that changes owner (setuid, then exec: `setpriv`, `su`) before it
+//! is read has its earlier samples counted as its new owner's; one that
+//! changes owner without an exec keeps the owner read first until its
+//! next COMM.
 
 use std::collections::HashMap;
 

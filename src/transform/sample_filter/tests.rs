@@ -76,3 +76,42 @@ fn a_wrapped_region_and_other_records_are_read_whole() {
     f.edits(region, &mut edits);
     assert_eq!(skips(&edits), [(0, 32)]);
 }
+
+#[test]
+fn any_bytes_are_walked_without_a_panic() {
+    let t = st::IP | st::TID | st::PERIOD | st::WEIGHT | st::PHYS_ADDR;
+    let f = parse("weight > 1, phys_addr & 0x10 || uid == 0, pid != 3", |_| 0).unwrap();
+    let c = compile(&f, "cycles", t).unwrap();
+    let mut filter =
+        SampleFilter::new(vec![Some(c.clone()), Some(c)], Some(0), vec![(5, 1)]).unwrap();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..2000 {
+        let mut bytes = Vec::new();
+        for _ in 0..64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            bytes.push(x as u8);
+        }
+        // A plausible header now and then: a SAMPLE of 8..64 bytes.
+        if x % 3 == 0 {
+            bytes[..8].copy_from_slice(
+                &RecordHeader {
+                    type_: RecordType::SAMPLE,
+                    misc: 0,
+                    size: 8 + (x % 57) as u16,
+                }
+                .to_le(),
+            );
+        }
+        let (a, b) = bytes.split_at((x % 64) as usize);
+        let mut edits = Vec::new();
+        filter.edits(
+            Input {
+                first: a,
+                second: b,
+            },
+            &mut edits,
+        );
+    }
+}

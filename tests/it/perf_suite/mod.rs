@@ -10,6 +10,7 @@
 
 mod attr;
 mod attr_file;
+mod bpf_filter;
 mod perf_data_attrs;
 mod self_check;
 mod shell;

@@ -50,7 +50,7 @@ const BASELINE_LIMIT_S: u64 = 60;
 const PERFZ_LIMIT_S: u64 = 120;
 
 #[derive(Clone, Copy, PartialEq, Debug)]
-enum Verdict {
+pub(super) enum Verdict {
     Pass,
     Skip,
     Fail(i32),
@@ -74,7 +74,7 @@ impl std::fmt::Display for Verdict {
 /// which perf honours too and perfz reads for its build-id cache
 /// (src/synth/build_id.rs `cache_dir`); the others (--no-pager,
 /// --debugfs-dir DIR, --debug ARG) do not change what is recorded.
-fn write_shims(root: &Path, perf: &Path) -> (PathBuf, PathBuf) {
+pub(super) fn write_shims(root: &Path, perf: &Path) -> (PathBuf, PathBuf) {
     let perf = perf.display().to_string();
     let perfz = env!("CARGO_BIN_EXE_perfz");
     let plain = format!("#!/bin/sh\nexec {} \"$@\"\n", sh_quote(&perf));
@@ -130,17 +130,23 @@ exec {perf} "$@"
 }
 
 /// One run of a script.
-struct Run {
-    verdict: Verdict,
+pub(super) struct Run {
+    pub(super) verdict: Verdict,
     took: Duration,
-    output: String,
+    pub(super) output: String,
     /// The `perf record` calls the perfz shim turned into perfz's.
     perfz_calls: usize,
 }
 
 /// Runs `script` with `shim` first on PATH and `env` in its environment,
 /// in a fresh directory under `work`, its output in `work/NAME.log`.
-fn run(script: &Path, shim: &Path, env: &[(&str, PathBuf)], work: &Path, limit_s: u64) -> Run {
+pub(super) fn run(
+    script: &Path,
+    shim: &Path,
+    env: &[(&str, PathBuf)],
+    work: &Path,
+    limit_s: u64,
+) -> Run {
     let name = script.file_name().unwrap().to_string_lossy().into_owned();
     // perf's probe scripts add and delete probes: one at a time, with the
     // other tests that do (crate::common::PROBES).
