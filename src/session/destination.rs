@@ -4,8 +4,12 @@
 //! (`destination/flight.rs`). Each kind keeps what differs: where the next
 //! output comes from, what `data` holds, how a snapshot is written. A
 //! strategy reaches its drain units through [`Units`] at a switch, and
-//! gives the outputs they handed back at the end; each output a unit hands
-//! back is finished by `finish.rs`, for every kind.
+//! gives the outputs they handed back at the end; every perf.data is
+//! finished by `finish.rs` (its features assembled there once), for every
+//! kind. The core seals each `--switch-output` output once
+//! (`Rotation::seal_and_start` at a switch, `seal_last` at the end) and
+//! says the outputs, the side band and the samples lost in the summary
+//! once; the kinds say what they wrote.
 //!
 //! ```text
 //! begin ─ (Recording::start commits the place) ─ switch … switch ─ finish
@@ -20,6 +24,7 @@ use std::path::{Path, PathBuf};
 use super::error::RecordError;
 use super::place::{create_in, Place};
 use super::recording::Recording;
+use super::rotation::Rotation;
 use super::summary::Summary;
 use super::supervisor::Ended;
 use super::unit::{Unit, Units};
@@ -36,6 +41,9 @@ pub struct Destination {
     kind: Kind,
     /// Where it is on disk (memory: only the path snapshots are named after).
     place: Place,
+    /// `--switch-output`'s names, for a file or a directory: each output
+    /// sealed once, at a switch or the end.
+    rotation: Option<Rotation>,
 }
 
 enum Kind {
@@ -62,10 +70,10 @@ impl Destination {
             let place = Place::Memory {
                 path: o.output.clone(),
             };
-            return Ok((Destination::of(Kind::Memory(window), place), unit));
+            return Ok((Destination::of(rec, Kind::Memory(window), place), unit));
         }
         let (out, place, unit) = FileDestination::begin(rec, notes)?;
-        Ok((Destination::of(Kind::File(out), place), unit))
+        Ok((Destination::of(rec, Kind::File(out), place), unit))
     }
 
     /// For units on drain threads: the directory (under a temporary name
@@ -78,14 +86,21 @@ impl Destination {
             let place = Place::Memory {
                 path: o.output.clone(),
             };
-            return Ok(Destination::of(Kind::Memory(window), place));
+            return Ok(Destination::of(rec, Kind::Memory(window), place));
         }
         let (dir, place) = DirDestination::create(rec, notes)?;
-        Ok(Destination::of(Kind::Dir(Box::new(dir)), place))
+        Ok(Destination::of(rec, Kind::Dir(Box::new(dir)), place))
     }
 
-    fn of(kind: Kind, place: Place) -> Self {
-        Destination { kind, place }
+    fn of(rec: &Recording<'_>, kind: Kind, place: Place) -> Self {
+        let o = rec.options();
+        let rotation = (o.switch_output.is_some() && !matches!(kind, Kind::Memory(_)))
+            .then(|| Rotation::new(&o.output, o.switch_max_files));
+        Destination {
+            kind,
+            place,
+            rotation,
+        }
     }
 
     /// The output of drain thread `i` of `n`: its `data.i`, or its share of
@@ -155,10 +170,12 @@ impl Destination {
         times: SampleTimes,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
-        match &mut self.kind {
-            Kind::File(f) => f.switch(rec, units, times, notes),
-            Kind::Dir(d) => d.switch(rec, units, notes),
-            Kind::Memory(w) => w.snapshot(rec, units, notes).map(drop),
+        match (&mut self.kind, self.rotation.as_mut()) {
+            (Kind::Memory(w), _) => w.snapshot(rec, units, notes).map(drop),
+            // A `snapshot` command without --switch-output: nothing to do.
+            (_, None) => Ok(()),
+            (Kind::File(f), Some(r)) => f.switch(rec, units, r, times, notes),
+            (Kind::Dir(d), Some(r)) => d.switch(rec, units, r, notes),
         }
     }
 
@@ -182,20 +199,47 @@ impl Destination {
         let times = ended.drained.counts.times;
         let mut summary = rec.summary(report, &mut ended, notes);
         let mut notes = Notes::new();
-        let Destination { kind, place } = self;
-        match kind {
+        let side_band_bytes = self.side_band_bytes();
+        let Destination {
+            kind,
+            place,
+            rotation,
+        } = self;
+        // The last output carries LOST_SAMPLES, as perf's.
+        let (lost, lost_samples) = rec.lost_samples();
+        let written = match kind {
             Kind::File(f) => {
                 let h = handed.into_iter().next().unwrap_or_default();
-                f.finish(rec, &place, h, times, &mut summary, &mut notes)
+                f.finish(rec, &place, h, times, &lost, &mut notes)?
             }
             Kind::Dir(d) => {
                 // The units' sample times span every output of the
                 // recording: they are this directory's only if it is the one.
                 let times = rec.options().switch_output.is_none().then_some(times);
-                d.finish(rec, &place, handed, times, &mut summary, &mut notes)
+                Some(d.finish(rec, &place, handed, times, &lost, &mut notes)?)
             }
-            Kind::Memory(w) => w.finish(rec, handed, &mut summary, &mut notes),
-        }?;
+            Kind::Memory(w) => {
+                let (snapshots, bytes) = w.finish(rec, handed, &lost, &mut notes)?;
+                summary.outputs = snapshots;
+                Some(bytes)
+            }
+        };
+        if let Some(w) = written {
+            summary.bytes_written = w;
+        }
+        if let Some(mut r) = rotation {
+            // The last output is sealed like the others (perf's "Dump").
+            r.seal_last(&mut notes);
+            summary.outputs = r.written;
+        }
+        if summary.outputs.is_empty() {
+            summary.output = place.display();
+        } else if let Some(last) = summary.outputs.last() {
+            // Switched: the last output has its timestamped name by now.
+            summary.output = last.clone();
+        }
+        summary.side_band_bytes = side_band_bytes;
+        summary.lost_samples = lost_samples;
         summary.notes.extend(notes.into_vec());
         Ok(summary)
     }

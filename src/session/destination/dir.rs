@@ -31,7 +31,6 @@ use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of, Place};
 use crate::session::recording::Recording;
 use crate::session::rotation::Rotation;
-use crate::session::summary::Summary;
 use crate::session::unit::Units;
 use crate::transform::scan::SampleTimes;
 
@@ -41,8 +40,6 @@ pub struct DirDestination {
     pub main: FileWriter<File>,
     /// Bytes of its side band.
     pub side_band_bytes: u64,
-    /// `--switch-output`.
-    pub rotation: Option<Rotation>,
     /// The current output's maps and pages, and every map seen.
     pub maps: MapHistory,
 }
@@ -66,9 +63,6 @@ impl DirDestination {
         let dir = DirDestination {
             side_band_bytes: main.data_size(),
             main,
-            rotation: o
-                .switch_output
-                .map(|_| Rotation::new(&o.output, o.switch_max_files)),
             maps: MapHistory::new(&sb),
         };
         Ok((dir, out))
@@ -87,13 +81,10 @@ impl DirDestination {
         &mut self,
         rec: &Recording<'_>,
         units: &mut dyn Units,
+        rotation: &mut Rotation,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
         let o = rec.options();
-        if self.rotation.is_none() {
-            // A `snapshot` command without --switch-output: nothing to do.
-            return Ok(());
-        }
         let next = tempfile::Builder::new()
             .prefix(".perfz-next-")
             .tempdir_in(dir_of(&o.output))
@@ -126,7 +117,11 @@ impl DirDestination {
         }
         self.go_on_in(rec, new_main, &reports, notes)?;
         self.maps.next_output(&sb);
-        self.seal(&o.output, next, notes)
+        rotation.seal_and_start(notes, || {
+            std::fs::rename(next.path(), &o.output)?;
+            let _ = next.keep();
+            Ok(())
+        })
     }
 
     /// At a switch, the ended directory's `data` finished (`finish.rs`)
@@ -155,31 +150,6 @@ impl DirDestination {
         finish(ended, &f, Some(&data), name, Sync::Now)
             .map_err(|e| switch_failed("finishing data", e))?;
         self.side_band_bytes = side_band_bytes;
-        Ok(())
-    }
-
-    /// The ended directory becomes `OUTPUT.<timestamp>`, the `next` one
-    /// OUTPUT.
-    fn seal(
-        &mut self,
-        output: &Path,
-        next: tempfile::TempDir,
-        notes: &mut Notes,
-    ) -> Result<(), RecordError> {
-        let Some(rotation) = self.rotation.as_mut() else {
-            return Ok(());
-        };
-        let sealed = rotation
-            .seal(notes)
-            .map_err(|e| failed("naming the finished output", e))?;
-        std::fs::rename(next.path(), output).map_err(|e| {
-            let what = match &sealed {
-                Some(p) => format!("starting the next output ({} is finished)", p.display()),
-                None => "starting the next output".to_string(),
-            };
-            failed(&what, e)
-        })?;
-        let _ = next.keep();
         Ok(())
     }
 
@@ -229,20 +199,19 @@ fn switch_failed(what: &str, e: RecordError) -> RecordError {
 
 impl DirDestination {
     /// The directory's end, with the data.N each unit handed back (in the
-    /// units' order): each finished (`finish.rs`); LOST_SAMPLES and the
-    /// features (with the build ids of what it holds, and its first and
-    /// last sample times, where known) into `data`, synced; a unit's
-    /// failure said as the directory's; the last output sealed like the
-    /// others; the summary's outputs.
+    /// units' order): each finished (`finish.rs`); `lost` (LOST_SAMPLES)
+    /// and the features (with the build ids of what it holds, and its
+    /// first and last sample times, where known) into `data`, synced; a
+    /// unit's failure said as the directory's; the bytes written.
     pub fn finish(
         mut self,
         rec: &Recording<'_>,
         out: &Place,
         handed: Vec<HandedBack>,
         times: Option<SampleTimes>,
-        summary: &mut Summary,
+        lost: &[u8],
         notes: &mut Notes,
-    ) -> Result<(), RecordError> {
+    ) -> Result<u64, RecordError> {
         let dir = out
             .current_path()
             .map(Path::to_path_buf)
@@ -257,8 +226,8 @@ impl DirDestination {
                 failure = first_failure(failure, e);
             }
         }
-        let (mut rotation, side_band_bytes) = (self.rotation.take(), self.side_band_bytes);
-        let lost_samples = self.finish_data(rec, out, &reports, times, notes)?;
+        let side_band_bytes = self.side_band_bytes;
+        self.finish_data(rec, out, &reports, times, lost, notes)?;
         match failure {
             Some(RecordError::WriteFailed { err, kept, .. }) => {
                 return Err(RecordError::WriteFailed {
@@ -270,30 +239,22 @@ impl DirDestination {
             Some(other) => return Err(other),
             None => {}
         }
-        if let Some(r) = rotation.as_mut() {
-            // The last output is sealed like the others.
-            r.seal_last(notes);
-            summary.outputs = std::mem::take(&mut r.written);
-        }
-        summary.output = (summary.outputs.last().cloned()).unwrap_or_else(|| out.display());
-        summary.side_band_bytes = side_band_bytes;
-        summary.bytes_written = side_band_bytes + written;
-        summary.lost_samples = lost_samples;
-        Ok(())
+        Ok(side_band_bytes + written)
     }
 
-    /// The last `data`: LOST_SAMPLES, the features of the units' `reports`
-    /// (with the build ids of what it holds and `times`, where known),
-    /// synced; after a failure cut back to its checkpoint from the start
-    /// (the directory opens, with every data.N). Returns the samples lost.
+    /// The last `data`: `lost` (LOST_SAMPLES), the features of the units'
+    /// `reports` (with the build ids of what it holds and `times`, where
+    /// known), synced; after a failure salvaged, or cut back to its
+    /// checkpoint from the start (the directory opens, with every data.N).
     fn finish_data(
         self,
         rec: &Recording<'_>,
         out: &Place,
         reports: &[DrainReport],
         times: Option<SampleTimes>,
+        lost: &[u8],
         notes: &mut Notes,
-    ) -> Result<u64, RecordError> {
+    ) -> Result<(), RecordError> {
         let DirDestination { main, maps, .. } = self;
         let holds = Holds {
             dir: true,
@@ -301,10 +262,9 @@ impl DirDestination {
             times,
         };
         let dir_f = features_of(rec, Some(&maps), holds, notes);
-        let (lost_recs, lost_samples) = rec.lost_samples();
         let mut h = own(Output::File(main));
         if let Some(o) = h.output.as_mut() {
-            h.error = o.write_records(&lost_recs).err();
+            h.error = o.write_records(lost).err();
         }
         // A failure keeps what landed, or at worst data's checkpoint from
         // the start: the directory opens, with every data.N. Sizes said
@@ -317,8 +277,7 @@ impl DirDestination {
                 kept: kept.map(|k| k.with_size(out.size())),
             },
             other => other,
-        })?;
-        Ok(lost_samples)
+        })
     }
 
     /// Finishes one data.N a unit handed back, at `path` (data.N has no

@@ -33,7 +33,6 @@ use crate::session::map_history::MapHistory;
 use crate::session::place::{self, Place};
 use crate::session::recording::Recording;
 use crate::session::rotation::Rotation;
-use crate::session::summary::Summary;
 use crate::session::unit::{Unit, Units};
 use crate::transform::scan::SampleTimes;
 
@@ -41,7 +40,6 @@ use crate::transform::scan::SampleTimes;
 pub struct FileDestination {
     /// Bytes of the side band written (`--max-size` counts them).
     pub side_band_bytes: u64,
-    rotation: Option<Rotation>,
     maps: MapHistory,
 }
 
@@ -80,9 +78,6 @@ impl FileDestination {
         let side_band_bytes = drain.report().bytes_written;
         let output = FileDestination {
             side_band_bytes,
-            rotation: o
-                .switch_output
-                .map(|_| Rotation::new(&o.output, o.switch_max_files)),
             maps: MapHistory::new(&side_band),
         };
         Ok((output, out, drain))
@@ -99,13 +94,10 @@ impl FileDestination {
         &mut self,
         rec: &Recording<'_>,
         units: &mut dyn Units,
+        rotation: &mut Rotation,
         times: SampleTimes,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
-        let Some(rotation) = self.rotation.as_mut() else {
-            // A `snapshot` command without --switch-output: nothing to do.
-            return Ok(());
-        };
         let o = rec.options();
         let tmp = tempfile::Builder::new()
             .prefix(".perfz-next-")
@@ -127,59 +119,36 @@ impl FileDestination {
         finish(handed, &f, Some(&o.output), name, Sync::Background)?;
         // The current output is finished: from here a failure concerns only
         // the next one, whose temporary is removed.
-        let sealed = rotation.seal(notes).map_err(RecordError::Output)?;
-        units.write_side_band(&sb).map_err(|err| RecordError::Io {
-            what: match sealed {
-                Some(p) => format!(
-                    "--switch-output: starting the next output failed ({} is finished and opens in perf)",
-                    p.display()
-                ),
-                None => "--switch-output: starting the next output failed".to_string(),
-            },
-            err,
-        })?;
-        self.maps.next_output(&sb);
-        tmp.persist(&o.output)
-            .map_err(|e| RecordError::Output(e.error))?;
-        Ok(())
+        rotation.seal_and_start(notes, || {
+            units.write_side_band(&sb)?;
+            self.maps.next_output(&sb);
+            tmp.persist(&o.output).map(drop).map_err(|e| e.error)
+        })
     }
 
-    /// At the end, the output the unit handed back: LOST_SAMPLES, the
-    /// features and the header (`finish.rs`), or the failed write said
-    /// with what was kept; the last output sealed; the summary's outputs.
+    /// At the end, the output the unit handed back: `lost` (LOST_SAMPLES),
+    /// the features and the header (`finish.rs`), or the failed write said
+    /// with what was kept; the bytes written, where every write landed.
     pub fn finish(
-        self,
+        mut self,
         rec: &Recording<'_>,
         out: &Place,
         mut handed: HandedBack,
         times: SampleTimes,
-        summary: &mut Summary,
+        lost_recs: &[u8],
         notes: &mut Notes,
-    ) -> Result<(), RecordError> {
-        let FileDestination {
-            side_band_bytes,
-            mut rotation,
-            mut maps,
-        } = self;
-        let (lost_recs, lost_samples) = rec.lost_samples();
+    ) -> Result<Option<u64>, RecordError> {
+        let maps = &mut self.maps;
+        let mut written = None;
         if let (None, Some(output)) = (&handed.error, handed.output.as_mut()) {
             // Every write landed: LOST_SAMPLES go last, and the numbers
             // count them.
-            handed.error = output.write_records(&lost_recs).err();
-            summary.bytes_written = output.data_size();
+            handed.error = output.write_records(lost_recs).err();
+            written = Some(output.data_size());
         }
         let f = features_of(rec, maps.seen_all(handed.hits.take()), held(times), notes);
         finish(handed, &f, out.current_path(), out.display(), Sync::Now)?;
-        // The last output is sealed like the others (perf's "Dump" at the end).
-        if let Some(r) = rotation.as_mut() {
-            r.seal_last(notes);
-            summary.outputs = std::mem::take(&mut r.written);
-        }
-        // Switched: the last output has its timestamped name by now.
-        summary.output = (summary.outputs.last().cloned()).unwrap_or_else(|| out.display());
-        summary.lost_samples = lost_samples;
-        summary.side_band_bytes = side_band_bytes;
-        Ok(())
+        Ok(written)
     }
 }
 

@@ -31,7 +31,6 @@ use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of};
 use crate::session::recording::Recording;
 use crate::session::rotation::stamped;
-use crate::session::summary::Summary;
 use crate::session::unit::Units;
 
 /// What a snapshot holds besides its side band: the drain's retained
@@ -191,29 +190,24 @@ impl FlightWindow {
     }
 
     /// The end, with the outputs the units handed back: what they retain
-    /// written like a last snapshot (a snapshot that failed ended the
-    /// recording, said with the snapshots kept); the summary's outputs.
+    /// written like a last snapshot, with `lost` (LOST_SAMPLES, as perf's
+    /// last output) after it (a snapshot that failed ended the recording,
+    /// said with the snapshots kept); every snapshot written, and the
+    /// bytes of the last.
     pub fn finish(
         mut self,
         rec: &Recording<'_>,
         handed: Vec<HandedBack>,
-        summary: &mut Summary,
+        lost: &[u8],
         notes: &mut Notes,
-    ) -> Result<(), RecordError> {
+    ) -> Result<(Vec<String>, u64), RecordError> {
         let replies = handed
             .into_iter()
             .enumerate()
             .map(|(i, h)| Reply::retained(h, i))
             .collect();
-        // The last snapshot carries LOST_SAMPLES, as perf's last output.
-        let (lost_recs, lost_samples) = rec.lost_samples();
-        let last = self.write_replies(rec, replies, &lost_recs, notes)?;
-        summary.output = last.display().to_string();
-        summary.side_band_bytes = self.side_band_bytes;
-        summary.bytes_written = self.bytes;
-        summary.lost_samples = lost_samples;
-        summary.outputs = std::mem::take(&mut self.written);
-        Ok(())
+        self.write_replies(rec, replies, lost, notes)?;
+        Ok((self.written, self.bytes))
     }
 }
 
