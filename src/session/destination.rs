@@ -22,6 +22,7 @@ mod flight;
 use std::path::{Path, PathBuf};
 
 use super::error::RecordError;
+use super::finish::Closing;
 use super::place::{create_in, Place};
 use super::recording::Recording;
 use super::rotation::Rotation;
@@ -170,12 +171,13 @@ impl Destination {
         times: SampleTimes,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
+        let place = &self.place;
         match (&mut self.kind, self.rotation.as_mut()) {
             (Kind::Memory(w), _) => w.snapshot(rec, units, notes).map(drop),
             // A `snapshot` command without --switch-output: nothing to do.
             (_, None) => Ok(()),
-            (Kind::File(f), Some(r)) => f.switch(rec, units, r, times, notes),
-            (Kind::Dir(d), Some(r)) => d.switch(rec, units, r, notes),
+            (Kind::File(f), Some(r)) => f.switch(rec, place, units, r, times, notes),
+            (Kind::Dir(d), Some(r)) => d.switch(rec, place, units, r, notes),
         }
     }
 
@@ -199,48 +201,56 @@ impl Destination {
         let times = ended.drained.counts.times;
         let mut summary = rec.summary(report, &mut ended, notes);
         let mut notes = Notes::new();
-        let side_band_bytes = self.side_band_bytes();
+        summary.side_band_bytes = self.side_band_bytes();
+        // The last output carries LOST_SAMPLES, as perf's.
+        let (lost, lost_samples) = rec.lost_samples();
+        summary.lost_samples = lost_samples;
+        let place = self.place.display();
+        let (written, outputs) =
+            self.end(rec, handed, Closing::end(Some(times), &lost), &mut notes)?;
+        summary.bytes_written = written.unwrap_or(summary.bytes_written);
+        // Switched: the last output has its timestamped name by now.
+        summary.output = outputs.last().cloned().unwrap_or(place);
+        summary.outputs = outputs;
+        summary.notes.extend(notes.into_vec());
+        Ok(summary)
+    }
+
+    /// The last output closed (`how`) and sealed like the others (perf's
+    /// "Dump"): the bytes written where known, and every output named.
+    fn end(
+        self,
+        rec: &Recording<'_>,
+        handed: Vec<HandedBack>,
+        how: Closing<'_>,
+        notes: &mut Notes,
+    ) -> Result<(Option<u64>, Vec<String>), RecordError> {
         let Destination {
             kind,
             place,
             rotation,
         } = self;
-        // The last output carries LOST_SAMPLES, as perf's.
-        let (lost, lost_samples) = rec.lost_samples();
-        let written = match kind {
-            Kind::File(f) => {
+        let (written, mut outputs) = match kind {
+            Kind::File(mut f) => {
                 let h = handed.into_iter().next().unwrap_or_default();
-                f.finish(rec, &place, h, times, &lost, &mut notes)?
+                (f.close(rec, &place, h, how, notes)?, Vec::new())
             }
             Kind::Dir(d) => {
                 // The units' sample times span every output of the
                 // recording: they are this directory's only if it is the one.
-                let times = rec.options().switch_output.is_none().then_some(times);
-                Some(d.finish(rec, &place, handed, times, &lost, &mut notes)?)
+                let times = how.times.filter(|_| rec.options().switch_output.is_none());
+                let how = Closing { times, ..how };
+                (Some(d.finish(rec, &place, handed, how, notes)?), Vec::new())
             }
             Kind::Memory(w) => {
-                let (snapshots, bytes) = w.finish(rec, handed, &lost, &mut notes)?;
-                summary.outputs = snapshots;
-                Some(bytes)
+                let (snapshots, bytes) = w.finish(rec, handed, how.lost.unwrap_or(&[]), notes)?;
+                (Some(bytes), snapshots)
             }
         };
-        if let Some(w) = written {
-            summary.bytes_written = w;
-        }
         if let Some(mut r) = rotation {
-            // The last output is sealed like the others (perf's "Dump").
-            r.seal_last(&mut notes);
-            summary.outputs = r.written;
+            r.seal_last(notes);
+            outputs = r.written;
         }
-        if summary.outputs.is_empty() {
-            summary.output = place.display();
-        } else if let Some(last) = summary.outputs.last() {
-            // Switched: the last output has its timestamped name by now.
-            summary.output = last.clone();
-        }
-        summary.side_band_bytes = side_band_bytes;
-        summary.lost_samples = lost_samples;
-        summary.notes.extend(notes.into_vec());
-        Ok(summary)
+        Ok((written, outputs))
     }
 }

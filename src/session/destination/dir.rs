@@ -26,18 +26,17 @@ use crate::push::drain::DrainReport;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::{Kept, RecordError};
-use crate::session::finish::{features_of, finish, own, Holds, Sync};
+use crate::session::finish::{features_of, finish, own, Closing, Holds, Sync};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of, Place};
 use crate::session::recording::Recording;
 use crate::session::rotation::Rotation;
 use crate::session::unit::Units;
-use crate::transform::scan::SampleTimes;
 
 /// A directory output being written.
 pub struct DirDestination {
-    /// The current directory's `data`.
-    pub main: FileWriter<File>,
+    /// The current directory's `data` (None: finished at the end).
+    pub main: Option<FileWriter<File>>,
     /// Bytes of its side band.
     pub side_band_bytes: u64,
     /// The current output's maps and pages, and every map seen.
@@ -62,7 +61,7 @@ impl DirDestination {
         begin(rec, &mut main, &sb, notes).map_err(RecordError::Output)?;
         let dir = DirDestination {
             side_band_bytes: main.data_size(),
-            main,
+            main: Some(main),
             maps: MapHistory::new(&sb),
         };
         Ok((dir, out))
@@ -71,15 +70,16 @@ impl DirDestination {
     /// One `--switch-output`, in the order that leaves every name whole:
     /// the next directory (hidden beside OUTPUT) gets `data` with the side
     /// band of the processes live now, made whole; only then does every
-    /// unit hand its data.N back and go on in the next directory's, and
-    /// each handed-back data.N is finished (`finish.rs`); the map records
-    /// the units saw in the ended output follow the side band (processes
-    /// gone since, maps made while it was taken); the ended `data` gets its
-    /// features and build ids; then OUTPUT becomes `OUTPUT.<timestamp>` and
-    /// the next directory OUTPUT.
+    /// unit hand its data.N back and go on in the next directory's; the
+    /// ended directory is closed as at the end ([`close`](Self::close):
+    /// each data.N, then `data` with its features and build ids); the map
+    /// records the units saw in it follow the next side band (processes
+    /// gone since, maps made while it was taken); then OUTPUT becomes
+    /// `OUTPUT.<timestamp>` and the next directory OUTPUT.
     pub fn switch(
         &mut self,
         rec: &Recording<'_>,
+        place: &Place,
         units: &mut dyn Units,
         rotation: &mut Rotation,
         notes: &mut Notes,
@@ -103,19 +103,21 @@ impl DirDestination {
         let handed = units.hand_over(streams)?;
         if handed.iter().all(Option::is_none) {
             // Every unit has ended (the recording is ending): the current
-            // output is the last, finished by the end; nothing switched.
+            // output is the last, closed by the end; nothing switched.
             return Ok(());
         }
-        let (seen, reports) = self.finish_streams(&o.output, handed)?;
-        if !seen.is_empty() {
+        let ended = self.main.replace(new_main);
+        let (seen, _) = self
+            .close(rec, place, ended, handed, Closing::switch(None), notes)
+            .map_err(switch_failed)?;
+        if let (false, Some(main)) = (seen.is_empty(), self.main.as_mut()) {
             let f = features_of(rec, None, announced(rec), notes);
-            new_main
-                .write_records(&seen)
-                .and_then(|_| new_main.checkpoint(&f))
+            main.write_records(&seen)
+                .and_then(|_| main.checkpoint(&f))
                 .map_err(|e| failed("writing the next output's side band", e))?;
             sb.extend_from_slice(&seen);
         }
-        self.go_on_in(rec, new_main, &reports, notes)?;
+        self.side_band_bytes = self.main.as_ref().map_or(0, FileWriter::data_size);
         self.maps.next_output(&sb);
         rotation.seal_and_start(notes, || {
             std::fs::rename(next.path(), &o.output)?;
@@ -124,56 +126,47 @@ impl DirDestination {
         })
     }
 
-    /// At a switch, the ended directory's `data` finished (`finish.rs`)
-    /// with the features of what its data.N hold (their `reports`), and
-    /// `next_main` the current `data` from here.
-    fn go_on_in(
+    /// The current directory at `place` closed, at a switch or the end
+    /// (`how`): each data.N its unit `handed` back finished (none: the
+    /// unit had ended), its hits into the map history; then `ended`, its
+    /// `data`, with LOST_SAMPLES at the end and the features of what the
+    /// directory holds (`finish.rs`). A failure is the directory's, said
+    /// with what every part kept. Returns the map records the units saw in
+    /// it, and the bytes it holds.
+    fn close(
         &mut self,
         rec: &Recording<'_>,
-        next_main: FileWriter<File>,
-        reports: &[DrainReport],
-        notes: &mut Notes,
-    ) -> Result<(), RecordError> {
-        // A unit that ended before the switch handed nothing back here; its
-        // data.N is compressed all the same.
-        let compressed = DrainReport::combined_compressed(reports).or(rec.announced_codec());
-        let holds = Holds {
-            dir: true,
-            compressed,
-            times: None,
-        };
-        let f = features_of(rec, Some(&self.maps), holds, notes);
-        let side_band_bytes = next_main.data_size();
-        let ended = own(Output::File(std::mem::replace(&mut self.main, next_main)));
-        let data = rec.options().output.join("data");
-        let name = data.display().to_string();
-        finish(ended, &f, Some(&data), name, Sync::Now)
-            .map_err(|e| switch_failed("finishing data", e))?;
-        self.side_band_bytes = side_band_bytes;
-        Ok(())
-    }
-
-    /// At a switch, finishes the data.N each unit handed back (none: the
-    /// unit had ended), in `dir`; returns the map records they saw in the
-    /// ended output and their reports. The first that fails to finish
-    /// fails the switch.
-    fn finish_streams(
-        &mut self,
-        dir: &Path,
+        place: &Place,
+        ended: Option<FileWriter<File>>,
         handed: Vec<Option<HandedBack>>,
-    ) -> Result<(Vec<u8>, Vec<DrainReport>), RecordError> {
-        let mut seen = Vec::new();
-        let mut reports = Vec::new();
+        how: Closing<'_>,
+        notes: &mut Notes,
+    ) -> Result<(Vec<u8>, u64), RecordError> {
+        let dir = place.current_path().map(Path::to_path_buf);
+        let dir = dir.unwrap_or_default();
+        let reports: Vec<DrainReport> = handed.iter().flatten().map(|h| h.report.clone()).collect();
+        let written = self.side_band_bytes + reports.iter().map(|r| r.bytes_written).sum::<u64>();
+        let (mut seen, mut failure) = (Vec::new(), None);
         for (i, h) in handed.into_iter().enumerate() {
             let Some(h) = h else { continue };
-            reports.push(h.report.clone());
-            let path = dir.join(format!("data.{i}"));
-            let saw = self
-                .finish_stream(&path, h, Sync::Background)
-                .map_err(|e| switch_failed(&format!("finishing data.{i}"), e))?;
-            seen.extend_from_slice(&saw);
+            match self.finish_stream(&dir.join(format!("data.{i}")), h, how.sync) {
+                Ok(saw) => seen.extend_from_slice(&saw),
+                Err(e) => failure = first_failure(failure, e),
+            }
         }
-        Ok((seen, reports))
+        if let Some(main) = ended {
+            self.finish_data(rec, place, main, &reports, how, notes)?;
+        }
+        match failure {
+            // Sizes said are the directory's.
+            Some(RecordError::WriteFailed { err, kept, .. }) => Err(RecordError::WriteFailed {
+                path: place.display(),
+                err,
+                kept: kept.map(|k| k.with_size(place.size())),
+            }),
+            Some(other) => Err(other),
+            None => Ok((seen, written)),
+        }
     }
 }
 
@@ -185,12 +178,12 @@ fn failed(what: &str, err: io::Error) -> RecordError {
     }
 }
 
-/// A finish at a switch that failed: said as the switch's failure, `what`
-/// it was doing (the recording goes on to its end in the current output).
-fn switch_failed(what: &str, e: RecordError) -> RecordError {
+/// A close at a switch that failed: said as the switch's failure (the
+/// recording goes on to its end in the current output).
+fn switch_failed(e: RecordError) -> RecordError {
     match e {
         RecordError::WriteFailed { err, .. } => RecordError::Io {
-            what: format!("--switch-output: {what} failed"),
+            what: "--switch-output: finishing the output failed".into(),
             err,
         },
         other => other,
@@ -199,82 +192,56 @@ fn switch_failed(what: &str, e: RecordError) -> RecordError {
 
 impl DirDestination {
     /// The directory's end, with the data.N each unit handed back (in the
-    /// units' order): each finished (`finish.rs`); `lost` (LOST_SAMPLES)
-    /// and the features (with the build ids of what it holds, and its
-    /// first and last sample times, where known) into `data`, synced; a
-    /// unit's failure said as the directory's; the bytes written.
+    /// units' order): closed like at a switch (see [`close`](Self::close)),
+    /// synced, with LOST_SAMPLES; the bytes written.
     pub fn finish(
         mut self,
         rec: &Recording<'_>,
-        out: &Place,
+        place: &Place,
         handed: Vec<HandedBack>,
-        times: Option<SampleTimes>,
-        lost: &[u8],
+        how: Closing<'_>,
         notes: &mut Notes,
     ) -> Result<u64, RecordError> {
-        let dir = out
-            .current_path()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        let written: u64 = handed.iter().map(|h| h.report.bytes_written).sum();
-        let reports: Vec<DrainReport> = handed.iter().map(|h| h.report.clone()).collect();
-        // Sizes said are the directory's.
-        let whole = |k: Kept| k.with_size(out.size());
-        let mut failure = None;
-        for (i, h) in handed.into_iter().enumerate() {
-            if let Err(e) = self.finish_stream(&dir.join(format!("data.{i}")), h, Sync::Now) {
-                failure = first_failure(failure, e);
-            }
-        }
-        let side_band_bytes = self.side_band_bytes;
-        self.finish_data(rec, out, &reports, times, lost, notes)?;
-        match failure {
-            Some(RecordError::WriteFailed { err, kept, .. }) => {
-                return Err(RecordError::WriteFailed {
-                    path: out.display(),
-                    err,
-                    kept: kept.map(whole),
-                })
-            }
-            Some(other) => return Err(other),
-            None => {}
-        }
-        Ok(side_band_bytes + written)
+        let ended = self.main.take();
+        let handed = handed.into_iter().map(Some).collect();
+        let (_, written) = self.close(rec, place, ended, handed, how, notes)?;
+        Ok(written)
     }
 
-    /// The last `data`: `lost` (LOST_SAMPLES), the features of the units'
-    /// `reports` (with the build ids of what it holds and `times`, where
-    /// known), synced; after a failure salvaged, or cut back to its
-    /// checkpoint from the start (the directory opens, with every data.N).
+    /// The ended `data`: LOST_SAMPLES at the end (`how`), the features of
+    /// the units' `reports` (with the build ids of what it holds and its
+    /// sample times, where known); after a failure salvaged, or cut back
+    /// to its checkpoint from the start (the directory opens, with every
+    /// data.N).
     fn finish_data(
-        self,
+        &self,
         rec: &Recording<'_>,
-        out: &Place,
+        place: &Place,
+        main: FileWriter<File>,
         reports: &[DrainReport],
-        times: Option<SampleTimes>,
-        lost: &[u8],
+        how: Closing<'_>,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
-        let DirDestination { main, maps, .. } = self;
+        // A unit that ended before a switch handed nothing back there; its
+        // data.N is compressed all the same.
+        let compressed = DrainReport::combined_compressed(reports).or(rec.announced_codec());
         let holds = Holds {
             dir: true,
-            compressed: DrainReport::combined_compressed(reports),
-            times,
+            compressed,
+            times: how.times,
         };
-        let dir_f = features_of(rec, Some(&maps), holds, notes);
+        let f = features_of(rec, Some(&self.maps), holds, notes);
         let mut h = own(Output::File(main));
-        if let Some(o) = h.output.as_mut() {
+        if let (Some(lost), Some(o)) = (how.lost, h.output.as_mut()) {
             h.error = o.write_records(lost).err();
         }
-        // A failure keeps what landed, or at worst data's checkpoint from
-        // the start: the directory opens, with every data.N. Sizes said
-        // are the directory's.
-        let data = out.current_path().map(|d| d.join("data"));
-        finish(h, &dir_f, data.as_deref(), out.display(), Sync::Now).map_err(|e| match e {
+        // Sizes said are the directory's.
+        let data = place.current_path().map(|d| d.join("data"));
+        finish(h, &f, data.as_deref(), place.display(), how.sync).map_err(|e| match e {
             RecordError::WriteFailed { path, err, kept } => RecordError::WriteFailed {
                 path,
                 err,
-                kept: kept.map(|k| k.with_size(out.size())),
+                kept: kept.map(|k| k.with_size(place.size())),
             },
             other => other,
         })

@@ -28,7 +28,7 @@ use crate::notes::Notes;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::RecordError;
-use crate::session::finish::{features_of, finish, Holds, Sync};
+use crate::session::finish::{features_of, finish, Closing, Holds};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{self, Place};
 use crate::session::recording::Recording;
@@ -93,6 +93,7 @@ impl FileDestination {
     pub fn switch(
         &mut self,
         rec: &Recording<'_>,
+        place: &Place,
         units: &mut dyn Units,
         rotation: &mut Rotation,
         times: SampleTimes,
@@ -105,18 +106,11 @@ impl FileDestination {
             .map_err(RecordError::Output)?;
         let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
         let next = Output::File(FileWriter::new(next, rec.attrs())?);
-        let Some(Some(mut handed)) = units.hand_over(vec![next])?.pop() else {
+        let Some(Some(handed)) = units.hand_over(vec![next])?.pop() else {
             return Ok(());
         };
-        let f = features_of(
-            rec,
-            self.maps.seen_all(handed.hits.take()),
-            held(times),
-            notes,
-        );
+        self.close(rec, place, handed, Closing::switch(Some(times)), notes)?;
         let sb = rec.later_side_band(self.maps.all_maps(), notes);
-        let name = o.output.display().to_string();
-        finish(handed, &f, Some(&o.output), name, Sync::Background)?;
         // The current output is finished: from here a failure concerns only
         // the next one, whose temporary is removed.
         rotation.seal_and_start(notes, || {
@@ -126,37 +120,35 @@ impl FileDestination {
         })
     }
 
-    /// At the end, the output the unit handed back: `lost` (LOST_SAMPLES),
-    /// the features and the header (`finish.rs`), or the failed write said
-    /// with what was kept; the bytes written, where every write landed.
-    pub fn finish(
-        mut self,
+    /// The output at `place` its unit `handed` back closed, at a switch or
+    /// the end (`how`): LOST_SAMPLES at the end, the features (with the
+    /// build ids of what it holds) and the header (`finish.rs`), or the
+    /// failed write said with what was kept; the bytes written, where
+    /// every write landed.
+    pub fn close(
+        &mut self,
         rec: &Recording<'_>,
-        out: &Place,
+        place: &Place,
         mut handed: HandedBack,
-        times: SampleTimes,
-        lost_recs: &[u8],
+        how: Closing<'_>,
         notes: &mut Notes,
     ) -> Result<Option<u64>, RecordError> {
-        let maps = &mut self.maps;
         let mut written = None;
-        if let (None, Some(output)) = (&handed.error, handed.output.as_mut()) {
+        if let (Some(lost), None, Some(output)) = (how.lost, &handed.error, handed.output.as_mut())
+        {
             // Every write landed: LOST_SAMPLES go last, and the numbers
             // count them.
-            handed.error = output.write_records(lost_recs).err();
+            handed.error = output.write_records(lost).err();
             written = Some(output.data_size());
         }
-        let f = features_of(rec, maps.seen_all(handed.hits.take()), held(times), notes);
-        finish(handed, &f, out.current_path(), out.display(), Sync::Now)?;
+        let holds = Holds {
+            times: how.times,
+            ..Holds::default()
+        };
+        let maps = self.maps.seen_all(handed.hits.take());
+        let f = features_of(rec, maps, holds, notes);
+        let (path, name) = (place.current_path(), place.display());
+        finish(handed, &f, path, name, how.sync)?;
         Ok(written)
-    }
-}
-
-/// What a file output holds besides its records: its sample times
-/// (HEADER_COMPRESSED is its unit's, said when it is handed back).
-fn held(times: SampleTimes) -> Holds {
-    Holds {
-        times: Some(times),
-        ..Holds::default()
     }
 }
