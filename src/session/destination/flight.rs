@@ -26,7 +26,7 @@ use crate::push::drain::DrainReport;
 use crate::push::HandedBack;
 use crate::session::error::{format_io, RecordError};
 use crate::session::finish::{features_of, finish, own, Holds, Sync};
-use crate::session::mailbox::Reply;
+use crate::session::mailbox::Copied;
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of};
 use crate::session::recording::Recording;
@@ -157,12 +157,13 @@ impl FlightWindow {
     fn write_replies(
         &mut self,
         rec: &Recording<'_>,
-        mut replies: Vec<Reply>,
+        copies: Vec<io::Result<Copied>>,
         last: &[u8],
         notes: &mut Notes,
     ) -> Result<PathBuf, RecordError> {
-        if let Some(err) = replies.iter_mut().find_map(|r| r.error.take()) {
-            return Err(self.failed(rec, err));
+        let mut replies = Vec::with_capacity(copies.len());
+        for c in copies {
+            replies.push(c.map_err(|err| self.failed(rec, err))?);
         }
         for h in replies.iter_mut().filter_map(|r| r.hits.take()) {
             self.maps.seen(h);
@@ -204,7 +205,7 @@ impl FlightWindow {
         let replies = handed
             .into_iter()
             .enumerate()
-            .map(|(i, h)| Reply::retained(h, i))
+            .map(|(i, h)| Copied::retained(h, i))
             .collect();
         self.write_replies(rec, replies, lost, notes)?;
         Ok((self.written, self.bytes))
