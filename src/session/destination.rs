@@ -13,8 +13,10 @@
 //!
 //! ```text
 //! begin ─ (Recording::start commits the place) ─ switch … switch ─ finish
+//!                          (each switch and the finish: one close, close.rs)
 //! ```
 
+mod close;
 mod dir;
 mod file;
 mod flight;
@@ -161,9 +163,10 @@ impl Destination {
     }
 
     /// One switch: `--switch-output` goes on in a new file or directory
-    /// (the one so far finished and named `OUTPUT.<timestamp>`); the flight
-    /// recorder writes a snapshot. `times`: the current output's first and
-    /// last sample times, where the strategy knows them.
+    /// (the one so far closed and named `OUTPUT.<timestamp>`: see
+    /// `destination/close.rs`); the flight recorder writes a snapshot.
+    /// `times`: the current output's first and last sample times, where
+    /// the strategy knows them.
     pub fn switch(
         &mut self,
         rec: &Recording<'_>,
@@ -171,13 +174,13 @@ impl Destination {
         times: SampleTimes,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
-        let place = &self.place;
-        match (&mut self.kind, self.rotation.as_mut()) {
-            (Kind::Memory(w), _) => w.snapshot(rec, units, notes).map(drop),
+        if self.rotation.is_some() {
+            return self.switch_output(rec, units, times, notes);
+        }
+        match &mut self.kind {
+            Kind::Memory(w) => w.snapshot(rec, units, notes).map(drop),
             // A `snapshot` command without --switch-output: nothing to do.
-            (_, None) => Ok(()),
-            (Kind::File(f), Some(r)) => f.switch(rec, place, units, r, times, notes),
-            (Kind::Dir(d), Some(r)) => d.switch(rec, place, units, r, notes),
+            Kind::File(_) | Kind::Dir(_) => Ok(()),
         }
     }
 
@@ -219,38 +222,19 @@ impl Destination {
     /// The last output closed (`how`) and sealed like the others (perf's
     /// "Dump"): the bytes written where known, and every output named.
     fn end(
-        self,
+        mut self,
         rec: &Recording<'_>,
         handed: Vec<HandedBack>,
         how: Closing<'_>,
         notes: &mut Notes,
     ) -> Result<(Option<u64>, Vec<String>), RecordError> {
-        let Destination {
-            kind,
-            place,
-            rotation,
-        } = self;
-        let (written, mut outputs) = match kind {
-            Kind::File(mut f) => {
-                let h = handed.into_iter().next().unwrap_or_default();
-                (f.close(rec, &place, h, how, notes)?, Vec::new())
-            }
-            Kind::Dir(d) => {
-                // The units' sample times span every output of the
-                // recording: they are this directory's only if it is the one.
-                let times = how.times.filter(|_| rec.options().switch_output.is_none());
-                let how = Closing { times, ..how };
-                (Some(d.finish(rec, &place, handed, how, notes)?), Vec::new())
-            }
-            Kind::Memory(w) => {
-                let (snapshots, bytes) = w.finish(rec, handed, how.lost.unwrap_or(&[]), notes)?;
-                (Some(bytes), snapshots)
-            }
+        let handed = handed.into_iter().map(Some).collect();
+        let written = self.close(rec, handed, None, how, notes)?;
+        let outputs = match (self.rotation, self.kind) {
+            (Some(r), _) => r.written,
+            (None, Kind::Memory(w)) => w.written,
+            (None, Kind::File(_) | Kind::Dir(_)) => Vec::new(),
         };
-        if let Some(mut r) = rotation {
-            r.seal_last(notes);
-            outputs = r.written;
-        }
         Ok((written, outputs))
     }
 }

@@ -70,6 +70,8 @@ pub fn features_of(
 /// or at the end.
 #[derive(Clone, Copy)]
 pub struct Closing<'a> {
+    /// A switch (the units went on in the next output), or the end.
+    pub switch: bool,
     /// Background at a switch, Now at the end.
     pub sync: Sync,
     /// Its first and last sample times, where they are its own.
@@ -83,6 +85,7 @@ impl Closing<'_> {
     /// At a switch, with the output's sample times where known.
     pub fn switch(times: Option<SampleTimes>) -> Closing<'static> {
         Closing {
+            switch: true,
             sync: Sync::Background,
             times,
             lost: None,
@@ -92,6 +95,7 @@ impl Closing<'_> {
     /// At the end: `lost` after the last records.
     pub fn end(times: Option<SampleTimes>, lost: &[u8]) -> Closing<'_> {
         Closing {
+            switch: false,
             sync: Sync::Now,
             times,
             lost: Some(lost),

@@ -9,10 +9,11 @@
 //! a crash leaves a directory perf opens; each `data.N` checkpoints on its
 //! own thread. A switch makes the next directory hidden beside OUTPUT,
 //! with `data` (/proc now plus the map history) and a `data.N` per thread;
-//! every thread finishes its `data.N` and goes on in its new file (a new
-//! codec stream); the ended `data` gets its features and build ids, and
-//! only then does OUTPUT become `OUTPUT.<timestamp>` and the hidden
-//! directory OUTPUT.
+//! every thread hands its `data.N` back and goes on in its new file (a
+//! new codec stream); the ended directory is closed as at the end (each
+//! `data.N`, then `data` with its features and build ids), and only then
+//! does OUTPUT become `OUTPUT.<timestamp>` and the hidden directory OUTPUT
+//! (`close.rs`).
 
 use std::fs::File;
 use std::io;
@@ -30,17 +31,28 @@ use crate::session::finish::{features_of, finish, own, Closing, Holds, Sync};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of, Place};
 use crate::session::recording::Recording;
-use crate::session::rotation::Rotation;
-use crate::session::unit::Units;
 
 /// A directory output being written.
 pub struct DirDestination {
     /// The current directory's `data` (None: finished at the end).
     pub main: Option<FileWriter<File>>,
+    /// A switch's next directory, until the ended one is sealed.
+    next: Option<NextDir>,
+    /// The map records the units saw in the directory closed at a switch,
+    /// for the next one's side band.
+    seen: Vec<u8>,
     /// Bytes of its side band.
     pub side_band_bytes: u64,
     /// The current output's maps and pages, and every map seen.
     pub maps: MapHistory,
+}
+
+/// A switch's next directory: hidden beside OUTPUT, with its `data` (taken
+/// up when the ended one closes) and the side band in it.
+struct NextDir {
+    dir: tempfile::TempDir,
+    main: Option<FileWriter<File>>,
+    sb: Vec<u8>,
 }
 
 impl DirDestination {
@@ -63,53 +75,61 @@ impl DirDestination {
             side_band_bytes: main.data_size(),
             main: Some(main),
             maps: MapHistory::new(&sb),
+            next: None,
+            seen: Vec::new(),
         };
         Ok((dir, out))
     }
 
-    /// One `--switch-output`, in the order that leaves every name whole:
-    /// the next directory (hidden beside OUTPUT) gets `data` with the side
-    /// band of the processes live now, made whole; only then does every
-    /// unit hand its data.N back and go on in the next directory's; the
-    /// ended directory is closed as at the end ([`close`](Self::close):
-    /// each data.N, then `data` with its features and build ids); the map
-    /// records the units saw in it follow the next side band (processes
-    /// gone since, maps made while it was taken); then OUTPUT becomes
-    /// `OUTPUT.<timestamp>` and the next directory OUTPUT.
-    pub fn switch(
+    /// A switch's next outputs, in the order that leaves every name
+    /// whole: the next directory (hidden beside OUTPUT, kept here until
+    /// the ended one is sealed) gets `data` with the side band of the
+    /// processes live now, made whole; a data.N in it for each of the
+    /// `units`.
+    pub fn next(
         &mut self,
         rec: &Recording<'_>,
-        place: &Place,
-        units: &mut dyn Units,
-        rotation: &mut Rotation,
+        units: usize,
         notes: &mut Notes,
-    ) -> Result<(), RecordError> {
+    ) -> Result<Vec<Output>, RecordError> {
         let o = rec.options();
-        let next = tempfile::Builder::new()
+        let dir = tempfile::Builder::new()
             .prefix(".perfz-next-")
             .tempdir_in(dir_of(&o.output))
             .map_err(RecordError::Output)?;
-        let mut new_main = FileWriter::new(
-            create_in(next.path(), "data").map_err(RecordError::Output)?,
+        let mut main = FileWriter::new(
+            create_in(dir.path(), "data").map_err(RecordError::Output)?,
             rec.attrs(),
         )?;
-        let mut sb = rec.later_side_band(self.maps.all_maps(), notes);
-        begin(rec, &mut new_main, &sb, notes).map_err(|e| failed("starting the next output", e))?;
-        let mut streams = Vec::with_capacity(units.count());
-        for i in 0..units.count() {
-            let file = create_in(next.path(), &format!("data.{i}")).map_err(RecordError::Output)?;
+        let sb = rec.later_side_band(self.maps.all_maps(), notes);
+        begin(rec, &mut main, &sb, notes).map_err(|e| failed("starting the next output", e))?;
+        let mut streams = Vec::with_capacity(units);
+        for i in 0..units {
+            let file = create_in(dir.path(), &format!("data.{i}")).map_err(RecordError::Output)?;
             streams.push(Output::Stream(DataStreamWriter::new(file)));
         }
-        let handed = units.hand_over(streams)?;
-        if handed.iter().all(Option::is_none) {
-            // Every unit has ended (the recording is ending): the current
-            // output is the last, closed by the end; nothing switched.
-            return Ok(());
-        }
-        let ended = self.main.replace(new_main);
-        let (seen, _) = self
-            .close(rec, place, ended, handed, Closing::switch(None), notes)
-            .map_err(switch_failed)?;
+        self.next = Some(NextDir {
+            dir,
+            main: Some(main),
+            sb,
+        });
+        Ok(streams)
+    }
+
+    /// After a switch's close: the map records the units saw in the ended
+    /// directory follow the next one's side band (processes gone since,
+    /// maps made while it was taken), and the map history goes on with it.
+    /// Returns the next directory, to be named OUTPUT once the ended one
+    /// is sealed.
+    pub fn carry(
+        &mut self,
+        rec: &Recording<'_>,
+        notes: &mut Notes,
+    ) -> Result<Option<tempfile::TempDir>, RecordError> {
+        let Some(NextDir { dir, mut sb, .. }) = self.next.take() else {
+            return Ok(None);
+        };
+        let seen = std::mem::take(&mut self.seen);
         if let (false, Some(main)) = (seen.is_empty(), self.main.as_mut()) {
             let f = features_of(rec, None, announced(rec), notes);
             main.write_records(&seen)
@@ -119,29 +139,42 @@ impl DirDestination {
         }
         self.side_band_bytes = self.main.as_ref().map_or(0, FileWriter::data_size);
         self.maps.next_output(&sb);
-        rotation.seal_and_start(notes, || {
-            std::fs::rename(next.path(), &o.output)?;
-            let _ = next.keep();
-            Ok(())
-        })
+        Ok(Some(dir))
     }
 
-    /// The current directory at `place` closed, at a switch or the end
-    /// (`how`): each data.N its unit `handed` back finished (none: the
-    /// unit had ended), its hits into the map history; then `ended`, its
-    /// `data`, with LOST_SAMPLES at the end and the features of what the
-    /// directory holds (`finish.rs`). A failure is the directory's, said
-    /// with what every part kept. Returns the map records the units saw in
-    /// it, and the bytes it holds.
-    fn close(
+    /// The current directory at `place` closed, at a switch (the next
+    /// one's `data` current from here) or the end (`how`): each data.N
+    /// its unit `handed` back finished (none: the unit had ended), its
+    /// hits into the map history (the map records for the next side band
+    /// kept for [`carry`](Self::carry)); then its `data`, with
+    /// LOST_SAMPLES at the end and the features of what the directory
+    /// holds (`finish.rs`). A failure is the directory's, said with what
+    /// every part kept (at a switch, as the switch's). Returns the bytes it
+    /// holds.
+    pub fn close(
         &mut self,
         rec: &Recording<'_>,
         place: &Place,
-        ended: Option<FileWriter<File>>,
         handed: Vec<Option<HandedBack>>,
         how: Closing<'_>,
         notes: &mut Notes,
-    ) -> Result<(Vec<u8>, u64), RecordError> {
+    ) -> Result<u64, RecordError> {
+        let closed = self.close_parts(rec, place, handed, how, notes);
+        closed.map_err(|e| if how.switch { switch_failed(e) } else { e })
+    }
+
+    fn close_parts(
+        &mut self,
+        rec: &Recording<'_>,
+        place: &Place,
+        handed: Vec<Option<HandedBack>>,
+        how: Closing<'_>,
+        notes: &mut Notes,
+    ) -> Result<u64, RecordError> {
+        let ended = match (how.switch, self.next.as_mut()) {
+            (true, Some(next)) => std::mem::replace(&mut self.main, next.main.take()),
+            _ => self.main.take(),
+        };
         let dir = place.current_path().map(Path::to_path_buf);
         let dir = dir.unwrap_or_default();
         let reports: Vec<DrainReport> = handed.iter().flatten().map(|h| h.report.clone()).collect();
@@ -154,6 +187,7 @@ impl DirDestination {
                 Err(e) => failure = first_failure(failure, e),
             }
         }
+        self.seen = seen;
         if let Some(main) = ended {
             self.finish_data(rec, place, main, &reports, how, notes)?;
         }
@@ -165,7 +199,7 @@ impl DirDestination {
                 kept: kept.map(|k| k.with_size(place.size())),
             }),
             Some(other) => Err(other),
-            None => Ok((seen, written)),
+            None => Ok(written),
         }
     }
 }
@@ -191,23 +225,6 @@ fn switch_failed(e: RecordError) -> RecordError {
 }
 
 impl DirDestination {
-    /// The directory's end, with the data.N each unit handed back (in the
-    /// units' order): closed like at a switch (see [`close`](Self::close)),
-    /// synced, with LOST_SAMPLES; the bytes written.
-    pub fn finish(
-        mut self,
-        rec: &Recording<'_>,
-        place: &Place,
-        handed: Vec<HandedBack>,
-        how: Closing<'_>,
-        notes: &mut Notes,
-    ) -> Result<u64, RecordError> {
-        let ended = self.main.take();
-        let handed = handed.into_iter().map(Some).collect();
-        let (_, written) = self.close(rec, place, ended, handed, how, notes)?;
-        Ok(written)
-    }
-
     /// The ended `data`: LOST_SAMPLES at the end (`how`), the features of
     /// the units' `reports` (with the build ids of what it holds and its
     /// sample times, where known); after a failure salvaged, or cut back
@@ -225,10 +242,13 @@ impl DirDestination {
         // A unit that ended before a switch handed nothing back there; its
         // data.N is compressed all the same.
         let compressed = DrainReport::combined_compressed(reports).or(rec.announced_codec());
+        // The units' sample times span every output of the recording:
+        // they are this directory's only if it is the one.
+        let times = how.times.filter(|_| rec.options().switch_output.is_none());
         let holds = Holds {
             dir: true,
             compressed,
-            times: how.times,
+            times,
         };
         let f = features_of(rec, Some(&self.maps), holds, notes);
         let mut h = own(Output::File(main));

@@ -5,13 +5,15 @@
 //!
 //! `--switch-output[=signal|SIZE|TIME]`: the supervisor answers
 //! `Next::Switch`, the loop pushes everything waiting into the current
-//! output and returns, and [`FileDestination::switch`] opens the next output
+//! output and returns, and [`FileDestination::next`] opens the next output
 //! under a hidden temporary name beside OUTPUT. The unit hands the current
 //! output back and goes on in the new one (`Unit::hand_over`; an async sink
-//! lands its writes and retargets its backend); the session finishes the
-//! handed-back output with its own build ids (`finish.rs`; synced on a
-//! thread of its own). Only then is it renamed `OUTPUT.<timestamp>`
-//! (`rotation.rs`) and the new one renamed OUTPUT — perf's order: no name
+//! lands its writes and retargets its backend); the session closes the
+//! handed-back output as it closes the last ([`FileDestination::close`]:
+//! its own build ids, `finish.rs`; synced on a thread of its own). Only
+//! then is it renamed `OUTPUT.<timestamp>` (`rotation.rs`, from
+//! `close.rs`) and the new one, its side band written
+//! ([`FileDestination::start`]), renamed OUTPUT — perf's order: no name
 //! ever shows an unfinished file. On a full disk the finish keeps what
 //! reading that output needs, or else cuts it back to its own last
 //! checkpoint, and ends the recording saying so.
@@ -23,6 +25,11 @@
 //! and comm record seen so far (`map_history.rs`): a process that exited at
 //! the switch has nothing left in /proc.
 
+use std::io;
+use std::path::Path;
+
+use tempfile::NamedTempFile;
+
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::notes::Notes;
 use crate::push::{HandedBack, Output};
@@ -32,15 +39,19 @@ use crate::session::finish::{features_of, finish, Closing, Holds};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{self, Place};
 use crate::session::recording::Recording;
-use crate::session::rotation::Rotation;
 use crate::session::unit::{Unit, Units};
 use crate::transform::scan::SampleTimes;
+
+/// A switch's next output and its side band, once the ended one is closed.
+pub type Started = (NamedTempFile, Vec<u8>);
 
 /// A file or pipe output being written, across its switches.
 pub struct FileDestination {
     /// Bytes of the side band written (`--max-size` counts them).
     pub side_band_bytes: u64,
     maps: MapHistory,
+    /// A switch's next output, until the ended one is sealed.
+    next: Option<NamedTempFile>,
 }
 
 impl FileDestination {
@@ -79,45 +90,44 @@ impl FileDestination {
         let output = FileDestination {
             side_band_bytes,
             maps: MapHistory::new(&side_band),
+            next: None,
         };
         Ok((output, out, drain))
     }
 
-    /// One `--switch-output`: the unit hands its output back and goes on
-    /// in a new one (a hidden temporary file beside OUTPUT, a new codec
-    /// stream); the output so far is finished (`finish.rs`, with the build
-    /// ids of what it holds), and only then renamed `OUTPUT.<timestamp>`,
-    /// the next one's side band written and the next one renamed OUTPUT —
-    /// perf's order: no name ever shows an unfinished file. Where the
-    /// finish fails the recording ends, saying what is kept.
-    pub fn switch(
-        &mut self,
-        rec: &Recording<'_>,
-        place: &Place,
-        units: &mut dyn Units,
-        rotation: &mut Rotation,
-        times: SampleTimes,
-        notes: &mut Notes,
-    ) -> Result<(), RecordError> {
-        let o = rec.options();
+    /// A switch's next output: a hidden temporary file beside OUTPUT
+    /// (kept here until the ended output is sealed) and the unit's output
+    /// over it (a new codec stream).
+    pub fn next(&mut self, rec: &Recording<'_>) -> Result<Vec<Output>, RecordError> {
         let tmp = tempfile::Builder::new()
             .prefix(".perfz-next-")
-            .tempfile_in(place::dir_of(&o.output))
+            .tempfile_in(place::dir_of(&rec.options().output))
             .map_err(RecordError::Output)?;
         let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
         let next = Output::File(FileWriter::new(next, rec.attrs())?);
-        let Some(Some(handed)) = units.hand_over(vec![next])?.pop() else {
-            return Ok(());
-        };
-        self.close(rec, place, handed, Closing::switch(Some(times)), notes)?;
-        let sb = rec.later_side_band(self.maps.all_maps(), notes);
-        // The current output is finished: from here a failure concerns only
-        // the next one, whose temporary is removed.
-        rotation.seal_and_start(notes, || {
-            units.write_side_band(&sb)?;
-            self.maps.next_output(&sb);
-            tmp.persist(&o.output).map(drop).map_err(|e| e.error)
-        })
+        self.next = Some(tmp);
+        Ok(vec![next])
+    }
+
+    /// After a switch's close: the next output and its side band (/proc
+    /// now plus every map seen), for [`start`](Self::start).
+    pub fn carry(&mut self, rec: &Recording<'_>, notes: &mut Notes) -> Option<Started> {
+        let tmp = self.next.take()?;
+        Some((tmp, rec.later_side_band(self.maps.all_maps(), notes)))
+    }
+
+    /// Once the ended output is sealed: the next one's side band written
+    /// by its unit, and the next one named `output` — perf's order: no
+    /// name ever shows an unfinished file.
+    pub fn start(
+        &mut self,
+        (tmp, sb): Started,
+        units: &mut dyn Units,
+        output: &Path,
+    ) -> io::Result<()> {
+        units.write_side_band(&sb)?;
+        self.maps.next_output(&sb);
+        tmp.persist(output).map(drop).map_err(|e| e.error)
     }
 
     /// The output at `place` its unit `handed` back closed, at a switch or

@@ -193,22 +193,21 @@ impl FlightWindow {
     /// The end, with the outputs the units handed back: what they retain
     /// written like a last snapshot, with `lost` (LOST_SAMPLES, as perf's
     /// last output) after it (a snapshot that failed ended the recording,
-    /// said with the snapshots kept); every snapshot written, and the
-    /// bytes of the last.
-    pub fn finish(
-        mut self,
+    /// said with the snapshots kept); the bytes of the last.
+    pub fn close(
+        &mut self,
         rec: &Recording<'_>,
         handed: Vec<HandedBack>,
         lost: &[u8],
         notes: &mut Notes,
-    ) -> Result<(Vec<String>, u64), RecordError> {
+    ) -> Result<u64, RecordError> {
         let replies = handed
             .into_iter()
             .enumerate()
             .map(|(i, h)| Copied::retained(h, i))
             .collect();
         self.write_replies(rec, replies, lost, notes)?;
-        Ok((self.written, self.bytes))
+        Ok(self.bytes)
     }
 }
 
