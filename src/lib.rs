@@ -11,6 +11,12 @@
 //! `eval`, `recover`, `convert`, `replay`, `advice`, `stats` and `synth`;
 //! `cli` on top. The `perfz-codecs` crate (codecs/) is below them all.
 //!
+//! The door: public are only the modules the binary (`cli`), the fuzz
+//! targets, the benches and the integration tests reach (`event`, `export`,
+//! `format`, `push`, `replay`, `stats`, `synth`, `transform`, and `codecs`
+//! re-exported); the rest is `pub(crate)` (issue 56 asks for at most five:
+//! that needs a façade over the items those users take, not yet done).
+//!
 //! Hostile surroundings (tests/it/hostile_surroundings.rs): every file perfz creates
 //! where others may write (outputs, snapshots, conversions, recover's copy,
 //! build-id cache entries) is created exclusively under a random name and
@@ -35,21 +41,21 @@ macro_rules! say {
     };
 }
 
-pub mod advice;
+pub(crate) mod advice;
 pub mod cli;
-pub mod convert;
-pub mod eval;
+pub(crate) mod convert;
+pub(crate) mod eval;
 pub mod event;
 pub mod export;
 
 pub use perfz_codecs as codecs;
 pub mod format;
-pub mod notes;
+pub(crate) mod notes;
 pub mod push;
-pub mod quantity;
-pub mod recover;
+pub(crate) mod quantity;
+pub(crate) mod recover;
 pub mod replay;
-pub mod session;
+pub(crate) mod session;
 pub mod stats;
 pub mod synth;
 pub mod transform;

@@ -20,7 +20,7 @@ mod damaged;
 mod dir;
 mod guess;
 mod live;
-pub use continuation::{repair_continuation, Repaired};
+pub use continuation::repair_continuation;
 pub use damaged::{open_damaged, Damaged};
 
 /// What recovery found and kept.

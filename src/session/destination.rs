@@ -4,13 +4,19 @@
 //! (`destination/flight.rs`). Each kind keeps what differs: where the next
 //! output comes from, what `data` holds, how a snapshot is written. A
 //! strategy reaches its drain units through [`Units`] at a switch, and
-//! gives the outputs they handed back at the end; each output a unit hands
-//! back is finished by `finish.rs`, for every kind.
+//! gives the outputs they handed back at the end; every perf.data is
+//! finished by `finish.rs` (its features assembled there once), for every
+//! kind. The core seals each `--switch-output` output once
+//! (`Rotation::seal_and_start` at a switch, `seal_last` at the end) and
+//! says the outputs, the side band and the samples lost in the summary
+//! once; the kinds say what they wrote.
 //!
 //! ```text
 //! begin ─ (Recording::start commits the place) ─ switch … switch ─ finish
+//!                          (each switch and the finish: one close, close.rs)
 //! ```
 
+mod close;
 mod dir;
 mod file;
 mod flight;
@@ -18,8 +24,10 @@ mod flight;
 use std::path::{Path, PathBuf};
 
 use super::error::RecordError;
+use super::finish::Closing;
 use super::place::{create_in, Place};
 use super::recording::Recording;
+use super::rotation::Rotation;
 use super::summary::Summary;
 use super::supervisor::Ended;
 use super::unit::{Unit, Units};
@@ -36,6 +44,9 @@ pub struct Destination {
     kind: Kind,
     /// Where it is on disk (memory: only the path snapshots are named after).
     place: Place,
+    /// `--switch-output`'s names, for a file or a directory: each output
+    /// sealed once, at a switch or the end.
+    rotation: Option<Rotation>,
 }
 
 enum Kind {
@@ -62,10 +73,10 @@ impl Destination {
             let place = Place::Memory {
                 path: o.output.clone(),
             };
-            return Ok((Destination::of(Kind::Memory(window), place), unit));
+            return Ok((Destination::of(rec, Kind::Memory(window), place), unit));
         }
         let (out, place, unit) = FileDestination::begin(rec, notes)?;
-        Ok((Destination::of(Kind::File(out), place), unit))
+        Ok((Destination::of(rec, Kind::File(out), place), unit))
     }
 
     /// For units on drain threads: the directory (under a temporary name
@@ -78,14 +89,21 @@ impl Destination {
             let place = Place::Memory {
                 path: o.output.clone(),
             };
-            return Ok(Destination::of(Kind::Memory(window), place));
+            return Ok(Destination::of(rec, Kind::Memory(window), place));
         }
         let (dir, place) = DirDestination::create(rec, notes)?;
-        Ok(Destination::of(Kind::Dir(Box::new(dir)), place))
+        Ok(Destination::of(rec, Kind::Dir(Box::new(dir)), place))
     }
 
-    fn of(kind: Kind, place: Place) -> Self {
-        Destination { kind, place }
+    fn of(rec: &Recording<'_>, kind: Kind, place: Place) -> Self {
+        let o = rec.options();
+        let rotation = (o.switch_output.is_some() && !matches!(kind, Kind::Memory(_)))
+            .then(|| Rotation::new(&o.output, o.switch_max_files));
+        Destination {
+            kind,
+            place,
+            rotation,
+        }
     }
 
     /// The output of drain thread `i` of `n`: its `data.i`, or its share of
@@ -145,9 +163,10 @@ impl Destination {
     }
 
     /// One switch: `--switch-output` goes on in a new file or directory
-    /// (the one so far finished and named `OUTPUT.<timestamp>`); the flight
-    /// recorder writes a snapshot. `times`: the current output's first and
-    /// last sample times, where the strategy knows them.
+    /// (the one so far closed and named `OUTPUT.<timestamp>`: see
+    /// `destination/close.rs`); the flight recorder writes a snapshot.
+    /// `times`: the current output's first and last sample times, where
+    /// the strategy knows them.
     pub fn switch(
         &mut self,
         rec: &Recording<'_>,
@@ -155,10 +174,13 @@ impl Destination {
         times: SampleTimes,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
+        if self.rotation.is_some() {
+            return self.switch_output(rec, units, times, notes);
+        }
         match &mut self.kind {
-            Kind::File(f) => f.switch(rec, units, times, notes),
-            Kind::Dir(d) => d.switch(rec, units, notes),
             Kind::Memory(w) => w.snapshot(rec, units, notes).map(drop),
+            // A `snapshot` command without --switch-output: nothing to do.
+            Kind::File(_) | Kind::Dir(_) => Ok(()),
         }
     }
 
@@ -182,21 +204,37 @@ impl Destination {
         let times = ended.drained.counts.times;
         let mut summary = rec.summary(report, &mut ended, notes);
         let mut notes = Notes::new();
-        let Destination { kind, place } = self;
-        match kind {
-            Kind::File(f) => {
-                let h = handed.into_iter().next().unwrap_or_default();
-                f.finish(rec, &place, h, times, &mut summary, &mut notes)
-            }
-            Kind::Dir(d) => {
-                // The units' sample times span every output of the
-                // recording: they are this directory's only if it is the one.
-                let times = rec.options().switch_output.is_none().then_some(times);
-                d.finish(rec, &place, handed, times, &mut summary, &mut notes)
-            }
-            Kind::Memory(w) => w.finish(rec, handed, &mut summary, &mut notes),
-        }?;
+        summary.side_band_bytes = self.side_band_bytes();
+        // The last output carries LOST_SAMPLES, as perf's.
+        let (lost, lost_samples) = rec.lost_samples();
+        summary.lost_samples = lost_samples;
+        let place = self.place.display();
+        let (written, outputs) =
+            self.end(rec, handed, Closing::end(Some(times), &lost), &mut notes)?;
+        summary.bytes_written = written.unwrap_or(summary.bytes_written);
+        // Switched: the last output has its timestamped name by now.
+        summary.output = outputs.last().cloned().unwrap_or(place);
+        summary.outputs = outputs;
         summary.notes.extend(notes.into_vec());
         Ok(summary)
+    }
+
+    /// The last output closed (`how`) and sealed like the others (perf's
+    /// "Dump"): the bytes written where known, and every output named.
+    fn end(
+        mut self,
+        rec: &Recording<'_>,
+        handed: Vec<HandedBack>,
+        how: Closing<'_>,
+        notes: &mut Notes,
+    ) -> Result<(Option<u64>, Vec<String>), RecordError> {
+        let handed = handed.into_iter().map(Some).collect();
+        let written = self.close(rec, handed, None, how, notes)?;
+        let outputs = match (self.rotation, self.kind) {
+            (Some(r), _) => r.written,
+            (None, Kind::Memory(w)) => w.written,
+            (None, Kind::File(_) | Kind::Dir(_)) => Vec::new(),
+        };
+        Ok((written, outputs))
     }
 }

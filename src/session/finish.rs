@@ -66,6 +66,43 @@ pub fn features_of(
     f
 }
 
+/// How an output closes: at a switch (the units go on in the next one)
+/// or at the end.
+#[derive(Clone, Copy)]
+pub struct Closing<'a> {
+    /// A switch (the units went on in the next output), or the end.
+    pub switch: bool,
+    /// Background at a switch, Now at the end.
+    pub sync: Sync,
+    /// Its first and last sample times, where they are its own.
+    pub times: Option<SampleTimes>,
+    /// LOST_SAMPLES, after its last records (the end: perf's last output
+    /// carries them).
+    pub lost: Option<&'a [u8]>,
+}
+
+impl Closing<'_> {
+    /// At a switch, with the output's sample times where known.
+    pub fn switch(times: Option<SampleTimes>) -> Closing<'static> {
+        Closing {
+            switch: true,
+            sync: Sync::Background,
+            times,
+            lost: None,
+        }
+    }
+
+    /// At the end: `lost` after the last records.
+    pub fn end(times: Option<SampleTimes>, lost: &[u8]) -> Closing<'_> {
+        Closing {
+            switch: false,
+            sync: Sync::Now,
+            times,
+            lost: Some(lost),
+        }
+    }
+}
+
 /// When the finished output reaches the disk.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Sync {

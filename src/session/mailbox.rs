@@ -50,53 +50,57 @@ pub enum Request {
     Snapshot,
 }
 
-/// A drain unit's answer to a [`Request`].
-pub struct Reply {
-    pub index: usize,
-    /// What the build-id pass needs, gathered since the last request (a
-    /// snapshot's; a hand-over's are in its output).
-    pub hits: Option<Hits>,
-    pub report: DrainReport,
-    /// A snapshot's records, oldest first (empty for a hand-over).
-    pub records: Vec<u8>,
-    /// A hand-over's output.
-    pub handed: Option<HandedBack>,
-    /// The snapshot's loan failed.
-    pub error: Option<io::Error>,
+/// A drain unit's answer to a [`Request`], one of its three cases.
+pub enum Reply {
+    /// [`Request::Snapshot`]'s: what the unit retains, copied (Err: the
+    /// loan failed).
+    Snapshot(io::Result<Copied>),
+    /// [`Request::HandOver`]'s: unit `.0`'s output, handed back.
+    Handed(usize, HandedBack),
     /// The thread had ended before it saw the request.
-    pub gone: bool,
+    Gone,
 }
 
 impl Reply {
+    /// Whether a write failed: the unit ends (its output is handed back).
+    pub fn failed(&self) -> bool {
+        match self {
+            Reply::Snapshot(copy) => copy.is_err(),
+            Reply::Handed(_, h) => h.error.is_some(),
+            Reply::Gone => false,
+        }
+    }
+}
+
+/// What a unit retains, copied for a snapshot.
+pub struct Copied {
+    /// The unit's index.
+    pub index: usize,
+    /// What the build-id pass needs, gathered since the last ask.
+    pub hits: Option<Hits>,
+    pub report: DrainReport,
+    /// Its records, oldest first.
+    pub records: Vec<u8>,
+}
+
+impl Copied {
     /// What an output handed back at the end retains (the flight
-    /// recorder's memory), as a snapshot's answer.
-    pub fn retained(mut h: HandedBack, index: usize) -> Reply {
+    /// recorder's memory), as a snapshot's copy; its failed write, if one
+    /// did.
+    pub fn retained(mut h: HandedBack, index: usize) -> io::Result<Copied> {
+        if let Some(e) = h.error.take() {
+            return Err(e);
+        }
         let records = (h.output.as_ref())
             .and_then(Output::segments)
             .map(Segments::snapshot)
             .unwrap_or_default();
-        Reply {
+        Ok(Copied {
             index,
             hits: h.hits.take(),
             report: h.report,
             records,
-            handed: None,
-            error: h.error,
-            gone: false,
-        }
-    }
-
-    /// The answer of a thread that had ended.
-    pub fn gone(index: usize, report: DrainReport) -> Reply {
-        Reply {
-            index,
-            hits: None,
-            report,
-            records: Vec::new(),
-            handed: None,
-            error: None,
-            gone: true,
-        }
+        })
     }
 }
 

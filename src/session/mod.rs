@@ -89,12 +89,10 @@ mod threads;
 mod unit;
 mod unit_build;
 
-pub use crate::push::drain::DrainReport;
 pub use control::ControlSpec;
-pub use error::{Kept, RecordError};
+pub use error::Kept;
 pub use layout::ThreadSpec;
 pub use options::{
     AioBackend, BuildIdOptions, RecordOptions, SwitchOutput, Synth, DEFAULT_FREQUENCY,
 };
 pub use rotation::stamped as timestamped;
-pub use summary::Summary;

@@ -9,6 +9,7 @@ use crate::notes::Notes;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::error::RecordError;
 use super::place::Displaced;
 
 pub struct Rotation {
@@ -130,6 +131,34 @@ impl Rotation {
 }
 
 impl Rotation {
+    /// At a switch, once the output at OUTPUT is finished: it is sealed
+    /// ([`seal`](Self::seal)), and only then does `start` make the next
+    /// one OUTPUT (its side band, its name). A failure says what it was
+    /// doing and that the sealed output is kept.
+    pub fn seal_and_start(
+        &mut self,
+        notes: &mut Notes,
+        start: impl FnOnce() -> io::Result<()>,
+    ) -> Result<(), RecordError> {
+        let failed = |what: String, err| RecordError::Io {
+            what: format!("--switch-output: {what}"),
+            err,
+        };
+        let sealed = self
+            .seal(notes)
+            .map_err(|e| failed("naming the finished output".into(), e))?;
+        start().map_err(|e| {
+            let what = match &sealed {
+                Some(p) => format!(
+                    "starting the next output failed ({} is finished and opens in perf)",
+                    p.display()
+                ),
+                None => "starting the next output failed".to_string(),
+            };
+            failed(what, e)
+        })
+    }
+
     /// At the end: the last output sealed like the others (perf's "Dump"),
     /// and the notes on what was named and removed.
     pub fn seal_last(&mut self, notes: &mut Notes) {

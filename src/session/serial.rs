@@ -26,10 +26,6 @@ pub fn record(mut rec: Recording<'_>, mut notes: Notes) -> Result<Summary, Recor
     if let Some(e) = switch_failed {
         return Err(e);
     }
-    let mut handed = unit.hand_over(None);
-    // The loop's failed write is the first.
-    if let Some(e) = ended.drained.write_error.take() {
-        handed.error = Some(e);
-    }
+    let handed = unit.end(ended.drained.write_error.take());
     dest.finish(&rec, vec![handed], ended, notes)
 }

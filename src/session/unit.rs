@@ -5,14 +5,15 @@
 //!
 //! A unit's one lifecycle call is [`Unit::hand_over`]: at a switch it hands
 //! its output back (flushed, its writes landed, its codec restarted) and
-//! goes on in the next; at the end it hands it back and takes none. The
-//! session finishes what it is handed (`finish.rs`); a loan
+//! goes on in the next; at the end ([`Unit::end`], in every strategy) it
+//! hands it back and takes none. The session finishes what it is handed
+//! (`finish.rs`); a loan
 //! ([`Unit::lend`]) stays only for copies: a checkpoint, a snapshot.
 
 use std::io;
 
 use super::error::RecordError;
-use super::mailbox::Reply;
+use super::mailbox::{Copied, Reply, Request};
 use crate::event::ring::Rings;
 use crate::format::FeatureSet;
 use crate::push::drain::{Drain, DrainReport};
@@ -74,38 +75,41 @@ impl Unit {
     }
 }
 
-/// A unit's answers to the [`Request`]s of its destination.
-impl Reply {
-    /// A unit's answer to [`Request::Snapshot`](super::mailbox::Request::Snapshot): what it retains, and the
-    /// hits gathered since the last ask.
-    pub fn snapshot(unit: &mut Unit, index: usize) -> Reply {
-        let (hits, records, error) = match unit.lend() {
-            Ok(mut lent) => (lent.take_hits(), lent.snapshot().unwrap_or_default(), None),
-            Err(e) => (None, Vec::new(), Some(e)),
+/// A unit's answers to the [`Request`](super::mailbox::Request)s of its
+/// destination.
+impl Unit {
+    /// Its answer to a snapshot: what it retains, and the hits gathered
+    /// since the last ask.
+    pub fn copy(&mut self, index: usize) -> io::Result<Copied> {
+        let (hits, records) = {
+            let mut lent = self.lend()?;
+            (lent.take_hits(), lent.snapshot().unwrap_or_default())
         };
-        Reply {
+        Ok(Copied {
             index,
             hits,
-            report: unit.report(),
+            report: self.report(),
             records,
-            handed: None,
-            error,
-            gone: false,
+        })
+    }
+
+    /// Its answer to a request (see [`Request`](super::mailbox::Request)).
+    pub fn answer(&mut self, r: Request, index: usize) -> Reply {
+        match r {
+            Request::Snapshot => Reply::Snapshot(self.copy(index)),
+            Request::HandOver(next) => Reply::Handed(index, self.hand_over(Some(next))),
         }
     }
 
-    /// A unit's answer to [`Request::HandOver`](super::mailbox::Request::HandOver).
-    pub fn handed(unit: &mut Unit, index: usize, next: Output) -> Reply {
-        let handed = unit.hand_over(Some(next));
-        Reply {
-            index,
-            hits: None,
-            report: handed.report.clone(),
-            records: Vec::new(),
-            handed: Some(handed),
-            error: None,
-            gone: false,
+    /// The unit's end, in every strategy: its output handed back for the
+    /// last time, with `failed` (the drain loop's failed write) as the
+    /// first error where there was one.
+    pub fn end(&mut self, failed: Option<io::Error>) -> HandedBack {
+        let mut handed = self.hand_over(None);
+        if let Some(e) = failed {
+            handed.error = Some(e);
         }
+        handed
     }
 }
 
@@ -120,7 +124,7 @@ pub trait Units {
     fn hand_over(&mut self, next: Vec<Output>) -> Result<Vec<Option<HandedBack>>, RecordError>;
     /// A copy of what each unit retains (the flight recorder), with the
     /// hits it gathered since the last ask.
-    fn snapshot(&mut self) -> Result<Vec<Reply>, RecordError>;
+    fn snapshot(&mut self) -> Result<Vec<io::Result<Copied>>, RecordError>;
     /// The next output's side band, after a switch: into the unit's output
     /// where the unit writes it (one unit on this thread); drain threads'
     /// outputs hold none (their directory's `data` does): nothing to do.
@@ -140,8 +144,8 @@ impl Units for Unit {
             .collect())
     }
 
-    fn snapshot(&mut self) -> Result<Vec<Reply>, RecordError> {
-        Ok(vec![Reply::snapshot(self, 0)])
+    fn snapshot(&mut self) -> Result<Vec<io::Result<Copied>>, RecordError> {
+        Ok(vec![self.copy(0)])
     }
 
     fn write_side_band(&mut self, side_band: &[u8]) -> io::Result<()> {

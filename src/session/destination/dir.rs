@@ -9,10 +9,11 @@
 //! a crash leaves a directory perf opens; each `data.N` checkpoints on its
 //! own thread. A switch makes the next directory hidden beside OUTPUT,
 //! with `data` (/proc now plus the map history) and a `data.N` per thread;
-//! every thread finishes its `data.N` and goes on in its new file (a new
-//! codec stream); the ended `data` gets its features and build ids, and
-//! only then does OUTPUT become `OUTPUT.<timestamp>` and the hidden
-//! directory OUTPUT.
+//! every thread hands its `data.N` back and goes on in its new file (a
+//! new codec stream); the ended directory is closed as at the end (each
+//! `data.N`, then `data` with its features and build ids), and only then
+//! does OUTPUT become `OUTPUT.<timestamp>` and the hidden directory OUTPUT
+//! (`close.rs`).
 
 use std::fs::File;
 use std::io;
@@ -26,25 +27,32 @@ use crate::push::drain::DrainReport;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::{Kept, RecordError};
-use crate::session::finish::{features_of, finish, own, Holds, Sync};
+use crate::session::finish::{features_of, finish, own, Closing, Holds, Sync};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of, Place};
 use crate::session::recording::Recording;
-use crate::session::rotation::Rotation;
-use crate::session::summary::Summary;
-use crate::session::unit::Units;
-use crate::transform::scan::SampleTimes;
 
 /// A directory output being written.
 pub struct DirDestination {
-    /// The current directory's `data`.
-    pub main: FileWriter<File>,
+    /// The current directory's `data` (None: finished at the end).
+    pub main: Option<FileWriter<File>>,
+    /// A switch's next directory, until the ended one is sealed.
+    next: Option<NextDir>,
+    /// The map records the units saw in the directory closed at a switch,
+    /// for the next one's side band.
+    seen: Vec<u8>,
     /// Bytes of its side band.
     pub side_band_bytes: u64,
-    /// `--switch-output`.
-    pub rotation: Option<Rotation>,
     /// The current output's maps and pages, and every map seen.
     pub maps: MapHistory,
+}
+
+/// A switch's next directory: hidden beside OUTPUT, with its `data` (taken
+/// up when the ended one closes) and the side band in it.
+struct NextDir {
+    dir: tempfile::TempDir,
+    main: Option<FileWriter<File>>,
+    sb: Vec<u8>,
 }
 
 impl DirDestination {
@@ -65,145 +73,134 @@ impl DirDestination {
         begin(rec, &mut main, &sb, notes).map_err(RecordError::Output)?;
         let dir = DirDestination {
             side_band_bytes: main.data_size(),
-            main,
-            rotation: o
-                .switch_output
-                .map(|_| Rotation::new(&o.output, o.switch_max_files)),
+            main: Some(main),
             maps: MapHistory::new(&sb),
+            next: None,
+            seen: Vec::new(),
         };
         Ok((dir, out))
     }
 
-    /// One `--switch-output`, in the order that leaves every name whole:
-    /// the next directory (hidden beside OUTPUT) gets `data` with the side
-    /// band of the processes live now, made whole; only then does every
-    /// unit hand its data.N back and go on in the next directory's, and
-    /// each handed-back data.N is finished (`finish.rs`); the map records
-    /// the units saw in the ended output follow the side band (processes
-    /// gone since, maps made while it was taken); the ended `data` gets its
-    /// features and build ids; then OUTPUT becomes `OUTPUT.<timestamp>` and
-    /// the next directory OUTPUT.
-    pub fn switch(
+    /// A switch's next outputs, in the order that leaves every name
+    /// whole: the next directory (hidden beside OUTPUT, kept here until
+    /// the ended one is sealed) gets `data` with the side band of the
+    /// processes live now, made whole; a data.N in it for each of the
+    /// `units`.
+    pub fn next(
         &mut self,
         rec: &Recording<'_>,
-        units: &mut dyn Units,
+        units: usize,
         notes: &mut Notes,
-    ) -> Result<(), RecordError> {
+    ) -> Result<Vec<Output>, RecordError> {
         let o = rec.options();
-        if self.rotation.is_none() {
-            // A `snapshot` command without --switch-output: nothing to do.
-            return Ok(());
-        }
-        let next = tempfile::Builder::new()
+        let dir = tempfile::Builder::new()
             .prefix(".perfz-next-")
             .tempdir_in(dir_of(&o.output))
             .map_err(RecordError::Output)?;
-        let mut new_main = FileWriter::new(
-            create_in(next.path(), "data").map_err(RecordError::Output)?,
+        let mut main = FileWriter::new(
+            create_in(dir.path(), "data").map_err(RecordError::Output)?,
             rec.attrs(),
         )?;
-        let mut sb = rec.later_side_band(self.maps.all_maps(), notes);
-        begin(rec, &mut new_main, &sb, notes).map_err(|e| failed("starting the next output", e))?;
-        let mut streams = Vec::with_capacity(units.count());
-        for i in 0..units.count() {
-            let file = create_in(next.path(), &format!("data.{i}")).map_err(RecordError::Output)?;
+        let sb = rec.later_side_band(self.maps.all_maps(), notes);
+        begin(rec, &mut main, &sb, notes).map_err(|e| failed("starting the next output", e))?;
+        let mut streams = Vec::with_capacity(units);
+        for i in 0..units {
+            let file = create_in(dir.path(), &format!("data.{i}")).map_err(RecordError::Output)?;
             streams.push(Output::Stream(DataStreamWriter::new(file)));
         }
-        let handed = units.hand_over(streams)?;
-        if handed.iter().all(Option::is_none) {
-            // Every unit has ended (the recording is ending): the current
-            // output is the last, finished by the end; nothing switched.
-            return Ok(());
-        }
-        let (seen, reports) = self.finish_streams(&o.output, handed)?;
-        if !seen.is_empty() {
+        self.next = Some(NextDir {
+            dir,
+            main: Some(main),
+            sb,
+        });
+        Ok(streams)
+    }
+
+    /// After a switch's close: the map records the units saw in the ended
+    /// directory follow the next one's side band (processes gone since,
+    /// maps made while it was taken), and the map history goes on with it.
+    /// Returns the next directory, to be named OUTPUT once the ended one
+    /// is sealed.
+    pub fn carry(
+        &mut self,
+        rec: &Recording<'_>,
+        notes: &mut Notes,
+    ) -> Result<Option<tempfile::TempDir>, RecordError> {
+        let Some(NextDir { dir, mut sb, .. }) = self.next.take() else {
+            return Ok(None);
+        };
+        let seen = std::mem::take(&mut self.seen);
+        if let (false, Some(main)) = (seen.is_empty(), self.main.as_mut()) {
             let f = features_of(rec, None, announced(rec), notes);
-            new_main
-                .write_records(&seen)
-                .and_then(|_| new_main.checkpoint(&f))
+            main.write_records(&seen)
+                .and_then(|_| main.checkpoint(&f))
                 .map_err(|e| failed("writing the next output's side band", e))?;
             sb.extend_from_slice(&seen);
         }
-        self.go_on_in(rec, new_main, &reports, notes)?;
+        self.side_band_bytes = self.main.as_ref().map_or(0, FileWriter::data_size);
         self.maps.next_output(&sb);
-        self.seal(&o.output, next, notes)
+        Ok(Some(dir))
     }
 
-    /// At a switch, the ended directory's `data` finished (`finish.rs`)
-    /// with the features of what its data.N hold (their `reports`), and
-    /// `next_main` the current `data` from here.
-    fn go_on_in(
+    /// The current directory at `place` closed, at a switch (the next
+    /// one's `data` current from here) or the end (`how`): each data.N
+    /// its unit `handed` back finished (none: the unit had ended), its
+    /// hits into the map history (the map records for the next side band
+    /// kept for [`carry`](Self::carry)); then its `data`, with
+    /// LOST_SAMPLES at the end and the features of what the directory
+    /// holds (`finish.rs`). A failure is the directory's, said with what
+    /// every part kept (at a switch, as the switch's). Returns the bytes it
+    /// holds.
+    pub fn close(
         &mut self,
         rec: &Recording<'_>,
-        next_main: FileWriter<File>,
-        reports: &[DrainReport],
-        notes: &mut Notes,
-    ) -> Result<(), RecordError> {
-        // A unit that ended before the switch handed nothing back here; its
-        // data.N is compressed all the same.
-        let compressed = DrainReport::combined_compressed(reports).or(rec.announced_codec());
-        let holds = Holds {
-            dir: true,
-            compressed,
-            times: None,
-        };
-        let f = features_of(rec, Some(&self.maps), holds, notes);
-        let side_band_bytes = next_main.data_size();
-        let ended = own(Output::File(std::mem::replace(&mut self.main, next_main)));
-        let data = rec.options().output.join("data");
-        let name = data.display().to_string();
-        finish(ended, &f, Some(&data), name, Sync::Now)
-            .map_err(|e| switch_failed("finishing data", e))?;
-        self.side_band_bytes = side_band_bytes;
-        Ok(())
-    }
-
-    /// The ended directory becomes `OUTPUT.<timestamp>`, the `next` one
-    /// OUTPUT.
-    fn seal(
-        &mut self,
-        output: &Path,
-        next: tempfile::TempDir,
-        notes: &mut Notes,
-    ) -> Result<(), RecordError> {
-        let Some(rotation) = self.rotation.as_mut() else {
-            return Ok(());
-        };
-        let sealed = rotation
-            .seal(notes)
-            .map_err(|e| failed("naming the finished output", e))?;
-        std::fs::rename(next.path(), output).map_err(|e| {
-            let what = match &sealed {
-                Some(p) => format!("starting the next output ({} is finished)", p.display()),
-                None => "starting the next output".to_string(),
-            };
-            failed(&what, e)
-        })?;
-        let _ = next.keep();
-        Ok(())
-    }
-
-    /// At a switch, finishes the data.N each unit handed back (none: the
-    /// unit had ended), in `dir`; returns the map records they saw in the
-    /// ended output and their reports. The first that fails to finish
-    /// fails the switch.
-    fn finish_streams(
-        &mut self,
-        dir: &Path,
+        place: &Place,
         handed: Vec<Option<HandedBack>>,
-    ) -> Result<(Vec<u8>, Vec<DrainReport>), RecordError> {
-        let mut seen = Vec::new();
-        let mut reports = Vec::new();
+        how: Closing<'_>,
+        notes: &mut Notes,
+    ) -> Result<u64, RecordError> {
+        let closed = self.close_parts(rec, place, handed, how, notes);
+        closed.map_err(|e| if how.switch { switch_failed(e) } else { e })
+    }
+
+    fn close_parts(
+        &mut self,
+        rec: &Recording<'_>,
+        place: &Place,
+        handed: Vec<Option<HandedBack>>,
+        how: Closing<'_>,
+        notes: &mut Notes,
+    ) -> Result<u64, RecordError> {
+        let ended = match (how.switch, self.next.as_mut()) {
+            (true, Some(next)) => std::mem::replace(&mut self.main, next.main.take()),
+            _ => self.main.take(),
+        };
+        let dir = place.current_path().map(Path::to_path_buf);
+        let dir = dir.unwrap_or_default();
+        let reports: Vec<DrainReport> = handed.iter().flatten().map(|h| h.report.clone()).collect();
+        let written = self.side_band_bytes + reports.iter().map(|r| r.bytes_written).sum::<u64>();
+        let (mut seen, mut failure) = (Vec::new(), None);
         for (i, h) in handed.into_iter().enumerate() {
             let Some(h) = h else { continue };
-            reports.push(h.report.clone());
-            let path = dir.join(format!("data.{i}"));
-            let saw = self
-                .finish_stream(&path, h, Sync::Background)
-                .map_err(|e| switch_failed(&format!("finishing data.{i}"), e))?;
-            seen.extend_from_slice(&saw);
+            match self.finish_stream(&dir.join(format!("data.{i}")), h, how.sync) {
+                Ok(saw) => seen.extend_from_slice(&saw),
+                Err(e) => failure = first_failure(failure, e),
+            }
         }
-        Ok((seen, reports))
+        self.seen = seen;
+        if let Some(main) = ended {
+            self.finish_data(rec, place, main, &reports, how, notes)?;
+        }
+        match failure {
+            // Sizes said are the directory's.
+            Some(RecordError::WriteFailed { err, kept, .. }) => Err(RecordError::WriteFailed {
+                path: place.display(),
+                err,
+                kept: kept.map(|k| k.with_size(place.size())),
+            }),
+            Some(other) => Err(other),
+            None => Ok(written),
+        }
     }
 }
 
@@ -215,12 +212,12 @@ fn failed(what: &str, err: io::Error) -> RecordError {
     }
 }
 
-/// A finish at a switch that failed: said as the switch's failure, `what`
-/// it was doing (the recording goes on to its end in the current output).
-fn switch_failed(what: &str, e: RecordError) -> RecordError {
+/// A close at a switch that failed: said as the switch's failure (the
+/// recording goes on to its end in the current output).
+fn switch_failed(e: RecordError) -> RecordError {
     match e {
         RecordError::WriteFailed { err, .. } => RecordError::Io {
-            what: format!("--switch-output: {what} failed"),
+            what: "--switch-output: finishing the output failed".into(),
             err,
         },
         other => other,
@@ -228,97 +225,46 @@ fn switch_failed(what: &str, e: RecordError) -> RecordError {
 }
 
 impl DirDestination {
-    /// The directory's end, with the data.N each unit handed back (in the
-    /// units' order): each finished (`finish.rs`); LOST_SAMPLES and the
-    /// features (with the build ids of what it holds, and its first and
-    /// last sample times, where known) into `data`, synced; a unit's
-    /// failure said as the directory's; the last output sealed like the
-    /// others; the summary's outputs.
-    pub fn finish(
-        mut self,
+    /// The ended `data`: LOST_SAMPLES at the end (`how`), the features of
+    /// the units' `reports` (with the build ids of what it holds and its
+    /// sample times, where known); after a failure salvaged, or cut back
+    /// to its checkpoint from the start (the directory opens, with every
+    /// data.N).
+    fn finish_data(
+        &self,
         rec: &Recording<'_>,
-        out: &Place,
-        handed: Vec<HandedBack>,
-        times: Option<SampleTimes>,
-        summary: &mut Summary,
+        place: &Place,
+        main: FileWriter<File>,
+        reports: &[DrainReport],
+        how: Closing<'_>,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
-        let dir = out
-            .current_path()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
-        let written: u64 = handed.iter().map(|h| h.report.bytes_written).sum();
-        let reports: Vec<DrainReport> = handed.iter().map(|h| h.report.clone()).collect();
-        // Sizes said are the directory's.
-        let whole = |k: Kept| k.with_size(out.size());
-        let mut failure = None;
-        for (i, h) in handed.into_iter().enumerate() {
-            if let Err(e) = self.finish_stream(&dir.join(format!("data.{i}")), h, Sync::Now) {
-                failure = first_failure(failure, e);
-            }
-        }
-        let (mut rotation, side_band_bytes) = (self.rotation.take(), self.side_band_bytes);
-        let lost_samples = self.finish_data(rec, out, &reports, times, notes)?;
-        match failure {
-            Some(RecordError::WriteFailed { err, kept, .. }) => {
-                return Err(RecordError::WriteFailed {
-                    path: out.display(),
-                    err,
-                    kept: kept.map(whole),
-                })
-            }
-            Some(other) => return Err(other),
-            None => {}
-        }
-        if let Some(r) = rotation.as_mut() {
-            // The last output is sealed like the others.
-            r.seal_last(notes);
-            summary.outputs = std::mem::take(&mut r.written);
-        }
-        summary.output = (summary.outputs.last().cloned()).unwrap_or_else(|| out.display());
-        summary.side_band_bytes = side_band_bytes;
-        summary.bytes_written = side_band_bytes + written;
-        summary.lost_samples = lost_samples;
-        Ok(())
-    }
-
-    /// The last `data`: LOST_SAMPLES, the features of the units' `reports`
-    /// (with the build ids of what it holds and `times`, where known),
-    /// synced; after a failure cut back to its checkpoint from the start
-    /// (the directory opens, with every data.N). Returns the samples lost.
-    fn finish_data(
-        self,
-        rec: &Recording<'_>,
-        out: &Place,
-        reports: &[DrainReport],
-        times: Option<SampleTimes>,
-        notes: &mut Notes,
-    ) -> Result<u64, RecordError> {
-        let DirDestination { main, maps, .. } = self;
+        // A unit that ended before a switch handed nothing back there; its
+        // data.N is compressed all the same.
+        let compressed = DrainReport::combined_compressed(reports).or(rec.announced_codec());
+        // The units' sample times span every output of the recording:
+        // they are this directory's only if it is the one.
+        let times = how.times.filter(|_| rec.options().switch_output.is_none());
         let holds = Holds {
             dir: true,
-            compressed: DrainReport::combined_compressed(reports),
+            compressed,
             times,
         };
-        let dir_f = features_of(rec, Some(&maps), holds, notes);
-        let (lost_recs, lost_samples) = rec.lost_samples();
+        let f = features_of(rec, Some(&self.maps), holds, notes);
         let mut h = own(Output::File(main));
-        if let Some(o) = h.output.as_mut() {
-            h.error = o.write_records(&lost_recs).err();
+        if let (Some(lost), Some(o)) = (how.lost, h.output.as_mut()) {
+            h.error = o.write_records(lost).err();
         }
-        // A failure keeps what landed, or at worst data's checkpoint from
-        // the start: the directory opens, with every data.N. Sizes said
-        // are the directory's.
-        let data = out.current_path().map(|d| d.join("data"));
-        finish(h, &dir_f, data.as_deref(), out.display(), Sync::Now).map_err(|e| match e {
+        // Sizes said are the directory's.
+        let data = place.current_path().map(|d| d.join("data"));
+        finish(h, &f, data.as_deref(), place.display(), how.sync).map_err(|e| match e {
             RecordError::WriteFailed { path, err, kept } => RecordError::WriteFailed {
                 path,
                 err,
-                kept: kept.map(|k| k.with_size(out.size())),
+                kept: kept.map(|k| k.with_size(place.size())),
             },
             other => other,
-        })?;
-        Ok(lost_samples)
+        })
     }
 
     /// Finishes one data.N a unit handed back, at `path` (data.N has no

@@ -5,13 +5,15 @@
 //!
 //! `--switch-output[=signal|SIZE|TIME]`: the supervisor answers
 //! `Next::Switch`, the loop pushes everything waiting into the current
-//! output and returns, and [`FileDestination::switch`] opens the next output
+//! output and returns, and [`FileDestination::next`] opens the next output
 //! under a hidden temporary name beside OUTPUT. The unit hands the current
 //! output back and goes on in the new one (`Unit::hand_over`; an async sink
-//! lands its writes and retargets its backend); the session finishes the
-//! handed-back output with its own build ids (`finish.rs`; synced on a
-//! thread of its own). Only then is it renamed `OUTPUT.<timestamp>`
-//! (`rotation.rs`) and the new one renamed OUTPUT — perf's order: no name
+//! lands its writes and retargets its backend); the session closes the
+//! handed-back output as it closes the last ([`FileDestination::close`]:
+//! its own build ids, `finish.rs`; synced on a thread of its own). Only
+//! then is it renamed `OUTPUT.<timestamp>` (`rotation.rs`, from
+//! `close.rs`) and the new one, its side band written
+//! ([`FileDestination::start`]), renamed OUTPUT — perf's order: no name
 //! ever shows an unfinished file. On a full disk the finish keeps what
 //! reading that output needs, or else cuts it back to its own last
 //! checkpoint, and ends the recording saying so.
@@ -23,26 +25,33 @@
 //! and comm record seen so far (`map_history.rs`): a process that exited at
 //! the switch has nothing left in /proc.
 
+use std::io;
+use std::path::Path;
+
+use tempfile::NamedTempFile;
+
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::notes::Notes;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::RecordError;
-use crate::session::finish::{features_of, finish, Holds, Sync};
+use crate::session::finish::{features_of, finish, Closing, Holds};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{self, Place};
 use crate::session::recording::Recording;
-use crate::session::rotation::Rotation;
-use crate::session::summary::Summary;
 use crate::session::unit::{Unit, Units};
 use crate::transform::scan::SampleTimes;
+
+/// A switch's next output and its side band, once the ended one is closed.
+pub type Started = (NamedTempFile, Vec<u8>);
 
 /// A file or pipe output being written, across its switches.
 pub struct FileDestination {
     /// Bytes of the side band written (`--max-size` counts them).
     pub side_band_bytes: u64,
-    rotation: Option<Rotation>,
     maps: MapHistory,
+    /// A switch's next output, until the ended one is sealed.
+    next: Option<NamedTempFile>,
 }
 
 impl FileDestination {
@@ -80,114 +89,76 @@ impl FileDestination {
         let side_band_bytes = drain.report().bytes_written;
         let output = FileDestination {
             side_band_bytes,
-            rotation: o
-                .switch_output
-                .map(|_| Rotation::new(&o.output, o.switch_max_files)),
             maps: MapHistory::new(&side_band),
+            next: None,
         };
         Ok((output, out, drain))
     }
 
-    /// One `--switch-output`: the unit hands its output back and goes on
-    /// in a new one (a hidden temporary file beside OUTPUT, a new codec
-    /// stream); the output so far is finished (`finish.rs`, with the build
-    /// ids of what it holds), and only then renamed `OUTPUT.<timestamp>`,
-    /// the next one's side band written and the next one renamed OUTPUT —
-    /// perf's order: no name ever shows an unfinished file. Where the
-    /// finish fails the recording ends, saying what is kept.
-    pub fn switch(
-        &mut self,
-        rec: &Recording<'_>,
-        units: &mut dyn Units,
-        times: SampleTimes,
-        notes: &mut Notes,
-    ) -> Result<(), RecordError> {
-        let Some(rotation) = self.rotation.as_mut() else {
-            // A `snapshot` command without --switch-output: nothing to do.
-            return Ok(());
-        };
-        let o = rec.options();
+    /// A switch's next output: a hidden temporary file beside OUTPUT
+    /// (kept here until the ended output is sealed) and the unit's output
+    /// over it (a new codec stream).
+    pub fn next(&mut self, rec: &Recording<'_>) -> Result<Vec<Output>, RecordError> {
         let tmp = tempfile::Builder::new()
             .prefix(".perfz-next-")
-            .tempfile_in(place::dir_of(&o.output))
+            .tempfile_in(place::dir_of(&rec.options().output))
             .map_err(RecordError::Output)?;
         let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
         let next = Output::File(FileWriter::new(next, rec.attrs())?);
-        let Some(Some(mut handed)) = units.hand_over(vec![next])?.pop() else {
-            return Ok(());
-        };
-        let f = features_of(
-            rec,
-            self.maps.seen_all(handed.hits.take()),
-            held(times),
-            notes,
-        );
-        let sb = rec.later_side_band(self.maps.all_maps(), notes);
-        let name = o.output.display().to_string();
-        finish(handed, &f, Some(&o.output), name, Sync::Background)?;
-        // The current output is finished: from here a failure concerns only
-        // the next one, whose temporary is removed.
-        let sealed = rotation.seal(notes).map_err(RecordError::Output)?;
-        units.write_side_band(&sb).map_err(|err| RecordError::Io {
-            what: match sealed {
-                Some(p) => format!(
-                    "--switch-output: starting the next output failed ({} is finished and opens in perf)",
-                    p.display()
-                ),
-                None => "--switch-output: starting the next output failed".to_string(),
-            },
-            err,
-        })?;
-        self.maps.next_output(&sb);
-        tmp.persist(&o.output)
-            .map_err(|e| RecordError::Output(e.error))?;
-        Ok(())
+        self.next = Some(tmp);
+        Ok(vec![next])
     }
 
-    /// At the end, the output the unit handed back: LOST_SAMPLES, the
-    /// features and the header (`finish.rs`), or the failed write said
-    /// with what was kept; the last output sealed; the summary's outputs.
-    pub fn finish(
-        self,
+    /// After a switch's close: the next output and its side band (/proc
+    /// now plus every map seen), for [`start`](Self::start).
+    pub fn carry(&mut self, rec: &Recording<'_>, notes: &mut Notes) -> Option<Started> {
+        let tmp = self.next.take()?;
+        Some((tmp, rec.later_side_band(self.maps.all_maps(), notes)))
+    }
+
+    /// Once the ended output is sealed: the next one's side band written
+    /// by its unit, and the next one named `output` — perf's order: no
+    /// name ever shows an unfinished file.
+    pub fn start(
+        &mut self,
+        (tmp, sb): Started,
+        units: &mut dyn Units,
+        output: &Path,
+    ) -> io::Result<()> {
+        units.write_side_band(&sb)?;
+        self.maps.next_output(&sb);
+        tmp.persist(output).map(drop).map_err(|e| e.error)
+    }
+
+    /// The output at `place` its unit `handed` back closed, at a switch or
+    /// the end (`how`): LOST_SAMPLES at the end, the features (with the
+    /// build ids of what it holds) and the header (`finish.rs`), or the
+    /// failed write said with what was kept; the bytes written, where
+    /// every write landed.
+    pub fn close(
+        &mut self,
         rec: &Recording<'_>,
-        out: &Place,
+        place: &Place,
         mut handed: HandedBack,
-        times: SampleTimes,
-        summary: &mut Summary,
+        how: Closing<'_>,
         notes: &mut Notes,
-    ) -> Result<(), RecordError> {
-        let FileDestination {
-            side_band_bytes,
-            mut rotation,
-            mut maps,
-        } = self;
-        let (lost_recs, lost_samples) = rec.lost_samples();
-        if let (None, Some(output)) = (&handed.error, handed.output.as_mut()) {
+    ) -> Result<Option<u64>, RecordError> {
+        let mut written = None;
+        if let (Some(lost), None, Some(output)) = (how.lost, &handed.error, handed.output.as_mut())
+        {
             // Every write landed: LOST_SAMPLES go last, and the numbers
             // count them.
-            handed.error = output.write_records(&lost_recs).err();
-            summary.bytes_written = output.data_size();
+            handed.error = output.write_records(lost).err();
+            written = Some(output.data_size());
         }
-        let f = features_of(rec, maps.seen_all(handed.hits.take()), held(times), notes);
-        finish(handed, &f, out.current_path(), out.display(), Sync::Now)?;
-        // The last output is sealed like the others (perf's "Dump" at the end).
-        if let Some(r) = rotation.as_mut() {
-            r.seal_last(notes);
-            summary.outputs = std::mem::take(&mut r.written);
-        }
-        // Switched: the last output has its timestamped name by now.
-        summary.output = (summary.outputs.last().cloned()).unwrap_or_else(|| out.display());
-        summary.lost_samples = lost_samples;
-        summary.side_band_bytes = side_band_bytes;
-        Ok(())
-    }
-}
-
-/// What a file output holds besides its records: its sample times
-/// (HEADER_COMPRESSED is its unit's, said when it is handed back).
-fn held(times: SampleTimes) -> Holds {
-    Holds {
-        times: Some(times),
-        ..Holds::default()
+        let holds = Holds {
+            times: how.times,
+            ..Holds::default()
+        };
+        let maps = self.maps.seen_all(handed.hits.take());
+        let f = features_of(rec, maps, holds, notes);
+        let (path, name) = (place.current_path(), place.display());
+        finish(handed, &f, path, name, how.sync)?;
+        Ok(written)
     }
 }

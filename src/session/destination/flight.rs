@@ -26,12 +26,11 @@ use crate::push::drain::DrainReport;
 use crate::push::HandedBack;
 use crate::session::error::{format_io, RecordError};
 use crate::session::finish::{features_of, finish, own, Holds, Sync};
-use crate::session::mailbox::Reply;
+use crate::session::mailbox::Copied;
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of};
 use crate::session::recording::Recording;
 use crate::session::rotation::stamped;
-use crate::session::summary::Summary;
 use crate::session::unit::Units;
 
 /// What a snapshot holds besides its side band: the drain's retained
@@ -158,12 +157,13 @@ impl FlightWindow {
     fn write_replies(
         &mut self,
         rec: &Recording<'_>,
-        mut replies: Vec<Reply>,
+        copies: Vec<io::Result<Copied>>,
         last: &[u8],
         notes: &mut Notes,
     ) -> Result<PathBuf, RecordError> {
-        if let Some(err) = replies.iter_mut().find_map(|r| r.error.take()) {
-            return Err(self.failed(rec, err));
+        let mut replies = Vec::with_capacity(copies.len());
+        for c in copies {
+            replies.push(c.map_err(|err| self.failed(rec, err))?);
         }
         for h in replies.iter_mut().filter_map(|r| r.hits.take()) {
             self.maps.seen(h);
@@ -191,29 +191,23 @@ impl FlightWindow {
     }
 
     /// The end, with the outputs the units handed back: what they retain
-    /// written like a last snapshot (a snapshot that failed ended the
-    /// recording, said with the snapshots kept); the summary's outputs.
-    pub fn finish(
-        mut self,
+    /// written like a last snapshot, with `lost` (LOST_SAMPLES, as perf's
+    /// last output) after it (a snapshot that failed ended the recording,
+    /// said with the snapshots kept); the bytes of the last.
+    pub fn close(
+        &mut self,
         rec: &Recording<'_>,
         handed: Vec<HandedBack>,
-        summary: &mut Summary,
+        lost: &[u8],
         notes: &mut Notes,
-    ) -> Result<(), RecordError> {
+    ) -> Result<u64, RecordError> {
         let replies = handed
             .into_iter()
             .enumerate()
-            .map(|(i, h)| Reply::retained(h, i))
+            .map(|(i, h)| Copied::retained(h, i))
             .collect();
-        // The last snapshot carries LOST_SAMPLES, as perf's last output.
-        let (lost_recs, lost_samples) = rec.lost_samples();
-        let last = self.write_replies(rec, replies, &lost_recs, notes)?;
-        summary.output = last.display().to_string();
-        summary.side_band_bytes = self.side_band_bytes;
-        summary.bytes_written = self.bytes;
-        summary.lost_samples = lost_samples;
-        summary.outputs = std::mem::take(&mut self.written);
-        Ok(())
+        self.write_replies(rec, replies, lost, notes)?;
+        Ok(self.bytes)
     }
 }
 

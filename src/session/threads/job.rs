@@ -16,7 +16,7 @@ use crate::push::{HandedBack, Output};
 use crate::session::cpu_wait;
 use crate::session::error::RecordError;
 use crate::session::layout::DrainGroup;
-use crate::session::mailbox::{signal, Mailbox, Reply, Request};
+use crate::session::mailbox::{signal, Copied, Mailbox, Reply, Request};
 use crate::session::run::{self, Drained, LoopOptions, Next, Supervisor};
 use crate::session::unit::{Unit, Units};
 use crate::transform::scan::RecordCounts;
@@ -64,7 +64,7 @@ impl Pool {
                     err: io::Error::other("it ended without answering"),
                 })
             })
-            .filter(|r| !matches!(r, Ok(r) if r.gone))
+            .filter(|r| !matches!(r, Ok(Reply::Gone)))
             .collect()
     }
 }
@@ -79,13 +79,20 @@ impl Units for Pool {
     fn hand_over(&mut self, next: Vec<Output>) -> Result<Vec<Option<HandedBack>>, RecordError> {
         let mut handed: Vec<Option<HandedBack>> = (0..self.threads()).map(|_| None).collect();
         for r in self.ask(next.into_iter().map(Request::HandOver).collect())? {
-            handed[r.index] = r.handed;
+            if let Reply::Handed(i, h) = r {
+                handed[i] = Some(h);
+            }
         }
         Ok(handed)
     }
 
-    fn snapshot(&mut self) -> Result<Vec<Reply>, RecordError> {
-        self.ask((0..self.threads()).map(|_| Request::Snapshot).collect())
+    fn snapshot(&mut self) -> Result<Vec<io::Result<Copied>>, RecordError> {
+        let replies = self.ask((0..self.threads()).map(|_| Request::Snapshot).collect())?;
+        let copies = replies.into_iter().filter_map(|r| match r {
+            Reply::Snapshot(copy) => Some(copy),
+            Reply::Handed(..) | Reply::Gone => None,
+        });
+        Ok(copies.collect())
     }
 
     fn write_side_band(&mut self, _: &[u8]) -> io::Result<()> {
@@ -160,13 +167,9 @@ impl Job {
         let features = FeatureSet::default();
         let mailbox = &shared.mailboxes[index];
         let mut drained = self.drain_all(&shared, index, &replies, &features);
-        let mut handed = self.unit.hand_over(None);
-        // The loop's failed write is the first.
-        if let Some(e) = drained.write_error.take() {
-            handed.error = Some(e);
-        }
+        let handed = self.unit.end(drained.write_error.take());
         if mailbox.close().is_some() {
-            let _ = replies.send(Reply::gone(index, handed.report.clone()));
+            let _ = replies.send(Reply::Gone);
         }
         let Job { group, path, .. } = self;
         let cpu_seconds = cpu_wait::thread_cpu_seconds();
@@ -199,10 +202,9 @@ impl Job {
             let Some(r) = mailbox.take() else {
                 return true;
             };
-            let reply = answer(unit, r, index);
+            let reply = unit.answer(r, index);
             // A write that failed ends the thread (its output is handed back).
-            let failed =
-                reply.error.is_some() || (reply.handed.as_ref()).is_some_and(|h| h.error.is_some());
+            let failed = reply.failed();
             let _ = replies.send(reply);
             !failed
         };
@@ -221,13 +223,5 @@ impl Job {
             &o,
             on_request,
         )
-    }
-}
-
-/// Acts on a request after a pass that drained everything waiting.
-fn answer(unit: &mut Unit, r: Request, index: usize) -> Reply {
-    match r {
-        Request::Snapshot => Reply::snapshot(unit, index),
-        Request::HandOver(next) => Reply::handed(unit, index, next),
     }
 }

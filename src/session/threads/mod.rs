@@ -14,7 +14,7 @@
 //!       stop flag, wake, join ─ Destination::finish: LOST_SAMPLES + features
 //!       into data (or a last snapshot)
 //! drain thread i: pin ─ run::drain_all (ThreadSupervisor: the stop flag,
-//!       its mailbox) ─ Unit::hand_over(None): data.i handed back, for the
+//!       its mailbox) ─ Unit::end: data.i handed back, for the
 //!       end to finish (or salvage, cut back)
 //! ```
 //!
