@@ -159,18 +159,6 @@ impl DirDestination {
         how: Closing<'_>,
         notes: &mut Notes,
     ) -> Result<u64, RecordError> {
-        let closed = self.close_parts(rec, place, handed, how, notes);
-        closed.map_err(|e| if how.switch { switch_failed(e) } else { e })
-    }
-
-    fn close_parts(
-        &mut self,
-        rec: &Recording<'_>,
-        place: &Place,
-        handed: Vec<Option<HandedBack>>,
-        how: Closing<'_>,
-        notes: &mut Notes,
-    ) -> Result<u64, RecordError> {
         let ended = match (how.switch, self.next.as_mut()) {
             (true, Some(next)) => std::mem::replace(&mut self.main, next.main.take()),
             _ => self.main.take(),
@@ -188,17 +176,22 @@ impl DirDestination {
             }
         }
         self.seen = seen;
+        // At a switch a failure is the switch's.
+        let said = |e| if how.switch { switch_failed(e) } else { e };
         if let Some(main) = ended {
-            self.finish_data(rec, place, main, &reports, how, notes)?;
+            self.finish_data(rec, place, main, &reports, how, notes)
+                .map_err(said)?;
         }
         match failure {
             // Sizes said are the directory's.
-            Some(RecordError::WriteFailed { err, kept, .. }) => Err(RecordError::WriteFailed {
-                path: place.display(),
-                err,
-                kept: kept.map(|k| k.with_size(place.size())),
-            }),
-            Some(other) => Err(other),
+            Some(RecordError::WriteFailed { err, kept, .. }) => {
+                Err(said(RecordError::WriteFailed {
+                    path: place.display(),
+                    err,
+                    kept: kept.map(|k| k.with_size(place.size())),
+                }))
+            }
+            Some(other) => Err(said(other)),
             None => Ok(written),
         }
     }
