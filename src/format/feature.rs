@@ -240,15 +240,19 @@ impl FeatureSet {
     }
 
     /// Only the features a reader cannot do without (HEADER_COMPRESSED, the
-    /// codec of COMPRESSED records): what a finish writes where nothing
-    /// more fits after the records.
+    /// codec of COMPRESSED records; HEADER_DIR_FORMAT, without which a
+    /// `--threads` directory's `data` reads as a file of its own and its
+    /// data.N are never read): what a finish writes where nothing more
+    /// fits after the records.
     pub fn needed_to_read(&self) -> FeatureSet {
         let mut f = FeatureSet {
             endian: self.endian,
             ..FeatureSet::default()
         };
-        if let Some(b) = self.get(feat::COMPRESSED) {
-            f.set(feat::COMPRESSED, b.to_vec());
+        for id in [feat::COMPRESSED, feat::DIR_FORMAT] {
+            if let Some(b) = self.get(id) {
+                f.set(id, b.to_vec());
+            }
         }
         f
     }

@@ -30,11 +30,10 @@ use super::recording::Recording;
 use super::rotation::Rotation;
 use super::summary::Summary;
 use super::supervisor::Ended;
-use super::unit::{Unit, Units};
+use super::unit::Unit;
 use crate::format::data_stream::DataStreamWriter;
 use crate::notes::Notes;
 use crate::push::{HandedBack, Output, Segments};
-use crate::transform::scan::SampleTimes;
 use dir::DirDestination;
 use file::FileDestination;
 use flight::FlightWindow;
@@ -159,28 +158,6 @@ impl Destination {
             Kind::File(f) => f.side_band_bytes,
             Kind::Dir(d) => d.side_band_bytes,
             Kind::Memory(w) => w.side_band_bytes,
-        }
-    }
-
-    /// One switch: `--switch-output` goes on in a new file or directory
-    /// (the one so far closed and named `OUTPUT.<timestamp>`: see
-    /// `destination/close.rs`); the flight recorder writes a snapshot.
-    /// `times`: the current output's first and last sample times, where
-    /// the strategy knows them.
-    pub fn switch(
-        &mut self,
-        rec: &Recording<'_>,
-        units: &mut dyn Units,
-        times: SampleTimes,
-        notes: &mut Notes,
-    ) -> Result<(), RecordError> {
-        if self.rotation.is_some() {
-            return self.switch_output(rec, units, times, notes);
-        }
-        match &mut self.kind {
-            Kind::Memory(w) => w.snapshot(rec, units, notes).map(drop),
-            // A `snapshot` command without --switch-output: nothing to do.
-            Kind::File(_) | Kind::Dir(_) => Ok(()),
         }
     }
 

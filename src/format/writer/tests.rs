@@ -1,6 +1,7 @@
 //! FileWriter under a size limit: finishing after a failed write.
 
 use super::*;
+use crate::format::feature::feat;
 use crate::format::{AttrEntry, CompressedInfo, PerfReader, RecordType};
 use std::io::Cursor;
 
@@ -243,4 +244,25 @@ fn records_appended_after_writes_at_offsets_follow_them() {
         }
     }
     assert_eq!(got, want, "every record read back whole, in order");
+}
+
+#[test]
+fn what_reading_needs_keeps_the_codec_and_the_directory_format() {
+    let (_, features, _) = plain_sysw();
+    assert!(features.get(feat::HOSTNAME).is_some());
+    let mut f = features.with_compressed(Some(CompressedInfo {
+        version: 0,
+        codec: 1,
+        level: 1,
+        ratio: 0,
+        mmap_len: 528384,
+    }));
+    f.set(feat::DIR_FORMAT, 1u64.to_le_bytes().to_vec());
+    let needed = f.needed_to_read();
+    assert_eq!(needed.get(feat::COMPRESSED), f.get(feat::COMPRESSED));
+    assert_eq!(needed.get(feat::DIR_FORMAT), Some(&1u64.to_le_bytes()[..]));
+    assert!(
+        needed.get(feat::HOSTNAME).is_none(),
+        "only what reading needs"
+    );
 }

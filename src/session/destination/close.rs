@@ -18,22 +18,25 @@ use crate::session::unit::Units;
 use crate::transform::scan::SampleTimes;
 
 impl Destination {
-    /// One `--switch-output`: the kind makes the next output; every unit
-    /// hands its own over and goes on in it; the ended one is closed,
-    /// sealed, and the next one started. Where the close fails the
-    /// recording ends, saying what is kept.
-    pub(super) fn switch_output(
+    /// One switch. `--switch-output`: the kind makes the next output;
+    /// every unit hands its own over and goes on in it; the ended one is
+    /// closed, sealed (`OUTPUT.<timestamp>`), and the next one started;
+    /// where the close fails the recording ends, saying what is kept. The
+    /// flight recorder writes a snapshot. `times`: the current output's
+    /// first and last sample times, where the strategy knows them.
+    pub fn switch(
         &mut self,
         rec: &Recording<'_>,
         units: &mut dyn Units,
         times: SampleTimes,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
-        let outputs = match &mut self.kind {
-            Kind::File(f) => f.next(rec)?,
-            Kind::Dir(d) => d.next(rec, units.count(), notes)?,
-            // The flight recorder has no rotation: it snapshots.
-            Kind::Memory(_) => return Ok(()),
+        let outputs = match (&mut self.kind, &self.rotation) {
+            (Kind::Memory(w), _) => return w.snapshot(rec, units, notes).map(drop),
+            // A `snapshot` command without --switch-output: nothing to do.
+            (_, None) => return Ok(()),
+            (Kind::File(f), Some(_)) => f.next(rec)?,
+            (Kind::Dir(d), Some(_)) => d.next(rec, units.count(), notes)?,
         };
         let handed = units.hand_over(outputs)?;
         if handed.iter().all(Option::is_none) {

@@ -159,24 +159,20 @@ impl DirDestination {
         how: Closing<'_>,
         notes: &mut Notes,
     ) -> Result<u64, RecordError> {
-        let closed = self.close_parts(rec, place, handed, how, notes);
-        closed.map_err(|e| if how.switch { switch_failed(e) } else { e })
-    }
-
-    fn close_parts(
-        &mut self,
-        rec: &Recording<'_>,
-        place: &Place,
-        handed: Vec<Option<HandedBack>>,
-        how: Closing<'_>,
-        notes: &mut Notes,
-    ) -> Result<u64, RecordError> {
+        // Where the current outputs are: the place, or, after a switch
+        // whose close failed, the next directory the units went on in
+        // (hidden, removed at the end: the place keeps what it had).
+        let dir = match &self.next {
+            Some(next) if next.main.is_none() => next.dir.path().to_path_buf(),
+            _ => place
+                .current_path()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+        };
         let ended = match (how.switch, self.next.as_mut()) {
             (true, Some(next)) => std::mem::replace(&mut self.main, next.main.take()),
             _ => self.main.take(),
         };
-        let dir = place.current_path().map(Path::to_path_buf);
-        let dir = dir.unwrap_or_default();
         let reports: Vec<DrainReport> = handed.iter().flatten().map(|h| h.report.clone()).collect();
         let written = self.side_band_bytes + reports.iter().map(|r| r.bytes_written).sum::<u64>();
         let (mut seen, mut failure) = (Vec::new(), None);
@@ -188,19 +184,36 @@ impl DirDestination {
             }
         }
         self.seen = seen;
+        // At a switch a failure is the switch's.
+        let said = |e| if how.switch { switch_failed(e) } else { e };
         if let Some(main) = ended {
-            self.finish_data(rec, place, main, &reports, how, notes)?;
+            let data = (&*dir.join("data"), place.display());
+            self.finish_data(rec, data, main, &reports, how, notes)
+                .map_err(|e| said(sized(e, place)))?;
         }
         match failure {
-            // Sizes said are the directory's.
-            Some(RecordError::WriteFailed { err, kept, .. }) => Err(RecordError::WriteFailed {
-                path: place.display(),
-                err,
-                kept: kept.map(|k| k.with_size(place.size())),
-            }),
-            Some(other) => Err(other),
+            Some(RecordError::WriteFailed { err, kept, .. }) => {
+                let path = place.display();
+                Err(said(sized(
+                    RecordError::WriteFailed { path, err, kept },
+                    place,
+                )))
+            }
+            Some(other) => Err(said(other)),
             None => Ok(written),
         }
+    }
+}
+
+/// A failure, what it kept sized as the directory at `place`.
+fn sized(e: RecordError, place: &Place) -> RecordError {
+    match e {
+        RecordError::WriteFailed { path, err, kept } => RecordError::WriteFailed {
+            path,
+            err,
+            kept: kept.map(|k| k.with_size(place.size())),
+        },
+        other => other,
     }
 }
 
@@ -233,7 +246,7 @@ impl DirDestination {
     fn finish_data(
         &self,
         rec: &Recording<'_>,
-        place: &Place,
+        (data, name): (&Path, String),
         main: FileWriter<File>,
         reports: &[DrainReport],
         how: Closing<'_>,
@@ -255,16 +268,7 @@ impl DirDestination {
         if let (Some(lost), Some(o)) = (how.lost, h.output.as_mut()) {
             h.error = o.write_records(lost).err();
         }
-        // Sizes said are the directory's.
-        let data = place.current_path().map(|d| d.join("data"));
-        finish(h, &f, data.as_deref(), place.display(), how.sync).map_err(|e| match e {
-            RecordError::WriteFailed { path, err, kept } => RecordError::WriteFailed {
-                path,
-                err,
-                kept: kept.map(|k| k.with_size(place.size())),
-            },
-            other => other,
-        })
+        finish(h, &f, Some(data), name, how.sync)
     }
 
     /// Finishes one data.N a unit handed back, at `path` (data.N has no
