@@ -199,7 +199,21 @@ fn filtered(dir: &std::path::Path, c: &FieldCase, filter: &str) -> (std::path::P
         "-o",
         out.to_str().unwrap(),
     ]);
-    a.extend(["--", w.to_str().unwrap(), "0.3"]);
+    // Where the scheduler puts the workload decides what a `cpu` filter
+    // keeps: CI runs kept nothing with `cpu == 0` and its negation alike
+    // (the workload on CPU 1, then on CPU 0). So that case pins it: to
+    // CPU 0 under the filter, to CPU 1 under its negation, and each
+    // recording keeps the workload's samples.
+    let pin = match (c.field, filter == c.filter) {
+        ("cpu", true) => Some("0"),
+        ("cpu", false) => Some("1"),
+        _ => None,
+    };
+    a.push("--");
+    if let Some(cpu) = pin {
+        a.extend(["taskset", "-c", cpu]);
+    }
+    a.extend([w.to_str().unwrap(), "0.3"]);
     perfz_ok(&a);
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     let f = &j["sample_filter"];
