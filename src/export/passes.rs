@@ -4,8 +4,9 @@
 //! named, and gathered into what the format writes.
 
 mod otlp;
+mod prepared;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::files::{debuginfod, locate};
 use super::name::frames::{FrameTable, CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_MAX, CONTEXT_USER};
@@ -15,17 +16,15 @@ use super::name::unnamed;
 use super::recording::events::{self, EventSamples};
 use super::recording::parallelism::Parallelism;
 use super::recording::process::Timeline;
-use super::recording::survey::{next, open_input, Survey};
+use super::recording::survey::Survey;
 use super::recording::view::Views;
-use super::unwind::dwarf::{Unwind, UserState};
+use super::unwind::dwarf::Unwind;
 use super::write::gather::Gather;
 use super::write::report::{self, ReportTable, SortKey};
 use super::write::sampled::Sampled;
 use super::write::{pprof, speedscope};
 use super::{ExportFormat, ExportOptions, Exported};
-use crate::format::record::misc;
-use crate::format::sample::Sample;
-use crate::format::{Attr, FormatError, Meta, Record};
+use crate::format::FormatError;
 
 /// What the second pass holds while it reads: what each sample is named
 /// against and gathered into, and what the export says of itself.
@@ -91,44 +90,17 @@ impl<'s> SecondPass<'s> {
         })
     }
 
-    /// Reads the samples of the chosen events in `input`.
-    pub(crate) fn read(&mut self, input: &Path) -> Result<(), FormatError> {
-        let (mut r, cut) = open_input(input)?;
-        while let Some((rec, meta)) = next(&mut r, cut)? {
-            if let Some((attr, slot)) = events::wanted(&rec, meta, &self.chosen) {
-                self.sample(&rec, meta, attr, slot)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// One sample, of event `slot` (`attr`): its frames as they were at its
-    /// time, interned, gathered.
-    fn sample(
-        &mut self,
-        rec: &Record<'_>,
-        meta: &Meta,
-        attr: &Attr,
-        slot: usize,
-    ) -> Result<(), FormatError> {
-        let s = Sample::parse(rec.body(), attr, meta.endian, rec.offset)?;
-        let (pid, tid) = (s.pid.unwrap_or(0), s.tid.unwrap_or(0));
-        let time = s.time.unwrap_or(u64::MAX);
-        if let Some(t) = s.time {
+    /// Names and gathers one prepared sample (see [`prepared`]).
+    fn take(&mut self, p: prepared::Prepared) {
+        let time = p.time.unwrap_or(u64::MAX);
+        if let Some(t) = p.time {
             self.first = self.first.min(t);
             self.last = self.last.max(t);
         }
+        let (pid, tid) = (p.pid, p.tid);
         let maps = self.views.at(pid, time);
-        let user = UserState::of(&s, rec.body(), attr.sample_regs_user(), meta.endian);
-        let unwound = match (&mut self.unwind, user) {
-            (Some(u), Some(state)) => Some(u.frames(maps.0, pid, &state)),
-            _ => None,
-        };
-        let unwound = unwound.filter(|f| !f.is_empty());
-        self.done.unwound += unwound.is_some() as u64;
-        let user_ip = rec.header.misc & misc::CPUMODE_MASK == misc::USER;
-        let chain = callchain(&s, user_ip, unwound);
-        (self.table).intern(&chain, pid, maps.0, maps.1, &mut self.ids);
+        self.done.unwound += p.unwound as u64;
+        (self.table).intern(&p.chain, pid, maps.0, maps.1, &mut self.ids);
         let syms = &mut self.syms;
         self.table.take_new_maps().for_each(|m| syms.load_beside(m));
         let comm = self.procs.comm(tid, time);
@@ -141,8 +113,8 @@ impl<'s> SecondPass<'s> {
             self.table.name_new(&mut self.syms);
         }
         let period = match self.latency {
-            Some(p) => Some(p.weight(s.period.unwrap_or(1), time)),
-            None => s.period,
+            Some(l) => Some(l.weight(p.period.unwrap_or(1), time)),
+            None => p.period,
         };
         let sample = Sampled {
             comm: &comm,
@@ -150,12 +122,11 @@ impl<'s> SecondPass<'s> {
             pid,
             tid,
             ids: &self.ids,
-            slot,
+            slot: p.slot,
             time,
             period,
         };
         self.gather.add(&self.o.fold, &self.table.named, &sample);
-        Ok(())
     }
 
     /// Names the frames left, counts them, and writes what was gathered

@@ -9,7 +9,7 @@
 //! One unwinder per process, rebuilt when the process's maps change (an
 //! exec, a dlopen); the files' unwind sections are read once per export.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
@@ -50,9 +50,19 @@ struct Process {
 pub(crate) struct Unwind {
     locate: Arc<Locate>,
     images: Images,
-    processes: HashMap<u32, Process>,
-    cache: CacheX86_64,
+    processes: FxHashMap<u32, Process>,
+    /// framehop's rule caches, each for its own stretches of addresses:
+    /// one cache is direct-mapped by address over 509 slots, and a
+    /// compiler's hot code takes more (see [`Unwind::cache_for`]).
+    caches: Vec<CacheX86_64>,
 }
+
+/// How many rule caches an export keeps.
+const CACHES: u64 = 16;
+
+/// The addresses one rule cache covers in a row: framehop's slot is the
+/// address modulo 509.
+const CACHE_STRETCH: u64 = 509;
 
 /// One sample's user state: registers (in `mask` order) and stack copy.
 pub(crate) struct UserState<'a> {
@@ -96,9 +106,9 @@ impl Unwind {
     pub(crate) fn new(locate: Arc<Locate>) -> Unwind {
         Unwind {
             locate,
-            images: HashMap::new(),
-            processes: HashMap::new(),
-            cache: CacheX86_64::new(),
+            images: FxHashMap::default(),
+            processes: FxHashMap::default(),
+            caches: (0..CACHES).map(|_| CacheX86_64::new()).collect(),
         }
     }
 
@@ -134,7 +144,7 @@ impl Unwind {
             let step = if frames.len() == 1 && leaf != Leaf::Cfi {
                 uncovered_leaf(leaf, &mut regs, &mut read_stack)
             } else {
-                let cache = &mut self.cache;
+                let cache = cache_for(&mut self.caches, at.address_for_lookup());
                 let step = process
                     .unwinder
                     .unwind_frame(at, &mut regs, cache, &mut read_stack);
@@ -162,6 +172,21 @@ impl Unwind {
         }
         frames
     }
+}
+
+/// Whether a mapping of `path` may have unwind tables: files and the
+/// vDSO; not anonymous memory (perf's `//anon`, which starts with a `/`
+/// too: counting it rebuilt the unwinder at every malloc arena mapped).
+fn has_unwind_tables(path: &str) -> bool {
+    (path.starts_with('/') && !path.starts_with("//")) || path == "[vdso]"
+}
+
+/// The rule cache of `addr`: consecutive stretches of 509 addresses go to
+/// consecutive caches, so the caches together act as one of 16 × 509
+/// slots (cutting rule-cache misses, each a walk of the FDE's CFI).
+fn cache_for(caches: &mut [CacheX86_64], addr: u64) -> &mut CacheX86_64 {
+    let i = (addr / CACHE_STRETCH) % caches.len() as u64;
+    &mut caches[i as usize]
 }
 
 /// A sample's copy of its user stack, from `sp` up, read a word at a
@@ -246,11 +271,11 @@ fn uncovered_leaf(
     Ok(Some(ra))
 }
 
-type Images = HashMap<(Arc<str>, Option<Arc<[u8]>>), Option<Arc<Image>>>;
+type Images = FxHashMap<(Arc<str>, Option<Arc<[u8]>>), Option<Arc<Image>>>;
 
 /// The unwinder of `pid` for its maps in `view`.
 fn process<'a>(
-    processes: &'a mut HashMap<u32, Process>,
+    processes: &'a mut FxHashMap<u32, Process>,
     images: &mut Images,
     locate: &Locate,
     view: &View<'_>,
@@ -266,7 +291,7 @@ fn process<'a>(
         .maps
         .iter()
         .copied()
-        .filter(|m| m.path.starts_with('/') || &*m.path == "[vdso]")
+        .filter(|m| has_unwind_tables(&m.path))
         .collect();
     held.sort_by_key(|m| (m.start, std::cmp::Reverse(m.from)));
     held.dedup_by_key(|m| m.start);
