@@ -6,28 +6,19 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::export::Time;
-use crate::export::{ExportOptions, FoldOptions};
+use crate::export::write::otlp::Otlp;
+use crate::export::write::svg::Svg;
+use crate::export::{ExportFormat, ExportOptions, FoldOptions, Time, FORMATS};
 
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum Format {
-    /// stackcollapse-perf's `comm;root;...;leaf count` lines (flamegraph.pl,
-    /// inferno-flamegraph, speedscope read them).
-    Folded,
-    /// A flame graph (SVG, drawn by the inferno crate as flamegraph.pl does).
-    Svg,
-    /// A gzipped pprof profile (go tool pprof, Pyroscope, Parca, cloud
-    /// profilers): one event; choose it with -e when there are several.
-    Pprof,
-    /// speedscope's JSON (speedscope.app): a profile per thread, its
-    /// samples in time order with their weights.
-    Speedscope,
-    /// OpenTelemetry profiles (OTLP, profiles v1development): an
-    /// ExportProfilesServiceRequest in protobuf, a profile per event, as the
-    /// Collector's OTLP receiver takes them.
-    Otlp,
-    /// The same request in the OTLP JSON mapping.
-    OtlpJson,
+/// `--format`'s values: every format export writes, as its list says.
+impl clap::ValueEnum for ExportFormat {
+    fn value_variants<'a>() -> &'a [ExportFormat] {
+        FORMATS
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.help()))
+    }
 }
 
 #[derive(Debug, clap::Args)]
@@ -38,7 +29,7 @@ pub struct Args {
     inputs: Vec<PathBuf>,
     /// What to write (default: folded).
     #[arg(long, value_enum)]
-    format: Option<Format>,
+    format: Option<ExportFormat>,
     /// Only the samples of this event (its name as perf prints it, e.g.
     /// cpu-clock); a pprof profile holds one.
     #[arg(short, long, value_name = "EVENT")]
@@ -130,14 +121,7 @@ pub struct Args {
 pub fn run(a: Args) -> anyhow::Result<()> {
     let o = options(&a)?;
     refuse(&a, &o)?;
-    let format = match a.format.unwrap_or(Format::Folded) {
-        Format::Folded => crate::export::ExportFormat::Folded,
-        Format::Svg => crate::export::ExportFormat::Svg,
-        Format::Pprof => crate::export::ExportFormat::Pprof,
-        Format::Speedscope => crate::export::ExportFormat::Speedscope,
-        Format::Otlp => crate::export::ExportFormat::Otlp,
-        Format::OtlpJson => crate::export::ExportFormat::OtlpJson,
-    };
+    let format = a.format.unwrap_or(FORMATS[0]);
     // `-o -` is standard output, as for every command.
     let output = a.output.as_ref().filter(|p| p.as_os_str() != "-");
     let send_to = a.otlp.endpoint()?;
@@ -170,15 +154,15 @@ fn refuse(a: &Args, o: &ExportOptions) -> anyhow::Result<()> {
         );
     }
     let sends = a.otlp.otlp || a.otlp.otlp_endpoint.is_some();
-    if sends && (a.diff || a.output.is_some() || !matches!(a.format, None | Some(Format::Otlp))) {
+    let other = a.format.is_some_and(|f| !f.is::<Otlp>());
+    if sends && (a.diff || a.output.is_some() || other) {
         anyhow::bail!("--otlp-endpoint sends the profiles: leave out -o, --diff and --format other than otlp (export once more to keep a file)");
     }
     let to_stdout = a.output.as_ref().is_none_or(|p| p.as_os_str() == "-");
-    if matches!(a.format, Some(Format::Pprof)) && to_stdout && std::io::stdout().is_terminal() {
-        anyhow::bail!("a pprof profile is binary: give -o FILE (e.g. -o profile.pb.gz), or redirect the output");
-    }
-    if matches!(a.format, Some(Format::Otlp)) && to_stdout && std::io::stdout().is_terminal() {
-        anyhow::bail!("an OTLP request is binary: give -o FILE (e.g. -o profiles.pb), --format otlp-json, or redirect the output");
+    if let Some(why) = a.format.and_then(ExportFormat::binary) {
+        if to_stdout && std::io::stdout().is_terminal() {
+            anyhow::bail!(why);
+        }
     }
     let output = a.output.as_ref().filter(|p| p.as_os_str() != "-");
     if let Some(p) = output {
@@ -202,7 +186,7 @@ fn refuse(a: &Args, o: &ExportOptions) -> anyhow::Result<()> {
 fn diff(
     a: &Args,
     inputs: &[PathBuf],
-    format: crate::export::ExportFormat,
+    format: ExportFormat,
     o: &ExportOptions,
     mut out: ExportOutput,
 ) -> anyhow::Result<()> {
@@ -227,7 +211,7 @@ fn diff(
 /// The export's options from the command line's.
 fn options(a: &Args) -> anyhow::Result<ExportOptions> {
     let drawn = a.title.is_some() || a.inverted || a.width.is_some() || a.count_name.is_some();
-    if drawn && !matches!(a.format, Some(Format::Svg)) {
+    if drawn && !a.format.is_some_and(|f| f.is::<Svg>()) {
         anyhow::bail!(
             "--title, --inverted, --width and --count-name draw a flame graph: add --format svg"
         );

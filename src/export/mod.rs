@@ -12,8 +12,9 @@
 //! pass 1: PerfReader ─ side band (by time) ─▶ Timeline (names per thread, maps per process)
 //! pass 2: PerfReader ─ SAMPLE ─▶ callchain (kernel / user contexts) at its time
 //!         (dwarf: kernel part + user frames unwound from regs and stack, unwind/)
-//!         ─▶ Symbols ─▶ gather::Gather: Folded (folded lines, svg) | pprof::ProfileBuilder (pprof)
-//!                       | speedscope::Speedscope (speedscope)
+//!         ─▶ Symbols ─▶ F: Format (write/format.rs), chosen once by --format
+//!                       (formats.rs's list): folded::Folded | svg::Svg | pprof::ProfileBuilder
+//!                       | speedscope::Speedscope | otlp::Otlp | otlp::format::OtlpJson
 //! ```
 //!
 //! Its rooms, each opened by its own `mod.rs`:
@@ -26,14 +27,20 @@
 //!   tables, inline frames, kallsyms, JIT maps and dumps, demangling);
 //! - `unwind/`: dwarf recordings' user stacks, unwound;
 //! - `otlp_push.rs`: OTLP requests sent to a collector (OTLP/HTTP);
-//! - `write/`: what is written: folded lines and svg, pprof, speedscope,
-//!   two recordings' difference ([`diff`]), `perfz report`'s table.
+//! - `write/`: what is written: each format behind one seam
+//!   (`write/format.rs`), a file each: folded lines, svg, pprof,
+//!   speedscope, OTLP; two recordings' difference ([`diff`]), `perfz
+//!   report`'s table;
+//! - `formats.rs`: the list of formats, a line each, that `--format`, its
+//!   help and the dispatch read; `passes.rs`: the second pass, generic
+//!   over the format.
 //!
 //! The front door is [`export`] and [`diff`] with their options and
 //! results; [`Elf`], [`Inline`] and [`unwind_one`] are open to the fuzz
 //! targets.
 
 pub(crate) mod files;
+mod formats;
 pub(crate) mod name;
 pub mod otlp_push;
 mod passes;
@@ -44,20 +51,20 @@ pub(crate) mod write;
 use std::path::PathBuf;
 
 use crate::format::FormatError;
-use name::kallsyms::Kallsyms;
-use passes::SecondPass;
-use recording::survey;
+use write::folded::Folded;
+use write::otlp::Otlp;
 
 pub use files::locate::Symfs;
+pub use formats::{ExportFormat, FORMATS};
 pub use name::demangle::demangle;
 pub use name::inline::Inline;
 pub use name::symbols::Elf;
 pub use name::unnamed::UnnamedFile;
 pub use recording::events::Time;
 pub use unwind::dwarf::unwind_one;
-pub use write::diff::{diff, Diffed};
-pub use write::folded::FoldOptions;
-pub use write::gather::FlameOptions;
+pub use write::diff::Diffed;
+pub use write::fold::FoldOptions;
+pub use write::svg::FlameOptions;
 
 /// What an export read.
 #[derive(Debug, Default, serde::Serialize)]
@@ -88,30 +95,6 @@ pub struct Exported {
     pub unit: &'static str,
     /// The files whose frames stayed without a name, most first.
     pub unnamed: Vec<UnnamedFile>,
-}
-
-/// What `perfz export` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportFormat {
-    /// stackcollapse-perf's lines.
-    Folded,
-    /// A flame graph (inferno's, as flamegraph.pl draws them).
-    Svg,
-    /// A gzipped pprof profile.
-    Pprof,
-    /// speedscope's JSON: a time-ordered profile per thread.
-    Speedscope,
-    /// OpenTelemetry profiles: an ExportProfilesServiceRequest (protobuf).
-    Otlp,
-    /// The same in the OTLP JSON mapping.
-    OtlpJson,
-}
-
-impl ExportFormat {
-    /// One of the OpenTelemetry formats.
-    pub fn is_otlp(self) -> bool {
-        matches!(self, ExportFormat::Otlp | ExportFormat::OtlpJson)
-    }
 }
 
 /// What an OTLP export says of where it is from.
@@ -165,15 +148,22 @@ pub fn export(
     o: &ExportOptions,
     out: &mut dyn std::io::Write,
 ) -> Result<Exported, FormatError> {
-    // Read beside the first pass; left unread where the recording turns
-    // out to be from another kernel.
-    let kallsyms = Kallsyms::read(passes::kallsyms_file(o));
-    let survey = survey::survey(inputs)?;
-    let mut pass = SecondPass::new(&survey, format, o, kallsyms)?;
-    for input in inputs {
-        pass.read(input)?;
-    }
-    pass.finish(inputs, out)
+    format.export(inputs, o, out)
+}
+
+/// Writes to `out` as `format` how the recording `new` differs from the
+/// recording `base` (each a list of inputs read as one, exported as
+/// [`export`] exports them; `normalize`: the base's counts scaled to the
+/// new's total).
+pub fn diff(
+    base: &[PathBuf],
+    new: &[PathBuf],
+    format: ExportFormat,
+    o: &ExportOptions,
+    normalize: bool,
+    out: &mut dyn std::io::Write,
+) -> Result<Diffed, FormatError> {
+    format.diff(base, new, o, normalize, out)
 }
 
 /// The OTLP profiles of `inputs` (read as [`export`] reads them) as
@@ -186,13 +176,12 @@ pub fn otlp_requests(
     o: &ExportOptions,
     limit: usize,
 ) -> Result<(Vec<Vec<u8>>, Exported), FormatError> {
-    let kallsyms = Kallsyms::read(passes::kallsyms_file(o));
-    let survey = survey::survey(inputs)?;
-    let mut pass = SecondPass::new(&survey, ExportFormat::Otlp, o, kallsyms)?;
-    for input in inputs {
-        pass.read(input)?;
-    }
-    pass.finish_requests(inputs, limit)
+    passes::over::<Otlp, _>(inputs, o, |pass, otlp| {
+        pass.finish_with(inputs, |end| {
+            let profiles = otlp.profiles(end)?;
+            Ok((profiles.samples(), profiles.bounded(limit)))
+        })
+    })
 }
 
 /// `perfz report`'s own table of `inputs` (read as [`export`] reads
@@ -206,11 +195,10 @@ pub(crate) fn report_table(
     keys: &[write::report::SortKey],
     by_self: bool,
 ) -> Result<(write::report::ReportTable, Exported), FormatError> {
-    let kallsyms = Kallsyms::read(passes::kallsyms_file(o));
-    let survey = survey::survey(inputs)?;
-    let mut pass = SecondPass::new(&survey, ExportFormat::Folded, o, kallsyms)?;
-    for input in inputs {
-        pass.read(input)?;
-    }
-    pass.finish_table(keys, by_self)
+    passes::over::<Folded, _>(inputs, o, |pass, folded| {
+        pass.finish_with(inputs, |end| {
+            let table = write::report::table(&folded, end.named, keys, by_self);
+            Ok((table.0.len(), table))
+        })
+    })
 }

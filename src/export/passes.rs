@@ -1,10 +1,10 @@
 //! The export's second pass, over the first's [`Survey`]: each sample of
 //! the chosen events read at its time (its callchain, its user stack
 //! unwound where it was recorded with dwarf), its frames interned and
-//! named, and gathered into what the format writes.
+//! named, and gathered into what the format writes ([`over`]: the two
+//! passes, generic over the format).
 
-mod otlp;
-mod prepared;
+mod chained;
 
 use std::path::PathBuf;
 
@@ -13,24 +13,42 @@ use super::name::frames::{FrameTable, CONTEXT_HV, CONTEXT_KERNEL, CONTEXT_MAX, C
 use super::name::kallsyms::Kallsyms;
 use super::name::symbols::Symbols;
 use super::name::unnamed;
-use super::recording::events::{self, EventSamples};
+use super::recording::events::{self, EventSamples, Several};
 use super::recording::parallelism::Parallelism;
 use super::recording::process::Timeline;
-use super::recording::survey::Survey;
+use super::recording::survey::{self, Survey};
 use super::recording::view::Views;
 use super::unwind::dwarf::Unwind;
-use super::write::gather::Gather;
-use super::write::report::{self, ReportTable, SortKey};
+use super::write::format::{Ending, Format};
 use super::write::sampled::Sampled;
-use super::write::{pprof, speedscope};
-use super::{ExportFormat, ExportOptions, Exported};
+use super::{ExportOptions, Exported};
 use crate::format::FormatError;
 
+/// Every sample of `inputs` (read in order, as one recording) gathered by
+/// the format `F` as `o` says, handed to `end` with the second pass: a
+/// first pass follows the side band, a second names each sample's frames
+/// as they were at its time.
+pub(crate) fn over<F: Format, R>(
+    inputs: &[PathBuf],
+    o: &ExportOptions,
+    end: impl FnOnce(SecondPass<'_>, F) -> Result<R, FormatError>,
+) -> Result<R, FormatError> {
+    // Read beside the first pass; left unread where the recording turns
+    // out to be from another kernel.
+    let kallsyms = Kallsyms::read(kallsyms_file(o));
+    let survey = survey::survey(inputs)?;
+    let mut pass = SecondPass::new(&survey, F::SEVERAL_EVENTS, o, kallsyms)?;
+    let mut gather = F::new(o);
+    for input in inputs {
+        pass.read(input, &mut gather)?;
+    }
+    end(pass, gather)
+}
+
 /// What the second pass holds while it reads: what each sample is named
-/// against and gathered into, and what the export says of itself.
+/// against, and what the export says of itself.
 pub(crate) struct SecondPass<'s> {
     o: &'s ExportOptions,
-    format: ExportFormat,
     procs: &'s Timeline,
     /// The events exported, by slot.
     chosen: Vec<&'s EventSamples>,
@@ -39,7 +57,6 @@ pub(crate) struct SecondPass<'s> {
     syms: Symbols,
     locate: std::sync::Arc<locate::Locate>,
     unwind: Option<Unwind>,
-    gather: Gather,
     table: FrameTable<'s>,
     views: Views<'s>,
     /// The frame ids of the sample at hand.
@@ -55,30 +72,29 @@ pub(crate) struct SecondPass<'s> {
 }
 
 impl<'s> SecondPass<'s> {
-    /// Ready to read the samples `survey` found, exported to `format` as
-    /// `o` says, the kernel's symbols from `kallsyms`.
-    pub(crate) fn new(
+    /// Ready to read the samples `survey` found, exported as `o` says (of
+    /// several events, as `several` says), the kernel's symbols from
+    /// `kallsyms`.
+    fn new(
         survey: &'s Survey,
-        format: ExportFormat,
+        several: Several,
         o: &'s ExportOptions,
         kallsyms: Kallsyms,
     ) -> Result<SecondPass<'s>, FormatError> {
         let first = survey.first_event.as_deref();
-        let chosen = events::choose(&survey.events, first, o.event.as_deref(), o.time, format)?;
+        let chosen = events::choose(&survey.events, first, o.event.as_deref(), o.time, several)?;
         let latency = latency_of(survey, o)?;
         let (syms, locate) = sources(survey, o, kallsyms);
         let (mut done, unwind) = begin(survey, &chosen, &locate);
         done.kernel_symbols |= o.kallsyms.is_some();
         Ok(SecondPass {
             o,
-            format,
             procs: &survey.procs,
             chosen,
             latency,
             syms,
             locate,
             unwind,
-            gather: Gather::new(format, &o.flame),
             table: FrameTable::default(),
             views: Views::new(&survey.procs),
             ids: Vec::new(),
@@ -90,8 +106,9 @@ impl<'s> SecondPass<'s> {
         })
     }
 
-    /// Names and gathers one prepared sample (see [`prepared`]).
-    fn take(&mut self, p: prepared::Prepared) {
+    /// Names one chained sample's frames and gathers it into `gather`
+    /// (see [`chained`]).
+    fn take<F: Format>(&mut self, gather: &mut F, p: chained::Chained) {
         let time = p.time.unwrap_or(u64::MAX);
         if let Some(t) = p.time {
             self.first = self.first.min(t);
@@ -104,12 +121,12 @@ impl<'s> SecondPass<'s> {
         let syms = &mut self.syms;
         self.table.take_new_maps().for_each(|m| syms.load_beside(m));
         let comm = self.procs.comm(tid, time);
-        let process = match self.gather.wants_process() {
+        let process = match F::WANTS_PROCESS {
             true => self.procs.comm(pid, time),
             false => comm.clone(),
         };
         self.done.samples += 1;
-        if self.gather.names_as_it_goes() {
+        if F::NAMES_AS_IT_GOES {
             self.table.name_new(&mut self.syms);
         }
         let period = match self.latency {
@@ -126,47 +143,42 @@ impl<'s> SecondPass<'s> {
             time,
             period,
         };
-        self.gather.add(&self.o.fold, &self.table.named, &sample);
+        gather.add_sample(&self.o.fold, &self.table.named, &sample);
     }
 
-    /// Names the frames left, counts them, and writes what was gathered
+    /// Names the frames left, counts them, and writes `gather`'s samples
     /// to `out`; what the export did.
-    pub(crate) fn finish(
-        mut self,
+    pub(crate) fn finish<F: Format>(
+        self,
+        gather: F,
         inputs: &[PathBuf],
         out: &mut dyn std::io::Write,
     ) -> Result<Exported, FormatError> {
-        self.close();
-        if let Some(otlp) = self.gather.take_otlp() {
-            return self.finish_otlp(otlp, inputs, out);
-        }
-        let (chosen, span) = (&self.chosen, (self.first, self.last));
-        let about = || pprof::about(inputs, chosen, span.0, span.1);
-        let title = format!("perfz: {}", inputs[0].display());
-        let heading = speedscope::Heading {
-            name: &title,
-            unit: self.done.unit,
-        };
-        let named = &self.table.named;
-        self.done.stacks = (self.gather).write(named, &self.o.fold, &heading, about, out)?;
-        Ok(self.done)
+        let ((), done) = self.finish_with(inputs, |end| Ok((gather.write_to(end, out)?, ())))?;
+        Ok(done)
     }
 
-    /// Names the frames left and counts them; `perfz report`'s own table
-    /// of what was gathered (folded stacks) by `keys`, and what the export
-    /// did.
-    pub(crate) fn finish_table(
+    /// Names the frames left and counts them; what `made` makes at the
+    /// end (and how many stacks it holds), and what the export did.
+    pub(crate) fn finish_with<R>(
         mut self,
-        keys: &[SortKey],
-        by_self: bool,
-    ) -> Result<(ReportTable, Exported), FormatError> {
+        inputs: &[PathBuf],
+        made: impl FnOnce(&Ending<'_>) -> Result<(usize, R), FormatError>,
+    ) -> Result<(R, Exported), FormatError> {
         self.close();
-        let folded = self.gather.folded().ok_or_else(|| {
-            FormatError::Unsupported("perfz report's table is made of folded stacks".into())
-        })?;
-        let table = report::table(folded, &self.table.named, keys, by_self);
-        self.done.stacks = table.0.len();
-        Ok((table, self.done))
+        let end = Ending {
+            named: &self.table.named,
+            o: self.o,
+            inputs,
+            chosen: &self.chosen,
+            span: (self.first, self.last),
+            unit: self.done.unit,
+            host: self.host.as_deref(),
+            cmdline: self.cmdline.as_deref(),
+        };
+        let (stacks, r) = made(&end)?;
+        self.done.stacks = stacks;
+        Ok((r, self.done))
     }
 
     /// Names the frames left, and counts them and what is left unnamed.
@@ -211,7 +223,7 @@ fn latency_of<'s>(
 /// The kernel's symbols: `--kallsyms`'s file, else /proc/kallsyms (under
 /// `--symfs`, as every file perf opens then: "every single file opened by
 /// perf is relative to symfs").
-pub(crate) fn kallsyms_file(o: &ExportOptions) -> Option<PathBuf> {
+fn kallsyms_file(o: &ExportOptions) -> Option<PathBuf> {
     let under_symfs = o.symfs.as_ref().map(|s| s.join("/proc/kallsyms"));
     o.kallsyms.clone().or(under_symfs)
 }

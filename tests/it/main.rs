@@ -15,6 +15,7 @@ mod events;
 mod export;
 mod export_debuginfod;
 mod export_diff;
+mod export_formats;
 mod export_fp_fallback;
 mod export_inline;
 mod export_inputs;

@@ -6,7 +6,6 @@
 //! nanoseconds: both events, each sample weighing its period, so each
 //! thread's time adds up to its wall time; or one of the two.
 
-use crate::export::ExportFormat;
 use crate::format::attr::OFF_CPU_NAME;
 use crate::format::{Attr, AttrEntry, FormatError, Meta, Record, RecordType};
 
@@ -66,15 +65,27 @@ fn names(events: &[EventSamples]) -> String {
     list.join(", ")
 }
 
+/// What an export format makes of a recording with samples of several
+/// unrelated events, none chosen with `-e`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Several {
+    /// The earliest sample's event alone.
+    First,
+    /// Each event (a profile each), the earliest sample's first.
+    Each,
+    /// Refused: what the format writes (`a pprof profile`) holds one.
+    Refused(&'static str),
+}
+
 /// The events to export: `want` (-e), else the earliest sample's
-/// (`first`); with off-CPU samples, as `time` says; a pprof profile of
-/// several unrelated events must be told.
+/// (`first`); with off-CPU samples, as `time` says; of several unrelated
+/// events, as the format's `several` says.
 pub(crate) fn choose<'a>(
     events: &'a [EventSamples],
     first: Option<&str>,
     want: Option<&str>,
     time: Time,
-    format: ExportFormat,
+    several: Several,
 ) -> Result<Vec<&'a EventSamples>, FormatError> {
     let no = |s: String| Err(FormatError::Unsupported(s));
     if let Some(why) = contradiction(want, time) {
@@ -109,21 +120,23 @@ pub(crate) fn choose<'a>(
             )),
             on => Ok(on.into_iter().chain([off]).collect()),
         },
-        // OTLP: a profile each, the first event's first.
-        (None, _) if format.is_otlp() => Ok(first
-            .and_then(|f| events.iter().find(|e| e.0 == f))
-            .into_iter()
-            .chain(events.iter().filter(|e| Some(e.0.as_str()) != first))
-            .collect()),
-        (None, _) if format == ExportFormat::Pprof && events.len() > 1 => no(format!(
-            "a pprof profile holds one event and the recording has samples of {}: \
-             choose one with -e NAME",
-            names(events)
-        )),
-        (None, _) => Ok(first
-            .and_then(|f| events.iter().find(|e| e.0 == f))
-            .into_iter()
-            .collect()),
+        (None, _) => match several {
+            // A profile each (OTLP's), the first event's first.
+            Several::Each => Ok(first
+                .and_then(|f| events.iter().find(|e| e.0 == f))
+                .into_iter()
+                .chain(events.iter().filter(|e| Some(e.0.as_str()) != first))
+                .collect()),
+            Several::Refused(what) if events.len() > 1 => no(format!(
+                "{what} holds one event and the recording has samples of {}: \
+                 choose one with -e NAME",
+                names(events)
+            )),
+            _ => Ok(first
+                .and_then(|f| events.iter().find(|e| e.0 == f))
+                .into_iter()
+                .collect()),
+        },
     }
 }
 

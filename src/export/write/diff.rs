@@ -1,22 +1,17 @@
 //! `perfz export --diff BASE NEW`: two recordings' difference. Each is
-//! exported as every export is (the same options), then:
+//! exported as every export is (the same options), then the two written
+//! as its format writes them ([`crate::export::write::format::Format::diff`]):
 //!
 //! - folded: `stack count_base count_new` lines, as `inferno-diff-folded`
-//!   and `difffolded.pl` write them (inferno's own code: `--normalize`
-//!   scales the base's counts to the new's total as it does), sorted by
-//!   stack (the tools' order is their hash table's);
+//!   and `difffolded.pl` write them ([`diff_folded`]: inferno's own code:
+//!   `--normalize` scales the base's counts to the new's total as it
+//!   does), sorted by stack (the tools' order is their hash table's);
 //! - svg: the differential flame graph inferno draws from those lines
 //!   (the new's widths; red grew, blue shrank);
 //! - pprof: the new profile with the base's samples negated, as `go tool
 //!   pprof -diff_base` merges them ([`crate::export::write::pprof_diff`]).
 
-use std::io::Write;
-use std::path::PathBuf;
-
-use crate::export::write::gather::draw_svg;
-use crate::export::write::pprof_diff;
-use crate::export::{export, ExportFormat, ExportOptions, Exported};
-use crate::format::FormatError;
+use crate::export::Exported;
 
 /// What a diff read and wrote.
 #[derive(Debug, Default)]
@@ -27,65 +22,6 @@ pub struct Diffed {
     pub new: Exported,
     /// Stacks written (lines, or pprof samples).
     pub stacks: usize,
-}
-
-/// Writes to `out` as `format` how the recording `new` differs from the
-/// recording `base` (each a list of inputs read as one).
-pub fn diff(
-    base: &[PathBuf],
-    new: &[PathBuf],
-    format: ExportFormat,
-    o: &ExportOptions,
-    normalize: bool,
-    out: &mut dyn std::io::Write,
-) -> Result<Diffed, FormatError> {
-    let each =
-        match format {
-            ExportFormat::Folded | ExportFormat::Svg => ExportFormat::Folded,
-            ExportFormat::Pprof => ExportFormat::Pprof,
-            ExportFormat::Speedscope => return Err(FormatError::Unsupported(
-                "--diff writes folded lines, svg or pprof, not speedscope (speedscope compares \
-                 two files side by side: export each)"
-                    .into(),
-            )),
-            ExportFormat::Otlp | ExportFormat::OtlpJson => {
-                return Err(FormatError::Unsupported(
-                    "--diff writes folded lines, svg or pprof, not OTLP (a backend compares \
-                     two profiles itself: send each)"
-                        .into(),
-                ))
-            }
-        };
-    let mut d = Diffed::default();
-    let (mut b, mut n) = (Vec::new(), Vec::new());
-    d.base = export(base, each, o, &mut b)?;
-    d.new = export(new, each, o, &mut n)?;
-    d.stacks = match format {
-        ExportFormat::Pprof => {
-            let p = pprof_diff::merge(pprof_diff::decode(&n)?, pprof_diff::decode(&b)?, normalize)?;
-            crate::export::write::pprof::write(&p, out)?;
-            p.sample.len()
-        }
-        _ => {
-            let lines = diff_folded(&b, &n, normalize)?;
-            if format == ExportFormat::Svg {
-                let title = format!("perfz diff: {} → {}", base[0].display(), new[0].display());
-                let unit = if d.base.unit == d.new.unit {
-                    d.new.unit
-                } else {
-                    "none"
-                };
-                let heading = crate::export::write::speedscope::Heading { name: &title, unit };
-                draw_svg(&lines, &heading, &o.flame, out)?;
-            } else {
-                let mut w = std::io::BufWriter::new(out);
-                lines.iter().try_for_each(|l| writeln!(w, "{l}"))?;
-                w.flush()?;
-            }
-            lines.len()
-        }
-    };
-    Ok(d)
 }
 
 /// The two-count lines of folded `base` and `new`, as

@@ -13,29 +13,14 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::export::name::frames::Named;
+use crate::export::write::diff::diff_folded;
+use crate::export::write::fold::{weight, FoldOptions};
+use crate::export::write::format::{Diff, Ending, Exports, Format};
 use crate::export::write::sampled::Sampled;
 use crate::export::write::stacks::StackIds;
 use crate::export::write::tidy::tidy_frames;
-
-/// The most one sample weighs.
-const MAX_PERIOD: u64 = 1 << 40;
-
-/// stackcollapse-perf's options.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct FoldOptions {
-    /// `--pid`: `comm-pid` as the first frame.
-    pub pid: bool,
-    /// `--tid`: `comm-pid/tid` as the first frame.
-    pub tid: bool,
-    /// `--kernel`: kernel functions end in `_[k]`.
-    pub annotate_kernel: bool,
-    /// Each function followed by a tab and its module (the mapped file's
-    /// name, `[kernel.kallsyms]`, `[unknown]`): `perfz report`'s dso column.
-    pub modules: bool,
-    /// Each sample weighs 1, not its period (perf script prints the period
-    /// and inferno-collapse-perf weighs by it).
-    pub sample_counts: bool,
-}
+use crate::export::ExportOptions;
+use crate::format::FormatError;
 
 /// A stack of one thread: (comm, pid, tid, stack id); pid and tid are 0
 /// unless the options show them.
@@ -49,15 +34,31 @@ pub(crate) struct Folded {
     counts: FxHashMap<Stack, u64>,
 }
 
-/// What a sample of `period` weighs (1 where it has none, or with
-/// `sample_counts`). A period past 2^40 is a damaged record (cpu-clock's
-/// is 250 000 ns, a cycles one 10^9 at most): capped, so sums stay far
-/// below u64::MAX whatever the file holds (and inferno's svg sums too).
-pub(crate) fn weight(o: &FoldOptions, period: Option<u64>) -> u64 {
-    if o.sample_counts {
-        1
-    } else {
-        period.unwrap_or(1).min(MAX_PERIOD)
+impl Format for Folded {
+    const NAME: &'static str = "folded";
+    const HELP: &'static str = "stackcollapse-perf's `comm;root;...;leaf count` lines (flamegraph.pl, inferno-flamegraph, speedscope read them)";
+
+    fn new(_: &ExportOptions) -> Folded {
+        Folded::default()
+    }
+
+    fn add_sample(&mut self, fold: &FoldOptions, _: &[Named<'_>], s: &Sampled<'_>) {
+        self.add(fold, s);
+    }
+
+    fn write_to(self, end: &Ending<'_>, out: &mut dyn Write) -> Result<usize, FormatError> {
+        Ok(self.write(&end.o.fold, end.named, out)?)
+    }
+
+    /// `stack count_base count_new` lines, as `inferno-diff-folded` writes
+    /// them ([`diff_folded`]).
+    fn diff(d: &mut Diff<'_, impl Exports>, out: &mut dyn Write) -> Result<usize, FormatError> {
+        let (b, n) = d.each::<Folded>()?;
+        let lines = diff_folded(&b, &n, d.normalize)?;
+        let mut w = std::io::BufWriter::new(out);
+        lines.iter().try_for_each(|l| writeln!(w, "{l}"))?;
+        w.flush()?;
+        Ok(lines.len())
     }
 }
 

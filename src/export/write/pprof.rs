@@ -15,13 +15,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::export::name::frames::Named;
-use crate::export::recording::events::{is_clock, EventSamples};
+use crate::export::recording::events::{is_clock, EventSamples, Several};
 use crate::export::recording::process::Mapping as Map;
+use crate::export::write::fold::FoldOptions;
+use crate::export::write::format::{Diff, Ending, Exports, Format};
+use crate::export::write::pprof_diff;
 use crate::export::write::pprof_proto::{
     Function, Label, Location, Profile, ProfileLine, ProfileMapping, ProfileSample, ValueType,
 };
 use crate::export::write::sampled::Sampled;
+use crate::export::ExportOptions;
 use crate::format::attr::OFF_CPU_NAME;
+use crate::format::FormatError;
 
 /// What the profile says of itself.
 pub(crate) struct About {
@@ -54,6 +59,50 @@ pub(crate) struct ProfileBuilder {
     frame_locations: Vec<u64>,
     location: Vec<Location>,
     samples: HashMap<(Vec<u64>, i64, u32, u32), Vec<i64>>,
+}
+
+impl Format for ProfileBuilder {
+    const NAME: &'static str = "pprof";
+    const HELP: &'static str = "A gzipped pprof profile (go tool pprof, Pyroscope, Parca, cloud profilers): one event; choose it with -e when there are several";
+    const BINARY: Option<&'static str> = Some(
+        "a pprof profile is binary: give -o FILE (e.g. -o profile.pb.gz), or redirect the output",
+    );
+    const SEVERAL_EVENTS: Several = Several::Refused("a pprof profile");
+    const NAMES_AS_IT_GOES: bool = true;
+
+    fn new(_: &ExportOptions) -> ProfileBuilder {
+        ProfileBuilder::new()
+    }
+
+    fn add_sample(&mut self, _: &FoldOptions, named: &[Named<'_>], s: &Sampled<'_>) {
+        self.add(named, s);
+    }
+
+    fn write_to(
+        self,
+        end: &Ending<'_>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<usize, FormatError> {
+        let p = self.finish(about(end.inputs, end.chosen, end.span.0, end.span.1));
+        write(&p, out)?;
+        Ok(p.sample.len())
+    }
+
+    /// The new profile with the base's samples negated, as `go tool pprof
+    /// -diff_base` merges them ([`pprof_diff`]).
+    fn diff(
+        d: &mut Diff<'_, impl Exports>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<usize, FormatError> {
+        let (b, n) = d.each::<ProfileBuilder>()?;
+        let p = pprof_diff::merge(
+            pprof_diff::decode(&n)?,
+            pprof_diff::decode(&b)?,
+            d.normalize,
+        )?;
+        write(&p, out)?;
+        Ok(p.sample.len())
+    }
 }
 
 impl ProfileBuilder {

@@ -15,10 +15,13 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 
 use crate::export::name::frames::Named;
-use crate::export::write::folded::{weight, FoldOptions};
+use crate::export::write::fold::{weight, FoldOptions};
+use crate::export::write::format::{Diff, Ending, Exports, Format};
 use crate::export::write::sampled::Sampled;
 use crate::export::write::stacks::StackIds;
 use crate::export::write::tidy::{tidy_frames, Tidied};
+use crate::export::ExportOptions;
+use crate::format::FormatError;
 
 /// One sample of a thread: when, what it weighs, and its stack's id.
 #[derive(Clone, Copy)]
@@ -49,6 +52,36 @@ pub(crate) struct Heading<'a> {
     pub(crate) name: &'a str,
     /// The weights' unit.
     pub(crate) unit: &'a str,
+}
+
+impl Format for Speedscope {
+    const NAME: &'static str = "speedscope";
+    const HELP: &'static str = "speedscope's JSON (speedscope.app): a profile per thread, its samples in time order with their weights";
+
+    fn new(_: &ExportOptions) -> Speedscope {
+        Speedscope::default()
+    }
+
+    fn add_sample(&mut self, fold: &FoldOptions, _: &[Named<'_>], s: &Sampled<'_>) {
+        self.add(fold, s);
+    }
+
+    fn write_to(self, end: &Ending<'_>, out: &mut dyn Write) -> Result<usize, FormatError> {
+        let title = end.title();
+        let heading = Heading {
+            name: &title,
+            unit: end.unit,
+        };
+        Ok(self.write(&end.o.fold, end.named, &heading, out)?)
+    }
+
+    fn diff(_: &mut Diff<'_, impl Exports>, _: &mut dyn Write) -> Result<usize, FormatError> {
+        Err(FormatError::Unsupported(
+            "--diff writes folded lines, svg or pprof, not speedscope (speedscope compares \
+             two files side by side: export each)"
+                .into(),
+        ))
+    }
 }
 
 impl Speedscope {

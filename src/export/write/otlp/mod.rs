@@ -17,6 +17,7 @@
 //! of what it holds.
 
 pub(crate) mod dict;
+pub(crate) mod format;
 pub(crate) mod json;
 
 use std::ops::Range;
@@ -30,7 +31,7 @@ use prost::Message;
 use rustc_hash::FxHashMap;
 
 use crate::export::name::frames::Named;
-use crate::export::write::folded::{weight, FoldOptions};
+use crate::export::write::fold::{weight, FoldOptions};
 use crate::export::write::sampled::Sampled;
 use crate::export::write::stacks::StackIds;
 use dict::Dict;

@@ -16,6 +16,7 @@ use crate::export::recording::process::Timeline;
 use crate::export::recording::survey::{next, open_input};
 use crate::export::recording::view::Views;
 use crate::export::unwind::dwarf::{Unwind, UserState};
+use crate::export::write::format::Format;
 use crate::format::record::misc;
 use crate::format::sample::Sample;
 use crate::format::{Attr, FormatError, Meta, Record};
@@ -29,7 +30,7 @@ const BATCH: usize = 256;
 const DEPTH: usize = 4;
 
 /// One sample, ready to be named and gathered.
-pub(super) struct Prepared {
+pub(super) struct Chained {
     /// The event's slot among those exported.
     pub(super) slot: usize,
     pub(super) pid: u32,
@@ -44,19 +45,19 @@ pub(super) struct Prepared {
 }
 
 /// What the first half keeps while it reads one input.
-pub(super) struct Preparer<'s> {
+pub(super) struct Chaining<'s> {
     chosen: Vec<&'s EventSamples>,
     views: Views<'s>,
     unwind: Option<Unwind>,
 }
 
-impl<'s> Preparer<'s> {
+impl<'s> Chaining<'s> {
     pub(super) fn new(
         chosen: Vec<&'s EventSamples>,
         procs: &'s Timeline,
         unwind: Option<Unwind>,
-    ) -> Preparer<'s> {
-        Preparer {
+    ) -> Chaining<'s> {
+        Chaining {
             chosen,
             views: Views::new(procs),
             unwind,
@@ -65,7 +66,7 @@ impl<'s> Preparer<'s> {
 
     /// The sample `rec` of an event exported, prepared; None for any other
     /// record.
-    fn prepare(&mut self, rec: &Record<'_>, meta: &Meta) -> Option<Result<Prepared, FormatError>> {
+    fn prepare(&mut self, rec: &Record<'_>, meta: &Meta) -> Option<Result<Chained, FormatError>> {
         let (attr, slot) = events::wanted(rec, meta, &self.chosen)?;
         Some(self.sample(rec, meta, attr, slot))
     }
@@ -76,7 +77,7 @@ impl<'s> Preparer<'s> {
         meta: &Meta,
         attr: &Attr,
         slot: usize,
-    ) -> Result<Prepared, FormatError> {
+    ) -> Result<Chained, FormatError> {
         let s = Sample::parse(rec.body(), attr, meta.endian, rec.offset)?;
         let (pid, tid) = (s.pid.unwrap_or(0), s.tid.unwrap_or(0));
         let user = UserState::of(&s, rec.body(), attr.sample_regs_user(), meta.endian);
@@ -90,7 +91,7 @@ impl<'s> Preparer<'s> {
         let unwound = unwound.filter(|f| !f.is_empty());
         let was_unwound = unwound.is_some();
         let user_ip = rec.header.misc & misc::CPUMODE_MASK == misc::USER;
-        Ok(Prepared {
+        Ok(Chained {
             slot,
             pid,
             tid,
@@ -107,7 +108,7 @@ impl<'s> Preparer<'s> {
     pub(super) fn read(
         mut self,
         input: &Path,
-        take: impl FnMut(Prepared),
+        take: impl FnMut(Chained),
     ) -> Result<Option<Unwind>, FormatError> {
         match self.unwind.is_some() {
             true => self.read_beside(input, take),
@@ -121,7 +122,7 @@ impl<'s> Preparer<'s> {
     fn read_here(
         &mut self,
         input: &Path,
-        mut take: impl FnMut(Prepared),
+        mut take: impl FnMut(Chained),
     ) -> Result<(), FormatError> {
         let (mut r, cut) = open_input(input)?;
         while let Some((rec, meta)) = next(&mut r, cut)? {
@@ -138,16 +139,16 @@ impl<'s> Preparer<'s> {
     fn read_beside(
         self,
         input: &Path,
-        mut take: impl FnMut(Prepared),
+        mut take: impl FnMut(Chained),
     ) -> Result<Option<Unwind>, FormatError> {
         std::thread::scope(|scope| {
-            let (tx, rx) = sync_channel::<Result<Vec<Prepared>, FormatError>>(DEPTH);
+            let (tx, rx) = sync_channel::<Result<Vec<Chained>, FormatError>>(DEPTH);
             let mut me = self;
             let worker = std::thread::Builder::new()
                 .name("perfz-unwind".into())
                 .spawn_scoped(scope, move || {
                     let mut batch = Vec::with_capacity(BATCH);
-                    let handed = |b: Result<Vec<Prepared>, FormatError>| tx.send(b).is_ok();
+                    let handed = |b: Result<Vec<Chained>, FormatError>| tx.send(b).is_ok();
                     let ended = me.read_here(input, |p| {
                         batch.push(p);
                         if batch.len() == BATCH {
@@ -175,11 +176,15 @@ impl<'s> Preparer<'s> {
 }
 
 impl SecondPass<'_> {
-    /// Reads the samples of `input`: each prepared (unwound), then named
-    /// and gathered.
-    pub(crate) fn read(&mut self, input: &Path) -> Result<(), FormatError> {
-        let preparer = Preparer::new(self.chosen.clone(), self.procs, self.unwind.take());
-        let unwind = preparer.read(input, |p| self.take(p))?;
+    /// Reads the samples of the chosen events in `input`: each prepared
+    /// (unwound), then named and gathered into `gather`.
+    pub(super) fn read<F: Format>(
+        &mut self,
+        input: &Path,
+        gather: &mut F,
+    ) -> Result<(), FormatError> {
+        let preparer = Chaining::new(self.chosen.clone(), self.procs, self.unwind.take());
+        let unwind = preparer.read(input, |p| self.take(gather, p))?;
         self.unwind = unwind;
         Ok(())
     }
