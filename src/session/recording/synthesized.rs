@@ -67,10 +67,12 @@ impl Recording<'_> {
                         f.id,
                         sample_type,
                         p.trailer_size(),
+                        0,
                     ));
                 }
             }
         }
+        recs.extend(self.bpf_lost_samples(sample_type, p.trailer_size()));
         (recs, total)
     }
 
@@ -97,9 +99,21 @@ impl Recording<'_> {
     }
 }
 
-/// LOST_SAMPLES: `u64 lost` and a sample_id trailer carrying the event's id.
-fn lost_samples_record(lost: u64, id: u64, sample_type: u64, trailer: usize) -> Vec<u8> {
-    let mut rec = synth::record(RecordType::LOST_SAMPLES.0, 0, &lost.to_le_bytes(), trailer);
+/// LOST_SAMPLES: `u64 lost` and a sample_id trailer carrying the event's
+/// id; `misc` marks what dropped them (0: the kernel, for want of room).
+pub(super) fn lost_samples_record(
+    lost: u64,
+    id: u64,
+    sample_type: u64,
+    trailer: usize,
+    misc: u16,
+) -> Vec<u8> {
+    let mut rec = synth::record(
+        RecordType::LOST_SAMPLES.0,
+        misc,
+        &lost.to_le_bytes(),
+        trailer,
+    );
     if trailer > 0 {
         if let Some(off) = id_trailer_offset(sample_type, st::ID) {
             let at = rec.len() - trailer + off;
@@ -116,7 +130,7 @@ mod tests {
     #[test]
     fn lost_samples_carries_the_id_where_the_trailer_has_it() {
         let stype = st::TID | st::TIME | st::ID | st::CPU;
-        let rec = lost_samples_record(5, 0xabcd, stype, 32);
+        let rec = lost_samples_record(5, 0xabcd, stype, 32, 0);
         assert_eq!(rec.len(), 8 + 8 + 32);
         assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 13);
         assert_eq!(u64::from_le_bytes(rec[8..16].try_into().unwrap()), 5);
