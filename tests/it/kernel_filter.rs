@@ -105,6 +105,13 @@ fn the_kernel_filters_and_perf_reads_its_drops() {
         }
         let dropped = f["samples_dropped"].as_u64().unwrap();
         assert_eq!(dropped, bpf_dropped_by_perf(&out), "{filter}: {j}");
+        let stat = perfz_ok(&["stat", out.to_str().unwrap()]);
+        let stat = String::from_utf8_lossy(&stat.stdout);
+        assert_eq!(
+            stat.contains(&format!("dropped     : {dropped} samples by a BPF")),
+            dropped > 0,
+            "perfz stat: {stat}"
+        );
         dropped_both += dropped;
         if user {
             assert!(ips.len() > 100, "{filter}: {} samples kept", ips.len());

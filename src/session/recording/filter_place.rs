@@ -11,11 +11,6 @@ use crate::session::summary::SampleFilterSummary;
 use crate::transform::sample_filter::kernel::{self, KernelFilter};
 use crate::transform::sample_filter::SampleFilter;
 
-/// perf's `PERF_RECORD_MISC_LOST_SAMPLES_BPF`: a LOST_SAMPLES record that
-/// counts the samples a BPF filter dropped (perf 6.7+ reads it as dropped,
-/// not lost).
-pub const MISC_LOST_SAMPLES_BPF: u16 = 1 << 15;
-
 /// Where the filter runs.
 #[derive(Debug, Default)]
 pub struct FilterPlace {
@@ -83,7 +78,7 @@ impl Recording<'_> {
                 id,
                 sample_type,
                 trailer,
-                MISC_LOST_SAMPLES_BPF,
+                crate::format::record::misc::LOST_SAMPLES_BPF,
             ));
         }
         recs
