@@ -188,6 +188,23 @@ fn events_of(attrs: &[crate::format::AttrEntry], samples: &BTreeMap<usize, u64>)
 }
 
 impl Stats {
+    /// The lost and dropped lines.
+    fn render_losses(&self, s: &mut String) {
+        use std::fmt::Write;
+        let _ = writeln!(
+            s,
+            "lost        : {} events (LOST), {} samples (LOST_SAMPLES)",
+            self.lost_events, self.lost_samples
+        );
+        if self.dropped_samples > 0 {
+            let _ = writeln!(
+                s,
+                "dropped     : {} samples by a BPF sample filter (LOST_SAMPLES, misc BPF)",
+                self.dropped_samples
+            );
+        }
+    }
+
     /// The lines about the file, the machine and the recording command.
     fn about_the_file(&self, s: &mut String) {
         use std::fmt::Write;
@@ -263,18 +280,7 @@ impl Stats {
                 let _ = writeln!(s, "compressed  : no");
             }
         }
-        let _ = writeln!(
-            s,
-            "lost        : {} events (LOST), {} samples (LOST_SAMPLES)",
-            self.lost_events, self.lost_samples
-        );
-        if self.dropped_samples > 0 {
-            let _ = writeln!(
-                s,
-                "dropped     : {} samples by a BPF sample filter (LOST_SAMPLES, misc BPF)",
-                self.dropped_samples
-            );
-        }
+        self.render_losses(&mut s);
         if self.stack_use.samples > 0 {
             let u = &self.stack_use;
             let _ = writeln!(
