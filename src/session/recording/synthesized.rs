@@ -114,8 +114,10 @@ pub(super) fn lost_samples_record(
         &lost.to_le_bytes(),
         trailer,
     );
-    if trailer > 0 {
-        if let Some(off) = id_trailer_offset(sample_type, st::ID) {
+    // The id where the trailer has it: ID, IDENTIFIER (--sample-identifier)
+    // or both.
+    for field in [st::ID, st::IDENTIFIER] {
+        if let Some(off) = id_trailer_offset(sample_type, field).filter(|_| trailer > 0) {
             let at = rec.len() - trailer + off;
             rec[at..at + 8].copy_from_slice(&id.to_le_bytes());
         }
@@ -136,5 +138,14 @@ mod tests {
         assert_eq!(u64::from_le_bytes(rec[8..16].try_into().unwrap()), 5);
         // tid (8) + time (8), then the id.
         assert_eq!(u64::from_le_bytes(rec[32..40].try_into().unwrap()), 0xabcd);
+    }
+
+    #[test]
+    fn lost_samples_carries_the_id_as_its_identifier_too() {
+        let stype = st::TID | st::TIME | st::CPU | st::IDENTIFIER;
+        let rec = lost_samples_record(7, 0x1234, stype, 32, 1 << 15);
+        assert_eq!(u16::from_le_bytes(rec[4..6].try_into().unwrap()), 1 << 15);
+        // tid, time, cpu, then the identifier, last.
+        assert_eq!(u64::from_le_bytes(rec[40..48].try_into().unwrap()), 0x1234);
     }
 }
