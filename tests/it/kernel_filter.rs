@@ -305,3 +305,80 @@ fn which(tool: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
 }
+
+/// Two events with filters of their own, each in its own program: every
+/// sample perf reads satisfies its event's filter, and perf finds each
+/// event's drops under that event (its LOST_SAMPLES record carries the
+/// event's id), adding up to the summary's.
+#[test]
+fn each_event_has_its_own_program_and_its_own_drops() {
+    require_recording();
+    let dir = tempdir("kernel-filter-two");
+    let (out, stats) = (dir.join("t.data"), dir.join("t.json"));
+    perfz_ok(&[
+        "record",
+        "-q",
+        "-a",
+        "--sample-identifier",
+        "-F",
+        "4999",
+        "-e",
+        "task-clock",
+        "--filter",
+        "ip < 0xffffffff00000000",
+        "-e",
+        "cpu-clock",
+        "--filter",
+        "cpu == 0",
+        "--stats-json",
+        stats.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--",
+        "sleep",
+        "0.3",
+    ]);
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
+    assert_eq!(j["sample_filter"]["where"], "kernel", "{j}");
+    let script = run_perf(
+        &perf_7(),
+        &["script", "-i", out.to_str().unwrap(), "-F", "event,cpu,ip"],
+    );
+    let mut seen = std::collections::BTreeMap::new();
+    for l in script.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let (cpu, event, ip) = (w[0], w[1].trim_end_matches(':'), w[2]);
+        let ip = u64::from_str_radix(ip, 16).unwrap();
+        match event {
+            "task-clock" => assert!(ip < KERNEL, "task-clock kept a kernel ip: {l}"),
+            _ => assert_eq!(cpu, "[000]", "cpu-clock kept a sample off CPU 0: {l}"),
+        }
+        *seen.entry(event.to_string()).or_insert(0u64) += 1;
+    }
+    assert_eq!(seen.len(), 2, "both events sampled: {seen:?}");
+    let report = run_perf(
+        &perf_7(),
+        &["report", "-i", out.to_str().unwrap(), "--stats"],
+    );
+    let mut per_event = std::collections::BTreeMap::new();
+    let mut event = String::new();
+    for l in report.lines() {
+        if let Some(e) = l.strip_suffix(" stats:") {
+            event = e.to_string();
+        } else if let Some(n) = l.trim().strip_prefix("LOST_SAMPLES (BPF) events:") {
+            let n: u64 = n.split_whitespace().next().unwrap().parse().unwrap();
+            per_event.insert(event.clone(), n);
+        }
+    }
+    assert!(
+        per_event.contains_key("cpu-clock") && per_event.contains_key("task-clock"),
+        "each event's drops under its name: {report}"
+    );
+    let total: u64 = per_event.values().sum();
+    assert_eq!(
+        total,
+        j["sample_filter"]["samples_dropped"].as_u64().unwrap(),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
