@@ -27,6 +27,7 @@ static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static __u64 (*bpf_get_current_uid_gid)(void) = (void *)15;
 static __u32 (*bpf_get_smp_processor_id)(void) = (void *)8;
 static __u64 (*bpf_get_current_cgroup_id)(void) = (void *)80;
+static long (*bpf_loop)(__u32 nr_loops, void *callback, void *ctx, __u64 flags) = (void *)181;
 
 #define BPF_MAP_TYPE_ARRAY 2
 #define BPF_MAP_TYPE_PERCPU_ARRAY 6
@@ -138,39 +139,57 @@ static __attribute__((always_inline)) int holds(__u32 op, __u64 v, __u64 to)
 	return 0;
 }
 
-/* 1: keep the sample; 0: drop it, counted. A group (GROUP_BEGIN ..
- * GROUP_END) holds where one of its comparisons does; every comparison
- * outside a group, and every group, must hold. */
+/* Where a walk over the entries stands: bpf_loop calls step() once per
+ * entry with it. */
+struct walk {
+	struct sample s;
+	struct filter *f;
+	int in_group, group_holds;
+	/* 1: keep the sample; 0: drop it. */
+	int keep;
+};
+
+/* One entry. A group (GROUP_BEGIN .. GROUP_END) holds where one of its
+ * comparisons does; every comparison outside a group, and every group,
+ * must hold. Returns 1 to stop the walk. */
+static long step(__u64 i, struct walk *w)
+{
+	struct entry *e;
+
+	if (i >= MAX_ENTRIES)
+		return 1;
+	e = &w->f->entries[i];
+	if (e->op == OP_DONE)
+		return 1;
+	if (e->op == OP_GROUP_BEGIN) {
+		w->in_group = 1;
+		w->group_holds = 0;
+		return 0;
+	}
+	if (e->op == OP_GROUP_END) {
+		w->in_group = 0;
+		w->keep = w->group_holds;
+		return !w->keep;
+	}
+	if (holds(e->op, value_of(e->term, &w->s), e->value))
+		w->group_holds = 1;
+	else if (!w->in_group)
+		w->keep = 0;
+	return !w->keep;
+}
+
+/* 1: keep the sample; 0: drop it. The entries are walked with bpf_loop
+ * (kernel 5.17+): the verifier checks step() once, not once an entry. */
 static __attribute__((always_inline)) int keeps(const struct sample *s)
 {
 	__u32 zero = 0;
-	struct filter *f = bpf_map_lookup_elem(&filter, &zero);
-	int in_group = 0, group_holds = 0;
+	struct walk w = { .s = *s, .keep = 1 };
 
-	if (!f)
+	w.f = bpf_map_lookup_elem(&filter, &zero);
+	if (!w.f)
 		return 1;
-	for (int i = 0; i < MAX_ENTRIES; i++) {
-		struct entry *e = &f->entries[i];
-
-		if (e->op == OP_DONE)
-			return 1;
-		if (e->op == OP_GROUP_BEGIN) {
-			in_group = 1;
-			group_holds = 0;
-			continue;
-		}
-		if (e->op == OP_GROUP_END) {
-			if (!group_holds)
-				return 0;
-			in_group = 0;
-			continue;
-		}
-		if (holds(e->op, value_of(e->term, s), e->value))
-			group_holds = 1;
-		else if (!in_group)
-			return 0;
-	}
-	return 1;
+	bpf_loop(MAX_ENTRIES, step, &w, 0);
+	return w.keep;
 }
 
 static __attribute__((always_inline)) int count(int keep)
