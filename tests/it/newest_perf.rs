@@ -373,7 +373,8 @@ fn uid_records_a_users_program_started_after_the_recording() {
     assert_eq!(
         pids.len(),
         1,
-        "only the user's task is sampled (setpriv's task before its exec is the same pid): {pids:?} {rows:?}"
+        "only the user's task is sampled (setpriv's task before its exec is the same pid): {pids:?}, tasks: {:?}",
+        rows.iter().collect::<std::collections::BTreeSet<_>>()
     );
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     assert!(
