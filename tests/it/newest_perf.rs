@@ -311,11 +311,16 @@ fn each_field(push: bool, name: &str) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The user the uid test records: a uid of its own (no other test's tasks
+/// run as it: perf_habits' uid test runs its workload as nobody, and `-a`
+/// would sample it).
+const UID: &str = "64321";
+
 /// `--uid USER` as perf 6.16+: system-wide (`-a --uid` taken without a
 /// warning), keeping the samples of the user's tasks, including a program
 /// the user starts after the recording began: perfz execs its command once
 /// its events are enabled (the recorder's ready point), and the command
-/// starts the workload as nobody. Every sample perf script reads is the
+/// starts the workload as [`UID`]. Every sample perf script reads is the
 /// workload's task; root's (perfz's, the test's) are left out.
 #[test]
 fn uid_records_a_users_program_started_after_the_recording() {
@@ -332,7 +337,7 @@ fn uid_records_a_users_program_started_after_the_recording() {
         "record",
         "-a",
         "--uid",
-        "nobody",
+        UID,
         "-F",
         "999",
         "--stats-json",
@@ -341,8 +346,8 @@ fn uid_records_a_users_program_started_after_the_recording() {
         out.to_str().unwrap(),
         "--",
         "setpriv",
-        "--reuid=65534",
-        "--regid=65534",
+        &format!("--reuid={UID}"),
+        &format!("--regid={UID}"),
         "--clear-groups",
         exe.to_str().unwrap(),
         "0.3",
