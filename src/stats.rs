@@ -97,8 +97,11 @@ pub struct Stats {
     pub total_records: u64,
     /// Sum of LOST records' `lost` fields.
     pub lost_events: u64,
-    /// Sum of LOST_SAMPLES records' `lost` fields.
+    /// Sum of LOST_SAMPLES records' `lost` fields (but a BPF filter's).
     pub lost_samples: u64,
+    /// Samples a BPF sample filter dropped (LOST_SAMPLES marked
+    /// PERF_RECORD_MISC_LOST_SAMPLES_BPF).
+    pub dropped_samples: u64,
     /// The largest `lost` of one LOST record: the worst overflow.
     pub largest_loss: u64,
     /// How much of their stack dumps dwarf samples used.
@@ -128,6 +131,7 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         total,
         lost,
         lost_samples,
+        dropped_samples,
         largest_loss,
         data_size,
         stack_use,
@@ -157,6 +161,7 @@ pub fn collect(mut r: PerfReader) -> Result<Stats, FormatError> {
         total_records: total,
         lost_events: lost,
         lost_samples,
+        dropped_samples,
         largest_loss,
         stack_use,
         cut_off: r.cut_off(),
@@ -183,6 +188,23 @@ fn events_of(attrs: &[crate::format::AttrEntry], samples: &BTreeMap<usize, u64>)
 }
 
 impl Stats {
+    /// The lost and dropped lines.
+    fn render_losses(&self, s: &mut String) {
+        use std::fmt::Write;
+        let _ = writeln!(
+            s,
+            "lost        : {} events (LOST), {} samples (LOST_SAMPLES)",
+            self.lost_events, self.lost_samples
+        );
+        if self.dropped_samples > 0 {
+            let _ = writeln!(
+                s,
+                "dropped     : {} samples by a BPF sample filter (LOST_SAMPLES, misc BPF)",
+                self.dropped_samples
+            );
+        }
+    }
+
     /// The lines about the file, the machine and the recording command.
     fn about_the_file(&self, s: &mut String) {
         use std::fmt::Write;
@@ -258,11 +280,7 @@ impl Stats {
                 let _ = writeln!(s, "compressed  : no");
             }
         }
-        let _ = writeln!(
-            s,
-            "lost        : {} events (LOST), {} samples (LOST_SAMPLES)",
-            self.lost_events, self.lost_samples
-        );
+        self.render_losses(&mut s);
         if self.stack_use.samples > 0 {
             let u = &self.stack_use;
             let _ = writeln!(

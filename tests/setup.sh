@@ -18,7 +18,8 @@
 #   erl, erlc (erlang-base)   its Erlang row (BEAM's JIT: a perf map and a jitdump)
 #   ld.gold (binutils)        the layouts matrix's gold-linked builds
 #   clang-14                  Debian's clang, its code in libLLVM-14 and
-#                             libclang-cpp14 (tests/it/layouts.rs)
+#                             libclang-cpp14 (tests/it/layouts.rs); it also
+#                             rebuilds the BPF sample filter (tests/it/kernel_filter.rs)
 #   inferno 0.12.8            inferno-collapse-perf, the folded reference export is
 #                             compared with (cargo install into tests/tools/inferno)
 #   setpriv (util-linux)      drops capabilities in one test

@@ -3,8 +3,10 @@
 //! task belongs to USER, by the sample filter `uid == N` (perf's
 //! `parse_uid_filter`, and-ed with a `--filter` given), so tasks the user
 //! starts after the recording began are recorded. perf filters in the
-//! kernel with BPF; perfz in the push path, reading each task's owner from
-//! /proc (transform/sample_filter/owners.rs says how that can be wrong).
+//! kernel with BPF, and so does perfz where its program loads
+//! (transform/sample_filter/kernel); else the push path reads each task's
+//! owner from /proc (transform/sample_filter/owners.rs says how that can
+//! be wrong).
 //! With -p or -t, those win and -u is left out, with perf's warning.
 
 use super::record_options::Args;

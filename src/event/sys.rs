@@ -120,6 +120,18 @@ pub fn read_lost(fd: &OwnedFd, id: u64) -> io::Result<u64> {
         .ok_or_else(|| io::Error::other(format!("event {id} is not in its own read")))
 }
 
+/// Attaches a BPF_PROG_TYPE_PERF_EVENT program to a sampling event
+/// (`PERF_EVENT_IOC_SET_BPF`): the kernel runs it at each overflow, and
+/// writes the sample only where it returns non-zero.
+pub fn set_bpf(
+    fd: std::os::fd::BorrowedFd<'_>,
+    prog: std::os::fd::BorrowedFd<'_>,
+) -> io::Result<()> {
+    // SAFETY: a perf event fd and a BPF program fd, both open while
+    // borrowed; the ioctl takes the program fd by value.
+    check(unsafe { sys::ioctls::SET_BPF(fd.as_raw_fd(), prog.as_raw_fd() as u32) })
+}
+
 /// Sets an ftrace filter on a tracepoint event (`--filter`).
 pub fn set_filter(fd: &OwnedFd, filter: &str) -> io::Result<()> {
     let c = std::ffi::CString::new(filter)

@@ -29,6 +29,10 @@ pub mod misc {
     /// HEADER_BUILD_ID entry with its build id's size (perf's
     /// PERF_RECORD_MISC_BUILD_ID_SIZE).
     pub const BUILD_ID_SIZE: u16 = 1 << 15;
+    /// LOST_SAMPLES counting the samples a BPF sample filter dropped, not
+    /// samples lost for want of room (perf's
+    /// PERF_RECORD_MISC_LOST_SAMPLES_BPF, perf 6.7+).
+    pub const LOST_SAMPLES_BPF: u16 = 1 << 15;
 }
 
 /// `perf_event_header.type`.

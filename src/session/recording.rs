@@ -26,6 +26,7 @@ use crate::synth;
 use crate::transform::off_cpu::OffCpu;
 use crate::transform::StackCut;
 
+mod filter_place;
 mod start;
 mod summary_of;
 mod synthesized;
@@ -47,8 +48,8 @@ pub struct Recording<'o> {
     ring_size: usize,
     /// `--off-cpu`'s conversion, shared by every drain unit.
     off_cpu: Option<OffCpu>,
-    /// `--filter` on non-tracepoint events: the samples left out.
-    sample_filter: Option<crate::transform::sample_filter::SampleFilter>,
+    /// `--filter` on non-tracepoint events: in the kernel or the push path.
+    filter: filter_place::FilterPlace,
 }
 
 impl<'o> Recording<'o> {
@@ -86,6 +87,7 @@ impl<'o> Recording<'o> {
         let sample_filter =
             crate::transform::sample_filter::for_attrs(&prepared.set.attrs, &filters)
                 .map_err(RecordError::Usage)?;
+        let filter = filter_place::place(sample_filter, &prepared.set);
         let ring_size = prepared.ring_size();
         Ok(Recording {
             ring_size,
@@ -96,7 +98,7 @@ impl<'o> Recording<'o> {
             channel: Cell::new(channel),
             stack_cut,
             off_cpu,
-            sample_filter,
+            filter,
         })
     }
 
@@ -179,7 +181,7 @@ impl<'o> Recording<'o> {
             format: o.compressed_format,
             stack_cut: self.stack_cut.clone(),
             off_cpu: self.off_cpu.clone(),
-            sample_filter: self.sample_filter.clone(),
+            sample_filter: self.filter.push.clone(),
             rounds,
             hits,
         };

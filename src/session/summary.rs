@@ -91,22 +91,14 @@ pub struct Summary {
 /// What a sample filter (`--filter` on a non-tracepoint event) did.
 #[derive(Debug, Serialize)]
 pub struct SampleFilterSummary {
-    /// Where it filtered: "in the push path" (perfz has no BPF loader to
-    /// filter in the kernel as perf does).
+    /// Where it filtered: "kernel" (perfz's BPF program) or "push path".
     #[serde(rename = "where")]
     pub filtered: &'static str,
-    /// Samples it left out.
+    /// Samples it left out (in the kernel and the push path).
     pub samples_dropped: u64,
-}
-
-impl SampleFilterSummary {
-    /// A filter in the push path that left out `samples_dropped`.
-    pub fn push_path(samples_dropped: u64) -> Self {
-        SampleFilterSummary {
-            filtered: "in the push path",
-            samples_dropped,
-        }
-    }
+    /// Why it ran in the push path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 impl Summary {
@@ -203,9 +195,13 @@ impl Summary {
             );
         }
         if let Some(f) = &self.sample_filter {
+            let (place, why) = match &f.why {
+                Some(why) => ("in the push path", format!(" ({why})")),
+                None => ("in the kernel", String::new()),
+            };
             s += &format!(
-                "[ perfz record: the sample filter ran {}: {} samples left out ]\n",
-                f.filtered, f.samples_dropped
+                "[ perfz record: the sample filter ran {place}{why}: {} samples left out ]\n",
+                f.samples_dropped
             );
         }
         if self.stack_samples_uncut > 0 {

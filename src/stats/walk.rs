@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::Compression;
-use crate::format::record::RecordType;
+use crate::format::record::{misc, RecordType};
 use crate::format::FormatError;
 
 /// What one walk over a file's records counts.
@@ -13,6 +13,8 @@ pub(super) struct RecordWalk {
     pub(super) total: u64,
     pub(super) lost: u64,
     pub(super) lost_samples: u64,
+    /// LOST_SAMPLES marked as a BPF filter's drops.
+    pub(super) dropped_samples: u64,
     pub(super) largest_loss: u64,
     pub(super) data_size: u64,
     pub(super) comp_bytes: u64,
@@ -49,6 +51,9 @@ impl RecordWalk {
             RecordType::LOST => {
                 self.lost += u64_at(8);
                 self.largest_loss = self.largest_loss.max(u64_at(8));
+            }
+            RecordType::LOST_SAMPLES if rec.header.misc & misc::LOST_SAMPLES_BPF != 0 => {
+                self.dropped_samples += u64_at(0)
             }
             RecordType::LOST_SAMPLES => self.lost_samples += u64_at(0),
             RecordType::SAMPLE => {

@@ -32,6 +32,7 @@ mod hostile_dsos;
 mod hostile_names;
 mod hostile_surroundings;
 mod interop;
+mod kernel_filter;
 mod ktext_cache;
 mod languages;
 mod latency;

@@ -175,10 +175,20 @@ fn script_values(file: &std::path::Path, field: &str) -> Vec<u64> {
         .collect()
 }
 
+/// The fields perfz's BPF program reads in the kernel; a filter on another
+/// runs in the push path.
+const IN_KERNEL: &[&str] = &["ip", "cpu", "period", "pid", "tid", "addr"];
+
 /// Records the workload with `-e task-clock --filter FILTER` and the
-/// case's options: the samples perf script reads, and the summary's
-/// samples and samples dropped (--stats-json).
-fn filtered(dir: &std::path::Path, c: &FieldCase, filter: &str) -> (std::path::PathBuf, u64, u64) {
+/// case's options, in the push path where `push` (else in the kernel where
+/// the field is read there): the samples perf script reads, and the
+/// summary's samples and samples dropped (--stats-json).
+fn filtered(
+    dir: &std::path::Path,
+    c: &FieldCase,
+    filter: &str,
+    push: bool,
+) -> (std::path::PathBuf, u64, u64) {
     let out = dir.join("f.data");
     let stats = dir.join("f.json");
     let w = workload();
@@ -214,25 +224,47 @@ fn filtered(dir: &std::path::Path, c: &FieldCase, filter: &str) -> (std::path::P
         a.extend(["taskset", "-c", cpu]);
     }
     a.extend([w.to_str().unwrap(), "0.3"]);
-    perfz_ok(&a);
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_perfz"));
+    if push {
+        cmd.env(perfz::transform::sample_filter::kernel::PUSH_PATH_ENV, "1");
+    }
+    let o = cmd.args(&a).output_within();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     let f = &j["sample_filter"];
-    assert_eq!(f["where"], "in the push path", "{filter}: {j}");
+    let kernel = !push && IN_KERNEL.contains(&c.field);
+    let place = if kernel { "kernel" } else { "push path" };
+    assert_eq!(f["where"], place, "{filter}: {j}");
     let dropped = f["samples_dropped"].as_u64().unwrap();
     (out, j["samples"].as_u64().unwrap(), dropped)
 }
 
-/// Each filter field: every sample perf script reads back satisfies the
-/// filter, none satisfies it under its negation, and the summary's
-/// samples are the samples in the file (its dropped count is what the
-/// ring held and the file does not).
+/// Each filter field, in the kernel where perfz's BPF program reads it
+/// (else in the push path): every sample perf script reads back satisfies
+/// the filter, none satisfies it under its negation, and the summary's
+/// samples are the samples in the file.
 #[test]
 fn each_filter_field_keeps_only_what_satisfies_it() {
+    each_field(false, "filter-fields");
+}
+
+/// The same in the push path (PERFZ_SAMPLE_FILTER_IN_PUSH_PATH), for the
+/// fields the kernel reads otherwise: the dropped count is what the ring
+/// held and the file does not.
+#[test]
+fn each_kernel_field_keeps_only_what_satisfies_it_in_the_push_path() {
+    each_field(true, "filter-fields-push");
+}
+
+fn each_field(push: bool, name: &str) {
     require_recording();
-    let dir = tempdir("filter-fields");
+    let dir = tempdir(name);
     let mut all_dropped = 0;
-    for c in FIELD_CASES {
-        let (out, samples, dropped) = filtered(&dir, c, c.filter);
+    let cases = FIELD_CASES
+        .iter()
+        .filter(|c| !push || IN_KERNEL.contains(&c.field));
+    for c in cases {
+        let (out, samples, dropped) = filtered(&dir, c, c.filter, push);
         let kept = script_values(&out, c.field);
         assert_eq!(
             kept.len() as u64,
@@ -255,7 +287,7 @@ fn each_filter_field_keeps_only_what_satisfies_it() {
             );
             continue;
         };
-        let (out, samples, neg_dropped) = filtered(&dir, c, neg);
+        let (out, samples, neg_dropped) = filtered(&dir, c, neg, push);
         let left = script_values(&out, c.field);
         assert_eq!(left.len() as u64, samples, "{neg}: the summary's samples");
         if let Some(bad) = left.iter().find(|&&v| (c.holds)(v)) {
@@ -279,11 +311,16 @@ fn each_filter_field_keeps_only_what_satisfies_it() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The user the uid test records: a uid of its own (no other test's tasks
+/// run as it: perf_habits' uid test runs its workload as nobody, and `-a`
+/// would sample it).
+const UID: &str = "64321";
+
 /// `--uid USER` as perf 6.16+: system-wide (`-a --uid` taken without a
 /// warning), keeping the samples of the user's tasks, including a program
 /// the user starts after the recording began: perfz execs its command once
 /// its events are enabled (the recorder's ready point), and the command
-/// starts the workload as nobody. Every sample perf script reads is the
+/// starts the workload as [`UID`]. Every sample perf script reads is the
 /// workload's task; root's (perfz's, the test's) are left out.
 #[test]
 fn uid_records_a_users_program_started_after_the_recording() {
@@ -300,7 +337,7 @@ fn uid_records_a_users_program_started_after_the_recording() {
         "record",
         "-a",
         "--uid",
-        "nobody",
+        UID,
         "-F",
         "999",
         "--stats-json",
@@ -309,8 +346,8 @@ fn uid_records_a_users_program_started_after_the_recording() {
         out.to_str().unwrap(),
         "--",
         "setpriv",
-        "--reuid=65534",
-        "--regid=65534",
+        &format!("--reuid={UID}"),
+        &format!("--regid={UID}"),
         "--clear-groups",
         exe.to_str().unwrap(),
         "0.3",
@@ -341,13 +378,17 @@ fn uid_records_a_users_program_started_after_the_recording() {
     assert_eq!(
         pids.len(),
         1,
-        "only the user's task is sampled (setpriv's task before its exec is the same pid): {pids:?}"
+        "only the user's task is sampled (setpriv's task before its exec is the same pid): {pids:?}, tasks: {:?}",
+        rows.iter().collect::<std::collections::BTreeSet<_>>()
     );
     let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&stats).unwrap()).unwrap();
     assert!(
         j["sample_filter"]["samples_dropped"].as_u64().unwrap() > 0,
         "{j}"
     );
+    // Root here: the uid filter runs in the kernel (bpf_get_current_uid_gid
+    // at each sample, not /proc read later).
+    assert_eq!(j["sample_filter"]["where"], "kernel", "{j}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -5,7 +5,7 @@
 use super::Recording;
 use crate::notes::Notes;
 use crate::push::drain::DrainReport;
-use crate::session::summary::{SampleFilterSummary, Summary};
+use crate::session::summary::Summary;
 use crate::session::supervisor::Ended;
 
 impl Recording<'_> {
@@ -63,7 +63,7 @@ impl Recording<'_> {
             largest_loss: c.max_lost,
             advice: self.advice(&report, ended),
             off_cpu: report.off_cpu,
-            sample_filter: report.samples_filtered.map(SampleFilterSummary::push_path),
+            sample_filter: self.filter_summary(report.samples_filtered),
             threads: Vec::new(),
             outputs: Vec::new(),
             notes: notes.into_vec(),

@@ -67,10 +67,12 @@ impl Recording<'_> {
                         f.id,
                         sample_type,
                         p.trailer_size(),
+                        0,
                     ));
                 }
             }
         }
+        recs.extend(self.bpf_lost_samples(sample_type, p.trailer_size()));
         (recs, total)
     }
 
@@ -97,11 +99,25 @@ impl Recording<'_> {
     }
 }
 
-/// LOST_SAMPLES: `u64 lost` and a sample_id trailer carrying the event's id.
-fn lost_samples_record(lost: u64, id: u64, sample_type: u64, trailer: usize) -> Vec<u8> {
-    let mut rec = synth::record(RecordType::LOST_SAMPLES.0, 0, &lost.to_le_bytes(), trailer);
-    if trailer > 0 {
-        if let Some(off) = id_trailer_offset(sample_type, st::ID) {
+/// LOST_SAMPLES: `u64 lost` and a sample_id trailer carrying the event's
+/// id; `misc` marks what dropped them (0: the kernel, for want of room).
+pub(super) fn lost_samples_record(
+    lost: u64,
+    id: u64,
+    sample_type: u64,
+    trailer: usize,
+    misc: u16,
+) -> Vec<u8> {
+    let mut rec = synth::record(
+        RecordType::LOST_SAMPLES.0,
+        misc,
+        &lost.to_le_bytes(),
+        trailer,
+    );
+    // The id where the trailer has it: ID, IDENTIFIER (--sample-identifier)
+    // or both.
+    for field in [st::ID, st::IDENTIFIER] {
+        if let Some(off) = id_trailer_offset(sample_type, field).filter(|_| trailer > 0) {
             let at = rec.len() - trailer + off;
             rec[at..at + 8].copy_from_slice(&id.to_le_bytes());
         }
@@ -116,11 +132,20 @@ mod tests {
     #[test]
     fn lost_samples_carries_the_id_where_the_trailer_has_it() {
         let stype = st::TID | st::TIME | st::ID | st::CPU;
-        let rec = lost_samples_record(5, 0xabcd, stype, 32);
+        let rec = lost_samples_record(5, 0xabcd, stype, 32, 0);
         assert_eq!(rec.len(), 8 + 8 + 32);
         assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 13);
         assert_eq!(u64::from_le_bytes(rec[8..16].try_into().unwrap()), 5);
         // tid (8) + time (8), then the id.
         assert_eq!(u64::from_le_bytes(rec[32..40].try_into().unwrap()), 0xabcd);
+    }
+
+    #[test]
+    fn lost_samples_carries_the_id_as_its_identifier_too() {
+        let stype = st::TID | st::TIME | st::CPU | st::IDENTIFIER;
+        let rec = lost_samples_record(7, 0x1234, stype, 32, 1 << 15);
+        assert_eq!(u16::from_le_bytes(rec[4..6].try_into().unwrap()), 1 << 15);
+        // tid, time, cpu, then the identifier, last.
+        assert_eq!(u64::from_le_bytes(rec[40..48].try_into().unwrap()), 0x1234);
     }
 }

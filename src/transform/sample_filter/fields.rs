@@ -130,6 +130,11 @@ pub fn term(word: &str) -> Option<Term> {
     NAMES.iter().find(|(n, _)| *n == word).map(|(_, t)| *t)
 }
 
+/// perf's name of `t` (the first, where it has several).
+pub fn name(t: Term) -> &'static str {
+    NAMES.iter().find(|(_, x)| *x == t).map_or("?", |(n, _)| n)
+}
+
 /// The value named `word`.
 pub fn value(word: &str) -> Option<u64> {
     VALUES.iter().find(|(n, _)| *n == word).map(|(_, v)| *v)

@@ -1,14 +1,15 @@
 //! Sample filters: perf's `--filter` on a non-tracepoint event (perf 6.6+,
-//! perf's grammar in [`parse()`]), applied in the push path: a sample of a
+//! perf's grammar in [`parse()`]), run in the kernel where perfz's BPF
+//! program loads and attaches ([`kernel`]: a sample dropped there never
+//! reaches the ring), else applied in the push path: a sample of a
 //! filtered event that fails its filter is left out of the stream (an
-//! [`Edit::Skip`] over its record) before the codec, and counted. perf
-//! runs the same filter in the kernel as a BPF program; perfz has no BPF
-//! loader, so the kernel still writes every sample into the ring and the
-//! push path drops them (the ring carries them, the file does not).
+//! [`Edit::Skip`] over its record) before the codec, and counted (the ring
+//! carries it, the file does not).
 
 mod build;
 pub mod compile;
 pub mod fields;
+pub mod kernel;
 pub mod owners;
 pub mod parse;
 
@@ -62,6 +63,11 @@ impl SampleFilter {
             dropped: 0,
             drops: Vec::new(),
         })
+    }
+
+    /// Each event's filter, placed in its samples (attr order).
+    pub fn compiled(&self) -> &[Option<Compiled>] {
+        &self.per_event
     }
 
     /// Samples left out so far.

@@ -1,10 +1,11 @@
 //! perf 7.3's sample-filter shell tests with perfz as `perf record`. perf
 //! 7.3 skips record_bpf_filter.sh here (Debian builds it without BPF
-//! skeletons: "Skipped missing BPF support"); perfz filters in the push
-//! path and passes every case of it. test_bpf_metadata.sh looks for the
-//! PERF_RECORD_BPF_METADATA of perf's own BPF filter program, which perfz
-//! does not load: its recording is taken, the metadata is not there (perf
-//! 7.3 here fails it earlier, at the recording).
+//! skeletons: "Skipped missing BPF support"); perfz filters in the kernel
+//! with its own BPF program (in the push path where it cannot) and passes
+//! every case of it. test_bpf_metadata.sh looks for the
+//! PERF_RECORD_BPF_METADATA perf writes for its own BPF filter program;
+//! perfz writes none for its program: its recording is taken, the metadata
+//! is not there (perf 7.3 here fails it earlier, at the recording).
 
 use super::require_tool;
 use super::shell::{run, write_shims, Verdict};
@@ -53,7 +54,7 @@ fn perfz_passes_perf_7_3s_sample_filter_tests() {
     assert!(
         meta.output.contains("[Failed invalid output]") || meta.output.contains("[skipping"),
         "test_bpf_metadata.sh with perfz: the recording is taken, perf's BPF program's \
-         metadata is not in it (perfz loads none); if it passes now, say so here: {}",
+         metadata is not in it (perfz writes none for its program); if it passes now, say so here: {}",
         meta.output
     );
     let _ = std::fs::remove_dir_all(&root);
