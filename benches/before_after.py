@@ -42,6 +42,8 @@ OWN = {
     "dwarf-threads-z1": ("deep", None, ["--threads", "--codec", "zstd:1"], v.DWARF),
     "dwarf-flight-z1": ("deep", None, ["--flight-recorder", "64M", "--codec", "zstd:1"], v.DWARF),
     "dwarf-switch-z1": ("deep", None, ["--switch-output=1s", "--codec", "zstd:1"], v.DWARF),
+    "dwarf-aio-thread-z1": ("deep", None,
+                            ["--aio=1", "--aio-backend", "thread", "--codec", "zstd:1"], v.DWARF),
 }
 SCENARIOS = {**v.SCENARIOS, **OWN}
 
