@@ -306,7 +306,7 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
     fn report(&self) -> DrainReport {
         let sink = self.pusher.sink();
         DrainReport {
-            ring_bytes: self.pusher.stats.ring_bytes,
+            ring_bytes: self.pusher.ring_bytes(),
             compressed_bytes: self.pusher.compressed_bytes(),
             compressed: self.pusher.compressed_info(),
             bytes_written: sink.bytes_written(),

@@ -1,5 +1,6 @@
 //! An output handed back by its sink or drain unit ([`HandedBack`]): at a
-//! switch (the unit goes on in the next output) or at the end. The
+//! switch (the unit goes on in the next output) or at the end; or, for a
+//! snapshot, a copy of what the unit retains. The
 //! session finishes it; the finish and the salvage here are the format's
 //! (what fits after the records), the policy around them the session's.
 
@@ -29,9 +30,27 @@ pub struct HandedBack {
     pub hits: Option<Hits>,
     /// The unit's numbers when it handed the output back (a drain unit's).
     pub report: DrainReport,
+    /// A snapshot's copy of what the unit retains (the flight recorder's
+    /// records, oldest first), the output staying the unit's (None); empty
+    /// where the output itself is handed back.
+    pub retained: Vec<u8>,
 }
 
 impl HandedBack {
+    /// What an output handed back at the end retains (the flight
+    /// recorder's memory), as a snapshot's copy; its failed write, if one
+    /// did.
+    pub fn into_copy(mut self) -> io::Result<HandedBack> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let retained = (self.output.take().as_ref())
+            .and_then(Output::segments)
+            .map(super::Segments::snapshot)
+            .unwrap_or_default();
+        Ok(HandedBack { retained, ..self })
+    }
+
     /// `features` plus HEADER_COMPRESSED as the codec left it.
     pub fn features(&self, features: &FeatureSet) -> FeatureSet {
         features.with_compressed(self.compressed)

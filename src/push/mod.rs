@@ -58,7 +58,7 @@ pub use aio::{AsyncSink, Backend, ThreadBackend, UringBackend};
 pub use handed::HandedBack;
 pub use meter::{Copies, CopyMeter, Meter, NoMeter};
 pub use output::Output;
-pub use pusher::{PushStats, Pusher};
+pub use pusher::Pusher;
 pub use report::DrainReport;
 pub use segments::Segments;
 pub use sink::{SerialSink, Sink};

@@ -24,7 +24,7 @@
 //!             threads/        a unit per ring group on a thread of its own
 //!                             (mod.rs: groups, spawn, the main thread's
 //!                             wait; job.rs: a thread's loop and its Units;
-//!                             tally.rs: the threads' summary lines)
+//!                             line.rs: a thread's summary line)
 //! core        recording.rs    events, features, side band, start, run,
 //!                             supervisor, lost samples, build ids, summary
 //!             destination.rs  where the recording goes: begin, switch, finish

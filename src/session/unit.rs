@@ -13,7 +13,7 @@
 use std::io;
 
 use super::error::RecordError;
-use super::mailbox::{Copied, Reply, Request};
+use super::mailbox::{Reply, Request};
 use crate::event::ring::Rings;
 use crate::format::FeatureSet;
 use crate::push::drain::{Drain, DrainReport};
@@ -78,25 +78,25 @@ impl Unit {
 /// A unit's answers to the [`Request`](super::mailbox::Request)s of its
 /// destination.
 impl Unit {
-    /// Its answer to a snapshot: what it retains, and the hits gathered
-    /// since the last ask.
-    pub fn copy(&mut self, index: usize) -> io::Result<Copied> {
-        let (hits, records) = {
+    /// Its answer to a snapshot: what it retains, copied, and the hits
+    /// gathered since the last ask; its output stays its own.
+    pub fn copy(&mut self) -> io::Result<HandedBack> {
+        let (hits, retained) = {
             let mut lent = self.lend()?;
             (lent.take_hits(), lent.snapshot().unwrap_or_default())
         };
-        Ok(Copied {
-            index,
+        Ok(HandedBack {
             hits,
             report: self.report(),
-            records,
+            retained,
+            ..HandedBack::default()
         })
     }
 
     /// Its answer to a request (see [`Request`](super::mailbox::Request)).
     pub fn answer(&mut self, r: Request, index: usize) -> Reply {
         match r {
-            Request::Snapshot => Reply::Snapshot(self.copy(index)),
+            Request::Snapshot => Reply::Snapshot(index, self.copy()),
             Request::HandOver(next) => Reply::Handed(index, self.hand_over(Some(next))),
         }
     }
@@ -123,8 +123,9 @@ pub trait Units {
     /// (in order, one each); a unit that had ended answers `None`.
     fn hand_over(&mut self, next: Vec<Output>) -> Result<Vec<Option<HandedBack>>, RecordError>;
     /// A copy of what each unit retains (the flight recorder), with the
-    /// hits it gathered since the last ask.
-    fn snapshot(&mut self) -> Result<Vec<io::Result<Copied>>, RecordError>;
+    /// hits it gathered since the last ask (in order, one each; a unit
+    /// that had ended answers `None`).
+    fn snapshot(&mut self) -> Result<Vec<Option<io::Result<HandedBack>>>, RecordError>;
     /// The next output's side band, after a switch: into the unit's output
     /// where the unit writes it (one unit on this thread); drain threads'
     /// outputs hold none (their directory's `data` does): nothing to do.
@@ -144,8 +145,8 @@ impl Units for Unit {
             .collect())
     }
 
-    fn snapshot(&mut self) -> Result<Vec<io::Result<Copied>>, RecordError> {
-        Ok(vec![self.copy(0)])
+    fn snapshot(&mut self) -> Result<Vec<Option<io::Result<HandedBack>>>, RecordError> {
+        Ok(vec![Some(self.copy())])
     }
 
     fn write_side_band(&mut self, side_band: &[u8]) -> io::Result<()> {

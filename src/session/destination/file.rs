@@ -35,7 +35,7 @@ use crate::notes::Notes;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::RecordError;
-use crate::session::finish::{features_of, finish, Closing, Holds};
+use crate::session::finish::{features_of, finish, Closing};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{self, Place};
 use crate::session::recording::Recording;
@@ -68,12 +68,8 @@ impl FileDestination {
         let attrs = rec.attrs();
         let writer = if out.is_pipe() {
             // Features go first in a pipe: perf says no sample times there.
-            let holds = Holds {
-                compressed: rec.announced_codec(),
-                times: Some(SampleTimes::default()),
-                ..Holds::default()
-            };
-            let f = features_of(rec, None, holds, notes);
+            let (compressed, times) = (rec.announced_codec(), Some(SampleTimes::default()));
+            let f = features_of(rec, None, false, compressed, times, notes);
             Output::Pipe(PipeWriter::new(file, attrs, &f)?)
         } else {
             Output::File(FileWriter::new(file, attrs)?)
@@ -151,12 +147,8 @@ impl FileDestination {
             handed.error = output.write_records(lost).err();
             written = Some(output.data_size());
         }
-        let holds = Holds {
-            times: how.times,
-            ..Holds::default()
-        };
         let maps = self.maps.seen_all(handed.hits.take());
-        let f = features_of(rec, maps, holds, notes);
+        let f = features_of(rec, maps, false, None, how.times, notes);
         let (path, name) = (place.current_path(), place.display());
         finish(handed, &f, path, name, how.sync)?;
         Ok(written)

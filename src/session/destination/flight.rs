@@ -25,8 +25,7 @@ use crate::notes::Notes;
 use crate::push::drain::DrainReport;
 use crate::push::HandedBack;
 use crate::session::error::{format_io, RecordError};
-use crate::session::finish::{features_of, finish, own, Holds, Sync};
-use crate::session::mailbox::Copied;
+use crate::session::finish::{features_of, finish, own, Sync};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of};
 use crate::session::recording::Recording;
@@ -157,34 +156,33 @@ impl FlightWindow {
     fn write_replies(
         &mut self,
         rec: &Recording<'_>,
-        copies: Vec<io::Result<Copied>>,
+        copies: Vec<Option<io::Result<HandedBack>>>,
         last: &[u8],
         notes: &mut Notes,
     ) -> Result<PathBuf, RecordError> {
         let mut replies = Vec::with_capacity(copies.len());
-        for c in copies {
-            replies.push(c.map_err(|err| self.failed(rec, err))?);
+        for (i, c) in copies.into_iter().enumerate() {
+            if let Some(c) = c {
+                replies.push((i, c.map_err(|err| self.failed(rec, err))?));
+            }
         }
-        for h in replies.iter_mut().filter_map(|r| r.hits.take()) {
+        for h in replies.iter_mut().filter_map(|(_, r)| r.hits.take()) {
             self.maps.seen(h);
         }
-        let reports: Vec<DrainReport> = replies.iter().map(|r| r.report.clone()).collect();
-        let holds = Holds {
-            dir: self.per_thread,
-            compressed: if self.per_thread {
-                DrainReport::combined_compressed(&reports)
-            } else {
-                reports.first().and_then(|r| r.compressed)
-            },
-            times: None,
+        let reports: Vec<DrainReport> = replies.iter().map(|(_, r)| r.report.clone()).collect();
+        let compressed = if self.per_thread {
+            DrainReport::combined_compressed(&reports)
+        } else {
+            reports.first().and_then(|r| r.compressed)
         };
-        let f = features_of(rec, Some(&self.maps), holds, notes);
+        let (maps, dir) = (Some(&self.maps), self.per_thread);
+        let f = features_of(rec, maps, dir, compressed, None, notes);
         let written = if self.per_thread {
             let parts: Vec<(usize, Vec<u8>)> =
-                replies.into_iter().map(|r| (r.index, r.records)).collect();
+                replies.into_iter().map(|(i, r)| (i, r.retained)).collect();
             self.write(rec, Retained::PerThread(&parts), last, f, notes)
         } else {
-            let records = replies.first().map_or(&[][..], |r| &r.records);
+            let records = replies.first().map_or(&[][..], |(_, r)| &r.retained);
             self.write(rec, Retained::InFile(records), last, f, notes)
         };
         written.map_err(|err| self.failed(rec, err))
@@ -201,11 +199,7 @@ impl FlightWindow {
         lost: &[u8],
         notes: &mut Notes,
     ) -> Result<u64, RecordError> {
-        let replies = handed
-            .into_iter()
-            .enumerate()
-            .map(|(i, h)| Copied::retained(h, i))
-            .collect();
+        let replies = handed.into_iter().map(|h| Some(h.into_copy())).collect();
         self.write_replies(rec, replies, lost, notes)?;
         Ok(self.bytes)
     }

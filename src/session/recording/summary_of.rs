@@ -49,9 +49,9 @@ impl Recording<'_> {
                 ended.stop_signal.is_none() && ended.ended_workload,
             ),
             sink: report.sink.to_string(),
-            checkpoints: ended.drained.checkpoints.count,
-            checkpoint_bytes: ended.drained.checkpoints.bytes,
-            checkpoint_seconds: ended.drained.checkpoints.seconds,
+            checkpoints: ended.drained.checkpoints,
+            checkpoint_bytes: ended.drained.checkpoint_bytes,
+            checkpoint_seconds: ended.drained.checkpoint_seconds,
             copies: report.copies,
             codec_copies_input: report.codec_copies_input,
             codec_state_bytes: report.codec_state_bytes,
@@ -79,8 +79,7 @@ impl Recording<'_> {
             let secs = self.started.elapsed().as_secs_f64().max(1e-3);
             let waits_ms: Vec<f64> = ended
                 .drained
-                .cpu_wait
-                .waits
+                .cpu_waits
                 .iter()
                 .map(|&w| w as f64 / 1e6)
                 .collect();
