@@ -11,7 +11,7 @@
 //! The three steps are `Ring::head` (the acquire load), `Ring::region`
 //! (`[tail, head)` as an `Input` of one slice, or two where it wraps, never
 //! copied) and `Ring::consume` (the release store). The drain hands a
-//! region back piece by piece (push/drain.rs), so the kernel reuses space
+//! region back piece by piece (push/unit.rs), so the kernel reuses space
 //! while the rest of the region is still being compressed.
 
 use std::io;

@@ -7,7 +7,7 @@
 use std::io;
 
 use super::output::Output;
-use super::report::DrainReport;
+use super::report::UnitReport;
 use crate::format::writer::Salvage;
 use crate::format::{CompressedInfo, FeatureSet, FormatError};
 use crate::transform::scan::Hits;
@@ -29,7 +29,7 @@ pub struct HandedBack {
     /// drain unit's; None: not asked for).
     pub hits: Option<Hits>,
     /// The unit's numbers when it handed the output back (a drain unit's).
-    pub report: DrainReport,
+    pub report: UnitReport,
     /// A snapshot's copy of what the unit retains (the flight recorder's
     /// records, oldest first), the output staying the unit's (None); empty
     /// where the output itself is handed back.

@@ -4,7 +4,7 @@
 //! the session picks all three once and from there every push is
 //! monomorphized. Nothing in this module may use `dyn` (tests/it/no_dyn.rs).
 //!
-//! One pass of a drain unit (`drain.rs`), once one of its rings holds enough,
+//! One pass of a drain unit (`unit.rs`), once one of its rings holds enough,
 //! over every ring that holds data:
 //!
 //! ```text
@@ -35,7 +35,7 @@
 //! writes into and how that reaches the output (it lends the output settled
 //! for a copy and hands it back at a switch or the end, since it may hold
 //! writes the output has not seen: [`HandedBack`]); [`records::Records`],
-//! the buffer the compressor cuts records into; and [`drain::Drain`], the
+//! the buffer the compressor cuts records into; and [`unit::Unit`], the
 //! object-safe unit the session holds behind a box, whose one lifecycle
 //! call is `hand_over`. The async sink's backend is an enum
 //! ([`Backend`]), chosen once, not a trait.
@@ -43,7 +43,6 @@
 pub mod aio;
 pub mod compressor;
 pub mod cutter;
-pub mod drain;
 mod handed;
 pub mod lent;
 pub mod meter;
@@ -53,12 +52,14 @@ pub mod records;
 mod report;
 pub mod segments;
 pub mod sink;
+pub mod unit;
 
 pub use aio::{AsyncSink, Backend, ThreadBackend, UringBackend};
 pub use handed::HandedBack;
 pub use meter::{Copies, CopyMeter, Meter, NoMeter};
 pub use output::Output;
 pub use pusher::Pusher;
-pub use report::DrainReport;
+pub use report::UnitReport;
 pub use segments::Segments;
 pub use sink::{SerialSink, Sink};
+pub use unit::{CodecUnit, Unit};

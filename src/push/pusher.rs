@@ -1,5 +1,5 @@
 //! `Pusher<C, S, M>`: one push is one piece of a ring region (whole
-//! records, see `HAND_BACK_PIECE` in `drain.rs`) and its edits, or the
+//! records, see `HAND_BACK_PIECE` in `unit.rs`) and its edits, or the
 //! off-CPU samples a pass made, compressed straight from the ring into the
 //! sink's buffer (the compressing memcpy). Monomorphized per codec, sink and
 //! meter: `CodecSpec::visit` picks them once, in `session/unit_build.rs`.

@@ -1,4 +1,4 @@
-//! The numbers a drain unit keeps ([`DrainReport`]), for the summary and
+//! The numbers a drain unit keeps ([`UnitReport`]), for the summary and
 //! the header, and how the reports of several units add up.
 
 use crate::format::CompressedInfo;
@@ -6,7 +6,7 @@ use crate::push::Copies;
 
 /// The numbers a drain unit keeps, for the summary and the header.
 #[derive(Debug, Clone, Default)]
-pub struct DrainReport {
+pub struct UnitReport {
     /// Bytes read out of rings.
     pub ring_bytes: u64,
     /// Bytes of COMPRESSED records written (0 with `none`).
@@ -48,10 +48,10 @@ pub struct DrainReport {
     pub samples_filtered: Option<u64>,
 }
 
-impl DrainReport {
+impl UnitReport {
     /// HEADER_COMPRESSED for `data`, from every thread's stream: the same codec
     /// and level, the largest mmap_len, the ratio over all of them.
-    pub fn combined_compressed(reports: &[DrainReport]) -> Option<CompressedInfo> {
+    pub fn combined_compressed(reports: &[UnitReport]) -> Option<CompressedInfo> {
         let mut info = reports.iter().find_map(|r| r.compressed)?;
         let raw: u64 = reports.iter().map(|r| r.ring_bytes).sum();
         let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
@@ -69,10 +69,10 @@ impl DrainReport {
     }
 
     /// Two units' reports as one: sums, the fullest ring, the first's sink.
-    pub fn combined(self, b: &DrainReport) -> DrainReport {
+    pub fn combined(self, b: &UnitReport) -> UnitReport {
         let mut stack_use = self.stack_use;
         stack_use.merge(&b.stack_use);
-        DrainReport {
+        UnitReport {
             ring_bytes: self.ring_bytes + b.ring_bytes,
             compressed_bytes: self.compressed_bytes + b.compressed_bytes,
             compressed: self.compressed.or(b.compressed),

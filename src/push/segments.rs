@@ -10,7 +10,7 @@
 //! region's last piece ends the codec's frame (`Codec::end_frame_at_flush`)
 //! and then the segment closes. One decoder reads the segments in order
 //! (zstd decoders take concatenated frames). The codec never holds bytes
-//! across pushes here (`PushDrain::new`): a segment is whole as
+//! across pushes here (`CodecUnit::new`): a segment is whole as
 //! retained.
 //!
 //! Memory: SIZE, plus the open segment (SIZE/16, at least 16 KiB, plus one

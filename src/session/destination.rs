@@ -30,9 +30,9 @@ use super::recording::Recording;
 use super::rotation::Rotation;
 use super::summary::Summary;
 use super::supervisor::Ended;
-use super::unit::Unit;
 use crate::format::data_stream::DataStreamWriter;
 use crate::notes::Notes;
+use crate::push::unit::Unit;
 use crate::push::{HandedBack, Output, Segments};
 use dir::DirDestination;
 use file::FileDestination;
@@ -63,7 +63,10 @@ impl Destination {
     /// For one unit on this thread: the output (a file under a temporary
     /// name until the recording has started, a pipe, or memory) and the
     /// unit writing to it, its side band written.
-    pub fn begin(rec: &Recording<'_>, notes: &mut Notes) -> Result<(Self, Unit), RecordError> {
+    pub fn begin(
+        rec: &Recording<'_>,
+        notes: &mut Notes,
+    ) -> Result<(Self, Box<dyn Unit + Send>), RecordError> {
         let o = rec.options();
         if let Some(cap) = o.flight_recorder {
             let unit = rec.drain_unit(Segments::new(cap).into(), true, true, notes)?;

@@ -3,7 +3,7 @@
 //! The serial session runs it on the main thread with the supervisor
 //! (signals, the workload's end, the status line); `--threads` runs one per
 //! drain thread (see `threads`). Plain code; the per-record work is inside
-//! [`Drain::pass`](crate::push::drain::Drain::pass).
+//! [`Unit::pass`](crate::push::unit::Unit::pass).
 //!
 //! While data keeps coming a pass drains only rings holding a sixteenth of
 //! their size (`LoopOptions::min_push`): fewer, larger pushes mean fewer
@@ -23,7 +23,7 @@
 //! one loop with everything waiting pushed; [`drain_all`] acts on it and
 //! runs the next.
 
-use super::unit::Unit;
+use crate::push::unit::Unit;
 use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
@@ -101,7 +101,7 @@ pub trait Supervisor {
     /// Asked between passes: [`Next::Stop`] ends the loop after one final
     /// pass over every ring (the implementation disables the events it owns
     /// first).
-    fn stop(&mut self, unit: &Unit, counts: &RecordCounts) -> Next;
+    fn stop(&mut self, unit: &dyn Unit, counts: &RecordCounts) -> Next;
     /// Every event fd of the loop hung up (their tasks are gone).
     fn hung_up(&mut self);
     /// An fd that turns readable when [`stop`](Supervisor::stop) should be
@@ -122,7 +122,7 @@ pub trait Supervisor {
 /// 100 ms costs one short block, where one per push cost one per wake-up.
 pub const HOLD_MAX: Duration = Duration::from_millis(100);
 
-fn checkpoint(unit: &mut Unit, features: &FeatureSet, d: &mut Drained) -> io::Result<()> {
+fn checkpoint(unit: &mut dyn Unit, features: &FeatureSet, d: &mut Drained) -> io::Result<()> {
     let t = Instant::now();
     if let Some(n) = unit.checkpoint(features)? {
         d.checkpoints += 1;
@@ -137,12 +137,12 @@ fn checkpoint(unit: &mut Unit, features: &FeatureSet, d: &mut Drained) -> io::Re
 /// control asked for with `on_switch` (given the drain and what was drained
 /// so far); `on_switch` returning false ends the recording.
 pub fn drain_all(
-    unit: &mut Unit,
+    unit: &mut dyn Unit,
     rings: &mut [(u32, Ring)],
     event_fds: &[RawFd],
     supervisor: &mut dyn Supervisor,
     o: &LoopOptions<'_>,
-    mut on_switch: impl FnMut(&mut Unit, &mut Drained) -> bool,
+    mut on_switch: impl FnMut(&mut dyn Unit, &mut Drained) -> bool,
 ) -> Drained {
     let mut drained = Drained::default();
     loop {
@@ -162,7 +162,7 @@ pub fn drain_all(
 /// Drains `rings` until `supervisor` says stop, every fd in `event_fds`
 /// hung up, or a write fails; then makes one final pass over every ring.
 pub fn drain_loop(
-    unit: &mut Unit,
+    unit: &mut dyn Unit,
     rings: &mut [(u32, Ring)],
     event_fds: &[RawFd],
     supervisor: &mut dyn Supervisor,
@@ -236,7 +236,7 @@ fn poll_set(event_fds: &[RawFd], wake_fd: Option<RawFd>) -> Vec<libc::pollfd> {
 /// One pass of `unit` over `rings` draining those holding `min` bytes; a
 /// loss it finds is noted for the CPU-wait statistics.
 fn pass(
-    unit: &mut Unit,
+    unit: &mut dyn Unit,
     rings: &mut [(u32, Ring)],
     min: u64,
     d: &mut Drained,
@@ -253,7 +253,7 @@ fn pass(
 /// The loop ends for a switch: everything waiting pushed into the current
 /// output first.
 fn ended_for_switch(
-    unit: &mut Unit,
+    unit: &mut dyn Unit,
     rings: &mut [(u32, Ring)],
     mut d: Drained,
     cpu_wait: CpuWait,
@@ -270,7 +270,7 @@ fn ended_for_switch(
 /// [`HOLD_MAX`] has passed, a checkpoint when one is due (after a pass:
 /// everything that waits goes into the file before it is made whole).
 fn upkeep(
-    unit: &mut Unit,
+    unit: &mut dyn Unit,
     rings: &mut [(u32, Ring)],
     o: &LoopOptions<'_>,
     d: &mut Drained,

@@ -23,7 +23,7 @@ use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::FileWriter;
 use crate::format::FeatureSet;
 use crate::notes::Notes;
-use crate::push::drain::DrainReport;
+use crate::push::unit::UnitReport;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::{Kept, RecordError};
@@ -173,7 +173,7 @@ impl DirDestination {
             (true, Some(next)) => std::mem::replace(&mut self.main, next.main.take()),
             _ => self.main.take(),
         };
-        let reports: Vec<DrainReport> = handed.iter().flatten().map(|h| h.report.clone()).collect();
+        let reports: Vec<UnitReport> = handed.iter().flatten().map(|h| h.report.clone()).collect();
         let written = self.side_band_bytes + reports.iter().map(|r| r.bytes_written).sum::<u64>();
         let (mut seen, mut failure) = (Vec::new(), None);
         for (i, h) in handed.into_iter().enumerate() {
@@ -248,13 +248,13 @@ impl DirDestination {
         rec: &Recording<'_>,
         (data, name): (&Path, String),
         main: FileWriter<File>,
-        reports: &[DrainReport],
+        reports: &[UnitReport],
         how: Closing<'_>,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
         // A unit that ended before a switch handed nothing back there; its
         // data.N is compressed all the same.
-        let compressed = DrainReport::combined_compressed(reports).or(rec.announced_codec());
+        let compressed = UnitReport::combined_compressed(reports).or(rec.announced_codec());
         // The units' sample times span every output of the recording:
         // they are this directory's only if it is the one.
         let times = how.times.filter(|_| rec.options().switch_output.is_none());

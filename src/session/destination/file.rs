@@ -32,6 +32,7 @@ use tempfile::NamedTempFile;
 
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::notes::Notes;
+use crate::push::unit::Unit;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::RecordError;
@@ -39,7 +40,7 @@ use crate::session::finish::{features_of, finish, Closing};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{self, Place};
 use crate::session::recording::Recording;
-use crate::session::unit::{Unit, Units};
+use crate::session::unit::Units;
 use crate::transform::scan::SampleTimes;
 
 /// A switch's next output and its side band, once the ended one is closed.
@@ -60,7 +61,7 @@ impl FileDestination {
     pub fn begin(
         rec: &Recording<'_>,
         notes: &mut Notes,
-    ) -> Result<(FileDestination, Place, Unit), RecordError> {
+    ) -> Result<(FileDestination, Place, Box<dyn Unit + Send>), RecordError> {
         let o = rec.options();
         // From here the output exists, under a temporary name until the
         // recording has started.

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use crate::format::writer::FileWriter;
 use crate::format::{AttrEntry, FeatureSet};
 use crate::notes::Notes;
-use crate::push::drain::DrainReport;
+use crate::push::unit::UnitReport;
 use crate::push::HandedBack;
 use crate::session::error::{format_io, RecordError};
 use crate::session::finish::{features_of, finish, own, Sync};
@@ -169,9 +169,9 @@ impl FlightWindow {
         for h in replies.iter_mut().filter_map(|(_, r)| r.hits.take()) {
             self.maps.seen(h);
         }
-        let reports: Vec<DrainReport> = replies.iter().map(|(_, r)| r.report.clone()).collect();
+        let reports: Vec<UnitReport> = replies.iter().map(|(_, r)| r.report.clone()).collect();
         let compressed = if self.per_thread {
-            DrainReport::combined_compressed(&reports)
+            UnitReport::combined_compressed(&reports)
         } else {
             reports.first().and_then(|r| r.compressed)
         };

@@ -4,14 +4,14 @@
 
 use super::Recording;
 use crate::notes::Notes;
-use crate::push::drain::DrainReport;
+use crate::push::unit::UnitReport;
 use crate::session::summary::{SampleFilterSummary, Summary};
 use crate::session::supervisor::Ended;
 
 impl Recording<'_> {
     /// A summary from one drain unit's report and how its loop ended; the
     /// strategy sets what differs.
-    pub fn summary(&self, report: DrainReport, ended: &mut Ended, notes: Notes) -> Summary {
+    pub fn summary(&self, report: UnitReport, ended: &mut Ended, notes: Notes) -> Summary {
         let o = self.o;
         let mut notes = notes;
         if let Some(e) = &ended.wait_error {
@@ -71,7 +71,7 @@ impl Recording<'_> {
     }
     /// When samples were lost: what would have held the stream, from the
     /// rings' timing and the loop's CPU waits.
-    fn advice(&self, report: &DrainReport, ended: &Ended) -> Option<crate::advice::Advice> {
+    fn advice(&self, report: &UnitReport, ended: &Ended) -> Option<crate::advice::Advice> {
         let c = ended.drained.counts;
         (c.lost_events > 0).then(|| {
             let ring = (self.prepared.set.pages * crate::event::ring::page_size()) as u64;

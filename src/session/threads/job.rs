@@ -13,6 +13,7 @@ use super::line::line;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
+use crate::push::unit::Unit;
 use crate::push::{HandedBack, Output};
 use crate::session::cpu_wait;
 use crate::session::error::RecordError;
@@ -20,7 +21,7 @@ use crate::session::layout::DrainGroup;
 use crate::session::mailbox::{signal, Mailbox, Reply, Request};
 use crate::session::run::{self, Drained, LoopOptions, Next, Supervisor};
 use crate::session::summary::ThreadSummary;
-use crate::session::unit::{Unit, Units};
+use crate::session::unit::{answer, Units};
 use crate::transform::scan::RecordCounts;
 
 /// What the main thread and the drain threads share.
@@ -108,7 +109,7 @@ impl Units for Pool {
 struct ThreadSupervisor(Arc<Shared>, usize);
 
 impl Supervisor for ThreadSupervisor {
-    fn stop(&mut self, unit: &Unit, _: &RecordCounts) -> Next {
+    fn stop(&mut self, unit: &dyn Unit, _: &RecordCounts) -> Next {
         // For --max-size, summed by the main thread (a count, no ordering).
         self.0.bytes[self.1].store(unit.bytes_written(), Ordering::Relaxed);
         if let Some(max) = self.0.max_streams {
@@ -138,7 +139,7 @@ impl Supervisor for ThreadSupervisor {
 
 /// Everything a drain thread owns.
 pub struct Job {
-    pub unit: Unit,
+    pub unit: Box<dyn Unit + Send>,
     pub rings: Vec<(u32, Ring)>,
     pub fds: Vec<RawFd>,
     /// Its rings and the CPUs it runs on.
@@ -196,11 +197,11 @@ impl Job {
         features: &FeatureSet,
     ) -> Drained {
         let mailbox = &shared.mailboxes[index];
-        let on_request = |unit: &mut Unit, _: &mut Drained| {
+        let on_request = |unit: &mut dyn Unit, _: &mut Drained| {
             let Some(r) = mailbox.take() else {
                 return true;
             };
-            let reply = unit.answer(r, index);
+            let reply = answer(unit, r, index);
             // A write that failed ends the thread (its output is handed back).
             let failed = reply.failed();
             let _ = replies.send(reply);
@@ -214,7 +215,7 @@ impl Job {
         };
         let mut supervisor = ThreadSupervisor(shared.clone(), index);
         run::drain_all(
-            &mut self.unit,
+            &mut *self.unit,
             &mut self.rings,
             &self.fds,
             &mut supervisor,
