@@ -55,7 +55,7 @@ pub use name::symbols::Elf;
 pub use name::unnamed::UnnamedFile;
 pub use recording::events::Time;
 pub use unwind::dwarf::unwind_one;
-pub use write::diff::{diff, Diffed};
+pub use write::diff::diff;
 pub use write::folded::FoldOptions;
 pub use write::gather::FlameOptions;
 

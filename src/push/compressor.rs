@@ -38,7 +38,7 @@ pub struct Compressor<C: Codec> {
     format: CompressedFormat,
     max_in: usize,
     /// What was written so far.
-    pub tally: Tally,
+    pub(crate) tally: Tally,
     /// Output-driven codecs: the record being cut (see `cutter.rs`).
     window: RecordWindow,
 }

@@ -17,23 +17,23 @@ use crate::transform::scan::Hits;
 #[derive(Default)]
 pub struct HandedBack {
     /// The output (None: the sink wrote nowhere).
-    pub output: Option<Output>,
+    pub(crate) output: Option<Output>,
     /// Data sizes at the ends of recent writes (record boundaries): where a
     /// salvage may cut back to when the features do not fit after the data.
-    pub ends: Vec<u64>,
+    pub(crate) ends: Vec<u64>,
     /// The first write that failed (the unit's, or one that landed late).
-    pub error: Option<io::Error>,
+    pub(crate) error: Option<io::Error>,
     /// HEADER_COMPRESSED as the codec left it (None: raw records).
-    pub compressed: Option<CompressedInfo>,
+    pub(crate) compressed: Option<CompressedInfo>,
     /// What the build-id pass needs, gathered since it was last taken (a
     /// drain unit's; None: not asked for).
-    pub hits: Option<Hits>,
+    pub(crate) hits: Option<Hits>,
     /// The unit's numbers when it handed the output back (a drain unit's).
-    pub report: UnitReport,
+    pub(crate) report: UnitReport,
     /// A snapshot's copy of what the unit retains (the flight recorder's
     /// records, oldest first), the output staying the unit's (None); empty
     /// where the output itself is handed back.
-    pub retained: Vec<u8>,
+    pub(crate) retained: Vec<u8>,
 }
 
 impl HandedBack {

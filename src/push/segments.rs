@@ -30,9 +30,9 @@ pub struct Segments {
     retained: u64,
     cur: Vec<u8>,
     /// Segments and bytes dropped to stay within `cap`.
-    pub dropped_segments: u64,
+    pub(crate) dropped_segments: u64,
     /// Bytes in the dropped segments.
-    pub dropped_bytes: u64,
+    pub(crate) dropped_bytes: u64,
     /// Bytes ever pushed in.
     written: u64,
 }

@@ -71,7 +71,7 @@ pub trait Unit {
     }
 
     /// A snapshot: what the unit retains, copied
-    /// ([`HandedBack::retained`]), and the hits gathered since the last
+    /// (`HandedBack::retained`), and the hits gathered since the last
     /// ask; its output stays its own.
     fn copy(&mut self) -> io::Result<HandedBack> {
         let (hits, retained) = {
