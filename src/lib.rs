@@ -20,7 +20,7 @@
 //! integration tests take from them are re-exported below, one `pub use`
 //! block: the command's [`main`], the record transforms ([`StackCut`],
 //! [`Edit`], [`for_each_slice`]), ring streams for replay
-//! ([`ring_stream`], [`varied_stream`], [`pushes`]), export's pieces the
+//! ([`ring_stream`], [`varied_stream`], [`pushes`]), export's parts the
 //! fuzz targets and tests drive ([`demangle`], [`unwind_one`], [`Elf`],
 //! [`Inline`]), [`collect_stats`] (a file's [`Stats`]) and [`kernel_text_range`].
 //!

@@ -26,7 +26,7 @@ pub struct UnitReport {
     /// Bytes held by the codec's state.
     pub(crate) codec_state_bytes: usize,
     /// How writes are done ("serial", "async (io_uring)").
-    pub(crate) sink: &'static str,
+    pub(crate) writes: &'static str,
     /// Unwritten dwarf stack bytes left out.
     pub(crate) stack_bytes_cleared: u64,
     /// Samples with a stack left whole (they did not parse as their
@@ -68,7 +68,7 @@ impl UnitReport {
         Some(info)
     }
 
-    /// Two units' reports as one: sums, the fullest ring, the first's sink.
+    /// Two units' reports as one: sums, the fullest ring, how the first writes.
     pub fn combined(self, b: &UnitReport) -> UnitReport {
         let mut stack_use = self.stack_use;
         stack_use.merge(&b.stack_use);
@@ -81,7 +81,7 @@ impl UnitReport {
             copies: Copies::add(self.copies, b.copies),
             codec_copies_input: self.codec_copies_input,
             codec_state_bytes: self.codec_state_bytes + b.codec_state_bytes,
-            sink: self.sink,
+            writes: self.writes,
             stack_bytes_cleared: self.stack_bytes_cleared + b.stack_bytes_cleared,
             stack_samples_uncut: self.stack_samples_uncut + b.stack_samples_uncut,
             max_fill: self.max_fill.max(b.max_fill),

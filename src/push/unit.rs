@@ -318,7 +318,7 @@ impl<C: Codec, S: Sink, M: Meter> Unit for CodecUnit<C, S, M> {
             copies: self.pusher.meter.copies(),
             codec_copies_input: C::COPIES_INPUT,
             codec_state_bytes: self.pusher.codec_state_size(),
-            sink: sink.describe(),
+            writes: sink.describe(),
             stack_bytes_cleared: self.stack_bytes_cleared,
             stack_samples_uncut: self.stack_samples_uncut,
             max_fill: self.max_fill,

@@ -73,7 +73,7 @@ impl Destination {
             // The side band is the window's: each snapshot writes it first.
             let window = FlightWindow::new(&rec.side_band(notes), false);
             let place = Place::Memory {
-                path: o.output.clone(),
+                path: o.path.clone(),
             };
             return Ok((Destination::of(rec, Kind::Memory(window), place), unit));
         }
@@ -89,7 +89,7 @@ impl Destination {
         if o.flight_recorder.is_some() {
             let window = FlightWindow::new(&rec.side_band(notes), true);
             let place = Place::Memory {
-                path: o.output.clone(),
+                path: o.path.clone(),
             };
             return Ok(Destination::of(rec, Kind::Memory(window), place));
         }
@@ -100,7 +100,7 @@ impl Destination {
     fn of(rec: &Recording<'_>, kind: Kind, place: Place) -> Self {
         let o = rec.options();
         let rotation = (o.switch_output.is_some() && !matches!(kind, Kind::Memory(_)))
-            .then(|| Rotation::new(&o.output, o.switch_max_files));
+            .then(|| Rotation::new(&o.path, o.switch_max_files));
         Destination {
             kind,
             place,
@@ -193,7 +193,7 @@ impl Destination {
             self.end(rec, handed, Closing::end(Some(times), &lost), &mut notes)?;
         summary.bytes_written = written.unwrap_or(summary.bytes_written);
         // Switched: the last output has its timestamped name by now.
-        summary.output = outputs.last().cloned().unwrap_or(place);
+        summary.path = outputs.last().cloned().unwrap_or(place);
         summary.outputs = outputs;
         summary.notes.extend(notes.into_vec());
         Ok(summary)

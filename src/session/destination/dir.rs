@@ -63,7 +63,7 @@ impl DirDestination {
         notes: &mut Notes,
     ) -> Result<(DirDestination, Place), RecordError> {
         let o = rec.options();
-        let out = Place::open_dir(&o.output).map_err(RecordError::Output)?;
+        let out = Place::open_dir(&o.path).map_err(RecordError::Output)?;
         let dir = out.current_path().expect("a directory");
         let mut main = FileWriter::new(
             create_in(dir, "data").map_err(RecordError::Output)?,
@@ -95,7 +95,7 @@ impl DirDestination {
         let o = rec.options();
         let dir = tempfile::Builder::new()
             .prefix(".perfz-next-")
-            .tempdir_in(dir_of(&o.output))
+            .tempdir_in(dir_of(&o.path))
             .map_err(RecordError::Output)?;
         let mut main = FileWriter::new(
             create_in(dir.path(), "data").map_err(RecordError::Output)?,

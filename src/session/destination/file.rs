@@ -65,7 +65,7 @@ impl FileDestination {
         let o = rec.options();
         // From here the output exists, under a temporary name until the
         // recording has started.
-        let (out, file) = Place::open(&o.output).map_err(RecordError::Output)?;
+        let (out, file) = Place::open(&o.path).map_err(RecordError::Output)?;
         let attrs = rec.attrs();
         let writer = if out.is_pipe() {
             // Features go first in a pipe: perf says no sample times there.
@@ -98,7 +98,7 @@ impl FileDestination {
     pub fn next(&mut self, rec: &Recording<'_>) -> Result<Vec<Output>, RecordError> {
         let tmp = tempfile::Builder::new()
             .prefix(".perfz-next-")
-            .tempfile_in(place::dir_of(&rec.options().output))
+            .tempfile_in(place::dir_of(&rec.options().path))
             .map_err(RecordError::Output)?;
         let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
         let next = Output::File(FileWriter::new(next, rec.attrs())?);

@@ -90,16 +90,16 @@ impl FlightWindow {
         let attrs = rec.attrs();
         let path = match retained {
             Retained::InFile(records) => {
-                let tmp = tmp.tempfile_in(dir_of(&o.output))?;
+                let tmp = tmp.tempfile_in(dir_of(&o.path))?;
                 let file = tmp.as_file().try_clone()?;
                 // The summary names the last snapshot: its own size.
                 self.bytes = perf_data(file, tmp.path(), attrs, &[&side_band, records, last], &f)?;
-                let path = stamped(&o.output);
+                let path = stamped(&o.path);
                 tmp.persist_noclobber(&path).map_err(|e| e.error)?;
                 path
             }
             Retained::PerThread(parts) => {
-                let tmp = tmp.tempdir_in(dir_of(&o.output))?;
+                let tmp = tmp.tempdir_in(dir_of(&o.path))?;
                 let file = create_in(tmp.path(), "data")?;
                 let data = tmp.path().join("data");
                 let mut bytes = perf_data(file, &data, attrs, &[&side_band, last], &f)?;
@@ -109,7 +109,7 @@ impl FlightWindow {
                     file.sync_all()?;
                     bytes += records.len() as u64;
                 }
-                let path = stamped(&o.output);
+                let path = stamped(&o.path);
                 std::fs::rename(tmp.path(), &path)?;
                 let _ = tmp.keep();
                 self.bytes = bytes;
@@ -125,7 +125,7 @@ impl FlightWindow {
         RecordError::Io {
             what: format!(
                 "writing a snapshot of {} failed (no partial snapshot is left){}",
-                rec.options().output.display(),
+                rec.options().path.display(),
                 if self.written.is_empty() {
                     "; no snapshot was written before".to_string()
                 } else {

@@ -22,7 +22,7 @@ impl Recording<'_> {
         notes.append(&mut ended.notes);
         let c = ended.drained.counts;
         Summary {
-            output: o.output.display().to_string(),
+            path: o.path.display().to_string(),
             codec: o.codec.to_string(),
             wakeups: ended.drained.wakeups,
             samples: c.samples - report.samples_filtered.unwrap_or(0).min(c.samples),
@@ -48,7 +48,7 @@ impl Recording<'_> {
                 ended.exit_status,
                 ended.stop_signal.is_none() && ended.ended_workload,
             ),
-            sink: report.sink.to_string(),
+            writes: report.writes.to_string(),
             checkpoints: ended.drained.checkpoints,
             checkpoint_bytes: ended.drained.checkpoint_bytes,
             checkpoint_seconds: ended.drained.checkpoint_seconds,

@@ -107,7 +107,7 @@ pub fn record(
         handed.push(h);
     }
     let summary = dest.finish(&rec, handed, ended, notes).map(|s| Summary {
-        sink: format!("{} ({n} threads)", s.sink),
+        writes: format!("{} ({n} threads)", s.writes),
         rings: ring_cpus.len(),
         threads,
         ..s
@@ -117,7 +117,7 @@ pub fn record(
         // A switch failed (a full disk): the current output was finished
         // like a last one, and the error says so.
         (Some(RecordError::Io { what, err }), Ok(s)) => Err(RecordError::WriteFailed {
-            path: s.output.clone(),
+            path: s.path.clone(),
             err: io::Error::new(err.kind(), format!("{what}: {err}")),
             kept: Some(crate::session::Kept::Everything(s.bytes_written)),
         }),
