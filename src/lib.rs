@@ -14,7 +14,8 @@
 //! The door (ripgrep's searcher style): five public modules, the APIs a
 //! library user and the benches build on: `event` (events and their rings),
 //! `format` (perf.data read and written), `push` (the push path: pusher,
-//! sinks, meters, the unit), `codecs` (the codecs crate) and `build_id`
+//! sinks, meters, the unit, re-exported at its root, and `compressor`;
+//! its other submodules are `pub(crate)`), `codecs` (the codecs crate) and `build_id`
 //! (build ids of files and the kernel). Every other module is `pub(crate)`;
 //! the few items the binary, the fuzz targets, the benches and the
 //! integration tests take from them are re-exported below, one `pub use`
