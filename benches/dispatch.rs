@@ -76,8 +76,8 @@ fn spec_boxed(name: &str) -> Box<dyn DynCodec> {
 
 fn dispatch(c: &mut Criterion) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/perf61");
-    let base = perfz::replay::ring_stream(&dir.join("z3-wrap-cmd.data")).unwrap();
-    let stream = perfz::replay::varied_stream(&base, 4 << 20);
+    let base = perfz::ring_stream(&dir.join("z3-wrap-cmd.data")).unwrap();
+    let stream = perfz::varied_stream(&base, 4 << 20);
     for name in ["none", "lz4", "zstd:1"] {
         name.parse::<CodecSpec>()
             .unwrap()

@@ -25,7 +25,7 @@ use perfz::push::compressor::Compressor;
 use perfz::push::{
     AsyncSink, Copies, CopyMeter, Meter, NoMeter, Pusher, SerialSink, Sink, UringBackend,
 };
-use perfz::replay::{pushes, ring_stream};
+use perfz::{pushes, ring_stream};
 
 const PUSH: usize = 256 * 1024;
 const SPECS: &[&str] = &[
@@ -49,7 +49,7 @@ fn stream() -> Vec<u8> {
     ] {
         base.extend(ring_stream(&dir.join(f)).expect("fixtures beside the checkout"));
     }
-    perfz::replay::varied_stream(&base, 8 << 20)
+    perfz::varied_stream(&base, 8 << 20)
 }
 
 fn dev_null() -> FileWriter<File> {

@@ -1,7 +1,7 @@
-//! The `perfz` command; the library's [`perfz::cli`] parses the arguments and runs it.
+//! The `perfz` command; the library's [`perfz::main`] parses the arguments and runs it.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    perfz::cli::main()
+    perfz::main()
 }

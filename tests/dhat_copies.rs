@@ -19,7 +19,7 @@ use perfz::codecs::{Codec, CodecSpec, CodecVisitor, Input};
 use perfz::format::writer::{FileWriter, PipeWriter};
 use perfz::format::{Attr, AttrEntry, FeatureSet};
 use perfz::push::{AsyncSink, CopyMeter, Pusher, SerialSink, Sink, ThreadBackend};
-use perfz::replay::{pushes, ring_stream, varied_stream};
+use perfz::{pushes, ring_stream, varied_stream};
 
 const CHILD_ENV: &str = "PERFZ_DHAT_CHILD";
 const PUSH: usize = 256 * 1024;

@@ -9,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let name = String::from_utf8_lossy(data);
-    let d = perfz::export::demangle(&name);
+    let d = perfz::demangle(&name);
     assert!(
         d.len() <= name.len().max((16 << 10) + "@plt".len()),
         "{} bytes of name demangled to {} bytes",

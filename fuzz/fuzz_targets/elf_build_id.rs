@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use perfz::synth::build_id::{from_notes, of_bytes, MAX_SIZE};
+use perfz::build_id::{from_notes, of_bytes, MAX_SIZE};
 
 fuzz_target!(|data: &[u8]| {
     if let Some(id) = of_bytes(data) {

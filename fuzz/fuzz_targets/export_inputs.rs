@@ -6,7 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use perfz::export::{Elf, Inline};
+use perfz::{Elf, Inline};
 use perfz::format::side_band::SideBand;
 use perfz::format::RecordType;
 
@@ -19,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
         for off in [0, 1, 0x1000, data.len() as u64, u64::MAX / 2, u64::MAX] {
             let _ = elf.at_offset(off);
         }
-        let _ = perfz::export::unwind_one(data, data);
+        let _ = perfz::unwind_one(data, data);
         if let Some(dwarf) = Inline::parse(data) {
             for svma in [0, 0x1000, data.len() as u64, u64::MAX] {
                 let _ = dwarf.at(svma);

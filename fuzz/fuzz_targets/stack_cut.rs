@@ -14,7 +14,7 @@ mod model;
 
 use libfuzzer_sys::fuzz_target;
 use perfz::codecs::Input;
-use perfz::transform::{for_each_slice, Edit, StackCut};
+use perfz::{for_each_slice, Edit, StackCut};
 
 fuzz_target!(|input: (u64, u8, u16, Vec<(u16, u64)>)| {
     let (seed, n, wrap, damage) = input;

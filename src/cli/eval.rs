@@ -156,7 +156,7 @@ fn record_first(a: &Args, out: &std::path::Path) -> anyhow::Result<()> {
         sampling_explicit: true,
         call_graph,
         target: crate::event::Target::Workload(a.command.clone()),
-        output: out.to_path_buf(),
+        path: out.to_path_buf(),
         // eval compresses the ring bytes itself: record them as they are.
         codec: perfz_codecs::CodecSpec::None,
         argv: std::env::args_os().collect(),

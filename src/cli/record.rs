@@ -114,7 +114,7 @@ fn options_of(a: &Args, notes: &mut Notes) -> anyhow::Result<Option<RecordOption
         sampling_explicit: a.freq.is_some() || a.count.is_some(),
         call_graph,
         target,
-        output,
+        path: output,
         pages,
         realtime: a.realtime,
         mmap_flush: parse_size(&a.mmap_flush)? as usize,

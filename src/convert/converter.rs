@@ -142,7 +142,7 @@ impl<C: Codec> Converter<C> {
             if out.is_none() {
                 out = Some(self.open(meta, &mut target, pipe)?);
             }
-            let sink = out.as_mut().expect("opened above");
+            let writer = out.as_mut().expect("opened above");
             let mut cut_buf = std::mem::take(&mut self.cut_rec);
             let bytes = if t == RecordType::SAMPLE
                 && self.cut_sample(rec.bytes, &meta.attrs, &mut cut_buf)
@@ -152,7 +152,7 @@ impl<C: Codec> Converter<C> {
                 rec.bytes
             };
             let from_ring = rec.from_ring(self.seen_init);
-            self.route(sink, t, bytes, from_ring)?;
+            self.route(writer, t, bytes, from_ring)?;
             self.cut_rec = cut_buf;
         }
         if out.is_none() {
@@ -174,7 +174,7 @@ impl<C: Codec> Converter<C> {
     /// written plain.
     fn route(
         &mut self,
-        sink: &mut Out,
+        writer: &mut Out,
         t: RecordType,
         bytes: &[u8],
         from_ring: bool,
@@ -182,13 +182,13 @@ impl<C: Codec> Converter<C> {
         if from_ring {
             self.run.extend_from_slice(bytes);
             if self.run.len() >= PUSH_SIZE {
-                self.flush_run(sink)?;
+                self.flush_run(writer)?;
             }
         } else if !self.seen_init {
             if t == RecordType::FINISHED_INIT {
                 self.seen_init = true;
-                self.flush_pre_init(sink, false)?;
-                self.write_plain(sink, bytes)?;
+                self.flush_pre_init(writer, false)?;
+                self.write_plain(writer, bytes)?;
             } else {
                 self.pre_init_bytes += bytes.len();
                 self.pre_init.push((bytes.to_vec(), t.is_kernel()));
@@ -196,11 +196,11 @@ impl<C: Codec> Converter<C> {
                     // No FINISHED_INIT in sight: an older file; treat its
                     // kernel records as ring data from here on.
                     self.seen_init = true;
-                    self.flush_pre_init(sink, true)?;
+                    self.flush_pre_init(writer, true)?;
                 }
             }
         } else {
-            self.write_plain(sink, bytes)?;
+            self.write_plain(writer, bytes)?;
         }
         Ok(())
     }
@@ -242,39 +242,39 @@ impl<C: Codec> Converter<C> {
         true
     }
 
-    fn write_plain(&mut self, sink: &mut Out, bytes: &[u8]) -> Result<(), ConvertError> {
-        self.flush_run(sink)?;
-        sink.write_records(bytes)?;
+    fn write_plain(&mut self, writer: &mut Out, bytes: &[u8]) -> Result<(), ConvertError> {
+        self.flush_run(writer)?;
+        writer.write_records(bytes)?;
         Ok(())
     }
 
     fn flush_pre_init(
         &mut self,
-        sink: &mut Out,
+        writer: &mut Out,
         compress_kernel: bool,
     ) -> Result<(), ConvertError> {
         for (bytes, kernel) in std::mem::take(&mut self.pre_init) {
             if compress_kernel && kernel {
                 self.run.extend_from_slice(&bytes);
             } else {
-                self.write_plain(sink, &bytes)?;
+                self.write_plain(writer, &bytes)?;
             }
         }
         self.pre_init_bytes = 0;
         Ok(())
     }
 
-    fn flush_run(&mut self, sink: &mut Out) -> Result<(), ConvertError> {
+    fn flush_run(&mut self, writer: &mut Out) -> Result<(), ConvertError> {
         if self.run.is_empty() {
             return Ok(());
         }
         self.summary.raw_bytes += self.run.len() as u64;
         match &mut self.comp {
-            None => sink.write_records(&self.run)?,
+            None => writer.write_records(&self.run)?,
             Some(c) => {
                 let before = c.tally.out_bytes;
                 c.push(Input::one(&self.run), |rec| {
-                    sink.write_records(rec).map_err(FormatError::from)
+                    writer.write_records(rec).map_err(FormatError::from)
                 })?;
                 self.summary.compressed_bytes += c.tally.out_bytes - before;
             }

@@ -55,13 +55,13 @@ pub struct ExtraAttr {
     /// Attr flags every event adds.
     pub flags: u64,
     /// Attr flags every event drops (`--all-kernel` drops `exclude_kernel`).
-    pub flags_off: u64,
+    pub(crate) flags_off: u64,
     /// Attr flags every event with call chains adds (`--user-callchains`).
-    pub callchain_flags: u64,
+    pub(crate) callchain_flags: u64,
     /// Attr flags the tracking event adds.
-    pub tracking_flags: u64,
+    pub(crate) tracking_flags: u64,
     /// Attr flags the tracking event drops (`--no-bpf-event`).
-    pub tracking_flags_off: u64,
+    pub(crate) tracking_flags_off: u64,
     /// `read_format` bits every event adds (`--running-time`).
     pub read_format: u64,
     /// `--no-buffering`: wake the reader at every record (`wakeup_events`).
@@ -69,11 +69,11 @@ pub struct ExtraAttr {
     /// `--user-regs`: the user registers samples carry.
     pub sample_regs_user: u64,
     /// `-I`/`--intr-regs`: the registers at the interrupt samples carry.
-    pub sample_regs_intr: u64,
+    pub(crate) sample_regs_intr: u64,
     /// `-b`/`-j`: the branches a sample's branch stack holds.
     pub branch_sample_type: u64,
     /// `-n`: events count but never sample (period 0).
-    pub no_samples: bool,
+    pub(crate) no_samples: bool,
 }
 
 /// branch_sample_type of `--call-graph lbr`, as perf 6.1 sets it: user

@@ -47,7 +47,7 @@ pub struct Group {
     /// The group's first event, which the others are opened under.
     pub leader: bool,
     /// `:S`: only the leader samples, reading every member's count.
-    pub sample_read: bool,
+    pub(crate) sample_read: bool,
 }
 
 /// One event of `-e`, as perf spells it (see `parse`): its attr type and
@@ -76,14 +76,14 @@ pub struct EventSpec {
     /// perf's default: 1 (`:G` clears it).
     pub exclude_guest: bool,
     /// `:p` count (precise_ip, 0..=3).
-    pub precise: u8,
+    pub(crate) precise: u8,
     /// `:D`: pinned on the PMU.
     pub pinned: bool,
     /// `/period=N/` or `/freq=N/`; tracepoints default to period 1.
     pub sampling: Option<Sampling>,
     /// `sampling` is perf's default for the event kind, which an explicit
     /// -F / -c replaces.
-    pub sampling_is_default: bool,
+    pub(crate) sampling_is_default: bool,
     /// A tracepoint (`sys:name`): samples carry RAW, the file carries
     /// HEADER_TRACING_DATA.
     pub tracepoint: Option<super::tracefs::Tracepoint>,
@@ -93,7 +93,7 @@ pub struct EventSpec {
     /// grammar (transform/sample_filter), applied in the push path.
     pub sample_filter: Option<String>,
     /// `--exclude-perf`: the filter leaves out perfz's own threads.
-    pub exclude_self: bool,
+    pub(crate) exclude_self: bool,
     /// The `{a,b}` group the event is in, if any.
     pub group: Option<Group>,
     /// `--off-cpu`'s event: context-switch samples with their switch
@@ -117,16 +117,16 @@ pub struct Terms {
     pub call_graph: Option<CallGraph>,
     /// `stack-size=N`: the user stack a dwarf sample dumps, rounded up to 8
     /// bytes (0: not given).
-    pub stack_size: u32,
+    pub(crate) stack_size: u32,
     /// `max-stack=N`: `sample_max_stack`, the frames a call chain keeps;
     /// without `call-graph` it means `call-graph=fp` (0: not given).
-    pub max_stack: u16,
+    pub(crate) max_stack: u16,
     /// `inherit` / `no-inherit`: whether children inherit the event,
     /// whatever `--no-inherit` or the target says.
     pub inherit: Option<bool>,
     /// `ratio-to-prev=R` as written (a ratio above 0): this event's period
     /// over the previous group member's (see ratio.rs).
-    pub ratio_to_prev: Option<String>,
+    pub(crate) ratio_to_prev: Option<String>,
 }
 
 impl EventSpec {

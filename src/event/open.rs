@@ -19,7 +19,7 @@ pub struct EventFd {
     /// The fd perf_event_open(2) returned.
     pub fd: OwnedFd,
     /// Index in [`EventSet::attrs`] of the event it was opened for.
-    pub attr_index: usize,
+    pub(crate) attr_index: usize,
     /// The kernel's id for the fd (`PERF_EVENT_IOC_ID`), as samples carry it.
     pub id: u64,
     /// The index in [`EventSet::rings`] of the ring its records go to.
@@ -53,7 +53,7 @@ pub struct EventSet {
     /// The last attr is a `dummy` that only tracks (mmap, comm, task): the
     /// sampling events can then be enabled and disabled (`-D`, `--control`)
     /// without losing the record of what was mapped meanwhile.
-    pub tracking_dummy: bool,
+    pub(crate) tracking_dummy: bool,
     /// Every fd opened, in opening order.
     pub fds: Vec<EventFd>,
     /// One per CPU, in CPU order, with the CPU number; or, per thread, one

@@ -11,7 +11,7 @@
 //! The three steps are `Ring::head` (the acquire load), `Ring::region`
 //! (`[tail, head)` as an `Input` of one slice, or two where it wraps, never
 //! copied) and `Ring::consume` (the release store). The drain hands a
-//! region back piece by piece (push/drain.rs), so the kernel reuses space
+//! region back piece by piece (push/unit.rs), so the kernel reuses space
 //! while the rest of the region is still being compressed.
 
 use std::io;
@@ -91,7 +91,7 @@ pub fn pages_for_stream(rate: u64, sample_bytes: u64, floor: usize, max_bytes: u
 }
 
 /// Where `[tail, head)` lies in a data area of `data_size` bytes (a power of
-/// two): `(start, first_len, second_len)`, the first piece running from
+/// two): `(start, first_len, second_len)`, the first slice running from
 /// `start` towards the end, the second from 0. Positions are free-running
 /// counters; a distance larger than the buffer (a reader that fell behind, or
 /// garbage) is clamped to the buffer. Always in bounds.
@@ -201,7 +201,7 @@ impl Ring {
     pub fn region(&self, head: u64) -> Input<'_> {
         let (start, first_len, second_len) = split(self.tail, head, self.data_size as usize);
         // SAFETY: the data area is `data_size` bytes right after the control
-        // page, inside the mapping, and `split` keeps both pieces in bounds.
+        // page, inside the mapping, and `split` keeps both slices in bounds.
         // Only the bytes in [tail, head) are turned into slices: they are
         // complete records the kernel will not touch until we publish a tail
         // past them (the acquire load of head made them visible). The rest of

@@ -77,7 +77,9 @@ impl ExportFormat {
         self.0.binary
     }
 
-    /// The format named `name`, if any.
+    /// The format named `name`, if any (the CLI parses through clap's
+    /// list; the tests look names up here).
+    #[cfg(test)]
     pub fn named(name: &str) -> Option<ExportFormat> {
         FORMATS.iter().copied().find(|f| f.0.name == name)
     }

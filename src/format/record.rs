@@ -81,7 +81,7 @@ impl RecordType {
     pub const FINISHED_ROUND: Self = Self(68);
     /// `PERF_RECORD_ID_INDEX`: the cpu and thread of each event id.
     pub const ID_INDEX: Self = Self(69);
-    /// `PERF_RECORD_AUXTRACE`: a piece of AUX area trace; its `size` bytes
+    /// `PERF_RECORD_AUXTRACE`: a stretch of AUX area trace; its `size` bytes
     /// of trace follow the record and are not counted in its header.
     pub const AUXTRACE: Self = Self(71);
     /// `PERF_RECORD_THREAD_MAP`: the threads the events were opened on.

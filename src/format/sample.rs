@@ -21,7 +21,7 @@ pub struct Sample {
     /// Data address of the access or fault (ADDR).
     pub addr: Option<u64>,
     /// Id of the very event that sampled, an inherited child's own (STREAM_ID).
-    pub stream_id: Option<u64>,
+    pub(crate) stream_id: Option<u64>,
     /// The cpu the sample was taken on (CPU).
     pub cpu: Option<u32>,
     /// Events the sample stands for (PERIOD).
@@ -29,23 +29,23 @@ pub struct Sample {
     /// The CALLCHAIN as the kernel wrote it, `PERF_CONTEXT_*` markers included.
     pub callchain: Vec<u64>,
     /// Bytes of RAW data (a tracepoint's fields), 0 without RAW.
-    pub raw_len: usize,
+    pub(crate) raw_len: usize,
     /// Bytes of user stack the kernel wrote (`dyn_size`).
     pub user_stack_len: u64,
     /// Bytes the sample holds for the user stack (`size`).
     pub user_stack_size: u64,
     /// Offset in the body of the stack `size` word (0 without STACK_USER).
     #[serde(skip)]
-    pub user_stack_at: usize,
+    pub(crate) user_stack_at: usize,
     /// Offset in the body of the first user register value (0 without
     /// REGS_USER, or when the kernel wrote none: abi 0). The values follow
     /// in the order of the attr's `sample_regs_user` bits.
     #[serde(skip)]
-    pub user_regs_at: usize,
+    pub(crate) user_regs_at: usize,
     /// Bytes of the body after the last field this layout has (0 in a
     /// sample the kernel wrote).
     #[serde(skip)]
-    pub trailing: usize,
+    pub(crate) trailing: usize,
 }
 
 /// Branch sample type bit telling that BRANCH_STACK carries `hw_idx`.

@@ -15,7 +15,7 @@
 //! (streaming zstd, lz4) are cut by output in a record window the compressor
 //! keeps (`cutter.rs`).
 //!
-//! One compressor cuts records for every caller, into a [`Records`]: the
+//! One compressor cuts records for every caller, into a `Records`: the
 //! recorder lends its sink's buffer (`Sink::record_buf` and `commit`), so
 //! the codec's output, written straight after the 8-byte header, is the
 //! only copy; conversions and eval use the compressor's own buffer
@@ -38,7 +38,7 @@ pub struct Compressor<C: Codec> {
     format: CompressedFormat,
     max_in: usize,
     /// What was written so far.
-    pub tally: Tally,
+    pub(crate) tally: Tally,
     /// Output-driven codecs: the record being cut (see `cutter.rs`).
     window: RecordWindow,
 }
@@ -140,7 +140,7 @@ impl<C: Codec> Compressor<C> {
     /// Compresses `part` (at most [`max_input`](Self::max_input) bytes) into
     /// one whole record of the format at the start of `dst` — the buffer
     /// that will be written, so the codec's output is the only copy — and
-    /// returns the record's length. `dst` must hold [`RECORD_MAX`] bytes.
+    /// returns the record's length. `dst` must hold `RECORD_MAX` bytes.
     pub fn record_into(
         &mut self,
         part: Input<'_>,

@@ -4,7 +4,7 @@
 //! the session picks all three once and from there every push is
 //! monomorphized. Nothing in this module may use `dyn` (tests/it/no_dyn.rs).
 //!
-//! One pass of a drain unit (`drain.rs`), once one of its rings holds enough,
+//! One pass of a drain unit (`unit.rs`), once one of its rings holds enough,
 //! over every ring that holds data:
 //!
 //! ```text
@@ -34,31 +34,32 @@
 //! checkpoint, finish and salvage a match arm); [`Sink`], what the pusher
 //! writes into and how that reaches the output (it lends the output settled
 //! for a copy and hands it back at a switch or the end, since it may hold
-//! writes the output has not seen: [`HandedBack`]); [`records::Records`],
-//! the buffer the compressor cuts records into; and [`drain::Drain`], the
+//! writes the output has not seen: [`HandedBack`]); `records::Records`,
+//! the buffer the compressor cuts records into; and [`unit::Unit`], the
 //! object-safe unit the session holds behind a box, whose one lifecycle
 //! call is `hand_over`. The async sink's backend is an enum
 //! ([`Backend`]), chosen once, not a trait.
 
-pub mod aio;
+pub(crate) mod aio;
 pub mod compressor;
-pub mod cutter;
-pub mod drain;
+pub(crate) mod cutter;
 mod handed;
-pub mod lent;
-pub mod meter;
-pub mod output;
+pub(crate) mod lent;
+pub(crate) mod meter;
+pub(crate) mod output;
 mod pusher;
-pub mod records;
+pub(crate) mod records;
 mod report;
-pub mod segments;
-pub mod sink;
+pub(crate) mod segments;
+pub(crate) mod sink;
+pub(crate) mod unit;
 
 pub use aio::{AsyncSink, Backend, ThreadBackend, UringBackend};
 pub use handed::HandedBack;
 pub use meter::{Copies, CopyMeter, Meter, NoMeter};
 pub use output::Output;
-pub use pusher::{PushStats, Pusher};
-pub use report::DrainReport;
+pub use pusher::Pusher;
+pub use report::UnitReport;
 pub use segments::Segments;
 pub use sink::{SerialSink, Sink};
+pub use unit::{CodecUnit, Unit};

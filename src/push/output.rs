@@ -153,7 +153,7 @@ impl Output {
     /// [`finish`](Self::finish) without waiting for the disk: what
     /// `--switch-output` does on the drain thread, where an fsync under
     /// write-back load took 0.2–0.4 s and the rings overflowed meanwhile.
-    /// Returns the file for [`sync_in_background`] where it needs a sync,
+    /// Returns the file for `sync_in_background` where it needs a sync,
     /// and what was left out: every write has landed (a lent output), but
     /// on a full disk only the features reading needs may fit
     /// ([`FileWriter::finish_cutting_back`]).

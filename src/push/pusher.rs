@@ -1,5 +1,5 @@
 //! `Pusher<C, S, M>`: one push is one piece of a ring region (whole
-//! records, see `HAND_BACK_PIECE` in `drain.rs`) and its edits, or the
+//! records, see `HAND_BACK_PIECE` in `unit.rs`) and its edits, or the
 //! off-CPU samples a pass made, compressed straight from the ring into the
 //! sink's buffer (the compressing memcpy). Monomorphized per codec, sink and
 //! meter: `CodecSpec::visit` picks them once, in `session/unit_build.rs`.
@@ -36,15 +36,6 @@ use crate::push::compressor::Compressor;
 use crate::push::records::Records;
 use crate::transform::{for_each_slice, Edit};
 
-/// Counters of one push path.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
-pub struct PushStats {
-    /// Drains pushed.
-    pub pushes: u64,
-    /// Bytes read out of rings.
-    pub ring_bytes: u64,
-}
-
 /// Pushes ring regions through codec `C` into sink `S`, metered by `M`.
 pub struct Pusher<C: Codec, S: Sink, M: Meter = NoMeter> {
     comp: Compressor<C>,
@@ -54,8 +45,8 @@ pub struct Pusher<C: Codec, S: Sink, M: Meter = NoMeter> {
     staging: Vec<u8>,
     /// The copy meter (counts nothing with [`NoMeter`]).
     pub meter: M,
-    /// Pushes and ring bytes so far.
-    pub stats: PushStats,
+    /// Bytes read out of rings so far.
+    ring_bytes: u64,
 }
 
 impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
@@ -73,7 +64,7 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
             sink,
             staging: Vec::new(),
             meter: M::default(),
-            stats: PushStats::default(),
+            ring_bytes: 0,
         }
     }
 
@@ -98,8 +89,7 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
         if region.is_empty() {
             return Ok(());
         }
-        self.stats.pushes += 1;
-        self.stats.ring_bytes += region.len() as u64;
+        self.ring_bytes += region.len() as u64;
         self.meter.ring(region.len());
         if Self::RAW {
             let (copied, written) = if edits.is_empty() {
@@ -225,6 +215,11 @@ impl<C: Codec, S: Sink, M: Meter> Pusher<C, S, M> {
     /// HEADER_COMPRESSED for this session, or `None` for raw output.
     pub fn compressed_info(&self) -> Option<CompressedInfo> {
         (!Self::RAW).then(|| self.comp.info())
+    }
+
+    /// Bytes read out of rings so far.
+    pub fn ring_bytes(&self) -> u64 {
+        self.ring_bytes
     }
 
     /// Bytes of COMPRESSED records written (headers included).

@@ -55,11 +55,11 @@ pub struct Tally {
     /// Raw bytes fed in (perf's "original" size).
     pub raw_bytes: u64,
     /// Bytes of records written, headers included (perf's "compressed" size).
-    pub out_bytes: u64,
+    pub(crate) out_bytes: u64,
     /// COMPRESSED records written.
     pub records: u64,
     /// The most raw bytes any one record decodes to.
-    pub max_record_raw: usize,
+    pub(crate) max_record_raw: usize,
 }
 
 impl Tally {

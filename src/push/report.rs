@@ -1,4 +1,4 @@
-//! The numbers a drain unit keeps ([`DrainReport`]), for the summary and
+//! The numbers a drain unit keeps ([`UnitReport`]), for the summary and
 //! the header, and how the reports of several units add up.
 
 use crate::format::CompressedInfo;
@@ -6,52 +6,52 @@ use crate::push::Copies;
 
 /// The numbers a drain unit keeps, for the summary and the header.
 #[derive(Debug, Clone, Default)]
-pub struct DrainReport {
+pub struct UnitReport {
     /// Bytes read out of rings.
-    pub ring_bytes: u64,
+    pub(crate) ring_bytes: u64,
     /// Bytes of COMPRESSED records written (0 with `none`).
-    pub compressed_bytes: u64,
+    pub(crate) compressed_bytes: u64,
     /// HEADER_COMPRESSED as it stands (None with `none`).
-    pub compressed: Option<CompressedInfo>,
+    pub(crate) compressed: Option<CompressedInfo>,
     /// Bytes of records written so far (or queued).
-    pub bytes_written: u64,
+    pub(crate) bytes_written: u64,
     /// Where the output's last checkpoint left it (`None` before the
     /// first, or an output without checkpoints): what a failed write rolls
     /// back to.
-    pub checkpoint_end: Option<u64>,
+    pub(crate) checkpoint_end: Option<u64>,
     /// The copy meter's counts, when it is on.
-    pub copies: Option<Copies>,
+    pub(crate) copies: Option<Copies>,
     /// Whether the codec copies its input into a buffer of its own.
-    pub codec_copies_input: bool,
+    pub(crate) codec_copies_input: bool,
     /// Bytes held by the codec's state.
-    pub codec_state_bytes: usize,
+    pub(crate) codec_state_bytes: usize,
     /// How writes are done ("serial", "async (io_uring)").
-    pub sink: &'static str,
+    pub(crate) writes: &'static str,
     /// Unwritten dwarf stack bytes left out.
-    pub stack_bytes_cleared: u64,
+    pub(crate) stack_bytes_cleared: u64,
     /// Samples with a stack left whole (they did not parse as their
     /// event's layout, or their id was unknown).
-    pub stack_samples_uncut: u64,
+    pub(crate) stack_samples_uncut: u64,
     /// The fullest a ring was when a pass came to it, as a fraction of its
     /// size, and how many pushes found a ring at least 7/8 full (how close
     /// the drain came to losing records).
-    pub max_fill: f64,
+    pub(crate) max_fill: f64,
     /// Pushes that found their ring at least 7/8 full.
-    pub near_full_pushes: u64,
+    pub(crate) near_full_pushes: u64,
     /// How much of their stack dumps the samples used (dwarf, when cut).
-    pub stack_use: crate::transform::stack_use::StackUse,
+    pub(crate) stack_use: crate::transform::stack_use::StackUse,
     /// `--off-cpu`: switch-outs seen, off-CPU samples written, records of
     /// other recorders' ids left out (by every unit of the recording).
-    pub off_cpu: Option<crate::transform::off_cpu::OffCpuCounts>,
+    pub(crate) off_cpu: Option<crate::transform::off_cpu::OffCpuCounts>,
     /// `--filter` on non-tracepoint events: the samples it left out, in
     /// the push path (None: no such filter).
-    pub samples_filtered: Option<u64>,
+    pub(crate) samples_filtered: Option<u64>,
 }
 
-impl DrainReport {
+impl UnitReport {
     /// HEADER_COMPRESSED for `data`, from every thread's stream: the same codec
     /// and level, the largest mmap_len, the ratio over all of them.
-    pub fn combined_compressed(reports: &[DrainReport]) -> Option<CompressedInfo> {
+    pub fn combined_compressed(reports: &[UnitReport]) -> Option<CompressedInfo> {
         let mut info = reports.iter().find_map(|r| r.compressed)?;
         let raw: u64 = reports.iter().map(|r| r.ring_bytes).sum();
         let comp: u64 = reports.iter().map(|r| r.compressed_bytes).sum();
@@ -68,11 +68,11 @@ impl DrainReport {
         Some(info)
     }
 
-    /// Two units' reports as one: sums, the fullest ring, the first's sink.
-    pub fn combined(self, b: &DrainReport) -> DrainReport {
+    /// Two units' reports as one: sums, the fullest ring, how the first writes.
+    pub fn combined(self, b: &UnitReport) -> UnitReport {
         let mut stack_use = self.stack_use;
         stack_use.merge(&b.stack_use);
-        DrainReport {
+        UnitReport {
             ring_bytes: self.ring_bytes + b.ring_bytes,
             compressed_bytes: self.compressed_bytes + b.compressed_bytes,
             compressed: self.compressed.or(b.compressed),
@@ -81,7 +81,7 @@ impl DrainReport {
             copies: Copies::add(self.copies, b.copies),
             codec_copies_input: self.codec_copies_input,
             codec_state_bytes: self.codec_state_bytes + b.codec_state_bytes,
-            sink: self.sink,
+            writes: self.writes,
             stack_bytes_cleared: self.stack_bytes_cleared + b.stack_bytes_cleared,
             stack_samples_uncut: self.stack_samples_uncut + b.stack_samples_uncut,
             max_fill: self.max_fill.max(b.max_fill),

@@ -10,7 +10,7 @@
 //! region's last piece ends the codec's frame (`Codec::end_frame_at_flush`)
 //! and then the segment closes. One decoder reads the segments in order
 //! (zstd decoders take concatenated frames). The codec never holds bytes
-//! across pushes here (`PushDrain::new`): a segment is whole as
+//! across pushes here (`CodecUnit::new`): a segment is whole as
 //! retained.
 //!
 //! Memory: SIZE, plus the open segment (SIZE/16, at least 16 KiB, plus one
@@ -30,9 +30,9 @@ pub struct Segments {
     retained: u64,
     cur: Vec<u8>,
     /// Segments and bytes dropped to stay within `cap`.
-    pub dropped_segments: u64,
+    pub(crate) dropped_segments: u64,
     /// Bytes in the dropped segments.
-    pub dropped_bytes: u64,
+    pub(crate) dropped_bytes: u64,
     /// Bytes ever pushed in.
     written: u64,
 }

@@ -40,7 +40,7 @@ pub trait Sink {
     fn write_raw_edited(&mut self, region: Input<'_>, edits: &[Edit])
         -> io::Result<(usize, usize)>;
     /// The buffer the next compressed record is built in (at least
-    /// [`RECORD_MAX`] bytes): the codec writes straight into it, then
+    /// `RECORD_MAX` bytes): the codec writes straight into it, then
     /// [`commit`](Sink::commit) takes its first `n` bytes.
     fn record_buf(&mut self) -> io::Result<&mut [u8]>;
     /// Writes (or queues) the first `n` bytes of [`record_buf`](Sink::record_buf),

@@ -24,26 +24,11 @@ pub const MARK_EVERY: Duration = Duration::from_millis(1);
 /// Waits kept: a recording that loses this often has its answer already.
 const WAITS_KEPT: usize = 4096;
 
-/// What the probe measured, for the summary and `--stats-json`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CpuWaitStats {
-    /// How long the drain had waited for its CPU before each pass that
-    /// found new losses and was timed (ns; the first [`WAITS_KEPT`]).
-    pub waits: Vec<u64>,
-}
-
-impl CpuWaitStats {
-    /// Adds a later loop (or another drain thread) of the same recording.
-    pub fn add(&mut self, o: &CpuWaitStats) {
-        let room = WAITS_KEPT.saturating_sub(self.waits.len());
-        self.waits.extend(o.waits.iter().take(room));
-    }
-
-    fn record(&mut self, wait: u64) {
-        if self.waits.len() < WAITS_KEPT {
-            self.waits.push(wait);
-        }
-    }
+/// Adds the waits of a later loop (or another drain thread) of the same
+/// recording to `waits`, keeping the first [`WAITS_KEPT`].
+pub fn add_waits(waits: &mut Vec<u64>, more: &[u64]) {
+    let room = WAITS_KEPT.saturating_sub(waits.len());
+    waits.extend(more.iter().take(room));
 }
 
 /// Where the run delay comes from: the thread's schedstat, or a test's.
@@ -100,7 +85,9 @@ pub struct CpuWait<R: RunDelay = SchedStat> {
     /// last was read.
     marks: [u64; 2],
     marked: Option<Instant>,
-    pub stats: CpuWaitStats,
+    /// How long the drain had waited for its CPU before each pass that
+    /// found new losses and was timed (ns; the first [`WAITS_KEPT`]).
+    pub waits: Vec<u64>,
 }
 
 impl Default for CpuWait<SchedStat> {
@@ -116,7 +103,7 @@ impl<R: RunDelay> CpuWait<R> {
             armed: false,
             marks: [0; 2],
             marked: None,
-            stats: CpuWaitStats::default(),
+            waits: Vec::new(),
         }
     }
 
@@ -143,7 +130,7 @@ impl<R: RunDelay> CpuWait<R> {
         if !self.armed {
             self.armed = true;
         } else {
-            self.stats.record(now.saturating_sub(self.marks[0]));
+            add_waits(&mut self.waits, &[now.saturating_sub(self.marks[0])]);
         }
         self.marks = [now, now];
         self.marked = None;
@@ -203,7 +190,7 @@ mod tests {
         p.sleeping(at(0.0));
         delay.set(50_000);
         p.lost();
-        assert!(p.stats.waits.is_empty());
+        assert!(p.waits.is_empty());
         // Armed at 50 µs. Marks at sleeps 1 ms apart; a sleep 0.5 ms after
         // a mark reads nothing.
         delay.set(60_000);
@@ -220,18 +207,16 @@ mod tests {
         delay.set(8_090_000);
         p.lost();
         // Since the second last mark (70 µs): the 8 ms wait and what followed.
-        assert_eq!(p.stats.waits, [8_020_000]);
+        assert_eq!(p.waits, [8_020_000]);
         // A later loss with no wait: 10 µs since the loss before.
         delay.set(8_100_000);
         p.lost();
-        assert_eq!(p.stats.waits, [8_020_000, 10_000]);
+        assert_eq!(p.waits, [8_020_000, 10_000]);
         // Another drain thread's waits add up to the cap.
-        let mut all = CpuWaitStats::default();
-        all.add(&p.stats);
-        all.add(&CpuWaitStats {
-            waits: vec![1; WAITS_KEPT],
-        });
-        assert_eq!(all.waits.len(), WAITS_KEPT);
-        assert_eq!(all.waits[..2], [8_020_000, 10_000]);
+        let mut all = Vec::new();
+        add_waits(&mut all, &p.waits);
+        add_waits(&mut all, &[1; WAITS_KEPT]);
+        assert_eq!(all.len(), WAITS_KEPT);
+        assert_eq!(all[..2], [8_020_000, 10_000]);
     }
 }

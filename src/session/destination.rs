@@ -30,9 +30,9 @@ use super::recording::Recording;
 use super::rotation::Rotation;
 use super::summary::Summary;
 use super::supervisor::Ended;
-use super::unit::Unit;
 use crate::format::data_stream::DataStreamWriter;
 use crate::notes::Notes;
+use crate::push::unit::Unit;
 use crate::push::{HandedBack, Output, Segments};
 use dir::DirDestination;
 use file::FileDestination;
@@ -63,14 +63,17 @@ impl Destination {
     /// For one unit on this thread: the output (a file under a temporary
     /// name until the recording has started, a pipe, or memory) and the
     /// unit writing to it, its side band written.
-    pub fn begin(rec: &Recording<'_>, notes: &mut Notes) -> Result<(Self, Unit), RecordError> {
+    pub fn begin(
+        rec: &Recording<'_>,
+        notes: &mut Notes,
+    ) -> Result<(Self, Box<dyn Unit + Send>), RecordError> {
         let o = rec.options();
         if let Some(cap) = o.flight_recorder {
             let unit = rec.drain_unit(Segments::new(cap).into(), true, true, notes)?;
             // The side band is the window's: each snapshot writes it first.
             let window = FlightWindow::new(&rec.side_band(notes), false);
             let place = Place::Memory {
-                path: o.output.clone(),
+                path: o.path.clone(),
             };
             return Ok((Destination::of(rec, Kind::Memory(window), place), unit));
         }
@@ -86,7 +89,7 @@ impl Destination {
         if o.flight_recorder.is_some() {
             let window = FlightWindow::new(&rec.side_band(notes), true);
             let place = Place::Memory {
-                path: o.output.clone(),
+                path: o.path.clone(),
             };
             return Ok(Destination::of(rec, Kind::Memory(window), place));
         }
@@ -97,7 +100,7 @@ impl Destination {
     fn of(rec: &Recording<'_>, kind: Kind, place: Place) -> Self {
         let o = rec.options();
         let rotation = (o.switch_output.is_some() && !matches!(kind, Kind::Memory(_)))
-            .then(|| Rotation::new(&o.output, o.switch_max_files));
+            .then(|| Rotation::new(&o.path, o.switch_max_files));
         Destination {
             kind,
             place,
@@ -190,7 +193,7 @@ impl Destination {
             self.end(rec, handed, Closing::end(Some(times), &lost), &mut notes)?;
         summary.bytes_written = written.unwrap_or(summary.bytes_written);
         // Switched: the last output has its timestamped name by now.
-        summary.output = outputs.last().cloned().unwrap_or(place);
+        summary.path = outputs.last().cloned().unwrap_or(place);
         summary.outputs = outputs;
         summary.notes.extend(notes.into_vec());
         Ok(summary)

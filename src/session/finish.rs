@@ -29,35 +29,28 @@ use crate::push::{HandedBack, Output};
 use crate::synth::features::{dir_features, set_sample_time};
 use crate::transform::scan::SampleTimes;
 
-/// What one perf.data output holds, as its features say it.
-#[derive(Clone, Copy, Default)]
-pub struct Holds {
-    /// It is a `--threads` directory's `data` (HEADER_DIR_FORMAT).
-    pub dir: bool,
-    /// HEADER_COMPRESSED as its units left it (None: raw records, or said
-    /// by the unit's own output when it is handed back).
-    pub compressed: Option<CompressedInfo>,
-    /// Its first and last sample times, where known.
-    pub times: Option<SampleTimes>,
-}
-
 /// The features of one output, assembled once for every kind (a unit's
 /// file or pipe, a `--threads` directory's `data`, a snapshot): the
-/// recording's, with what it `holds`, and the build ids of what its map
-/// history says it holds (`maps`; None: no build ids, as for a pipe,
-/// whose features go first).
+/// recording's, with what it holds (`dir`: it is a `--threads`
+/// directory's `data`, HEADER_DIR_FORMAT; `compressed`: HEADER_COMPRESSED
+/// as its units left it, None where raw or said by the unit's own output
+/// when it is handed back; `times`: its first and last sample times, where
+/// known), and the build ids of what its map history says it holds
+/// (`maps`; None: no build ids, as for a pipe, whose features go first).
 pub fn features_of(
     rec: &Recording<'_>,
     maps: Option<&MapHistory>,
-    holds: Holds,
+    dir: bool,
+    compressed: Option<CompressedInfo>,
+    times: Option<SampleTimes>,
     notes: &mut Notes,
 ) -> FeatureSet {
-    let mut f = if holds.dir {
-        dir_features(rec.features(), holds.compressed)
+    let mut f = if dir {
+        dir_features(rec.features(), compressed)
     } else {
-        rec.features().with_compressed(holds.compressed)
+        rec.features().with_compressed(compressed)
     };
-    if let Some(t) = holds.times {
+    if let Some(t) = times {
         set_sample_time(&mut f, t);
     }
     if let Some(m) = maps {

@@ -11,9 +11,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::Mutex;
 
-use crate::push::drain::DrainReport;
-use crate::push::{HandedBack, Output, Segments};
-use crate::transform::scan::Hits;
+use crate::push::{HandedBack, Output};
 
 /// A new non-blocking eventfd.
 pub fn eventfd() -> io::Result<OwnedFd> {
@@ -52,9 +50,9 @@ pub enum Request {
 
 /// A drain unit's answer to a [`Request`], one of its three cases.
 pub enum Reply {
-    /// [`Request::Snapshot`]'s: what the unit retains, copied (Err: the
-    /// loan failed).
-    Snapshot(io::Result<Copied>),
+    /// [`Request::Snapshot`]'s: what unit `.0` retains, copied
+    /// ([`HandedBack::retained`]; Err: the loan failed).
+    Snapshot(usize, io::Result<HandedBack>),
     /// [`Request::HandOver`]'s: unit `.0`'s output, handed back.
     Handed(usize, HandedBack),
     /// The thread had ended before it saw the request.
@@ -65,42 +63,10 @@ impl Reply {
     /// Whether a write failed: the unit ends (its output is handed back).
     pub fn failed(&self) -> bool {
         match self {
-            Reply::Snapshot(copy) => copy.is_err(),
+            Reply::Snapshot(_, copy) => copy.is_err(),
             Reply::Handed(_, h) => h.error.is_some(),
             Reply::Gone => false,
         }
-    }
-}
-
-/// What a unit retains, copied for a snapshot.
-pub struct Copied {
-    /// The unit's index.
-    pub index: usize,
-    /// What the build-id pass needs, gathered since the last ask.
-    pub hits: Option<Hits>,
-    pub report: DrainReport,
-    /// Its records, oldest first.
-    pub records: Vec<u8>,
-}
-
-impl Copied {
-    /// What an output handed back at the end retains (the flight
-    /// recorder's memory), as a snapshot's copy; its failed write, if one
-    /// did.
-    pub fn retained(mut h: HandedBack, index: usize) -> io::Result<Copied> {
-        if let Some(e) = h.error.take() {
-            return Err(e);
-        }
-        let records = (h.output.as_ref())
-            .and_then(Output::segments)
-            .map(Segments::snapshot)
-            .unwrap_or_default();
-        Ok(Copied {
-            index,
-            hits: h.hits.take(),
-            report: h.report,
-            records,
-        })
     }
 }
 

@@ -1,7 +1,7 @@
 //! One recording, shaped like ripgrep's searcher: plain setup code
 //! (`setup`, `destination`, `synth_side_band`), one runtime choice of codec,
 //! sink and meter (`unit_build`), one generic unit that drains rings
-//! ([`crate::push::drain`]), and a plain loop (`run`) and finish around it.
+//! ([`crate::push::unit`]), and a plain loop (`run`) and finish around it.
 //! Only the unit is generic; the rest is compiled once. Calls go down:
 //! `record` picks a strategy, the strategies call the core and the parts;
 //! nothing below imports a strategy.
@@ -24,7 +24,7 @@
 //!             threads/        a unit per ring group on a thread of its own
 //!                             (mod.rs: groups, spawn, the main thread's
 //!                             wait; job.rs: a thread's loop and its Units;
-//!                             tally.rs: the threads' summary lines)
+//!                             line.rs: a thread's summary line)
 //! core        recording.rs    events, features, side band, start, run,
 //!                             supervisor, lost samples, build ids, summary
 //!             destination.rs  where the recording goes: begin, switch, finish
@@ -34,7 +34,7 @@
 //!             finish.rs       the one finish of an output handed back
 //!             unit_build.rs   codec × sink (serial, io_uring, pwrite thread)
 //!                             × meter over an Output ─▶ Unit
-//!             unit.rs         Unit (pass, checkpoint, hand_over) and Units,
+//!             unit.rs         Units and a unit's answer to a request:
 //!                             the units as a destination reaches them
 //!             run.rs          the drain loop every unit runs; a Supervisor
 //!                             says Go / Stop / Switch

@@ -26,8 +26,9 @@ pub struct RecordOptions {
     pub call_graph: CallGraph,
     /// What is recorded: a workload, `-p`, `-t`, or CPUs (`-a`, `-C`).
     pub target: Target,
-    /// `-o`: the perf.data file (a directory with `--threads`); `-` = pipe mode to stdout.
-    pub output: PathBuf,
+    /// `-o`: the recording's path, where its place is (a perf.data file, a
+    /// directory with `--threads`); `-` = pipe mode to stdout.
+    pub path: PathBuf,
     /// Data pages per ring; `None` = perf's default (dwarf streams: sized
     /// for the stream, see setup).
     pub pages: Option<usize>,
@@ -250,7 +251,7 @@ impl Default for RecordOptions {
             sampling_explicit: false,
             call_graph: CallGraph::None,
             target: Target::Workload(Vec::new()),
-            output: PathBuf::from("perf.data"),
+            path: PathBuf::from("perf.data"),
             pages: None,
             realtime: None,
             mmap_flush: 1,
@@ -296,8 +297,8 @@ impl RecordOptions {
             return usage("the sampling frequency/period must be at least 1 (-F/-c)");
         }
         self.codec.check_built()?;
-        super::place::check(&self.output).map_err(RecordError::Output)?;
-        let stdout = super::place::is_stream(&self.output);
+        super::place::check(&self.path).map_err(RecordError::Output)?;
+        let stdout = super::place::is_stream(&self.path);
         if self.flight_recorder.is_some()
             && (stdout || self.switch_output.is_some() || self.max_size.is_some())
         {

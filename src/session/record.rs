@@ -19,7 +19,7 @@ pub fn run(o: &RecordOptions) -> Result<Summary, RecordError> {
     signals::install().map_err(io_err("installing signal handlers"))?;
     let started = Instant::now();
     let mut notes = Notes::new();
-    let capture = o.build_ids.cache && o.build_ids.table && !place::is_stream(&o.output);
+    let capture = o.build_ids.cache && o.build_ids.table && !place::is_stream(&o.path);
     if let Some(dir) = crate::synth::build_id::cache_dir().filter(|_| capture) {
         dso_capture::start(dir);
     }

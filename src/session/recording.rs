@@ -15,12 +15,12 @@ use super::options::RecordOptions;
 use super::run::{self, Drained, LoopOptions};
 use super::setup::Prepared;
 use super::supervisor::Ended;
-use super::unit::Unit;
 use super::unit_build::UnitBuild;
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
 use crate::notes::Notes;
-use crate::push::drain::DrainSettings;
+use crate::push::unit::Unit;
+use crate::push::unit::UnitSettings;
 use crate::push::Output;
 use crate::synth;
 use crate::transform::off_cpu::OffCpu;
@@ -141,9 +141,9 @@ impl<'o> Recording<'o> {
     /// `on_switch` (false ends the recording), and put back.
     pub fn run(
         &mut self,
-        unit: &mut Unit,
+        unit: &mut dyn Unit,
         child: Option<std::process::Child>,
-        mut on_switch: impl FnMut(&Recording<'o>, &mut Unit, &mut Drained) -> bool,
+        mut on_switch: impl FnMut(&Recording<'o>, &mut dyn Unit, &mut Drained) -> bool,
     ) -> Ended {
         let (mut rings, fds) = self.take_rings();
         let flight = self.o.flight_recorder.is_some();
@@ -175,9 +175,9 @@ impl<'o> Recording<'o> {
         rounds: bool,
         hits: bool,
         notes: &mut Notes,
-    ) -> Result<Unit, RecordError> {
+    ) -> Result<Box<dyn Unit + Send>, RecordError> {
         let o = self.o;
-        let settings = DrainSettings {
+        let settings = UnitSettings {
             format: o.compressed_format,
             stack_cut: self.stack_cut.clone(),
             off_cpu: self.off_cpu.clone(),

@@ -3,7 +3,7 @@
 //! The serial session runs it on the main thread with the supervisor
 //! (signals, the workload's end, the status line); `--threads` runs one per
 //! drain thread (see `threads`). Plain code; the per-record work is inside
-//! [`Drain::pass`](crate::push::drain::Drain::pass).
+//! [`Unit::pass`](crate::push::unit::Unit::pass).
 //!
 //! While data keeps coming a pass drains only rings holding a sixteenth of
 //! their size (`LoopOptions::min_push`): fewer, larger pushes mean fewer
@@ -23,12 +23,12 @@
 //! one loop with everything waiting pushed; [`drain_all`] acts on it and
 //! runs the next.
 
-use super::unit::Unit;
+use crate::push::unit::Unit;
 use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-use super::cpu_wait::{CpuWait, CpuWaitStats};
+use super::cpu_wait::{add_waits, CpuWait};
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
 use crate::transform::scan::RecordCounts;
@@ -46,13 +46,6 @@ pub struct LoopOptions<'a> {
     pub features: &'a FeatureSet,
 }
 
-#[derive(Default, Debug, Clone)]
-pub struct CheckpointStats {
-    pub count: u64,
-    pub bytes: u64,
-    pub seconds: f64,
-}
-
 /// What one drain loop did.
 #[derive(Default)]
 pub struct Drained {
@@ -60,12 +53,16 @@ pub struct Drained {
     pub wakeups: u64,
     /// The write that failed, if one did (the loop stops at once).
     pub write_error: Option<io::Error>,
-    pub checkpoints: CheckpointStats,
+    /// Checkpoints taken, the bytes they wrote and the seconds they took.
+    pub checkpoints: u64,
+    pub checkpoint_bytes: u64,
+    pub checkpoint_seconds: f64,
     /// The loop ended for `--switch-output`: everything until now is in the
     /// current output, the recording goes on.
     pub switch: bool,
-    /// How long the drain had waited for its CPU before it found losses.
-    pub cpu_wait: CpuWaitStats,
+    /// How long the drain had waited for its CPU before each pass that
+    /// found new losses (ns; see `cpu_wait`).
+    pub cpu_waits: Vec<u64>,
 }
 
 impl Drained {
@@ -79,12 +76,12 @@ impl Drained {
         a.max_lost = a.max_lost.max(b.max_lost);
         a.times.merge(b.times);
         self.wakeups += d.wakeups;
-        self.checkpoints.count += d.checkpoints.count;
-        self.checkpoints.bytes += d.checkpoints.bytes;
-        self.checkpoints.seconds += d.checkpoints.seconds;
+        self.checkpoints += d.checkpoints;
+        self.checkpoint_bytes += d.checkpoint_bytes;
+        self.checkpoint_seconds += d.checkpoint_seconds;
         self.write_error = self.write_error.take().or(d.write_error);
         self.switch = d.switch;
-        self.cpu_wait.add(&d.cpu_wait);
+        add_waits(&mut self.cpu_waits, &d.cpu_waits);
     }
 }
 
@@ -104,7 +101,7 @@ pub trait Supervisor {
     /// Asked between passes: [`Next::Stop`] ends the loop after one final
     /// pass over every ring (the implementation disables the events it owns
     /// first).
-    fn stop(&mut self, unit: &Unit, counts: &RecordCounts) -> Next;
+    fn stop(&mut self, unit: &dyn Unit, counts: &RecordCounts) -> Next;
     /// Every event fd of the loop hung up (their tasks are gone).
     fn hung_up(&mut self);
     /// An fd that turns readable when [`stop`](Supervisor::stop) should be
@@ -125,13 +122,13 @@ pub trait Supervisor {
 /// 100 ms costs one short block, where one per push cost one per wake-up.
 pub const HOLD_MAX: Duration = Duration::from_millis(100);
 
-fn checkpoint(unit: &mut Unit, features: &FeatureSet, cp: &mut CheckpointStats) -> io::Result<()> {
+fn checkpoint(unit: &mut dyn Unit, features: &FeatureSet, d: &mut Drained) -> io::Result<()> {
     let t = Instant::now();
     if let Some(n) = unit.checkpoint(features)? {
-        cp.count += 1;
-        cp.bytes += n;
+        d.checkpoints += 1;
+        d.checkpoint_bytes += n;
     }
-    cp.seconds += t.elapsed().as_secs_f64();
+    d.checkpoint_seconds += t.elapsed().as_secs_f64();
     Ok(())
 }
 
@@ -140,12 +137,12 @@ fn checkpoint(unit: &mut Unit, features: &FeatureSet, cp: &mut CheckpointStats) 
 /// control asked for with `on_switch` (given the drain and what was drained
 /// so far); `on_switch` returning false ends the recording.
 pub fn drain_all(
-    unit: &mut Unit,
+    unit: &mut dyn Unit,
     rings: &mut [(u32, Ring)],
     event_fds: &[RawFd],
     supervisor: &mut dyn Supervisor,
     o: &LoopOptions<'_>,
-    mut on_switch: impl FnMut(&mut Unit, &mut Drained) -> bool,
+    mut on_switch: impl FnMut(&mut dyn Unit, &mut Drained) -> bool,
 ) -> Drained {
     let mut drained = Drained::default();
     loop {
@@ -165,7 +162,7 @@ pub fn drain_all(
 /// Drains `rings` until `supervisor` says stop, every fd in `event_fds`
 /// hung up, or a write fails; then makes one final pass over every ring.
 pub fn drain_loop(
-    unit: &mut Unit,
+    unit: &mut dyn Unit,
     rings: &mut [(u32, Ring)],
     event_fds: &[RawFd],
     supervisor: &mut dyn Supervisor,
@@ -177,7 +174,7 @@ pub fn drain_loop(
     // A first checkpoint right after the side band: from here on, a crash
     // never leaves a file perf cannot open.
     if o.checkpoint.is_some() {
-        if let Err(err) = checkpoint(unit, o.features, &mut d.checkpoints) {
+        if let Err(err) = checkpoint(unit, o.features, &mut d) {
             d.write_error = Some(err);
             return d;
         }
@@ -221,7 +218,7 @@ pub fn drain_loop(
             final_pass |= all_hung_up;
         }
     }
-    d.cpu_wait = cpu_wait.stats;
+    d.cpu_waits = cpu_wait.waits;
     d
 }
 
@@ -239,7 +236,7 @@ fn poll_set(event_fds: &[RawFd], wake_fd: Option<RawFd>) -> Vec<libc::pollfd> {
 /// One pass of `unit` over `rings` draining those holding `min` bytes; a
 /// loss it finds is noted for the CPU-wait statistics.
 fn pass(
-    unit: &mut Unit,
+    unit: &mut dyn Unit,
     rings: &mut [(u32, Ring)],
     min: u64,
     d: &mut Drained,
@@ -256,7 +253,7 @@ fn pass(
 /// The loop ends for a switch: everything waiting pushed into the current
 /// output first.
 fn ended_for_switch(
-    unit: &mut Unit,
+    unit: &mut dyn Unit,
     rings: &mut [(u32, Ring)],
     mut d: Drained,
     cpu_wait: CpuWait,
@@ -265,7 +262,7 @@ fn ended_for_switch(
         d.write_error = Some(err);
     }
     d.switch = true;
-    d.cpu_wait = cpu_wait.stats;
+    d.cpu_waits = cpu_wait.waits;
     d
 }
 
@@ -273,7 +270,7 @@ fn ended_for_switch(
 /// [`HOLD_MAX`] has passed, a checkpoint when one is due (after a pass:
 /// everything that waits goes into the file before it is made whole).
 fn upkeep(
-    unit: &mut Unit,
+    unit: &mut dyn Unit,
     rings: &mut [(u32, Ring)],
     o: &LoopOptions<'_>,
     d: &mut Drained,
@@ -288,7 +285,7 @@ fn upkeep(
     }
     if o.checkpoint.is_some_and(|every| last_cp.elapsed() >= every) {
         unit.pass(rings, o.min_bytes, &mut d.counts)?;
-        checkpoint(unit, o.features, &mut d.checkpoints)?;
+        checkpoint(unit, o.features, d)?;
         *last_cp = Instant::now();
     }
     Ok(())

@@ -18,9 +18,9 @@ pub fn record(mut rec: Recording<'_>, mut notes: Notes) -> Result<Summary, Recor
     let (mut dest, mut unit) = Destination::begin(&rec, &mut notes)?;
     let child = rec.start(dest.place_mut())?;
     let mut switch_failed = None;
-    let mut ended = rec.run(&mut unit, child, |rec, unit, d| {
+    let mut ended = rec.run(&mut *unit, child, |rec, mut unit, d| {
         let times = std::mem::take(&mut d.counts.times);
-        switch_failed = dest.switch(rec, unit, times, &mut notes).err();
+        switch_failed = dest.switch(rec, &mut unit, times, &mut notes).err();
         switch_failed.is_none()
     });
     if let Some(e) = switch_failed {

@@ -103,7 +103,7 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
     let mut workload = None;
     let (cpus, pids, tgids): (Vec<u32>, Vec<i32>, Vec<i32>) = match &o.target {
         Target::Workload(argv) => {
-            let w = fork_held(argv, super::place::is_stdout(&o.output))?;
+            let w = fork_held(argv, super::place::is_stdout(&o.path))?;
             let pid = w.pid;
             workload = Some(w);
             (online, vec![pid], vec![pid])
@@ -129,7 +129,7 @@ pub fn prepare(o: &RecordOptions) -> Result<Prepared, RecordError> {
         }
         workload = Some(fork_held(
             &o.timing_command,
-            super::place::is_stdout(&o.output),
+            super::place::is_stdout(&o.path),
         )?);
     }
     let set = open_events(o, &cpus, &pids)?;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::push::drain::DrainReport;
+use crate::push::unit::UnitReport;
 
 pub struct StatusLine {
     bar: ProgressBar,
@@ -38,7 +38,7 @@ impl StatusLine {
         self.last.elapsed() >= EVERY
     }
 
-    pub fn update(&mut self, r: &DrainReport, lost: u64) {
+    pub fn update(&mut self, r: &UnitReport, lost: u64) {
         let now = Instant::now();
         let dt = now.duration_since(self.last).as_secs_f64().max(1e-3);
         let rate = (r.ring_bytes - self.last_ring) as f64 / dt / 1e6;

@@ -7,8 +7,10 @@ use serde::Serialize;
 /// What a recording did: the numbers of perf's closing lines, and perfz's own.
 #[derive(Debug, Serialize)]
 pub struct Summary {
-    /// The output path as given (`-` for a pipe).
-    pub output: String,
+    /// The recording's path as given (`-` for a pipe); after
+    /// `--switch-output` the last output's (`"output"` in `--stats-json`).
+    #[serde(rename = "output")]
+    pub path: String,
     /// The codec spec in `--codec` syntax, level included (`zstd:3`).
     pub codec: String,
     /// Times poll woke the drain with an fd ready (perf's "Woken up N times").
@@ -42,8 +44,10 @@ pub struct Summary {
     /// where one killed it; `None` where none ended (no workload, still
     /// running when the recording ended).
     pub workload_exit: Option<i32>,
-    /// How the data was written: serial, or async and by which backend.
-    pub sink: String,
+    /// How the data was written: serial, or async and by which backend
+    /// (`"sink"` in `--stats-json`: what its sink said of itself).
+    #[serde(rename = "sink")]
+    pub writes: String,
     /// Checkpoints taken (the file was perf-readable after each), their bytes
     /// (skip records in the data section) and the time they took.
     pub checkpoints: u64,
@@ -82,7 +86,7 @@ pub struct Summary {
     pub sample_filter: Option<SampleFilterSummary>,
     /// `--threads`: what each drain thread did (empty otherwise).
     pub threads: Vec<ThreadSummary>,
-    /// `--switch-output`: every output written, oldest first.
+    /// `--switch-output`: the path of every output written, oldest first.
     pub outputs: Vec<String>,
     /// Things the user should hear, printed as `perfz: note:` lines before the summary.
     pub notes: Vec<String>,
@@ -121,7 +125,7 @@ impl Summary {
     /// tests match).
     fn captured_line(&self, asked: bool) -> String {
         let mib = |b: u64| b as f64 / 1024.0 / 1024.0;
-        let samples = if self.samples > 0 && self.output != "-" {
+        let samples = if self.samples > 0 && self.path != "-" {
             format!(" ({} samples)", self.samples)
         } else {
             String::new()
@@ -134,7 +138,7 @@ impl Summary {
         format!(
             "[ perf record: Captured and wrote {:.3} MB {}{samples}{compressed} ]\n",
             mib(self.bytes_written),
-            self.output,
+            self.path,
         )
     }
 
@@ -164,8 +168,8 @@ impl Summary {
         for f in &self.outputs {
             s += &format!("[ perf record: Dump {f} ]\n");
         }
-        if self.copies.is_none() && self.sink != "serial" {
-            s += &format!("[ perfz record: {} writes ]\n", self.sink);
+        if self.copies.is_none() && self.writes != "serial" {
+            s += &format!("[ perfz record: {} writes ]\n", self.writes);
         }
         if let Some(c) = &self.copies {
             s += &self.copies_line(c);
@@ -249,11 +253,11 @@ impl Summary {
         };
         format!(
             "[ perfz record: {} writes; ring {} B, copied by perfz {} B ({:.2} copies/byte: {}){codec_copy}; codec in {} B, written {} B; codec state {} B ]\n",
-            self.sink,
+            self.writes,
             c.ring_bytes,
             c.memcpy_bytes,
             c.copies_per_byte(),
-            copy_who(&self.sink, c.codec_in_bytes > 0),
+            copy_who(&self.writes, c.codec_in_bytes > 0),
             c.codec_in_bytes,
             c.written_bytes,
             self.codec_state_bytes
@@ -281,8 +285,8 @@ fn thread_line(t: &ThreadSummary) -> String {
 }
 
 /// Who copies ring bytes on this path, for the `-v` line.
-fn copy_who(sink: &str, compressed: bool) -> &'static str {
-    match (sink.starts_with("async"), compressed) {
+fn copy_who(writes: &str, compressed: bool) -> &'static str {
+    match (writes.starts_with("async"), compressed) {
         (false, false) => "raw records written from the ring with writev",
         (true, false) => "raw records copied once into the async buffer",
         (_, true) => "compressed straight from the ring into the write buffer",

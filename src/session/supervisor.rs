@@ -6,7 +6,7 @@
 //! makes its final pass. Drain threads have a `ThreadSupervisor` of their
 //! own (threads/job.rs), which the main thread stops with a shared flag.
 
-use super::unit::Unit;
+use crate::push::unit::Unit;
 use std::io;
 use std::os::fd::RawFd;
 use std::process::{Child, ExitStatus};
@@ -158,7 +158,7 @@ impl<'a> SessionSupervisor<'a> {
 }
 
 impl Supervisor for SessionSupervisor<'_> {
-    fn stop(&mut self, unit: &Unit, counts: &RecordCounts) -> Next {
+    fn stop(&mut self, unit: &dyn Unit, counts: &RecordCounts) -> Next {
         if let Some(s) = self.status.as_mut().filter(|s| s.due()) {
             s.update(&unit.report(), counts.lost_events);
         }

@@ -15,9 +15,9 @@ use perfz_codecs::{Codec, CodecVisitor};
 
 use super::error::RecordError;
 use super::options::AioBackend;
-use super::unit::Unit;
 use crate::notes::Notes;
-use crate::push::drain::{DrainSettings, PushDrain};
+use crate::push::unit::Unit;
+use crate::push::unit::{CodecUnit, UnitSettings};
 use crate::push::{
     AsyncSink, CopyMeter, NoMeter, Output, SerialSink, Sink, ThreadBackend, UringBackend,
 };
@@ -34,13 +34,13 @@ pub struct UnitBuild {
     /// The largest ring's data size (an async buffer holds a whole drain).
     pub ring_size: usize,
     /// What the unit does besides pushing.
-    pub settings: DrainSettings,
+    pub settings: UnitSettings,
 }
 
 /// The drain unit, and notes for the user about choices made.
 pub struct Built {
     /// The unit.
-    pub unit: Unit,
+    pub unit: Box<dyn Unit + Send>,
     /// What was chosen for the user to hear (a fallback of `--aio`).
     pub notes: Notes,
 }
@@ -49,18 +49,14 @@ pub struct Built {
 /// `settings` say.
 fn build<C: Codec + Send + 'static, S: Sink + Send + 'static>(
     copy_meter: bool,
-    settings: DrainSettings,
+    settings: UnitSettings,
     codec: C,
     sink: S,
-) -> Unit {
+) -> Box<dyn Unit + Send> {
     if copy_meter {
-        Unit::new(Box::new(PushDrain::<C, S, CopyMeter>::new(
-            codec, sink, settings,
-        )))
+        Box::new(CodecUnit::<C, S, CopyMeter>::new(codec, sink, settings))
     } else {
-        Unit::new(Box::new(PushDrain::<C, S, NoMeter>::new(
-            codec, sink, settings,
-        )))
+        Box::new(CodecUnit::<C, S, NoMeter>::new(codec, sink, settings))
     }
 }
 
@@ -69,7 +65,7 @@ struct Async {
     backend: AioBackend,
     ring_size: usize,
     copy_meter: bool,
-    settings: DrainSettings,
+    settings: UnitSettings,
 }
 
 impl Async {

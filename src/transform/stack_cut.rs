@@ -35,7 +35,7 @@ use crate::format::record::{RecordHeader, RecordType};
 use crate::format::AttrEntry;
 
 /// Where the samples of a recording keep their user-stack dumps: one
-/// [`Layout`] per event, found by the sample's id where events differ.
+/// `Layout` per event, found by the sample's id where events differ.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StackCut {
     /// The layout of every sample, where all events share one.

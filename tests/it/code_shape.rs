@@ -881,7 +881,7 @@ fn sink_and_drain_require_few_methods() {
     // default.
     for (file, name, most) in [
         ("src/push/sink.rs", "Sink", 6),
-        ("src/push/drain.rs", "Drain", 6),
+        ("src/push/unit.rs", "Unit", 6),
     ] {
         let text = guarded(&[file]).remove(0).1;
         let req = required_methods(&text, name);

@@ -11,7 +11,7 @@ use common::*;
 use perfz::codecs::MAX_RECORD_PAYLOAD;
 use perfz::format::writer::{empty_record, FileWriter};
 use perfz::format::{FeatureSet, RecordType};
-use perfz::replay::{pushes, ring_stream};
+use perfz::{pushes, ring_stream};
 
 /// zstd level 1 as the recorder streams it, computed with the `zstd`
 /// crate's streaming encoder: the pushes one after another, never flushed
@@ -166,7 +166,7 @@ fn ratios_match_the_codec_crates_on_fixtures() {
 /// varied, 3 MiB of it.
 fn generated(dir: &Path) -> std::path::PathBuf {
     let base = ring_stream(&fixture("z3-wrap-cmd")).unwrap();
-    let stream = perfz::replay::varied_stream(&base, 3 << 20);
+    let stream = perfz::varied_stream(&base, 3 << 20);
     let attrs = perfz::format::PerfReader::open(&fixture("z3-wrap-cmd"))
         .unwrap()
         .attrs

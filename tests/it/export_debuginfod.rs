@@ -121,8 +121,8 @@ fn a_stripped_binary_is_named_from_a_debuginfod_server() {
     require_recording();
     let dir = tempdir("export-debuginfod");
     let (full, stripped) = built(&dir);
-    let id = perfz::synth::build_id::of_file(&stripped).expect("gcc writes a build id");
-    let hex = perfz::synth::build_id::hex(&id);
+    let id = perfz::build_id::of_file(&stripped).expect("gcc writes a build id");
+    let hex = perfz::build_id::hex(&id);
     let data = dir.join("r.data");
     let (d, p) = (data.to_str().unwrap(), stripped.to_str().unwrap());
     perfz_ok(&["record", "-q", "-N", "-g", "-o", d, "--", p, "0.4"]);

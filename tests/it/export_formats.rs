@@ -1,5 +1,5 @@
 //! The list of export formats is the one the command line reads: every
-//! format in `perfz::export::FORMATS` is a `--format` value named in
+//! format in `perfz::EXPORT_FORMATS` is a `--format` value named in
 //! `perfz export --help` with its help, and writes a file of a recording;
 //! a name not in the list is refused with the list's names.
 
@@ -18,10 +18,10 @@ fn every_listed_format_is_a_format_value_with_its_help_and_writes_a_file() {
     let dir = tempdir("export-formats");
     let data = fixture("plain-cmd");
     assert!(
-        perfz::export::FORMATS.len() >= 6,
+        perfz::EXPORT_FORMATS.len() >= 6,
         "the list holds every format"
     );
-    for f in perfz::export::FORMATS {
+    for f in perfz::EXPORT_FORMATS {
         let line = help_line(&help, f.name());
         let line = line.unwrap_or_else(|| panic!("--help names no {}:\n{help}", f.name()));
         assert!(line.ends_with(f.help()), "{line:?} is not {:?}", f.help());
@@ -39,7 +39,7 @@ fn a_name_not_listed_is_refused_with_the_listed_names() {
     let out = perfz(&["export", "--format", "nope", data.to_str().unwrap()]);
     assert!(!out.status.success(), "--format nope was taken");
     let err = String::from_utf8_lossy(&out.stderr);
-    let names: Vec<_> = perfz::export::FORMATS.iter().map(|f| f.name()).collect();
+    let names: Vec<_> = perfz::EXPORT_FORMATS.iter().map(|f| f.name()).collect();
     assert!(
         err.contains(&format!("[possible values: {}]", names.join(", "))),
         "{err}"

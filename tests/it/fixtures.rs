@@ -6,8 +6,8 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use common::*;
+use perfz::collect_stats;
 use perfz::format::PerfReader;
-use perfz::stats;
 
 /// `NAME -> count` from the "Aggregated stats" part of a `--stats` dump.
 fn expected_counts(name: &str) -> Option<BTreeMap<String, u64>> {
@@ -37,7 +37,7 @@ fn expected_counts(name: &str) -> Option<BTreeMap<String, u64>> {
 #[test]
 fn record_counts_match_perf_stats() {
     for name in FIXTURES {
-        let st = stats::collect(PerfReader::open(&fixture(name)).unwrap()).unwrap();
+        let st = collect_stats(PerfReader::open(&fixture(name)).unwrap()).unwrap();
         let mut got: BTreeMap<String, u64> = st.counts.values().cloned().collect();
         got.insert("TOTAL".into(), st.total_records);
         match expected_counts(name) {
@@ -63,7 +63,7 @@ fn samples_match_perf_script() {
 
 #[test]
 fn header_facts_are_read() {
-    let st = stats::collect(PerfReader::open(&fixture("z1-cmd")).unwrap()).unwrap();
+    let st = collect_stats(PerfReader::open(&fixture("z1-cmd")).unwrap()).unwrap();
     assert_eq!(st.perf_version.as_deref(), Some("6.1.187"));
     assert_eq!(st.arch.as_deref(), Some("x86_64"));
     assert_eq!(
@@ -77,9 +77,9 @@ fn header_facts_are_read() {
         (c.codec.as_str(), c.level, c.declared_ratio, c.mmap_len),
         ("zstd", 1, 6, 528384)
     );
-    let plain = stats::collect(PerfReader::open(&fixture("plain-cmd")).unwrap()).unwrap();
+    let plain = collect_stats(PerfReader::open(&fixture("plain-cmd")).unwrap()).unwrap();
     assert_eq!(plain.build_ids, 4, "[kernel.kallsyms], dd, [vdso], libc");
-    let two = stats::collect(PerfReader::open(&fixture("z-2events-cmd")).unwrap()).unwrap();
+    let two = collect_stats(PerfReader::open(&fixture("z-2events-cmd")).unwrap()).unwrap();
     let names: Vec<_> = two
         .events
         .iter()
@@ -164,7 +164,7 @@ fn compressed2_records_of_newer_perf_are_read() {
     for name in ["z1-cmd", "z3-wrap-cmd"] {
         let p = dir.join(format!("{name}.c2.data"));
         std::fs::write(&p, as_compressed2(name)).unwrap();
-        let st = stats::collect(PerfReader::open(&p).unwrap()).unwrap();
+        let st = collect_stats(PerfReader::open(&p).unwrap()).unwrap();
         assert!(
             st.counts.get(&83).is_some_and(|(_, n)| *n > 0),
             "{name}: no COMPRESSED2 seen"

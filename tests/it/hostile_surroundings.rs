@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::*;
-use perfz::synth::build_id;
+use perfz::build_id;
 
 /// Victim files with known contents.
 fn victims(dir: &Path, n: usize) -> Vec<PathBuf> {

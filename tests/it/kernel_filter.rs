@@ -8,8 +8,10 @@
 use crate::common;
 
 use common::*;
-use perfz::transform::sample_filter::kernel::{self, PUSH_PATH_ENV};
-use perfz::transform::sample_filter::{compile, parse};
+use perfz::{
+    compile_sample_filter as compile, load_sample_filter, parse_sample_filter as parse,
+    SAMPLE_FILTER_OBJECT, SAMPLE_FILTER_PUSH_PATH_ENV as PUSH_PATH_ENV,
+};
 
 const KERNEL: u64 = 0xffff_ffff_0000_0000;
 
@@ -236,7 +238,7 @@ fn drops_on_this_thread(object: &[u8], filter: &str) -> (u64, u64) {
         attr.sample_type(),
     )
     .unwrap();
-    let (k, why) = kernel::load_from(object, &[Some(c)], &[(0, fd.as_fd())]);
+    let (k, why) = load_sample_filter(object, &[Some(c)], &[(0, fd.as_fd())]);
     assert_eq!(why, None, "{filter}");
     perfz::event::sys::enable(&fd).unwrap();
     let t = std::time::Instant::now();
@@ -278,7 +280,7 @@ fn the_object_rebuilt_from_its_source_filters_as_the_committed_one() {
     let me = format!("{}", current_tid());
     let all = format!("tid != {me}, ip > 0");
     let none = format!("ip == 0 || tid == {me}");
-    for object in [kernel::OBJECT, &rebuilt[..]] {
+    for object in [SAMPLE_FILTER_OBJECT, &rebuilt[..]] {
         let (dropped, overflows) = drops_on_this_thread(object, &all);
         assert!(
             overflows > 50 && dropped >= overflows / 2,

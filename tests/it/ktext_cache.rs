@@ -23,7 +23,7 @@ fn boot_id() -> String {
 /// `(_text, end)` of the running kernel from all of /proc/kallsyms.
 fn kallsyms_range() -> (u64, u64) {
     let ks = std::fs::read("/proc/kallsyms").unwrap();
-    perfz::synth::kernel_range::kernel_text_range(&ks).expect("kernel addresses (run as root)")
+    perfz::kernel_text_range(&ks).expect("kernel addresses (run as root)")
 }
 
 /// A cache home of its own with its `perfz` directory (mode 0700, as

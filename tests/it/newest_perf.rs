@@ -226,7 +226,7 @@ fn filtered(
     a.extend([w.to_str().unwrap(), "0.3"]);
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_perfz"));
     if push {
-        cmd.env(perfz::transform::sample_filter::kernel::PUSH_PATH_ENV, "1");
+        cmd.env(perfz::SAMPLE_FILTER_PUSH_PATH_ENV, "1");
     }
     let o = cmd.args(&a).output_within();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

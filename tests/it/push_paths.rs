@@ -13,7 +13,7 @@ use perfz::format::{AttrEntry, FeatureSet, PerfReader};
 use perfz::push::{
     AsyncSink, Copies, CopyMeter, Pusher, SerialSink, Sink, ThreadBackend, UringBackend,
 };
-use perfz::replay::{pushes, ring_stream};
+use perfz::{pushes, ring_stream};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Path_ {

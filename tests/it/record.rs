@@ -147,7 +147,7 @@ fn system_wide() {
         &["-a", "-g", "-q", "--", wl.to_str().unwrap(), "0.4"],
         &file,
     );
-    let st = perfz::stats::collect(PerfReader::open(&file).unwrap()).unwrap();
+    let st = perfz::collect_stats(PerfReader::open(&file).unwrap()).unwrap();
     assert!(
         st.counts.values().any(|(n, c)| n == "FORK" && *c > 5),
         "FORK records from /proc"

@@ -20,7 +20,7 @@ use perfz::format::{AttrEntry, FeatureSet, PerfReader, RecordType};
 use perfz::push::{
     AsyncSink, Backend, Pusher, Segments, SerialSink, Sink, ThreadBackend, UringBackend,
 };
-use perfz::transform::{Edit, StackCut};
+use perfz::{Edit, StackCut};
 use proptest::prelude::*;
 
 #[derive(Clone, Copy, Debug)]
@@ -468,7 +468,7 @@ fn the_cut_matches_the_model_for_many_layouts() {
             let mut edits = Vec::new();
             t.edits(Input::one(w), &mut edits);
             let mut out = Vec::new();
-            perfz::transform::for_each_slice(Input::one(w), &edits, |p| {
+            perfz::for_each_slice(Input::one(w), &edits, |p| {
                 out.extend_from_slice(p);
                 Ok::<(), ()>(())
             })

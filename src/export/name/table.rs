@@ -6,7 +6,7 @@
 //! name once).
 //!
 //! Overlapping symbols (a JIT map's big entry with smaller ones inside) are
-//! cut into pieces of the innermost symbol that covers each address.
+//! cut into parts of the innermost symbol that covers each address.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -196,7 +196,7 @@ fn run_to_next(v: &mut [Entry]) {
 }
 
 /// Symbols that overlap (a JIT map's big entry with smaller ones inside,
-/// as JITs that reuse code space write them) as pieces that do not: each
+/// as JITs that reuse code space write them) as parts that do not: each
 /// address is the innermost symbol's that covers it (the one that starts
 /// last), else the enclosing one's, as perf's lookup names it. Symbols
 /// that do not overlap (ELF tables, mostly) stay as they are.
@@ -256,12 +256,12 @@ fn better(names: &Names, a: &Entry, b: &Entry) -> bool {
     key(b) > key(a)
 }
 
-/// Sorted, non-overlapping symbols (pieces of overlapping ones).
+/// Sorted, non-overlapping symbols (parts of overlapping ones).
 #[derive(Default)]
 pub(crate) struct Table {
     syms: Vec<Entry>,
     names: Names,
-    /// The names looked up so far, by where the name is (every piece of a
+    /// The names looked up so far, by where the name is (every part of a
     /// symbol shares it).
     shared: RefCell<FxHashMap<u32, Arc<str>>>,
 }
@@ -371,7 +371,7 @@ mod tests {
             &t.lookup(0x1050).unwrap(),
             &t.lookup(0x1800).unwrap()
         ));
-        // Deep nesting stays a table of as many pieces, not more per level.
+        // Deep nesting stays a table of as many parts, not more per level.
         let mut b = TableBuilder::default();
         for i in 0..1000u64 {
             b.push(sym(0x10_0000 + i, 0x10_0000 - 2 * i, "n", false, true));

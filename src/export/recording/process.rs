@@ -179,7 +179,7 @@ impl Timeline {
             .iter_mut()
             .filter(|o| o.until == u64::MAX && o.start < m.end && m.start < o.end)
         {
-            let piece = |start: u64, end: u64| Mapping {
+            let part = |start: u64, end: u64| Mapping {
                 start,
                 end,
                 pgoff: o.pgoff.saturating_add(start - o.start),
@@ -187,10 +187,10 @@ impl Timeline {
                 ..o.clone()
             };
             if o.start < m.start {
-                rest.push(piece(o.start, m.start));
+                rest.push(part(o.start, m.start));
             }
             if m.end < o.end {
-                rest.push(piece(m.end, o.end));
+                rest.push(part(m.end, o.end));
             }
             o.until = m.from;
         }

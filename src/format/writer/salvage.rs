@@ -90,7 +90,7 @@ pub struct Salvage {
     /// Bytes of records cut from the end of the data.
     pub dropped: u64,
     /// Only the features needed to read the records were written.
-    pub features_cut: bool,
+    pub(crate) features_cut: bool,
     /// The OS error of the first tail that did not fit (EFBIG, ENOSPC,
     /// EDQUOT), where one did not.
     pub cause: Option<i32>,

@@ -59,7 +59,7 @@ macro_rules! each {
 
 impl Backend {
     /// Queues `buf[..len]` for writing at `offset`; the backend owns the buffer
-    /// until it hands it back (also when this fails: as a failed [`Done`]).
+    /// until it hands it back (also when this fails: as a failed `Done`).
     pub fn submit(&mut self, buf: Box<[u8]>, len: usize, offset: u64) -> io::Result<()> {
         each!(self, b => b.submit(buf, len, offset))
     }

@@ -84,7 +84,7 @@ impl Destination {
         };
         // The current output is closed: from here a failure concerns only
         // the next one, whose temporary is removed.
-        let output = &rec.options().output;
+        let output = &rec.options().path;
         match kind {
             Kind::File(f) => match f.carry(rec, notes) {
                 Some(next) => rotation.seal_and_start(notes, || f.start(next, units, output)),

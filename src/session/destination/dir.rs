@@ -23,11 +23,11 @@ use crate::format::data_stream::DataStreamWriter;
 use crate::format::writer::FileWriter;
 use crate::format::FeatureSet;
 use crate::notes::Notes;
-use crate::push::drain::DrainReport;
+use crate::push::unit::UnitReport;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::{Kept, RecordError};
-use crate::session::finish::{features_of, finish, own, Closing, Holds, Sync};
+use crate::session::finish::{features_of, finish, own, Closing, Sync};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of, Place};
 use crate::session::recording::Recording;
@@ -63,7 +63,7 @@ impl DirDestination {
         notes: &mut Notes,
     ) -> Result<(DirDestination, Place), RecordError> {
         let o = rec.options();
-        let out = Place::open_dir(&o.output).map_err(RecordError::Output)?;
+        let out = Place::open_dir(&o.path).map_err(RecordError::Output)?;
         let dir = out.current_path().expect("a directory");
         let mut main = FileWriter::new(
             create_in(dir, "data").map_err(RecordError::Output)?,
@@ -95,7 +95,7 @@ impl DirDestination {
         let o = rec.options();
         let dir = tempfile::Builder::new()
             .prefix(".perfz-next-")
-            .tempdir_in(dir_of(&o.output))
+            .tempdir_in(dir_of(&o.path))
             .map_err(RecordError::Output)?;
         let mut main = FileWriter::new(
             create_in(dir.path(), "data").map_err(RecordError::Output)?,
@@ -131,7 +131,7 @@ impl DirDestination {
         };
         let seen = std::mem::take(&mut self.seen);
         if let (false, Some(main)) = (seen.is_empty(), self.main.as_mut()) {
-            let f = features_of(rec, None, announced(rec), notes);
+            let f = announced(rec, notes);
             main.write_records(&seen)
                 .and_then(|_| main.checkpoint(&f))
                 .map_err(|e| failed("writing the next output's side band", e))?;
@@ -173,7 +173,7 @@ impl DirDestination {
             (true, Some(next)) => std::mem::replace(&mut self.main, next.main.take()),
             _ => self.main.take(),
         };
-        let reports: Vec<DrainReport> = handed.iter().flatten().map(|h| h.report.clone()).collect();
+        let reports: Vec<UnitReport> = handed.iter().flatten().map(|h| h.report.clone()).collect();
         let written = self.side_band_bytes + reports.iter().map(|r| r.bytes_written).sum::<u64>();
         let (mut seen, mut failure) = (Vec::new(), None);
         for (i, h) in handed.into_iter().enumerate() {
@@ -248,22 +248,17 @@ impl DirDestination {
         rec: &Recording<'_>,
         (data, name): (&Path, String),
         main: FileWriter<File>,
-        reports: &[DrainReport],
+        reports: &[UnitReport],
         how: Closing<'_>,
         notes: &mut Notes,
     ) -> Result<(), RecordError> {
         // A unit that ended before a switch handed nothing back there; its
         // data.N is compressed all the same.
-        let compressed = DrainReport::combined_compressed(reports).or(rec.announced_codec());
+        let compressed = UnitReport::combined_compressed(reports).or(rec.announced_codec());
         // The units' sample times span every output of the recording:
         // they are this directory's only if it is the one.
         let times = how.times.filter(|_| rec.options().switch_output.is_none());
-        let holds = Holds {
-            dir: true,
-            compressed,
-            times,
-        };
-        let f = features_of(rec, Some(&self.maps), holds, notes);
+        let f = features_of(rec, Some(&self.maps), true, compressed, times, notes);
         let mut h = own(Output::File(main));
         if let (Some(lost), Some(o)) = (how.lost, h.output.as_mut()) {
             h.error = o.write_records(lost).err();
@@ -321,14 +316,10 @@ fn first_failure(first: Option<RecordError>, e: RecordError) -> Option<RecordErr
     })
 }
 
-/// What a directory's `data` holds before its end: HEADER_COMPRESSED as
-/// announced (the ratio is known at the end).
-fn announced(rec: &Recording<'_>) -> Holds {
-    Holds {
-        dir: true,
-        compressed: rec.announced_codec(),
-        times: None,
-    }
+/// The features of a directory's `data` before its end: HEADER_COMPRESSED
+/// as announced (the ratio is known at the end), no build ids.
+fn announced(rec: &Recording<'_>, notes: &mut Notes) -> FeatureSet {
+    features_of(rec, None, true, rec.announced_codec(), None, notes)
 }
 
 /// Writes the side band `sb` into a directory's `data` and makes it whole.
@@ -340,7 +331,7 @@ fn begin(
 ) -> io::Result<()> {
     main.write_records(sb)
         .map_err(|e| io_err_context(e, "writing the side band"))?;
-    main.checkpoint(&features_of(rec, None, announced(rec), notes))
+    main.checkpoint(&announced(rec, notes))
         .map_err(|e| io_err_context(e, "writing data"))?;
     Ok(())
 }

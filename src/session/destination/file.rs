@@ -32,14 +32,15 @@ use tempfile::NamedTempFile;
 
 use crate::format::writer::{FileWriter, PipeWriter};
 use crate::notes::Notes;
+use crate::push::unit::Unit;
 use crate::push::{HandedBack, Output};
 use crate::session::error::io_err_context;
 use crate::session::error::RecordError;
-use crate::session::finish::{features_of, finish, Closing, Holds};
+use crate::session::finish::{features_of, finish, Closing};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{self, Place};
 use crate::session::recording::Recording;
-use crate::session::unit::{Unit, Units};
+use crate::session::unit::Units;
 use crate::transform::scan::SampleTimes;
 
 /// A switch's next output and its side band, once the ended one is closed.
@@ -60,20 +61,16 @@ impl FileDestination {
     pub fn begin(
         rec: &Recording<'_>,
         notes: &mut Notes,
-    ) -> Result<(FileDestination, Place, Unit), RecordError> {
+    ) -> Result<(FileDestination, Place, Box<dyn Unit + Send>), RecordError> {
         let o = rec.options();
         // From here the output exists, under a temporary name until the
         // recording has started.
-        let (out, file) = Place::open(&o.output).map_err(RecordError::Output)?;
+        let (out, file) = Place::open(&o.path).map_err(RecordError::Output)?;
         let attrs = rec.attrs();
         let writer = if out.is_pipe() {
             // Features go first in a pipe: perf says no sample times there.
-            let holds = Holds {
-                compressed: rec.announced_codec(),
-                times: Some(SampleTimes::default()),
-                ..Holds::default()
-            };
-            let f = features_of(rec, None, holds, notes);
+            let (compressed, times) = (rec.announced_codec(), Some(SampleTimes::default()));
+            let f = features_of(rec, None, false, compressed, times, notes);
             Output::Pipe(PipeWriter::new(file, attrs, &f)?)
         } else {
             Output::File(FileWriter::new(file, attrs)?)
@@ -101,7 +98,7 @@ impl FileDestination {
     pub fn next(&mut self, rec: &Recording<'_>) -> Result<Vec<Output>, RecordError> {
         let tmp = tempfile::Builder::new()
             .prefix(".perfz-next-")
-            .tempfile_in(place::dir_of(&rec.options().output))
+            .tempfile_in(place::dir_of(&rec.options().path))
             .map_err(RecordError::Output)?;
         let next = tmp.as_file().try_clone().map_err(RecordError::Output)?;
         let next = Output::File(FileWriter::new(next, rec.attrs())?);
@@ -151,12 +148,8 @@ impl FileDestination {
             handed.error = output.write_records(lost).err();
             written = Some(output.data_size());
         }
-        let holds = Holds {
-            times: how.times,
-            ..Holds::default()
-        };
         let maps = self.maps.seen_all(handed.hits.take());
-        let f = features_of(rec, maps, holds, notes);
+        let f = features_of(rec, maps, false, None, how.times, notes);
         let (path, name) = (place.current_path(), place.display());
         finish(handed, &f, path, name, how.sync)?;
         Ok(written)

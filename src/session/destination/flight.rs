@@ -22,11 +22,10 @@ use std::path::{Path, PathBuf};
 use crate::format::writer::FileWriter;
 use crate::format::{AttrEntry, FeatureSet};
 use crate::notes::Notes;
-use crate::push::drain::DrainReport;
+use crate::push::unit::UnitReport;
 use crate::push::HandedBack;
 use crate::session::error::{format_io, RecordError};
-use crate::session::finish::{features_of, finish, own, Holds, Sync};
-use crate::session::mailbox::Copied;
+use crate::session::finish::{features_of, finish, own, Sync};
 use crate::session::map_history::MapHistory;
 use crate::session::place::{create_in, dir_of};
 use crate::session::recording::Recording;
@@ -91,16 +90,16 @@ impl FlightWindow {
         let attrs = rec.attrs();
         let path = match retained {
             Retained::InFile(records) => {
-                let tmp = tmp.tempfile_in(dir_of(&o.output))?;
+                let tmp = tmp.tempfile_in(dir_of(&o.path))?;
                 let file = tmp.as_file().try_clone()?;
                 // The summary names the last snapshot: its own size.
                 self.bytes = perf_data(file, tmp.path(), attrs, &[&side_band, records, last], &f)?;
-                let path = stamped(&o.output);
+                let path = stamped(&o.path);
                 tmp.persist_noclobber(&path).map_err(|e| e.error)?;
                 path
             }
             Retained::PerThread(parts) => {
-                let tmp = tmp.tempdir_in(dir_of(&o.output))?;
+                let tmp = tmp.tempdir_in(dir_of(&o.path))?;
                 let file = create_in(tmp.path(), "data")?;
                 let data = tmp.path().join("data");
                 let mut bytes = perf_data(file, &data, attrs, &[&side_band, last], &f)?;
@@ -110,7 +109,7 @@ impl FlightWindow {
                     file.sync_all()?;
                     bytes += records.len() as u64;
                 }
-                let path = stamped(&o.output);
+                let path = stamped(&o.path);
                 std::fs::rename(tmp.path(), &path)?;
                 let _ = tmp.keep();
                 self.bytes = bytes;
@@ -126,7 +125,7 @@ impl FlightWindow {
         RecordError::Io {
             what: format!(
                 "writing a snapshot of {} failed (no partial snapshot is left){}",
-                rec.options().output.display(),
+                rec.options().path.display(),
                 if self.written.is_empty() {
                     "; no snapshot was written before".to_string()
                 } else {
@@ -157,34 +156,33 @@ impl FlightWindow {
     fn write_replies(
         &mut self,
         rec: &Recording<'_>,
-        copies: Vec<io::Result<Copied>>,
+        copies: Vec<Option<io::Result<HandedBack>>>,
         last: &[u8],
         notes: &mut Notes,
     ) -> Result<PathBuf, RecordError> {
         let mut replies = Vec::with_capacity(copies.len());
-        for c in copies {
-            replies.push(c.map_err(|err| self.failed(rec, err))?);
+        for (i, c) in copies.into_iter().enumerate() {
+            if let Some(c) = c {
+                replies.push((i, c.map_err(|err| self.failed(rec, err))?));
+            }
         }
-        for h in replies.iter_mut().filter_map(|r| r.hits.take()) {
+        for h in replies.iter_mut().filter_map(|(_, r)| r.hits.take()) {
             self.maps.seen(h);
         }
-        let reports: Vec<DrainReport> = replies.iter().map(|r| r.report.clone()).collect();
-        let holds = Holds {
-            dir: self.per_thread,
-            compressed: if self.per_thread {
-                DrainReport::combined_compressed(&reports)
-            } else {
-                reports.first().and_then(|r| r.compressed)
-            },
-            times: None,
+        let reports: Vec<UnitReport> = replies.iter().map(|(_, r)| r.report.clone()).collect();
+        let compressed = if self.per_thread {
+            UnitReport::combined_compressed(&reports)
+        } else {
+            reports.first().and_then(|r| r.compressed)
         };
-        let f = features_of(rec, Some(&self.maps), holds, notes);
+        let (maps, dir) = (Some(&self.maps), self.per_thread);
+        let f = features_of(rec, maps, dir, compressed, None, notes);
         let written = if self.per_thread {
             let parts: Vec<(usize, Vec<u8>)> =
-                replies.into_iter().map(|r| (r.index, r.records)).collect();
+                replies.into_iter().map(|(i, r)| (i, r.retained)).collect();
             self.write(rec, Retained::PerThread(&parts), last, f, notes)
         } else {
-            let records = replies.first().map_or(&[][..], |r| &r.records);
+            let records = replies.first().map_or(&[][..], |(_, r)| &r.retained);
             self.write(rec, Retained::InFile(records), last, f, notes)
         };
         written.map_err(|err| self.failed(rec, err))
@@ -201,11 +199,7 @@ impl FlightWindow {
         lost: &[u8],
         notes: &mut Notes,
     ) -> Result<u64, RecordError> {
-        let replies = handed
-            .into_iter()
-            .enumerate()
-            .map(|(i, h)| Copied::retained(h, i))
-            .collect();
+        let replies = handed.into_iter().map(|h| Some(h.into_copy())).collect();
         self.write_replies(rec, replies, lost, notes)?;
         Ok(self.bytes)
     }

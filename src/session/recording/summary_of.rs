@@ -4,14 +4,14 @@
 
 use super::Recording;
 use crate::notes::Notes;
-use crate::push::drain::DrainReport;
+use crate::push::unit::UnitReport;
 use crate::session::summary::Summary;
 use crate::session::supervisor::Ended;
 
 impl Recording<'_> {
     /// A summary from one drain unit's report and how its loop ended; the
     /// strategy sets what differs.
-    pub fn summary(&self, report: DrainReport, ended: &mut Ended, notes: Notes) -> Summary {
+    pub fn summary(&self, report: UnitReport, ended: &mut Ended, notes: Notes) -> Summary {
         let o = self.o;
         let mut notes = notes;
         if let Some(e) = &ended.wait_error {
@@ -22,7 +22,7 @@ impl Recording<'_> {
         notes.append(&mut ended.notes);
         let c = ended.drained.counts;
         Summary {
-            output: o.output.display().to_string(),
+            path: o.path.display().to_string(),
             codec: o.codec.to_string(),
             wakeups: ended.drained.wakeups,
             samples: c.samples - report.samples_filtered.unwrap_or(0).min(c.samples),
@@ -48,10 +48,10 @@ impl Recording<'_> {
                 ended.exit_status,
                 ended.stop_signal.is_none() && ended.ended_workload,
             ),
-            sink: report.sink.to_string(),
-            checkpoints: ended.drained.checkpoints.count,
-            checkpoint_bytes: ended.drained.checkpoints.bytes,
-            checkpoint_seconds: ended.drained.checkpoints.seconds,
+            writes: report.writes.to_string(),
+            checkpoints: ended.drained.checkpoints,
+            checkpoint_bytes: ended.drained.checkpoint_bytes,
+            checkpoint_seconds: ended.drained.checkpoint_seconds,
             copies: report.copies,
             codec_copies_input: report.codec_copies_input,
             codec_state_bytes: report.codec_state_bytes,
@@ -71,7 +71,7 @@ impl Recording<'_> {
     }
     /// When samples were lost: what would have held the stream, from the
     /// rings' timing and the loop's CPU waits.
-    fn advice(&self, report: &DrainReport, ended: &Ended) -> Option<crate::advice::Advice> {
+    fn advice(&self, report: &UnitReport, ended: &Ended) -> Option<crate::advice::Advice> {
         let c = ended.drained.counts;
         (c.lost_events > 0).then(|| {
             let ring = (self.prepared.set.pages * crate::event::ring::page_size()) as u64;
@@ -79,8 +79,7 @@ impl Recording<'_> {
             let secs = self.started.elapsed().as_secs_f64().max(1e-3);
             let waits_ms: Vec<f64> = ended
                 .drained
-                .cpu_wait
-                .waits
+                .cpu_waits
                 .iter()
                 .map(|&w| w as f64 / 1e6)
                 .collect();

@@ -9,16 +9,19 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::line::line;
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::format::FeatureSet;
+use crate::push::unit::Unit;
 use crate::push::{HandedBack, Output};
 use crate::session::cpu_wait;
 use crate::session::error::RecordError;
 use crate::session::layout::DrainGroup;
-use crate::session::mailbox::{signal, Copied, Mailbox, Reply, Request};
+use crate::session::mailbox::{signal, Mailbox, Reply, Request};
 use crate::session::run::{self, Drained, LoopOptions, Next, Supervisor};
-use crate::session::unit::{Unit, Units};
+use crate::session::summary::ThreadSummary;
+use crate::session::unit::{answer, Units};
 use crate::transform::scan::RecordCounts;
 
 /// What the main thread and the drain threads share.
@@ -86,13 +89,14 @@ impl Units for Pool {
         Ok(handed)
     }
 
-    fn snapshot(&mut self) -> Result<Vec<io::Result<Copied>>, RecordError> {
-        let replies = self.ask((0..self.threads()).map(|_| Request::Snapshot).collect())?;
-        let copies = replies.into_iter().filter_map(|r| match r {
-            Reply::Snapshot(copy) => Some(copy),
-            Reply::Handed(..) | Reply::Gone => None,
-        });
-        Ok(copies.collect())
+    fn snapshot(&mut self) -> Result<Vec<Option<io::Result<HandedBack>>>, RecordError> {
+        let mut copies: Vec<Option<_>> = (0..self.threads()).map(|_| None).collect();
+        for r in self.ask((0..self.threads()).map(|_| Request::Snapshot).collect())? {
+            if let Reply::Snapshot(i, copy) = r {
+                copies[i] = Some(copy);
+            }
+        }
+        Ok(copies)
     }
 
     fn write_side_band(&mut self, _: &[u8]) -> io::Result<()> {
@@ -105,7 +109,7 @@ impl Units for Pool {
 struct ThreadSupervisor(Arc<Shared>, usize);
 
 impl Supervisor for ThreadSupervisor {
-    fn stop(&mut self, unit: &Unit, _: &RecordCounts) -> Next {
+    fn stop(&mut self, unit: &dyn Unit, _: &RecordCounts) -> Next {
         // For --max-size, summed by the main thread (a count, no ordering).
         self.0.bytes[self.1].store(unit.bytes_written(), Ordering::Relaxed);
         if let Some(max) = self.0.max_streams {
@@ -133,27 +137,15 @@ impl Supervisor for ThreadSupervisor {
     }
 }
 
-/// What a drain thread hands back.
-pub struct ThreadEnd {
-    /// The rings it drained and where it ran.
-    pub group: DrainGroup,
-    /// Its `data.N`.
-    pub path: PathBuf,
-    /// How its loop went.
-    pub drained: Drained,
-    /// Its output, handed back at the end (a failed write: with the error).
-    pub handed: HandedBack,
-    /// CPU time the thread used.
-    pub cpu_seconds: f64,
-}
-
 /// Everything a drain thread owns.
 pub struct Job {
-    pub unit: Unit,
+    pub unit: Box<dyn Unit + Send>,
     pub rings: Vec<(u32, Ring)>,
     pub fds: Vec<RawFd>,
     /// Its rings and the CPUs it runs on.
     pub group: DrainGroup,
+    /// The CPUs whose rings it drains (none for per-thread rings).
+    pub cpus: Vec<u32>,
     pub path: PathBuf,
     pub min_bytes: u64,
     pub min_push: u64,
@@ -161,7 +153,14 @@ pub struct Job {
 }
 
 impl Job {
-    pub fn run(mut self, shared: Arc<Shared>, index: usize, replies: Sender<Reply>) -> ThreadEnd {
+    /// Runs the thread to its end: its line of the summary, how its loops
+    /// went (added up) and its output handed back.
+    pub fn run(
+        mut self,
+        shared: Arc<Shared>,
+        index: usize,
+        replies: Sender<Reply>,
+    ) -> (ThreadSummary, Drained, HandedBack) {
         // A CPU that went offline only costs the pinning; say nothing.
         let _ = cpus::pin_this_thread(&self.group.affinity);
         let features = FeatureSet::default();
@@ -171,19 +170,19 @@ impl Job {
         if mailbox.close().is_some() {
             let _ = replies.send(Reply::Gone);
         }
-        let Job { group, path, .. } = self;
+        let Job {
+            group, cpus, path, ..
+        } = self;
+        let file = (path.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let cpu_seconds = cpu_wait::thread_cpu_seconds();
+        let line = line(file, cpus, group, &drained, &handed, cpu_seconds);
         // Release: everything above happens before the main thread sees
         // the count (it then joins, which orders the rest).
         shared.ended.fetch_add(1, Ordering::Release);
         signal(&shared.ended_fd);
-        ThreadEnd {
-            group,
-            path,
-            drained,
-            handed,
-            cpu_seconds,
-        }
+        (line, drained, handed)
     }
 }
 
@@ -198,11 +197,11 @@ impl Job {
         features: &FeatureSet,
     ) -> Drained {
         let mailbox = &shared.mailboxes[index];
-        let on_request = |unit: &mut Unit, _: &mut Drained| {
+        let on_request = |unit: &mut dyn Unit, _: &mut Drained| {
             let Some(r) = mailbox.take() else {
                 return true;
             };
-            let reply = unit.answer(r, index);
+            let reply = answer(unit, r, index);
             // A write that failed ends the thread (its output is handed back).
             let failed = reply.failed();
             let _ = replies.send(reply);
@@ -216,7 +215,7 @@ impl Job {
         };
         let mut supervisor = ThreadSupervisor(shared.clone(), index);
         run::drain_all(
-            &mut self.unit,
+            &mut *self.unit,
             &mut self.rings,
             &self.fds,
             &mut supervisor,

@@ -39,16 +39,15 @@ use super::layout::{layout, DrainGroup, SysTopology, ThreadSpec};
 use super::mailbox::{clear, eventfd, Mailbox};
 use super::recording::Recording;
 use super::run::{Drained, Next};
-use super::summary::Summary;
+use super::summary::{Summary, ThreadSummary};
 use crate::event::cpus;
 use crate::event::ring::Ring;
 use crate::notes::Notes;
 use crate::push::HandedBack;
-use job::{Job, Pool, Shared, ThreadEnd};
-use tally::tally;
+use job::{Job, Pool, Shared};
 
 mod job;
-mod tally;
+mod line;
 
 /// The rings' groups, one per drain thread, from `--threads`.
 fn groups(spec: &ThreadSpec, ring_cpus: &[u32]) -> Result<Vec<DrainGroup>, RecordError> {
@@ -100,15 +99,17 @@ pub fn record(
     for m in &shared.mailboxes {
         m.wake();
     }
-    let ends = join(handles)?;
-    let t = tally(&ring_cpus, &ends);
     let mut ended = supervisor.end(Drained::default());
-    ended.drained = t.all;
-    let handed: Vec<HandedBack> = ends.into_iter().map(|e| e.handed).collect();
+    let (mut threads, mut handed) = (Vec::new(), Vec::new());
+    for (line, drained, h) in join(handles)? {
+        ended.drained.add(drained);
+        threads.push(line);
+        handed.push(h);
+    }
     let summary = dest.finish(&rec, handed, ended, notes).map(|s| Summary {
-        sink: format!("{} ({n} threads)", t.report.sink),
+        writes: format!("{} ({n} threads)", s.writes),
         rings: ring_cpus.len(),
-        threads: t.threads,
+        threads,
         ..s
     });
     match (failed, summary) {
@@ -116,7 +117,7 @@ pub fn record(
         // A switch failed (a full disk): the current output was finished
         // like a last one, and the error says so.
         (Some(RecordError::Io { what, err }), Ok(s)) => Err(RecordError::WriteFailed {
-            path: s.output.clone(),
+            path: s.path.clone(),
             err: io::Error::new(err.kind(), format!("{what}: {err}")),
             kept: Some(crate::session::Kept::Everything(s.bytes_written)),
         }),
@@ -150,6 +151,7 @@ fn jobs(
 ) -> Result<Vec<Job>, RecordError> {
     let o = rec.options();
     let n = groups.len();
+    let ring_cpus = rec.ring_cpus();
     let mut slots: Vec<Option<(u32, Ring)>> = rec.take_rings().0.into_iter().map(Some).collect();
     let mut jobs = Vec::with_capacity(n);
     for (i, g) in groups.iter().enumerate() {
@@ -174,6 +176,9 @@ fn jobs(
                 .collect(),
             fds,
             group: g.clone(),
+            cpus: (g.rings.iter().map(|&r| ring_cpus[r]))
+                .filter(|&c| c != crate::event::open::ANY_CPU)
+                .collect(),
             path: PathBuf::from(&name),
             min_bytes: lo.min_bytes,
             min_push: lo.min_push,
@@ -186,7 +191,7 @@ fn jobs(
 /// A drain thread, and the file it writes (to name it if it panics).
 struct Handle {
     path: PathBuf,
-    thread: JoinHandle<ThreadEnd>,
+    thread: JoinHandle<(ThreadSummary, Drained, HandedBack)>,
 }
 
 /// Starts a drain thread per job, its files under `final_dir`.
@@ -264,7 +269,7 @@ fn wait(
 }
 
 /// Waits for every drain thread's end.
-fn join(handles: Vec<Handle>) -> Result<Vec<ThreadEnd>, RecordError> {
+fn join(handles: Vec<Handle>) -> Result<Vec<(ThreadSummary, Drained, HandedBack)>, RecordError> {
     let mut ends = Vec::with_capacity(handles.len());
     for Handle { path, thread } in handles {
         let end = thread.join().map_err(|_| RecordError::Io {

@@ -88,7 +88,7 @@ pub(super) const ORDER_DELAY_NS: u64 = 300_000_000;
 #[derive(Default)]
 pub(super) struct Waits {
     pub(super) threads: HashMap<u32, Thread>,
-    /// Drain units feeding these waits.
+    /// Units feeding these waits.
     pub(super) units: usize,
     /// Several units: their events, held until every unit is past them.
     held: Vec<Seen>,

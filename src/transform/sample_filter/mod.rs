@@ -17,7 +17,7 @@ use perfz_codecs::Input;
 
 pub use build::for_attrs;
 pub use compile::{compile, Compiled};
-pub use parse::{parse, Cmp, Filter, Op};
+pub use parse::parse;
 
 use super::scan::headers;
 use super::Edit;

@@ -41,8 +41,8 @@ impl Recorded {
             .status_within();
         assert!(st.success(), "building deep.c at -O0");
         let id = |p: &Path| {
-            let id = perfz::synth::build_id::of_file(p).expect("gcc writes a build id");
-            perfz::synth::build_id::hex(&id)
+            let id = perfz::build_id::of_file(p).expect("gcc writes a build id");
+            perfz::build_id::hex(&id)
         };
         let (hex, other_hex) = (id(&stripped), id(&other));
         assert_ne!(hex, other_hex);

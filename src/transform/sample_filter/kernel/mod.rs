@@ -22,7 +22,7 @@ use aya::programs::PerfEvent;
 use aya::{Ebpf, EbpfLoader};
 
 use super::Compiled;
-pub use entries::{entries, FilterEntry, FilterValue, Machine, MAX_ENTRIES};
+pub use entries::{entries, FilterValue, Machine};
 
 /// Set (to anything), this environment variable keeps the sample filter in
 /// the push path (tests and benches compare the two).

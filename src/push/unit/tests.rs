@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use perfz_codecs::{Input, NoneCodec};
 
-use super::{piece_len, Drain, PushDrain, HAND_BACK_PIECE};
+use super::{piece_len, CodecUnit, Unit, HAND_BACK_PIECE};
 use crate::event::ring::Ring;
 use crate::push::{HandedBack, NoMeter, Output, Sink};
 use crate::transform::scan::RecordCounts;
@@ -95,7 +95,7 @@ fn a_pass_hands_each_piece_back_before_it_pushes_the_next() {
     let mut rings = vec![(0u32, Ring::anonymous(64))];
     let watch = TailWatch::of(&rings[0].1);
     let mut d =
-        PushDrain::<NoneCodec, TailWatch, NoMeter>::new(NoneCodec, watch, Default::default());
+        CodecUnit::<NoneCodec, TailWatch, NoMeter>::new(NoneCodec, watch, Default::default());
     let mut n = RecordCounts::default();
     // 10 records of 20 000 bytes: pieces end at the first record end past
     // 64 KiB, so 4 + 4 + 2 records.

@@ -1,8 +1,9 @@
-//! The drain unit, [`PushDrain`]: the only part of a recording generic over
+//! The drain unit: [`Unit`], as the session holds it, and its one
+//! implementation, [`CodecUnit`], the only part of a recording generic over
 //! codec, sink and copy meter. A pass drains every ring once one holds `min`
 //! bytes, in pieces of whole records ([`HAND_BACK_PIECE`]), each handed back
 //! to the kernel once pushed; a pass that wrote ends with FINISHED_ROUND (not
-//! in a `data.N`). The session holds the unit as a [`Drain`] behind a box:
+//! in a `data.N`). The session holds the unit as a [`Unit`] behind a box:
 //! one indirect call per pass, never per record.
 
 use std::io;
@@ -11,57 +12,27 @@ use perfz_codecs::{Codec, Input};
 
 use crate::event::ring::Rings;
 use crate::format::record::RecordHeader;
-use crate::format::CompressedFormat;
+use crate::format::{CompressedFormat, FeatureSet};
 use crate::push::lent::Lent;
-pub use crate::push::report::DrainReport;
+pub use crate::push::report::UnitReport;
 use crate::push::{HandedBack, Meter, Output, Pusher, Segments, Sink};
 use crate::transform::off_cpu::OffCpu;
 use crate::transform::sample_filter::SampleFilter;
-use crate::transform::scan::{headers, note, Hits, RecordCounts};
+use crate::transform::scan::{Hits, RecordCounts};
 use crate::transform::StackCut;
 use crate::transform::{build_id_leak, Edit};
+use piece::piece_len;
+pub use piece::HAND_BACK_PIECE;
 
-/// Ring bytes pushed before the drain hands a piece of a region back to the
-/// kernel (then the piece ends at the next record end).
-pub const HAND_BACK_PIECE: usize = 64 << 10;
-
-/// The length of the first piece of `region` to push and hand back: its
-/// records up to the first end at or past `at_least` bytes, or all of it (also
-/// where a record header does not fit, as the walks do). The walk counts
-/// the piece's records into `n` and notes them into `hits` on the way (one
-/// walk, not two).
-fn piece_len(
-    region: Input<'_>,
-    at_least: usize,
-    n: &mut RecordCounts,
-    mut hits: Option<&mut Hits>,
-    leaks: &mut Vec<(usize, RecordHeader)>,
-) -> usize {
-    let len = region.len();
-    let whole = at_least == 0 || len <= at_least;
-    leaks.clear();
-    for (at, h) in headers(region) {
-        note(region, (at, &h), n, hits.as_deref_mut());
-        // Rare (MMAP2 only): the kernel's build-id mark on a record that
-        // holds none, cleared as the piece goes out.
-        if let Some(f) = build_id_leak::fixed(region, at, &h) {
-            leaks.push((at, f));
-        }
-        let end = at + h.size as usize;
-        if !whole && end >= at_least {
-            return end;
-        }
-    }
-    len
-}
+mod piece;
 
 /// A drain unit as the session sees it: one indirect call per pass, never
 /// per record. Six methods and one lifecycle call,
-/// [`hand_over`](Drain::hand_over): at a switch or the end the unit hands
+/// [`hand_over`](Unit::hand_over): at a switch or the end the unit hands
 /// its output back and takes the next one or none. A loan
-/// ([`lend`](Drain::lend)) is only for copies (a checkpoint, a snapshot).
+/// ([`lend`](Unit::lend)) is only for copies (a checkpoint, a snapshot).
 /// What is done with an output handed back (its finish) is the session's.
-pub trait Drain {
+pub trait Unit {
     /// One pass over `rings`: drains each holding at least `min` bytes (1:
     /// every non-empty one), counting records into `n`, and ends the round
     /// with FINISHED_ROUND (where the unit writes rounds). Returns whether
@@ -75,7 +46,7 @@ pub trait Drain {
     fn flush(&mut self) -> io::Result<()>;
     /// The numbers kept so far, for the summary and the header (cheap: no
     /// allocation).
-    fn report(&self) -> DrainReport;
+    fn report(&self) -> UnitReport;
     /// Flushes, waits until every write landed and lends the output, with
     /// what the session needs to copy from it.
     fn lend(&mut self) -> io::Result<Lent<'_>>;
@@ -87,16 +58,49 @@ pub trait Drain {
     /// order it goes out first, and nothing is written after.
     fn hand_over(&mut self, next: Option<Output>) -> HandedBack;
 
-    /// Bytes of records in the current output: [`report`](Drain::report)'s,
+    /// Bytes of records in the current output: [`report`](Unit::report)'s,
     /// which a unit may know more cheaply (`--max-size` asks every loop).
     fn bytes_written(&self) -> u64 {
         self.report().bytes_written
+    }
+
+    /// Makes the output perf-readable as it is now, with `features` (plus
+    /// HEADER_COMPRESSED); the bytes it used, `None` where it cannot.
+    fn checkpoint(&mut self, features: &FeatureSet) -> io::Result<Option<u64>> {
+        self.lend()?.checkpoint(features)
+    }
+
+    /// A snapshot: what the unit retains, copied
+    /// (`HandedBack::retained`), and the hits gathered since the last
+    /// ask; its output stays its own.
+    fn copy(&mut self) -> io::Result<HandedBack> {
+        let (hits, retained) = {
+            let mut lent = self.lend()?;
+            (lent.take_hits(), lent.snapshot().unwrap_or_default())
+        };
+        Ok(HandedBack {
+            hits,
+            report: self.report(),
+            retained,
+            ..HandedBack::default()
+        })
+    }
+
+    /// The unit's end, in every strategy: its output handed back for the
+    /// last time, with `failed` (the drain loop's failed write) as the
+    /// first error where there was one.
+    fn end(&mut self, failed: Option<io::Error>) -> HandedBack {
+        let mut handed = self.hand_over(None);
+        if let Some(e) = failed {
+            handed.error = Some(e);
+        }
+        handed
     }
 }
 
 /// The one implementation: a [`Pusher`] specialised for one codec, sink and
 /// meter.
-pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
+pub struct CodecUnit<C: Codec, S: Sink, M: Meter> {
     pusher: Pusher<C, S, M>,
     /// Where samples keep unwritten stack bytes to clear (dwarf mode).
     stack_cut: Option<StackCut>,
@@ -128,7 +132,7 @@ pub struct PushDrain<C: Codec, S: Sink, M: Meter> {
 /// sink, set once by the session (from the recording's options and what
 /// the destination needs) and taken by the unit as it is.
 #[derive(Clone, Default)]
-pub struct DrainSettings {
+pub struct UnitSettings {
     /// `--compressed-format`: the record type the codec's bytes go in.
     pub format: CompressedFormat,
     /// Cut unwritten dwarf stack bytes (dwarf call graphs).
@@ -144,16 +148,16 @@ pub struct DrainSettings {
     pub sample_filter: Option<SampleFilter>,
 }
 
-impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
+impl<C: Codec, S: Sink, M: Meter> CodecUnit<C, S, M> {
     /// A unit pushing through `codec` into `sink`, doing what `settings`
     /// say.
-    pub fn new(codec: C, sink: S, settings: DrainSettings) -> Self {
+    pub fn new(codec: C, sink: S, settings: UnitSettings) -> Self {
         // The flight recorder's segments are each whole when retained (a
         // snapshot takes them as they are): its codec never holds.
         let holds = sink.output().and_then(Output::segments).is_none();
         let mut pusher = Pusher::with_format(codec, sink, settings.format);
         pusher.set_hold(holds);
-        PushDrain {
+        CodecUnit {
             pusher,
             stack_cut: settings.stack_cut,
             stack_bytes_cleared: 0,
@@ -215,7 +219,7 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
         Ok(())
     }
 
-    /// After a hand-over (see [`Drain::hand_over`]): the codec starts a new
+    /// After a hand-over (see [`Unit::hand_over`]): the codec starts a new
     /// stream before anything goes into the next output.
     fn take_up(&mut self) -> io::Result<()> {
         if std::mem::take(&mut self.restart) {
@@ -238,7 +242,7 @@ impl<C: Codec, S: Sink, M: Meter> PushDrain<C, S, M> {
     }
 }
 
-impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
+impl<C: Codec, S: Sink, M: Meter> Unit for CodecUnit<C, S, M> {
     fn pass(&mut self, rings: &mut Rings, min: u64, n: &mut RecordCounts) -> io::Result<bool> {
         self.take_up()?;
         // A pass drains every ring once one holds `min`: a round (and its
@@ -303,10 +307,10 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
         Ok(())
     }
 
-    fn report(&self) -> DrainReport {
+    fn report(&self) -> UnitReport {
         let sink = self.pusher.sink();
-        DrainReport {
-            ring_bytes: self.pusher.stats.ring_bytes,
+        UnitReport {
+            ring_bytes: self.pusher.ring_bytes(),
             compressed_bytes: self.pusher.compressed_bytes(),
             compressed: self.pusher.compressed_info(),
             bytes_written: sink.bytes_written(),
@@ -314,7 +318,7 @@ impl<C: Codec, S: Sink, M: Meter> Drain for PushDrain<C, S, M> {
             copies: self.pusher.meter.copies(),
             codec_copies_input: C::COPIES_INPUT,
             codec_state_bytes: self.pusher.codec_state_size(),
-            sink: sink.describe(),
+            writes: sink.describe(),
             stack_bytes_cleared: self.stack_bytes_cleared,
             stack_samples_uncut: self.stack_samples_uncut,
             max_fill: self.max_fill,
