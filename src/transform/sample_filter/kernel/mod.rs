@@ -86,7 +86,7 @@ pub fn load(
     load_from(OBJECT, per_event, fds)
 }
 
-/// [`load`] with another build of the program's object (the test that
+/// `load` with another build of the program's object (the test that
 /// rebuilds it from its source loads the rebuilt one).
 pub fn load_from(
     object: &[u8],
