@@ -65,6 +65,39 @@ pub fn references(data: &Path, script: &[&str], args: &[&str]) -> Vec<(&'static 
     .collect()
 }
 
+/// The weight of the samples that the perf named `name` (one of
+/// [`references`]') prints without a frame, which inferno-collapse-perf
+/// drops: a sample whose user stack copy is empty (the kernel's copy
+/// faulted: a new thread's first instruction, its stack page untouched)
+/// and without a kernel chain. perfz names such a sample by its ip, as
+/// perf report does.
+pub fn frameless_weight(name: &str, data: &Path) -> u64 {
+    let perf = match name {
+        "perf 6.1" => perf(),
+        "perf 6.12" => perf_new(),
+        _ => perf_7(),
+    };
+    let cache = tempfile::tempdir().unwrap();
+    let out = Command::new(perf)
+        .env("PERF_BUILDID_DIR", cache.path())
+        .args(["script", "--no-inline", "-i"])
+        .arg(data)
+        .output_within();
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split("\n\n")
+        .map(|rec| rec.trim_matches('\n'))
+        .filter(|rec| !rec.is_empty() && !rec.contains('\n'))
+        .map(|header| {
+            let words: Vec<&str> = header.split_whitespace().collect();
+            let event = words.iter().rposition(|w| w.ends_with(':')).unwrap_or(0);
+            event
+                .checked_sub(1)
+                .and_then(|i| words[i].parse::<u64>().ok())
+                .unwrap_or(1)
+        })
+        .sum()
+}
+
 /// The same with the perf at `perf`.
 pub fn reference_by(perf: &Path, data: &Path, script: &[&str], args: &[&str]) -> Folded {
     collapse(perf, data, script, args, false)
