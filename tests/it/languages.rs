@@ -194,16 +194,17 @@ impl Drop for JitMaps {
 /// One row: `program` recorded with `record` args (in `dir`), exported,
 /// and checked against each perf.
 pub(crate) fn row(name: &str, record: &[&str], program: &[OsString], reach: Option<&str>) {
-    row_then(name, record, program, reach, |_, _| {});
+    row_then(name, record, program, reach, |_, _, _| {});
 }
 
-/// The same, then `also` on the recording and perfz's folded export.
+/// The same, then `also` on the recording, perfz's folded export and each
+/// perf's.
 pub(crate) fn row_then(
     name: &str,
     record: &[&str],
     program: &[OsString],
     reach: Option<&str>,
-    also: impl FnOnce(&Path, &Folded),
+    also: impl FnOnce(&Path, &Folded, &[(&'static str, Folded)]),
 ) {
     let dir = tempdir(&format!("lang-{}", name.replace([' ', ',', '+'], "-")));
     let data = dir.join("row.data");
@@ -268,7 +269,7 @@ pub(crate) fn row_then(
             most.0 * 100.0
         );
     }
-    also(&data, &ours);
+    also(&data, &ours, &refs);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -359,7 +360,7 @@ fn c_dwarf_clang_lld_plt() {
         DWARF,
         &with(program, &["0.5"]),
         Some("main"),
-        |_, ours| {
+        |_, ours, _| {
             let in_stub: Folded = ours
                 .iter()
                 .filter(|(k, _)| k.ends_with(";perfz_tiny@plt"))

@@ -5,7 +5,8 @@
 //! so ld.so or the kernel maps one mapping as long as the whole image and
 //! then the data over its tail; Debian's libLLVM, libclang-cpp and clang are
 //! such files), a shared library built so, `-static`, `-flto`, `-no-pie`,
-//! and Debian's clang-14 itself, all with dwarf stacks (frame-pointer
+//! Debian's clang-14 itself, and a frame whose CFA is kept in %rbx (as
+//! ld.so keeps it while it resolves a symbol), all with dwarf stacks (frame-pointer
 //! stacks name frames the same way, but dwarf unwinding needs each frame's
 //! mapping to find its .eh_frame).
 
@@ -190,9 +191,41 @@ fn c_dwarf_library_with_code_from_offset_0() {
             DWARF,
             &with(hotlib(tag, flag), &["0.4"]),
             Some("main"),
-            code_partly_covered_and_named,
+            |data, ours, _| code_partly_covered_and_named(data, ours),
         );
     }
+}
+
+/// A hot loop in a function that keeps its CFA in %rbx while its stack is
+/// realigned (tests/workload/lang/cfa_rbx.c), as ld.so's
+/// `_dl_runtime_resolve_xsavec` keeps it: perf's unwinders follow it to
+/// `main`, an unwinder that tracks only rip, rsp and rbp stops in it.
+#[test]
+fn c_dwarf_cfa_kept_in_rbx() {
+    require_recording();
+    let program = out_dir().join("cfa_rbx");
+    build(
+        "cfa_rbx.c",
+        Command::new("cc")
+            .args(["-O2", "-g", "-fomit-frame-pointer"])
+            .arg(src("lang/cfa_rbx.c"))
+            .arg("-o")
+            .arg(&program),
+    );
+    row_then(
+        "C dwarf, CFA in rbx",
+        DWARF,
+        &with(program, &["0.3"]),
+        Some("main"),
+        |_, ours, _| {
+            let in_it = reaching(ours, "perfz_spin_rbx");
+            assert!(
+                in_it > 0.5,
+                "{:.1} % of the weight is in perfz_spin_rbx: the row tests nothing",
+                in_it * 100.0
+            );
+        },
+    );
 }
 
 /// The share of `folded`'s weight with a frame whose name holds `part`.
@@ -232,7 +265,20 @@ fn clang_14_dwarf() {
         &record,
         &program,
         Some("main"),
-        |_, ours| {
+        |_, ours, perfs| {
+            // As much of the weight reaches `main` as in the perf that
+            // reaches it most, to the sample (the row's margin is half a
+            // percent).
+            let main = reaching(ours, "main");
+            for (perf, theirs) in perfs {
+                let r = reaching(theirs, "main");
+                assert!(
+                    main >= r - 1e-9,
+                    "{:.2} % of the weight reaches main, {perf}'s {:.2} %",
+                    main * 100.0,
+                    r * 100.0
+                );
+            }
             let llvm = reaching_any(ours, "llvm::");
             assert!(
                 llvm > 0.5,

@@ -19,9 +19,11 @@ use crate::export::files::file::FileBytes;
 use crate::export::files::locate::Locate;
 use crate::export::recording::process::Mapping;
 use crate::export::recording::view::View;
+use crate::export::unwind::all_regs;
 use crate::export::unwind::cfi_cover::{frame_pointer_step, Leaf};
 use crate::export::unwind::image::{Bytes, Image};
 use crate::export::unwind::plt::plt_step;
+use crate::export::unwind::stack_copy::{cut_short, StackCopy};
 use crate::format::endian::Endian;
 use crate::format::sample::Sample;
 
@@ -55,6 +57,10 @@ pub(crate) struct Unwind {
     /// one cache is direct-mapped by address over 509 slots, and a
     /// compiler's hot code takes more (see [`Unwind::cache_for`]).
     caches: Vec<CacheX86_64>,
+    /// Whether the frame at an address of a mapping (its address in
+    /// memory) keeps its CFA where framehop cannot find it, by stack end
+    /// met.
+    untracked: FxHashMap<(usize, u64), bool>,
 }
 
 /// How many rule caches an export keeps.
@@ -109,6 +115,7 @@ impl Unwind {
             images: FxHashMap::default(),
             processes: FxHashMap::default(),
             caches: (0..CACHES).map(|_| CacheX86_64::new()).collect(),
+            untracked: FxHashMap::default(),
         }
     }
 
@@ -127,12 +134,7 @@ impl Unwind {
             view,
             pid,
         );
-        let copy = StackCopy {
-            stack: u.stack,
-            endian: u.endian,
-            sp,
-            outside: std::cell::Cell::new(false),
-        };
+        let copy = StackCopy::new(u.stack, u.endian, sp);
         let mut read_stack = |addr: u64| copy.read(addr);
         // A leaf no FDE covers is left by its frame pointer, as perf does,
         // or as the PLT stub it is in.
@@ -156,7 +158,7 @@ impl Unwind {
                 Err(()) => None,
             };
             let Some(next) = next else {
-                if cut_short(view, at, copy.outside.get()) {
+                if cut_short(view, at.address_for_lookup(), copy.outside()) {
                     frames.push(UNKNOWN_ROOT);
                 }
                 break;
@@ -170,8 +172,55 @@ impl Unwind {
             }
             frames.push(addr);
         }
+        if frames.len() < MAX_FRAMES {
+            self.again_with_all_regs(view, u, &mut frames);
+        }
         frames
     }
+
+    /// Where `frames` ends at a frame whose CFA framehop cannot find (see
+    /// [`all_regs`]), the stack unwound again from `u` with every register,
+    /// kept where it is longer.
+    fn again_with_all_regs(&mut self, view: &View<'_>, u: &UserState<'_>, frames: &mut Vec<u64>) {
+        let Some(&stop) = frames.iter().rev().find(|&&f| f != UNKNOWN_ROOT) else {
+            return;
+        };
+        let Some(m) = view.find(stop) else {
+            return;
+        };
+        let images = &self.images;
+        let untracked = *(self.untracked)
+            .entry((m as *const Mapping as usize, stop))
+            .or_insert_with(|| {
+                row_at(images, view, stop).is_some_and(|r| all_regs::untracked_cfa(&r))
+            });
+        if !untracked {
+            return;
+        }
+        let copy = StackCopy::new(u.stack, u.endian, u.reg(REG_SP).unwrap_or(0));
+        let regs = all_regs::from_perf(|n| u.reg(n));
+        let row = |addr| row_at(images, view, addr);
+        let holds = |addr| view.holds(addr);
+        let mut again = all_regs::frames(regs, MAX_FRAMES, row, holds, &mut |a| copy.read(a));
+        let last = *again.last().unwrap_or(&0);
+        if again.len() < MAX_FRAMES && cut_short(view, last, copy.outside()) {
+            again.push(UNKNOWN_ROOT);
+        }
+        if again.len() > frames.len() {
+            *frames = again;
+        }
+    }
+}
+
+/// The CFI row of the frame at lookup address `addr`, from the file
+/// `view` maps there.
+fn row_at(images: &Images, view: &View<'_>, addr: u64) -> Option<gimli::UnwindTableRow<usize>> {
+    let m = view.find(addr)?;
+    let image = images
+        .get(&(m.path.clone(), m.build_id.clone()))?
+        .as_ref()?;
+    let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
+    image.cfi_row(image.svma_of(off)?)
 }
 
 /// Whether a mapping of `path` may have unwind tables: files and the
@@ -187,51 +236,6 @@ fn has_unwind_tables(path: &str) -> bool {
 fn cache_for(caches: &mut [CacheX86_64], addr: u64) -> &mut CacheX86_64 {
     let i = (addr / CACHE_STRETCH) % caches.len() as u64;
     &mut caches[i as usize]
-}
-
-/// A sample's copy of its user stack, from `sp` up, read a word at a
-/// time.
-struct StackCopy<'u> {
-    stack: &'u [u8],
-    endian: Endian,
-    sp: u64,
-    /// Whether a read fell outside the copy: below sp, or past the bytes
-    /// the kernel copied, where perf's unwinder (libunwind's access_mem:
-    /// `addr + 8 >= end`) counts the copy's last word too.
-    outside: std::cell::Cell<bool>,
-}
-
-impl StackCopy<'_> {
-    /// The word at `addr`.
-    fn read(&self, addr: u64) -> Result<u64, ()> {
-        let word = addr
-            .checked_sub(self.sp)
-            .and_then(|off| usize::try_from(off).ok())
-            .filter(|&off| off.saturating_add(8) < self.stack.len())
-            .and_then(|off| self.stack.get(off..off + 8));
-        match word {
-            Some(b) => Ok(self.endian.u64(b.try_into().map_err(|_| ())?)),
-            None => {
-                self.outside.set(true);
-                Err(())
-            }
-        }
-    }
-}
-
-/// Whether an unwinding that found no caller of `at` ended because the
-/// stack copy did (`outside`: a read fell outside it): perf's unwinder
-/// reads a 0 there and ends with an unknown frame (`[unknown]` at the root
-/// of perf script | collapse). Not where the step left JIT code by its
-/// frame pointer (framehop's guess where no module is): perf's unwinder
-/// stops at JIT code, and a frame pointer that leads off the copy there
-/// (CPython's -X perf trampolines in an interpreter built without them)
-/// is no sign of a cut.
-fn cut_short(view: &View<'_>, at: FrameAddress, outside: bool) -> bool {
-    let jit = view
-        .find(at.address_for_lookup())
-        .is_none_or(|m| crate::export::name::jit::is_anon(&m.path));
-    outside && !jit
 }
 
 /// How the leaf at `ip` is left (by the CFI where its file is unknown).
@@ -327,8 +331,9 @@ fn process<'a>(
 
 /// Unwinds a stack copy through one file mapped at 0x40_0000, with ip,
 /// sp and bp taken from the stack's first words: the fuzz target's way to
-/// give hostile unwind sections and stacks to the unwinder. The frames
-/// found.
+/// give hostile unwind sections and stacks to the unwinder (framehop's,
+/// then the one with every register, from the stack's next words). The
+/// most frames either found.
 pub fn unwind_one(image: &[u8], stack: &[u8]) -> usize {
     let Some(img) = Image::load(FileBytes::Owned(image.to_vec()), &[]) else {
         return 0;
@@ -363,5 +368,14 @@ pub fn unwind_one(image: &[u8], stack: &[u8]) -> usize {
             break;
         }
     }
-    n
+    // And with every register (the stack's next words): each frame's CFI
+    // row as gimli reads it.
+    let mut regs = all_regs::from_perf(|r| Some(word(3 + r as usize)));
+    (regs[6], regs[7], regs[16]) = (Some(bp), Some(sp), Some(ip));
+    let row = |addr: u64| {
+        let off = addr.checked_sub(m.start)?.checked_add(m.pgoff)?;
+        img.cfi_row(img.svma_of(off)?)
+    };
+    let holds = |addr: u64| (m.start..m.end).contains(&addr);
+    n.max(all_regs::frames(regs, MAX_FRAMES, row, holds, &mut read_stack).len())
 }

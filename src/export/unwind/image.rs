@@ -7,6 +7,10 @@ use std::ops::{Deref, Range};
 use std::sync::Arc;
 
 use framehop::{ExplicitModuleSectionInfo, Module};
+use gimli::{
+    BaseAddresses, DebugFrame, EhFrame, EhFrameHdr, LittleEndian, UnwindContext,
+    UnwindSection as _, UnwindTableRow,
+};
 use object::{Object, ObjectSection};
 
 use crate::export::files::file::FileBytes;
@@ -134,6 +138,48 @@ impl Image {
     /// The file's own address (SVMA) of file offset `off`.
     pub(crate) fn svma_of(&self, off: u64) -> Option<u64> {
         self.loads.svma(off)
+    }
+
+    /// The CFI row gimli gives for the file's own address `svma`: from
+    /// .eh_frame (through .eh_frame_hdr's table where there is one), else
+    /// from .debug_frame. None where no FDE covers it.
+    pub(crate) fn cfi_row(&self, svma: u64) -> Option<UnwindTableRow<usize>> {
+        let mut ctx = UnwindContext::new();
+        let eh = self.eh_frame.as_ref();
+        if let Some((bytes, at)) = eh.and_then(|s| Some((s.data.as_ref()?, s.svma.start))) {
+            let mut bases = BaseAddresses::default().set_eh_frame(at);
+            if let Some(text) = &self.text {
+                bases = bases.set_text(text.svma.start);
+            }
+            if let Some(got) = &self.got {
+                bases = bases.set_got(got.start);
+            }
+            let mut frame = EhFrame::new(&bytes[..], LittleEndian);
+            frame.set_address_size(8);
+            let hdr = self.eh_frame_hdr.as_ref();
+            let hdr = hdr.and_then(|h| Some((h.data.as_ref()?, h.svma.start)));
+            let parsed = hdr.and_then(|(b, at)| {
+                let hdr_bases = bases.clone().set_eh_frame_hdr(at);
+                let parsed = EhFrameHdr::new(&b[..], LittleEndian).parse(&hdr_bases, 8);
+                parsed.ok().map(|p| (p, hdr_bases))
+            });
+            let get_cie = EhFrame::cie_from_offset;
+            let row = match parsed.as_ref().and_then(|(p, b)| Some((p.table()?, b))) {
+                Some((table, b)) => {
+                    table.unwind_info_for_address(&frame, b, &mut ctx, svma, get_cie)
+                }
+                None => frame.unwind_info_for_address(&bases, &mut ctx, svma, get_cie),
+            };
+            if let Ok(row) = row {
+                return Some(row.clone());
+            }
+        }
+        let mut frame = DebugFrame::new(self.debug_frame.as_deref()?, LittleEndian);
+        frame.set_address_size(8);
+        let bases = BaseAddresses::default();
+        let row =
+            frame.unwind_info_for_address(&bases, &mut ctx, svma, DebugFrame::cie_from_offset);
+        row.ok().cloned()
     }
 
     /// A framehop module for this file mapped as `m`.
