@@ -15,6 +15,12 @@ pub(crate) struct View<'a> {
     pub(crate) maps: Vec<&'a Mapping>,
     /// The furthest end of `maps[..=i]` (mappings may overlap).
     reach: Vec<u64>,
+    /// Whether `maps[i]` overlaps another of the view's mappings.
+    overlaps: Vec<bool>,
+    /// The mapping `find` found last: consecutive frames are mostly in one
+    /// file, and one that overlaps no other is the answer for all its
+    /// addresses.
+    last: std::cell::Cell<usize>,
     /// The times it holds for: no mapping of its process was made or ended
     /// within.
     valid: Range<u64>,
@@ -37,16 +43,25 @@ impl<'a> View<'a> {
         }
         let mut maps: Vec<&Mapping> = all.iter().filter(|m| m.held_at(time)).collect();
         maps.sort_by_key(|m| (m.start, m.from));
-        let reach = maps
+        let reach: Vec<u64> = maps
             .iter()
             .scan(0, |far, m| {
                 *far = m.end.max(*far);
                 Some(*far)
             })
             .collect();
+        let overlaps = (0..maps.len())
+            .map(|i| {
+                let before = i > 0 && reach[i - 1] > maps[i].start;
+                let after = maps.get(i + 1).is_some_and(|n| n.start < maps[i].end);
+                before || after
+            })
+            .collect();
         View {
             maps,
             reach,
+            overlaps,
+            last: std::cell::Cell::new(0),
             valid: lo..hi,
             id,
         }
@@ -54,13 +69,20 @@ impl<'a> View<'a> {
 
     /// The mapping that holds `addr`: the latest made of those that do.
     pub(crate) fn find(&self, addr: u64) -> Option<&'a Mapping> {
+        let last = self.last.get();
+        if let Some(m) = self.maps.get(last) {
+            if m.start <= addr && addr < m.end && !self.overlaps[last] {
+                return Some(m);
+            }
+        }
         let i = self.maps.partition_point(|m| m.start <= addr);
-        (0..i)
+        let j = (0..i)
             .rev()
             .take_while(|&j| self.reach[j] > addr)
-            .map(|j| self.maps[j])
-            .filter(|m| addr < m.end)
-            .max_by_key(|m| m.from)
+            .filter(|&j| addr < self.maps[j].end)
+            .max_by_key(|&j| self.maps[j].from)?;
+        self.last.set(j);
+        Some(self.maps[j])
     }
 
     /// Whether some mapping holds `addr`.
@@ -100,6 +122,8 @@ impl<'a> Views<'a> {
         let user = self.users.entry(pid).or_insert_with(|| View {
             maps: Vec::new(),
             reach: Vec::new(),
+            overlaps: Vec::new(),
+            last: std::cell::Cell::new(0),
             valid: 0..0,
             id: 0,
         });

@@ -33,6 +33,9 @@ enum ReadItem {
 pub(super) struct Ahead {
     rx: Receiver<ReadItem>,
     ended: bool,
+    /// Decoded buffers handed back, read out, for the thread to decode into
+    /// again: a fresh one grew by copies and page faults at every record.
+    back: SyncSender<Vec<u8>>,
 }
 
 impl RecordStream {
@@ -46,11 +49,12 @@ impl RecordStream {
         }
         let (give, take) = sync_channel::<RecordStream>(1);
         let (tx, rx) = sync_channel(DEPTH);
+        let (back, spare) = sync_channel(DEPTH + 2);
         let started = std::thread::Builder::new()
             .name("perfz-read".into())
             .spawn(move || {
                 if let Ok(worker) = take.recv() {
-                    worker.run(codec, tx);
+                    worker.run(codec, tx, spare);
                 }
             });
         if started.is_err() {
@@ -62,18 +66,31 @@ impl RecordStream {
         // What was decoded and not yet handed out goes on from there.
         worker.inner = self.inner.split_off(self.inner_pos);
         if give.send(worker).is_ok() {
-            self.ahead = Some(Ahead { rx, ended: false });
+            self.ahead = Some(Ahead {
+                rx,
+                ended: false,
+                back,
+            });
         }
     }
 
     /// The thread's loop: each outer record and its whole decoded records,
     /// then the end (or the error that ended it).
-    fn run(mut self, codec: Option<CompressedInfo>, tx: SyncSender<ReadItem>) {
+    /// Decodes into the buffers `spare` hands back where there are some.
+    fn run(
+        mut self,
+        codec: Option<CompressedInfo>,
+        tx: SyncSender<ReadItem>,
+        spare: Receiver<Vec<u8>>,
+    ) {
         loop {
             let item = match self.next_outer(codec.as_ref()) {
                 Ok(true) => {
                     let whole = whole_records(&self.inner, self.endian);
-                    let tail = self.inner.split_off(whole);
+                    let mut tail = spare.try_recv().unwrap_or_default();
+                    tail.clear();
+                    tail.extend_from_slice(&self.inner[whole..]);
+                    self.inner.truncate(whole);
                     let header = self.cur.2;
                     ReadItem::Record {
                         header,
@@ -117,7 +134,9 @@ impl RecordStream {
                 tracing,
             } => {
                 if self.inner.is_empty() {
-                    self.inner = decoded;
+                    let read = std::mem::replace(&mut self.inner, decoded);
+                    // A full channel: the thread has buffers enough.
+                    let _ = ahead.back.try_send(read);
                 } else {
                     self.inner.extend_from_slice(&decoded);
                 }
