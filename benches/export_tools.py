@@ -13,6 +13,12 @@ the largest process of each path (/usr/bin/time). The folded outputs are
 compared: the share of the weight on identical stacks is printed.
 
     benches/export_tools.py [--pairs N] [--perf PATH]... [--inline] [--markdown FILE]
+                            [--before OLD_PERFZ] [--only NAME,...]
+
+--before times another perfz binary's export the same way, in the same
+alternation (perfz, the old perfz, perf), and adds its median and the ratio
+new / old: a change's effect beside perf's, on one machine in one run.
+--only keeps the recordings named (dwarf, fp, rust-inline, cxx-inline).
 
 Needs root (or perf_event_paranoid <= 1), perf, g++, cargo, inferno 0.12.8
 (tests/setup.sh installs it under tests/tools/inferno) and a release build
@@ -100,6 +106,8 @@ def main():
     ap.add_argument("--inline", action="store_true",
                     help="also the inline rows (rustapp, cxxlib)")
     ap.add_argument("--markdown")
+    ap.add_argument("--before", help="an older perfz binary to time beside")
+    ap.add_argument("--only", help="the recordings to keep, comma-separated")
     a = ap.parse_args()
     perfs = a.perf or ["perf"]
     work = tempfile.mkdtemp(prefix="perfz-export-tools-")
@@ -110,6 +118,9 @@ def main():
                   ("fp", ["-g"], ["sh", "-c", compile3], "3x g++ -O2 cxx.cpp", False)]
     if a.inline:
         recordings += inline_programs(work)
+    if a.only:
+        keep = a.only.split(",")
+        recordings = [r for r in recordings if r[0] in keep]
     rows = []
     for mode, cg, cmd, what, inline in recordings:
         data = os.path.join(work, f"{mode}.data")
@@ -134,12 +145,15 @@ def main():
                                 f"{script} | {tool('inferno-collapse-perf')}"
                                 f" | {tool('inferno-flamegraph')}")
             for kind, (ours_cmd, theirs_cmd) in paths.items():
-                ours_t, theirs_t, ours_m, theirs_m = [], [], [], []
+                ours_t, theirs_t, ours_m, theirs_m, old_t = [], [], [], [], []
                 o_out, t_out = os.path.join(work, "o.out"), os.path.join(work, "t.out")
                 for _ in range(a.pairs):
                     dt, m = timed(ours_cmd, o_out)
                     ours_t.append(dt)
                     ours_m.append(m)
+                    if a.before:
+                        old_out = os.path.join(work, "old.out")
+                        old_t.append(timed(ours_cmd.replace(PERFZ, a.before, 1), old_out)[0])
                     dt, m = timed(theirs_cmd, t_out)
                     theirs_t.append(dt)
                     theirs_m.append(m)
@@ -147,12 +161,18 @@ def main():
                 agree = (f"{100 * agreement(folded(t_out), folded(o_out)):.1f} %"
                          if kind == "folded" else "")
                 kind = "folded --inline" if inline else kind
+                before = ""
+                if a.before:
+                    new_old = statistics.median(ours_t) / statistics.median(old_t)
+                    before = f" {med(old_t)}, new/old {new_old:.2f}x |"
                 rows.append((label, kind, med(ours_t), max(ours_m) // 1024, pname,
-                             med(theirs_t), max(theirs_m) // 1024, ratio, agree))
+                             med(theirs_t), max(theirs_m) // 1024, ratio, agree, before))
     head = ("| recording | output | perfz export | peak RSS | perf | perf script + inferno "
-            "| peak RSS | perf path / perfz | identical stacks |\n|---|---|---|---|---|---|---|---|---|")
+            "| peak RSS | perf path / perfz | identical stacks |"
+            + (" perfz before |" if a.before else "")
+            + "\n|---|---|---|---|---|---|---|---|---|" + ("---|" if a.before else ""))
     lines = [head] + [
-        f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} MiB | {r[4]} | {r[5]} | {r[6]} MiB | {r[7]:.2f}x | {r[8]} |"
+        f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} MiB | {r[4]} | {r[5]} | {r[6]} MiB | {r[7]:.2f}x | {r[8]} |{r[9]}"
         for r in rows
     ]
     text = "\n".join(lines)
