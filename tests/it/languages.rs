@@ -39,6 +39,7 @@ pub(crate) fn src(name: &str) -> PathBuf {
 
 /// Where this test binary's builds go.
 pub(crate) fn out_dir() -> PathBuf {
+    common::sweep_ended_runs();
     let d = std::env::temp_dir().join(format!("perfz-languages-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d

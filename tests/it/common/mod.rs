@@ -212,11 +212,39 @@ pub fn run_perf(perf: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A directory of this test binary's for `name`, empty (`perfz-test-NAME-PID`
+/// under the temporary directory). What a run leaves there (a failed
+/// test's files, to look at) stays until the next run: its first call
+/// removes the test directories of runs that ended.
 pub fn tempdir(name: &str) -> PathBuf {
+    sweep_ended_runs();
     let d = std::env::temp_dir().join(format!("perfz-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
+}
+
+/// Removes, once per run, the `perfz-test-*-PID` and `perfz-languages-PID`
+/// directories under the temporary directory whose PID is no running
+/// process's (runs that ended).
+pub fn sweep_ended_runs() {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| {
+        let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let ours = name.starts_with("perfz-test-") || name.starts_with("perfz-languages-");
+            let pid = name.rsplit('-').next().and_then(|p| p.parse::<u32>().ok());
+            let ended = pid.is_some_and(|p| {
+                p != std::process::id() && !Path::new(&format!("/proc/{p}")).exists()
+            });
+            if ours && ended && e.file_type().is_ok_and(|t| t.is_dir()) {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    });
 }
 
 /// Fails the test with the fix unless this machine lets us open perf events
