@@ -158,19 +158,24 @@ impl Image {
             frame.set_address_size(8);
             let hdr = self.eh_frame_hdr.as_ref();
             let hdr = hdr.and_then(|h| Some((h.data.as_ref()?, h.svma.start)));
-            let parsed = hdr.and_then(|(b, at)| {
-                let hdr_bases = bases.clone().set_eh_frame_hdr(at);
-                let parsed = EhFrameHdr::new(&b[..], LittleEndian).parse(&hdr_bases, 8);
-                parsed.ok().map(|p| (p, hdr_bases))
+            if let Some((_, at)) = hdr {
+                bases = bases.set_eh_frame_hdr(at);
+            }
+            let hdr = hdr.and_then(|(b, _)| {
+                let parsed = EhFrameHdr::new(&b[..], LittleEndian).parse(&bases, 8);
+                parsed.ok()
             });
-            let get_cie = EhFrame::cie_from_offset;
-            let row = match parsed.as_ref().and_then(|(p, b)| Some((p.table()?, b))) {
-                Some((table, b)) => {
-                    table.unwind_info_for_address(&frame, b, &mut ctx, svma, get_cie)
-                }
-                None => frame.unwind_info_for_address(&bases, &mut ctx, svma, get_cie),
+            let fde = match &hdr {
+                Some(hdr) => hdr_fde(hdr, &frame, &bases, svma),
+                None => frame
+                    .fde_for_address(&bases, svma, EhFrame::cie_from_offset)
+                    .ok(),
             };
-            if let Ok(row) = row {
+            let row = fde.and_then(|f| {
+                f.unwind_info_for_address(&frame, &bases, &mut ctx, svma)
+                    .ok()
+            });
+            if let Some(row) = row {
                 return Some(row.clone());
             }
         }
@@ -204,4 +209,25 @@ impl Image {
             info,
         ))
     }
+}
+
+type Slice<'a> = gimli::EndianSlice<'a, LittleEndian>;
+
+/// The FDE .eh_frame_hdr's table gives for `svma`, where it covers it;
+/// the offset found here: gimli's `pointer_to_offset` subtracts unchecked,
+/// and a hostile table points below .eh_frame.
+fn hdr_fde<'a>(
+    hdr: &gimli::ParsedEhFrameHdr<Slice<'a>>,
+    frame: &EhFrame<Slice<'a>>,
+    bases: &BaseAddresses,
+    svma: u64,
+) -> Option<gimli::FrameDescriptionEntry<Slice<'a>>> {
+    let table = hdr.table()?;
+    let ptr = table.lookup(svma, bases).ok()?.direct().ok()?;
+    let off = ptr.checked_sub(hdr.eh_frame_ptr().direct().ok()?)?;
+    let off = gimli::EhFrameOffset(usize::try_from(off).ok()?);
+    let fde = frame
+        .fde_from_offset(bases, off, EhFrame::cie_from_offset)
+        .ok()?;
+    fde.contains(svma).then_some(fde)
 }
