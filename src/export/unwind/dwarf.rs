@@ -173,15 +173,21 @@ impl Unwind {
             frames.push(addr);
         }
         if frames.len() < MAX_FRAMES {
-            self.again_with_all_regs(view, u, &mut frames);
+            self.again_with_all_regs(view, u, sp, &mut frames);
         }
         frames
     }
 
     /// Where `frames` ends at a frame whose CFA framehop cannot find (see
-    /// [`all_regs`]), the stack unwound again from `u` with every register,
-    /// kept where it is longer.
-    fn again_with_all_regs(&mut self, view: &View<'_>, u: &UserState<'_>, frames: &mut Vec<u64>) {
+    /// [`all_regs`]), the stack unwound again from `u` (its stack copy
+    /// from `sp`) with every register, kept where it is longer.
+    fn again_with_all_regs(
+        &mut self,
+        view: &View<'_>,
+        u: &UserState<'_>,
+        sp: u64,
+        frames: &mut Vec<u64>,
+    ) {
         let Some(&stop) = frames.iter().rev().find(|&&f| f != UNKNOWN_ROOT) else {
             return;
         };
@@ -197,7 +203,7 @@ impl Unwind {
         if !untracked {
             return;
         }
-        let copy = StackCopy::new(u.stack, u.endian, u.reg(REG_SP).unwrap_or(0));
+        let copy = StackCopy::new(u.stack, u.endian, sp);
         let regs = all_regs::from_perf(|n| u.reg(n));
         let row = |addr| row_at(images, view, addr);
         let holds = |addr| view.holds(addr);
