@@ -53,8 +53,13 @@ pub(crate) struct RecordStream {
     pub raw: bool,
     /// The payload that followed the last HEADER_TRACING_DATA record.
     pub tracing_data: Vec<u8>,
+    /// The outer record at hand, or a batch of plain ones read ahead
+    /// (`outer_end`: where the current one ends, `outer_next`: where the
+    /// next of the batch starts, the end where none).
     outer: Vec<u8>,
     outer_offset: u64,
+    outer_end: usize,
+    outer_next: usize,
     inner: Vec<u8>,
     inner_pos: usize,
     /// The record `advance` stopped on: (nested, start, header).
@@ -91,6 +96,8 @@ impl RecordStream {
             tracing_data: Vec::new(),
             outer: Vec::with_capacity(1 << 16),
             outer_offset: pos,
+            outer_end: 0,
+            outer_next: 0,
             inner: Vec::new(),
             inner_pos: 0,
             cut_off: 0,
@@ -128,15 +135,17 @@ impl RecordStream {
     /// The record `advance` last stopped on.
     pub fn current(&self) -> Record<'_> {
         let (nested, start, header) = self.cur;
-        let bytes = if nested {
-            &self.inner[start..start + header.size as usize]
+        let (bytes, offset) = if nested {
+            let bytes = &self.inner[start..start + header.size as usize];
+            (bytes, self.outer_offset + start as u64)
         } else {
-            &self.outer[..]
+            let bytes = &self.outer[start..self.outer_end];
+            (bytes, self.outer_offset + start as u64)
         };
         Record {
             header,
             bytes,
-            offset: self.outer_offset,
+            offset,
             nested,
             stream: self.stream,
         }
@@ -162,6 +171,9 @@ impl RecordStream {
                 self.cur = (true, at, h);
                 return Ok(true);
             }
+        }
+        if self.outer_next < self.outer.len() {
+            return Ok(self.next_in_batch());
         }
         // Keep only the incomplete tail (< 64 KiB: no record is larger).
         self.inner.drain(..self.inner_pos);
@@ -193,6 +205,8 @@ impl RecordStream {
     /// Reads the next outer record into `outer` (and what follows it),
     /// decoding it into `inner` where it is compressed.
     fn read_outer(&mut self, codec: Option<&CompressedInfo>) -> Result<bool, FormatError> {
+        // No batch of plain records is left (`fill` reuses `outer`).
+        self.outer_next = usize::MAX;
         if self.end.is_some_and(|end| self.pos >= end) {
             return self.finish();
         }
@@ -232,6 +246,8 @@ impl RecordStream {
             self.decode(h, codec, offset)?;
         }
         self.cur = (false, 0, h);
+        self.outer_end = self.outer.len();
+        self.outer_next = self.outer.len();
         Ok(true)
     }
 
@@ -278,3 +294,6 @@ impl RecordStream {
         Ok(false)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -61,17 +61,39 @@ fn read_by_perfz(path: &Path) -> Counts {
         j["damage"],
         j["cut_off"]
     );
-    let samples = j["events"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["samples"].as_u64().unwrap())
-        .sum();
+    let events = j["events"].as_array().unwrap();
+    let samples = events.iter().map(|e| e["samples"].as_u64().unwrap()).sum();
+    if let [one] = &events[..] {
+        assert_eq!(
+            exported_samples(path),
+            one["samples"].as_u64().unwrap(),
+            "perfz export and perfz stat read different samples from {}",
+            path.display()
+        );
+    }
     Counts {
         samples,
         lost_events: j["lost_events"].as_u64().unwrap(),
         lost_samples: j["lost_samples"].as_u64().unwrap(),
     }
+}
+
+/// How many samples `perfz export` read from `path`: its reader (read
+/// ahead on a thread, plain records in batches) against stat's.
+fn exported_samples(path: &Path) -> u64 {
+    let o = perfz(&["export", "-o", "/dev/null", path.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success(),
+        "perfz export cannot read {}: {said}",
+        path.display()
+    );
+    let n = said
+        .split("perfz export: ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next());
+    n.and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("perfz export said no sample count: {said}"))
 }
 
 /// `perf report --stats`: the samples and lost samples perf read, summed

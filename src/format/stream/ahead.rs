@@ -5,6 +5,11 @@
 //! that a COMPRESSED record's end cuts waits there for the rest, so the
 //! records handed out are the ones a stream read in place hands out.
 //!
+//! Plain outer records (neither compressed nor followed by a payload: an
+//! uncompressed recording's) go over in batches of about [`BATCH`] bytes:
+//! one message a record cost a futex wake and wait each, most of the
+//! reading of a plain recording.
+//!
 //! Turned on by `PerfReader::read_ahead` (export's inputs).
 
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -15,12 +20,18 @@ use super::{CompressedInfo, Endian, FormatError, RecordHeader, RecordStream, Rec
 /// `mmap_len` and a margin).
 const DEPTH: usize = 4;
 
+/// About how many bytes of plain outer records go over in one message.
+const BATCH: usize = 256 * 1024;
+
 /// One outer record, its decoded records, or the stream's end.
 enum ReadItem {
+    /// `outer` holds one record (and its payload), or a batch of plain
+    /// records, the first of which ends at `first_end`.
     Record {
         header: RecordHeader,
         offset: u64,
         outer: Vec<u8>,
+        first_end: usize,
         decoded: Vec<u8>,
         tracing: Option<Vec<u8>>,
     },
@@ -74,8 +85,8 @@ impl RecordStream {
         }
     }
 
-    /// The thread's loop: each outer record and its whole decoded records,
-    /// then the end (or the error that ended it).
+    /// The thread's loop: each outer record and its whole decoded records
+    /// (plain ones in batches), then the end (or the error that ended it).
     /// Decodes into the buffers `spare` hands back where there are some.
     fn run(
         mut self,
@@ -83,32 +94,78 @@ impl RecordStream {
         tx: SyncSender<ReadItem>,
         spare: Receiver<Vec<u8>>,
     ) {
+        let mut batch: Option<ReadItem> = None;
         loop {
             let item = match self.next_outer(codec.as_ref()) {
-                Ok(true) => {
-                    let whole = whole_records(&self.inner, self.endian);
-                    let mut tail = spare.try_recv().unwrap_or_default();
-                    tail.clear();
-                    tail.extend_from_slice(&self.inner[whole..]);
-                    self.inner.truncate(whole);
-                    let header = self.cur.2;
-                    ReadItem::Record {
-                        header,
-                        offset: self.outer_offset,
-                        outer: std::mem::take(&mut self.outer),
-                        decoded: std::mem::replace(&mut self.inner, tail),
-                        tracing: (header.type_ == RecordType::HEADER_TRACING_DATA)
-                            .then(|| std::mem::take(&mut self.tracing_data)),
+                Ok(true) if plain(self.cur.2) => {
+                    let ReadItem::Record { outer, .. } =
+                        batch.get_or_insert_with(|| ReadItem::Record {
+                            header: self.cur.2,
+                            offset: self.outer_offset,
+                            outer: Vec::with_capacity(BATCH + (1 << 16)),
+                            first_end: self.outer.len(),
+                            decoded: Vec::new(),
+                            tracing: None,
+                        })
+                    else {
+                        unreachable!("a batch is a record")
+                    };
+                    outer.extend_from_slice(&self.outer);
+                    if outer.len() < BATCH {
+                        continue;
                     }
+                    batch.take().expect("filled above")
                 }
+                Ok(true) => self.one_record(&spare),
                 Ok(false) => ReadItem::End(self.cut_off),
                 Err(e) => ReadItem::Failed(e),
             };
             let last = !matches!(item, ReadItem::Record { .. });
-            if tx.send(item).is_err() || last {
+            // What a batch holds goes before what ended it.
+            let before = if matches!(item, ReadItem::Record { first_end: 0, .. }) || last {
+                batch.take()
+            } else {
+                None
+            };
+            for item in before.into_iter().chain(std::iter::once(item)) {
+                if tx.send(item).is_err() {
+                    return;
+                }
+            }
+            if last {
                 return;
             }
         }
+    }
+
+    /// The outer record at hand and its whole decoded records (`first_end`
+    /// 0: not a batch).
+    fn one_record(&mut self, spare: &Receiver<Vec<u8>>) -> ReadItem {
+        let whole = whole_records(&self.inner, self.endian);
+        let mut tail = spare.try_recv().unwrap_or_default();
+        tail.clear();
+        tail.extend_from_slice(&self.inner[whole..]);
+        self.inner.truncate(whole);
+        let header = self.cur.2;
+        ReadItem::Record {
+            header,
+            offset: self.outer_offset,
+            outer: std::mem::take(&mut self.outer),
+            first_end: 0,
+            decoded: std::mem::replace(&mut self.inner, tail),
+            tracing: (header.type_ == RecordType::HEADER_TRACING_DATA)
+                .then(|| std::mem::take(&mut self.tracing_data)),
+        }
+    }
+
+    /// The next record of the batch in `outer`.
+    pub(super) fn next_in_batch(&mut self) -> bool {
+        let at = self.outer_next;
+        let h = RecordHeader::parse(self.outer[at..at + 8].try_into().unwrap(), self.endian);
+        self.outer_end = at + h.size as usize;
+        self.outer_next = self.outer_end;
+        self.cur = (false, at, h);
+        true
     }
 
     /// The next outer record from the thread, its decoded records after
@@ -130,6 +187,7 @@ impl RecordStream {
                 header,
                 offset,
                 outer,
+                first_end,
                 decoded,
                 tracing,
             } => {
@@ -142,6 +200,11 @@ impl RecordStream {
                 }
                 self.outer = outer;
                 self.outer_offset = offset;
+                self.outer_end = match first_end {
+                    0 => self.outer.len(),
+                    end => end,
+                };
+                self.outer_next = self.outer_end;
                 if let Some(t) = tracing {
                     self.tracing_data = t;
                 }
@@ -160,6 +223,14 @@ impl RecordStream {
             }
         }
     }
+}
+
+/// Whether the outer record of header `h` is plain: neither compressed
+/// nor followed by a payload, its bytes its header's size.
+fn plain(h: RecordHeader) -> bool {
+    !h.type_.is_compressed()
+        && h.type_ != RecordType::AUXTRACE
+        && h.type_ != RecordType::HEADER_TRACING_DATA
 }
 
 /// How many bytes of `buf` are whole records; all of it where a header is
