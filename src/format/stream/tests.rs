@@ -77,9 +77,9 @@ fn data(pieces: &[Piece]) -> Vec<u8> {
 
 /// Every record of `bytes` as (type, bytes, offset, nested, the tracing
 /// payload where it is HEADER_TRACING_DATA).
-type Seen = (u32, Vec<u8>, u64, bool, Vec<u8>);
+type HandedOut = (u32, Vec<u8>, u64, bool, Vec<u8>);
 
-fn read(bytes: &[u8], ahead: bool) -> Vec<Seen> {
+fn read(bytes: &[u8], ahead: bool) -> Vec<HandedOut> {
     let codec = CompressedInfo {
         version: 0,
         codec: 0,
