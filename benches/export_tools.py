@@ -3,7 +3,9 @@
 | inferno-collapse-perf` (and `| inferno-flamegraph` for svg), on a real
 program: a C++ compile (g++ -O2 of tests/workload/cxx.cpp, three times),
 recorded by perfz at 10 kHz with dwarf stacks and with frame pointers (g++
-itself has none: its fp chains are short). With --inline, also `perfz export
+itself has none: its fp chains are short), and by perf itself (the first
+--perf: `perf record --call-graph dwarf`, uncompressed, perf's default) at
+10 kHz with dwarf stacks. With --inline, also `perfz export
 --inline` against `perf script | inferno-collapse-perf` (perf's inline frames
 on, its default) on 3 s dwarf recordings of programs with full debug info:
 tests/workload/rustapp (cargo --release, debug = 2) and
@@ -18,7 +20,8 @@ compared: the share of the weight on identical stacks is printed.
 --before times another perfz binary's export the same way, in the same
 alternation (perfz, the old perfz, perf), and adds its median and the ratio
 new / old: a change's effect beside perf's, on one machine in one run.
---only keeps the recordings named (dwarf, fp, rust-inline, cxx-inline).
+--only keeps the recordings named (dwarf, fp, perf-dwarf, rust-inline,
+cxx-inline).
 
 Needs root (or perf_event_paranoid <= 1), perf, g++, cargo, inferno 0.12.8
 (tests/setup.sh installs it under tests/tools/inferno) and a release build
@@ -115,7 +118,9 @@ def main():
     compile3 = f"for i in 1 2 3; do g++ -O2 -c {src} -o /dev/null; done"
     recordings = [("dwarf", ["--call-graph", "dwarf"], ["sh", "-c", compile3],
                    "3x g++ -O2 cxx.cpp", False),
-                  ("fp", ["-g"], ["sh", "-c", compile3], "3x g++ -O2 cxx.cpp", False)]
+                  ("fp", ["-g"], ["sh", "-c", compile3], "3x g++ -O2 cxx.cpp", False),
+                  ("perf-dwarf", ["--call-graph", "dwarf"], ["sh", "-c", compile3],
+                   "3x g++ -O2 cxx.cpp, recorded by perf (uncompressed)", False)]
     if a.inline:
         recordings += inline_programs(work)
     if a.only:
@@ -124,7 +129,8 @@ def main():
     rows = []
     for mode, cg, cmd, what, inline in recordings:
         data = os.path.join(work, f"{mode}.data")
-        subprocess.run([PERFZ, "record", "-q", "-F", "4000" if inline else "10000", *cg,
+        recorder = [perfs[0], "record"] if mode.startswith("perf-") else [PERFZ, "record"]
+        subprocess.run([*recorder, "-q", "-F", "4000" if inline else "10000", *cg,
                         "-o", data, "--", *cmd], check=True)
         samples = subprocess.run(
             [PERFZ, "export", "--sample-counts", data], capture_output=True,
