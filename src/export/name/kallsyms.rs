@@ -15,17 +15,15 @@ impl Kallsyms {
     /// this boot: kallsyms_cache.rs).
     pub(crate) fn read(file: Option<std::path::PathBuf>) -> Kallsyms {
         Kallsyms(std::thread::spawn(move || match file {
-            Some(f) => load_kallsyms(&f, None),
+            Some(f) => load_kallsyms(&f),
             None => {
-                if let Some(kept) = crate::export::name::kallsyms_cache::load() {
-                    let mut b = TableBuilder::default();
-                    push_kallsyms(&mut b, &kept, None);
-                    return (!b.is_empty()).then(|| b.kallsyms());
+                let kept = crate::export::name::kallsyms_cache::load();
+                if let Some(table) = kept.as_deref().and_then(Table::from_bytes) {
+                    return Some(table);
                 }
-                let mut keep = Vec::new();
-                let table = load_kallsyms("/proc/kallsyms".as_ref(), Some(&mut keep));
-                if table.is_some() {
-                    crate::export::name::kallsyms_cache::keep(&keep);
+                let table = load_kallsyms("/proc/kallsyms".as_ref());
+                if let Some(t) = &table {
+                    crate::export::name::kallsyms_cache::keep(&t.to_bytes());
                 }
                 table
             }
@@ -47,7 +45,7 @@ const LONGEST_LINE: usize = 64 << 10;
 /// their names gathered in one buffer; `keep` gets the function lines. A
 /// FIFO or a device is not read (opened without waiting): a listing is a
 /// regular file (/proc's among them).
-fn load_kallsyms(file: &std::path::Path, mut keep: Option<&mut Vec<u8>>) -> Option<Table> {
+fn load_kallsyms(file: &std::path::Path) -> Option<Table> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
@@ -68,10 +66,10 @@ fn load_kallsyms(file: &std::path::Path, mut keep: Option<&mut Vec<u8>>) -> Opti
             .iter()
             .rposition(|&c| c == b'\n')
             .map_or(0, |i| i + 1);
-        push_kallsyms(&mut b, &buf[..whole], keep.as_deref_mut());
+        push_kallsyms(&mut b, &buf[..whole]);
         if n == 0 || (whole == 0 && have == buf.len()) {
             if n == 0 {
-                push_kallsyms(&mut b, &buf[whole..have], keep.as_deref_mut());
+                push_kallsyms(&mut b, &buf[whole..have]);
             }
             break;
         }
@@ -82,14 +80,10 @@ fn load_kallsyms(file: &std::path::Path, mut keep: Option<&mut Vec<u8>>) -> Opti
 }
 
 /// The functions of whole lines of /proc/kallsyms (a line whose bytes are
-/// not UTF-8 is left out), each line kept in `keep` (ending in a newline).
-fn push_kallsyms(b: &mut TableBuilder, lines: &[u8], mut keep: Option<&mut Vec<u8>>) {
+/// not UTF-8 is left out).
+fn push_kallsyms(b: &mut TableBuilder, lines: &[u8]) {
     let mut one = |l: &str| {
         if let Some(s) = kallsyms_line(l) {
-            if let Some(k) = keep.as_deref_mut() {
-                k.extend_from_slice(l.as_bytes());
-                k.push(b'\n');
-            }
             b.push(s);
         }
     };
@@ -156,14 +150,14 @@ mod tests {
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: a NUL-terminated path.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(super::load_kallsyms(&fifo, None).is_none());
-        assert!(super::load_kallsyms("/dev/zero".as_ref(), None).is_none());
+        assert!(super::load_kallsyms(&fifo).is_none());
+        assert!(super::load_kallsyms("/dev/zero".as_ref()).is_none());
         let long = dir.join("long");
         let mut text = b"ffffffff81000000 T first\n".to_vec();
         text.extend(std::iter::repeat_n(b'x', 3 * super::LONGEST_LINE));
         text.extend_from_slice(b"\nffffffff81000100 T after\n");
         std::fs::write(&long, &text).unwrap();
-        let t = super::load_kallsyms(&long, None).expect("the first line");
+        let t = super::load_kallsyms(&long).expect("the first line");
         assert!(t.lookup(0xffffffff81000000).is_some());
         assert!(
             t.lookup(0xffffffff81000100).is_some_and(|n| &*n == "first"),
@@ -196,7 +190,6 @@ mod tests {
         super::push_kallsyms(
             &mut b,
             b"ffffffff81000000 T a\nffffffff81000010 T \xff\nffffffff81000020 t c\n",
-            None,
         );
         assert_eq!(
             b.len(),

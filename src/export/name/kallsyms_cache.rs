@@ -1,7 +1,9 @@
 //! This boot's kernel functions kept between exports. /proc/kallsyms is
 //! 200 000-odd lines the kernel formats on every read (two thirds of a
-//! frame-pointer export's CPU); its function lines are kept in perfz's
-//! cache directory (`kallsyms`, written and read as
+//! frame-pointer export's CPU); the table built from its function lines
+//! (as bytes: name/table/bytes.rs; parsing the lines again took a
+//! frame-pointer export 20 ms) is kept in perfz's cache directory
+//! (`kallsyms`, written and read as
 //! [`CacheDir`](crate::synth::kernel_cache::CacheDir) does: ours, mode
 //! 0600, no link followed) under a first line that says what they hold:
 //! the boot's id, `_text` as the listing's first page gives it now (KASLR,
@@ -37,20 +39,20 @@ fn key() -> Option<String> {
         }
     }
     Some(format!(
-        "perfz-kallsyms 1 {} {text:x} {:016x}\n",
+        "perfz-kallsyms 2 {} {text:x} {:016x}\n",
         boot.trim(),
         h.finish()
     ))
 }
 
-/// The function lines kept for this boot, if they are.
+/// The table's bytes kept for this boot, if they are.
 pub(crate) fn load() -> Option<Vec<u8>> {
     load_from(&crate::synth::kernel_range::cache_dir()?, &key()?)
 }
 
-/// Keeps `lines` (function lines of /proc/kallsyms, each ending in a
-/// newline) for this boot; a cache that cannot be written costs the next
-/// export the read.
+/// Keeps `lines` (the bytes of the table of /proc/kallsyms' functions)
+/// for this boot; a cache that cannot be written costs the next export
+/// the read.
 pub(crate) fn keep(lines: &[u8]) {
     if let (Some(dir), Some(key)) = (crate::synth::kernel_range::cache_dir(), key()) {
         keep_in(&dir, &key, lines);
@@ -111,7 +113,7 @@ mod tests {
         if let Some(k) = key() {
             let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
             assert!(
-                k.starts_with(&format!("perfz-kallsyms 1 {} ", boot.trim())),
+                k.starts_with(&format!("perfz-kallsyms 2 {} ", boot.trim())),
                 "{k}"
             );
             assert!(k.ends_with('\n'));

@@ -284,6 +284,8 @@ impl Table {
     }
 }
 
+mod bytes;
+
 #[cfg(test)]
 mod tests {
     use super::*;
