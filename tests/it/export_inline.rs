@@ -132,19 +132,8 @@ fn cxx_clones_keep_their_names_and_inline_frames_match_perf_7_3() {
     }
     let step = weight_with(&inline, "Mix<int, 3>::step");
     assert!(step > 0, "no inline frame of Mix<int, 3>::step");
-    let want = reference_by(&perf_7(), &data, &["--inline"], &[]);
-    let (mut share, mut worst) = crate::export_tools::agreement(&want, &inline);
-    if share < 0.99 {
-        // Once in a CI run (loaded machine) perf 7.3 left `Rec<0>::go` out
-        // under its inline `Mix<int, 3>::step` for 13 % of the weight; never
-        // here in 14 recordings, loaded or not. perf reads the same file
-        // again: if its answer changes, perf, not this file, was the cause.
-        let again = reference_by(&perf_7(), &data, &["--inline"], &[]);
-        if again != want {
-            eprintln!("perf 7.3 read {} two ways: {worst}", data.display());
-            (share, worst) = crate::export_tools::agreement(&again, &inline);
-        }
-    }
+    let want = perf_7_without_its_lost_holder(reference_by(&perf_7(), &data, &["--inline"], &[]));
+    let (share, worst) = crate::export_tools::agreement(&want, &inline);
     assert!(
         share >= 0.99,
         "{:.1} % as perf 7.3 ({} kept); {worst}",
@@ -152,6 +141,23 @@ fn cxx_clones_keep_their_names_and_inline_frames_match_perf_7_3() {
         data.display()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// perf 7.3's stacks with the frame it drops restored: at one address of
+/// `Rec<0>::go` (+0xc, an `imul` of the inlined `Mix<int, 3>::step`) it
+/// prints the inline frame and not the function that holds it, every time
+/// it reads the file (81 of 554 samples of one CI recording; 13 % of
+/// another's; never at +0x8, +0xf or +0x12). `step` is inlined into
+/// `Rec<0>::go` only: `Rec<1>::go;Mix<int, 3>::step` is no stack of the
+/// program's.
+fn perf_7_without_its_lost_holder(perf: Folded) -> Folded {
+    let lost = "n::(anonymous namespace)::Rec<1>::go;Mix<int, 3>::step";
+    let held = "n::(anonymous namespace)::Rec<1>::go;n::(anonymous namespace)::Rec<0>::go;Mix<int, 3>::step";
+    let mut fixed = Folded::new();
+    for (stack, n) in perf {
+        *fixed.entry(stack.replace(lost, held)).or_default() += n;
+    }
+    fixed
 }
 
 /// libc's qsort: its clone `msort_with_tmp.part.0` (DWARF's
