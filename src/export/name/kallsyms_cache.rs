@@ -3,7 +3,7 @@
 //! frame-pointer export's CPU); the table built from its function lines
 //! (as bytes: name/table/bytes.rs; parsing the lines again took a
 //! frame-pointer export 20 ms) is kept in perfz's cache directory
-//! (`kallsyms`, written and read as
+//! (`kallsyms-table`: the lines perfz kept before are `kallsyms`; written and read as
 //! [`CacheDir`](crate::synth::kernel_cache::CacheDir) does: ours, mode
 //! 0600, no link followed) under a first line that says what they hold:
 //! the boot's id, `_text` as the listing's first page gives it now (KASLR,
@@ -18,7 +18,7 @@ use std::path::Path;
 
 use crate::synth::kernel_cache::CacheDir;
 
-const NAME: &str = "kallsyms";
+const NAME: &str = "kallsyms-table";
 /// The most a kept list may hold (a kernel with every module loaded lists
 /// some 20 MB of functions).
 const MAX_BYTES: u64 = 64 << 20;
