@@ -136,8 +136,9 @@ impl RecordStream {
     pub fn current(&self) -> Record<'_> {
         let (nested, start, header) = self.cur;
         let (bytes, offset) = if nested {
+            // A decoded record's offset is its COMPRESSED record's.
             let bytes = &self.inner[start..start + header.size as usize];
-            (bytes, self.outer_offset + start as u64)
+            (bytes, self.outer_offset)
         } else {
             let bytes = &self.outer[start..self.outer_end];
             (bytes, self.outer_offset + start as u64)

@@ -134,13 +134,13 @@ proptest! {
 }
 
 #[test]
-fn plain_records_past_a_batch_keep_their_offsets() {
+fn every_record_keeps_its_offset_past_a_batch() {
     // 600 records of 1 KiB: more than two batches, then what ends them.
     let pieces = [
         Piece::Plain(vec![1024; 600]),
         Piece::Aux(3),
         Piece::Plain(vec![64; 3]),
-        Piece::Compressed(vec![64, 128], 0.5),
+        Piece::Compressed(vec![64, 128, 32], 0.9),
         Piece::Plain(vec![16]),
     ];
     let bytes = data(&pieces);
@@ -148,5 +148,25 @@ fn plain_records_past_a_batch_keep_their_offsets() {
     assert_eq!(seen, read(&bytes, false));
     let offsets: Vec<u64> = seen.iter().take(600).map(|s| s.2).collect();
     assert_eq!(offsets, (0..600).map(|i| i * 1024).collect::<Vec<_>>());
-    assert_eq!(seen.len(), 600 + 1 + 3 + 2 + 2 + 1);
+    // Then: the AUXTRACE (48 bytes and 24 of trace) at 614 400, three
+    // plain records of 64, two COMPRESSED records (8 + 200 and 8 + 24
+    // bytes), each followed by the records it completes, at its own
+    // offset (the third straddles the two), the last plain record.
+    let rest: Vec<(u32, u64, bool)> = seen[600..].iter().map(|s| (s.0, s.2, s.3)).collect();
+    let (aux, sample, mmap2, compressed) = (71, 9, 10, 81);
+    assert_eq!(
+        rest,
+        [
+            (aux, 614_400, false),
+            (sample, 614_472, false),
+            (sample, 614_536, false),
+            (sample, 614_600, false),
+            (compressed, 614_664, false),
+            (mmap2, 614_664, true),
+            (mmap2, 614_664, true),
+            (compressed, 614_872, false),
+            (mmap2, 614_872, true),
+            (sample, 614_904, false),
+        ]
+    );
 }
