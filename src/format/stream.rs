@@ -54,12 +54,11 @@ pub(crate) struct RecordStream {
     /// The payload that followed the last HEADER_TRACING_DATA record.
     pub tracing_data: Vec<u8>,
     /// The outer record at hand, or a batch of plain ones read ahead
-    /// (`outer_end`: where the current one ends, `outer_next`: where the
-    /// next of the batch starts, the end where none).
+    /// (`outer_end`: where the current one ends, and the next of the
+    /// batch starts where it is short of `outer`'s end).
     outer: Vec<u8>,
     outer_offset: u64,
     outer_end: usize,
-    outer_next: usize,
     inner: Vec<u8>,
     inner_pos: usize,
     /// The record `advance` stopped on: (nested, start, header).
@@ -97,7 +96,6 @@ impl RecordStream {
             outer: Vec::with_capacity(1 << 16),
             outer_offset: pos,
             outer_end: 0,
-            outer_next: 0,
             inner: Vec::new(),
             inner_pos: 0,
             cut_off: 0,
@@ -173,7 +171,7 @@ impl RecordStream {
                 return Ok(true);
             }
         }
-        if self.outer_next < self.outer.len() {
+        if self.outer_end < self.outer.len() {
             return Ok(self.next_in_batch());
         }
         // Keep only the incomplete tail (< 64 KiB: no record is larger).
@@ -207,7 +205,7 @@ impl RecordStream {
     /// decoding it into `inner` where it is compressed.
     fn read_outer(&mut self, codec: Option<&CompressedInfo>) -> Result<bool, FormatError> {
         // No batch of plain records is left (`fill` reuses `outer`).
-        self.outer_next = usize::MAX;
+        self.outer_end = usize::MAX;
         if self.end.is_some_and(|end| self.pos >= end) {
             return self.finish();
         }
@@ -248,7 +246,6 @@ impl RecordStream {
         }
         self.cur = (false, 0, h);
         self.outer_end = self.outer.len();
-        self.outer_next = self.outer.len();
         Ok(true)
     }
 

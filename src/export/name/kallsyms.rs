@@ -42,7 +42,7 @@ impl Kallsyms {
 const LONGEST_LINE: usize = 64 << 10;
 
 /// /proc/kallsyms' functions (t/T/w/W), as perf reads them: line by line,
-/// their names gathered in one buffer; `keep` gets the function lines. A
+/// their names gathered in one buffer. A
 /// FIFO or a device is not read (opened without waiting): a listing is a
 /// regular file (/proc's among them).
 fn load_kallsyms(file: &std::path::Path) -> Option<Table> {

@@ -3,13 +3,14 @@
 //! frame-pointer export's CPU); the table built from its function lines
 //! (as bytes: name/table/bytes.rs; parsing the lines again took a
 //! frame-pointer export 20 ms) is kept in perfz's cache directory
-//! (`kallsyms-table`: the lines perfz kept before are `kallsyms`; written and read as
-//! [`CacheDir`](crate::synth::kernel_cache::CacheDir) does: ours, mode
-//! 0600, no link followed) under a first line that says what they hold:
+//! (`kallsyms-table`, beside the `kallsyms` lines an older perfz keeps;
+//! written and read as [`CacheDir`](crate::synth::kernel_cache::CacheDir)
+//! does: ours, mode 0600, no link followed) under a first line that says
+//! what it holds:
 //! the boot's id, `_text` as the listing's first page gives it now (KASLR,
 //! and whether addresses are shown at all), and the loaded modules (names,
-//! sizes, addresses). A kept list is used only where all three are still
-//! so. BPF programs' symbols come and go within a boot: a kept list may
+//! sizes, addresses). A kept table is used only where all three are still
+//! so. BPF programs' symbols come and go within a boot: a kept table may
 //! lack the newest (perf reads the listing as it is at its start).
 
 use std::ffi::OsStr;
@@ -19,11 +20,11 @@ use std::path::Path;
 use crate::synth::kernel_cache::CacheDir;
 
 const NAME: &str = "kallsyms-table";
-/// The most a kept list may hold (a kernel with every module loaded lists
+/// The most a kept table may hold (a kernel with every module loaded lists
 /// some 20 MB of functions).
 const MAX_BYTES: u64 = 64 << 20;
 
-/// What a kept list must say of itself to be this boot's: None where
+/// What a kept table must say of itself to be this boot's: None where
 /// that cannot be known (no boot id, addresses hidden).
 fn key() -> Option<String> {
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
@@ -50,12 +51,12 @@ pub(crate) fn load() -> Option<Vec<u8>> {
     load_from(&crate::synth::kernel_range::cache_dir()?, &key()?)
 }
 
-/// Keeps `lines` (the bytes of the table of /proc/kallsyms' functions)
+/// Keeps `table` (the bytes of the table of /proc/kallsyms' functions)
 /// for this boot; a cache that cannot be written costs the next export
 /// the read.
-pub(crate) fn keep(lines: &[u8]) {
+pub(crate) fn keep(table: &[u8]) {
     if let (Some(dir), Some(key)) = (crate::synth::kernel_range::cache_dir(), key()) {
-        keep_in(&dir, &key, lines);
+        keep_in(&dir, &key, table);
     }
 }
 
@@ -69,16 +70,16 @@ fn load_from(dir: &Path, key: &str) -> Option<Vec<u8>> {
     Some(kept)
 }
 
-fn keep_in(dir: &Path, key: &str, lines: &[u8]) {
-    if lines.len() as u64 + key.len() as u64 > MAX_BYTES {
+fn keep_in(dir: &Path, key: &str, kept: &[u8]) {
+    if kept.len() as u64 + key.len() as u64 > MAX_BYTES {
         return;
     }
     let Ok(Some(dir)) = CacheDir::open(dir, true) else {
         return;
     };
-    let mut all = Vec::with_capacity(key.len() + lines.len());
+    let mut all = Vec::with_capacity(key.len() + kept.len());
     all.extend_from_slice(key.as_bytes());
-    all.extend_from_slice(lines);
+    all.extend_from_slice(kept);
     let _ = dir.replace(OsStr::new(NAME), &all);
 }
 

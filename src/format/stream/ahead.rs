@@ -25,8 +25,8 @@ const BATCH: usize = 256 * 1024;
 
 /// One outer record, its decoded records, or the stream's end.
 enum ReadItem {
-    /// `outer` holds one record (and its payload), or a batch of plain
-    /// records, the first of which ends at `first_end`.
+    /// `outer` holds one record (and its payload: all of `outer`), or a
+    /// batch of plain records, the first of which ends at `first_end`.
     Record {
         header: RecordHeader,
         offset: u64,
@@ -94,39 +94,30 @@ impl RecordStream {
         tx: SyncSender<ReadItem>,
         spare: Receiver<Vec<u8>>,
     ) {
-        let mut batch: Option<ReadItem> = None;
+        // The plain records read since the last message: (header and
+        // offset of the first, where it ends, their bytes).
+        let mut batch: Option<(RecordHeader, u64, usize, Vec<u8>)> = None;
         loop {
             let item = match self.next_outer(codec.as_ref()) {
                 Ok(true) if plain(self.cur.2) => {
-                    let ReadItem::Record { outer, .. } =
-                        batch.get_or_insert_with(|| ReadItem::Record {
-                            header: self.cur.2,
-                            offset: self.outer_offset,
-                            outer: Vec::with_capacity(BATCH + (1 << 16)),
-                            first_end: self.outer.len(),
-                            decoded: Vec::new(),
-                            tracing: None,
-                        })
-                    else {
-                        unreachable!("a batch is a record")
-                    };
-                    outer.extend_from_slice(&self.outer);
-                    if outer.len() < BATCH {
+                    let (.., bytes) = batch.get_or_insert_with(|| {
+                        let bytes = Vec::with_capacity(BATCH + (1 << 16));
+                        (self.cur.2, self.outer_offset, self.outer.len(), bytes)
+                    });
+                    bytes.extend_from_slice(&self.outer);
+                    if bytes.len() < BATCH {
                         continue;
                     }
-                    batch.take().expect("filled above")
+                    batched(batch.take().expect("filled above"))
                 }
                 Ok(true) => self.one_record(&spare),
                 Ok(false) => ReadItem::End(self.cut_off),
                 Err(e) => ReadItem::Failed(e),
             };
             let last = !matches!(item, ReadItem::Record { .. });
-            // What a batch holds goes before what ended it.
-            let before = if matches!(item, ReadItem::Record { first_end: 0, .. }) || last {
-                batch.take()
-            } else {
-                None
-            };
+            // What a batch holds goes before what ended it (a full batch
+            // went as `item`).
+            let before = batch.take().map(batched);
             for item in before.into_iter().chain(std::iter::once(item)) {
                 if tx.send(item).is_err() {
                     return;
@@ -138,8 +129,7 @@ impl RecordStream {
         }
     }
 
-    /// The outer record at hand and its whole decoded records (`first_end`
-    /// 0: not a batch).
+    /// The outer record at hand and its whole decoded records.
     fn one_record(&mut self, spare: &Receiver<Vec<u8>>) -> ReadItem {
         let whole = whole_records(&self.inner, self.endian);
         let mut tail = spare.try_recv().unwrap_or_default();
@@ -150,8 +140,8 @@ impl RecordStream {
         ReadItem::Record {
             header,
             offset: self.outer_offset,
+            first_end: self.outer.len(),
             outer: std::mem::take(&mut self.outer),
-            first_end: 0,
             decoded: std::mem::replace(&mut self.inner, tail),
             tracing: (header.type_ == RecordType::HEADER_TRACING_DATA)
                 .then(|| std::mem::take(&mut self.tracing_data)),
@@ -160,10 +150,9 @@ impl RecordStream {
 
     /// The next record of the batch in `outer`.
     pub(super) fn next_in_batch(&mut self) -> bool {
-        let at = self.outer_next;
+        let at = self.outer_end;
         let h = RecordHeader::parse(self.outer[at..at + 8].try_into().unwrap(), self.endian);
         self.outer_end = at + h.size as usize;
-        self.outer_next = self.outer_end;
         self.cur = (false, at, h);
         true
     }
@@ -200,11 +189,7 @@ impl RecordStream {
                 }
                 self.outer = outer;
                 self.outer_offset = offset;
-                self.outer_end = match first_end {
-                    0 => self.outer.len(),
-                    end => end,
-                };
-                self.outer_next = self.outer_end;
+                self.outer_end = first_end;
                 if let Some(t) = tracing {
                     self.tracing_data = t;
                 }
@@ -222,6 +207,18 @@ impl RecordStream {
                 Err(e)
             }
         }
+    }
+}
+
+/// A batch of plain records as the message that carries them.
+fn batched((header, offset, first_end, outer): (RecordHeader, u64, usize, Vec<u8>)) -> ReadItem {
+    ReadItem::Record {
+        header,
+        offset,
+        outer,
+        first_end,
+        decoded: Vec::new(),
+        tracing: None,
     }
 }
 
