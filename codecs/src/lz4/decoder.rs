@@ -48,7 +48,8 @@ impl Read for Feed {
 /// Decodes the second lz4 format ([`CodecId::LZ4_LINKED_CHUNKS`](crate::CodecId::LZ4_LINKED_CHUNKS)):
 /// one lz4 frame stream, linked 64 KiB blocks, cut into chunks at push
 /// boundaries. Keeps the frame decoder (and its 64 KiB window) between
-/// calls: chunks decode in order.
+/// calls: chunks decode in order. A frame's end starts a new frame
+/// decoder (see [`Lz4Decoder`]).
 pub struct Lz4LinkedUnitsDecoder {
     dec: FrameDecoder<Feed>,
 }
@@ -93,6 +94,7 @@ impl Decoder for Lz4LinkedUnitsDecoder {
                                 out.len()
                             ));
                         }
+                        *dec = FrameDecoder::new(std::mem::take(dec.get_mut()));
                     }
                     Ok(n) => {
                         got += n;
@@ -117,12 +119,20 @@ const STEP: usize = 128 * 1024;
 /// flight-recorder segment ends). Bytes are kept until a frame header or a
 /// block is whole, then the frame decoder (and its 64 KiB window) reads it:
 /// a payload may decode to nothing (a block's start) or to several blocks.
+///
+/// Every frame gets a frame decoder of its own: lz4_flex's keeps the
+/// buffers of the frame before, sized for its block size, and asserts that
+/// they fit the next (a stream whose frames differ in block size panicked
+/// in a debug build).
 pub struct Lz4Decoder {
     dec: FrameDecoder<Feed>,
     /// Where the scan for whole frame parts stands in `Feed::buf`.
     at: usize,
     /// The open frame's FLG byte (None between frames).
     flags: Option<u8>,
+    /// The scan stopped after a frame's end mark: once the frame decoder
+    /// has read it, the next frame goes to a new one.
+    ended: bool,
 }
 
 impl Lz4Decoder {
@@ -132,14 +142,16 @@ impl Lz4Decoder {
             dec: FrameDecoder::new(Feed::default()),
             at: 0,
             flags: None,
+            ended: false,
         }
     }
 
-    /// Moves `ready` past every whole frame header, block and end mark.
+    /// Moves `ready` past every whole frame header, block and end mark,
+    /// up to the first frame's end.
     fn scan(&mut self) -> Result<(), Error> {
         let bad = |what: String| Error::Corrupt { codec: "lz4", what };
         let feed = self.dec.get_mut();
-        loop {
+        while !self.ended {
             let rest = &feed.buf[self.at..];
             let need = match self.flags {
                 None => {
@@ -171,6 +183,7 @@ impl Lz4Decoder {
                             return Ok(());
                         }
                         self.flags = None;
+                        self.ended = true;
                         len
                     } else {
                         let size = (word & 0x7FFF_FFFF) as usize;
@@ -188,6 +201,15 @@ impl Lz4Decoder {
             self.at += need;
             feed.ready = self.at;
         }
+        Ok(())
+    }
+
+    /// After a frame's end: a new frame decoder over the same input, and
+    /// the scan goes on into the next frame.
+    fn next_frame(&mut self) -> Result<(), Error> {
+        self.dec = FrameDecoder::new(std::mem::take(self.dec.get_mut()));
+        self.ended = false;
+        self.scan()
     }
 
     /// Drops what the frame decoder has read and appends `src` to its input.
@@ -256,7 +278,14 @@ impl Decoder for Lz4Decoder {
             }
             let feed = self.dec.get_ref();
             if feed.pos >= feed.ready {
-                return Ok(dst.len() - start);
+                if !self.ended {
+                    return Ok(dst.len() - start);
+                }
+                if let Err(e) = self.next_frame() {
+                    return fail(dst, e);
+                }
+                zeros = 0;
+                continue;
             }
             zeros += 1;
             if zeros > 1 {

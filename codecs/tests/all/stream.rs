@@ -172,3 +172,57 @@ fn the_linked_unit_lz4_format_written_before_still_reads() {
     }
     assert!(got == data);
 }
+
+/// An lz4 frame stream whose frames differ in block size and mode (a
+/// crafted or foreign file: perfz writes one kind) decodes frame by frame:
+/// lz4_flex's frame decoder keeps the larger buffers of a frame before and
+/// asserts on them (found by fuzzing decode_lz4), so every frame gets a
+/// decoder of its own.
+#[cfg(feature = "lz4")]
+#[test]
+fn lz4_frames_of_differing_block_sizes_decode() {
+    use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
+    use perfz_codecs::CodecId;
+    use std::io::Write;
+    let kinds = [
+        (BlockSize::Max4MB, BlockMode::Linked),
+        (BlockSize::Max64KB, BlockMode::Linked),
+        (BlockSize::Max1MB, BlockMode::Independent),
+        (BlockSize::Max64KB, BlockMode::Independent),
+        (BlockSize::Max4MB, BlockMode::Independent),
+    ];
+    let data = perf_like(300_000, 5);
+    let pieces: Vec<&[u8]> = data.chunks(60_000).collect();
+    let frames: Vec<Vec<u8>> = kinds
+        .iter()
+        .zip(&pieces)
+        .map(|(&(size, mode), piece)| {
+            let info = FrameInfo::new().block_size(size).block_mode(mode);
+            let mut enc = FrameEncoder::with_frame_info(info, Vec::new());
+            enc.write_all(piece).unwrap();
+            enc.finish().unwrap()
+        })
+        .collect();
+    // The stream perfz writes: consecutive pieces of the frame stream, cut
+    // anywhere.
+    let stream = frames.concat();
+    for cut in [1, 7, 4096, stream.len()] {
+        let mut dec = AnyDecoder::for_id(CodecId::LZ4).unwrap();
+        let mut got = Vec::new();
+        for payload in stream.chunks(cut) {
+            dec.decompress(payload, &mut got, usize::MAX).unwrap();
+        }
+        assert!(got == data, "lz4 cut every {cut} bytes");
+    }
+    // The chunks written before: one frame (with its end) per chunk.
+    let mut dec = AnyDecoder::for_id(CodecId::LZ4_LINKED_CHUNKS).unwrap();
+    let mut got = Vec::new();
+    for (frame, piece) in frames.iter().zip(&pieces) {
+        let mut chunk = Vec::new();
+        chunk.extend_from_slice(&(piece.len() as u32).to_le_bytes());
+        chunk.extend_from_slice(&(frame.len() as u32).to_le_bytes());
+        chunk.extend_from_slice(frame);
+        dec.decompress(&chunk, &mut got, usize::MAX).unwrap();
+    }
+    assert!(got == data, "linked chunks");
+}
