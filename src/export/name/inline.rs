@@ -129,7 +129,8 @@ impl Inline {
 fn from_file(bytes: &Arc<FileBytes>, what: &str) -> Option<addr2line::Context<Reader>> {
     let file = object::File::parse(&bytes[..]).ok()?;
     file.section_by_name(".debug_info")?;
-    let dwarf = gimli::Dwarf::load(|id| section(&file, bytes, Some(id.name()))).ok()?;
+    let dwarf =
+        gimli::Dwarf::load(|id| section(&file, bytes, wanted(id).then(|| id.name()))).ok()?;
     addr2line::Context::from_dwarf(readable(dwarf, what)?).ok()
 }
 
@@ -149,6 +150,17 @@ fn readable(mut dwarf: gimli::Dwarf<Reader>, what: &str) -> Option<gimli::Dwarf<
         }
         Err(_) => None,
     }
+}
+
+/// Whether addr2line reads section `id`: it reads no location lists
+/// (where variables live, not which code is where), and libc6-dbg's
+/// `.debug_loclists` is a fifth of its compressed DWARF, inflated for
+/// nothing at every export.
+fn wanted(id: gimli::SectionId) -> bool {
+    !matches!(
+        id,
+        gimli::SectionId::DebugLoc | gimli::SectionId::DebugLocLists
+    )
 }
 
 /// The section `name` of `file` (whose bytes are `bytes`) as a reader:

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use gimli::Reader as _;
 
-use super::{readable, section, Reader};
+use super::{readable, section, wanted, Reader};
 
 /// Where one binary's split DWARF is.
 pub(super) struct SplitDwarf {
@@ -83,7 +83,9 @@ fn path_of(r: &Reader) -> Option<PathBuf> {
 fn dwo(path: &Path, load: &addr2line::SplitDwarfLoad<Reader>) -> Option<Arc<gimli::Dwarf<Reader>>> {
     let bytes = Arc::new(crate::export::files::file::map(path)?);
     let file = object::File::parse(&bytes[..]).ok()?;
-    let mut dwarf = gimli::Dwarf::load(|id| section(&file, &bytes, id.dwo_name())).ok()?;
+    let mut dwarf =
+        gimli::Dwarf::load(|id| section(&file, &bytes, id.dwo_name().filter(|_| wanted(id))))
+            .ok()?;
     dwarf.file_type = gimli::DwarfFileType::Dwo;
     let header = dwarf.units().next().ok()??;
     if dwarf.unit(header).ok()?.dwo_id != Some(load.dwo_id) {
@@ -112,5 +114,9 @@ fn package(path: &Path) -> Option<gimli::DwarfPackage<Reader>> {
     let bytes = Arc::new(crate::export::files::file::map(path)?);
     let file = object::File::parse(&bytes[..]).ok()?;
     let empty = section(&file, &bytes, None).ok()?;
-    gimli::DwarfPackage::load(|id| section(&file, &bytes, id.dwo_name()), empty).ok()
+    gimli::DwarfPackage::load(
+        |id| section(&file, &bytes, id.dwo_name().filter(|_| wanted(id))),
+        empty,
+    )
+    .ok()
 }
