@@ -233,17 +233,12 @@ impl Default for Lz4Decoder {
     }
 }
 
-impl Decoder for Lz4Decoder {
-    fn decompress(&mut self, src: &[u8], dst: &mut Vec<u8>, limit: usize) -> Result<usize, Error> {
-        self.take_input(src);
-        let start = dst.len();
-        let fail = |dst: &mut Vec<u8>, e: Error| {
-            dst.truncate(start);
-            Err(e)
-        };
-        if let Err(e) = self.scan() {
-            return fail(dst, e);
-        }
+impl Lz4Decoder {
+    /// Appends what the input holds, whole blocks, to `dst` (which held
+    /// `start` bytes before this call): at most `limit` bytes.
+    fn decode(&mut self, dst: &mut Vec<u8>, start: usize, limit: usize) -> Result<(), Error> {
+        let corrupt = |what: String| Error::Corrupt { codec: "lz4", what };
+        self.scan()?;
         // A frame's end mark reads as 0 bytes once; the next frame follows.
         let mut zeros = 0;
         loop {
@@ -252,25 +247,12 @@ impl Decoder for Lz4Decoder {
             // Straight from the frame decoder's block buffer: nothing is
             // zeroed first, and a call that finds no whole block costs
             // nothing.
-            let got = match self.dec.fill_buf() {
-                Ok(block) => {
-                    let n = block.len().min(room);
-                    dst.extend_from_slice(&block[..n]);
-                    n
-                }
-                Err(e) => {
-                    return fail(
-                        dst,
-                        Error::Corrupt {
-                            codec: "lz4",
-                            what: e.to_string(),
-                        },
-                    )
-                }
-            };
+            let block = self.dec.fill_buf().map_err(|e| corrupt(e.to_string()))?;
+            let got = block.len().min(room);
+            dst.extend_from_slice(&block[..got]);
             self.dec.consume(got);
             if dst.len() - start > limit {
-                return fail(dst, Error::OutputLimit { limit });
+                return Err(Error::OutputLimit { limit });
             }
             if got > 0 {
                 zeros = 0;
@@ -279,23 +261,29 @@ impl Decoder for Lz4Decoder {
             let feed = self.dec.get_ref();
             if feed.pos >= feed.ready {
                 if !self.ended {
-                    return Ok(dst.len() - start);
+                    return Ok(());
                 }
-                if let Err(e) = self.next_frame() {
-                    return fail(dst, e);
-                }
+                self.next_frame()?;
                 zeros = 0;
                 continue;
             }
             zeros += 1;
             if zeros > 1 {
-                return fail(
-                    dst,
-                    Error::Corrupt {
-                        codec: "lz4",
-                        what: "the frame decoder made no progress".into(),
-                    },
-                );
+                return Err(corrupt("the frame decoder made no progress".into()));
+            }
+        }
+    }
+}
+
+impl Decoder for Lz4Decoder {
+    fn decompress(&mut self, src: &[u8], dst: &mut Vec<u8>, limit: usize) -> Result<usize, Error> {
+        self.take_input(src);
+        let start = dst.len();
+        match self.decode(dst, start, limit) {
+            Ok(()) => Ok(dst.len() - start),
+            Err(e) => {
+                dst.truncate(start);
+                Err(e)
             }
         }
     }
