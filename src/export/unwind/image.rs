@@ -161,10 +161,7 @@ impl Image {
             if let Some((_, at)) = hdr {
                 bases = bases.set_eh_frame_hdr(at);
             }
-            let hdr = hdr.and_then(|(b, _)| {
-                let parsed = EhFrameHdr::new(&b[..], LittleEndian).parse(&bases, 8);
-                parsed.ok()
-            });
+            let hdr = hdr.and_then(|(b, _)| parsed_hdr(b, &bases));
             let fde = match &hdr {
                 Some(hdr) => hdr_fde(hdr, &frame, &bases, svma),
                 None => frame
@@ -230,4 +227,75 @@ fn hdr_fde<'a>(
         .fde_from_offset(bases, off, EhFrame::cie_from_offset)
         .ok()?;
     fde.contains(svma).then_some(fde)
+}
+
+/// `.eh_frame_hdr` parsed, where its table holds the rows it declares.
+/// gimli's binary search multiplies the declared count unchecked (a
+/// hostile count overflowed it; found by fuzzing export_inputs); a table
+/// that cannot be read is left out, and `.eh_frame` is searched instead.
+fn parsed_hdr<'a>(
+    b: &'a [u8],
+    bases: &BaseAddresses,
+) -> Option<gimli::ParsedEhFrameHdr<Slice<'a>>> {
+    // The bytes of a value in `enc` (DW_EH_PE_*: the low four bits give
+    // the format), where fixed.
+    let size = |enc: u8| match enc & 0x0f {
+        0x00 | 0x04 | 0x0c => Some(8),
+        0x02 | 0x0a => Some(2),
+        0x03 | 0x0b => Some(4),
+        _ => None,
+    };
+    let &[1, ptr_enc, count_enc, table_enc, ref rest @ ..] = b else {
+        return None;
+    };
+    let (ptr, count) = (size(ptr_enc)?, size(count_enc)?);
+    let row = 2 * size(table_enc)?;
+    let count_bytes = rest.get(ptr..ptr + count)?;
+    let mut word = [0u8; 8];
+    word[..count].copy_from_slice(count_bytes);
+    let declared = u64::from_le_bytes(word);
+    let rows = (rest.len() - ptr - count) / row;
+    if declared > rows as u64 {
+        return None;
+    }
+    EhFrameHdr::new(b, LittleEndian).parse(bases, 8).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An .eh_frame_hdr: version 1, eh_frame_ptr sdata4|pcrel, the count
+    /// as `count_enc`, the table as datarel|sdata4, then `rows` rows.
+    fn hdr(count_enc: u8, count: &[u8], rows: usize) -> Vec<u8> {
+        let mut b = vec![1, 0x1b, count_enc, 0x3b];
+        b.extend(0x100i32.to_le_bytes());
+        b.extend(count);
+        for i in 0..rows as i32 {
+            b.extend((i * 16).to_le_bytes());
+            b.extend((i * 32).to_le_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn a_table_that_holds_fewer_rows_than_it_declares_is_left_out() {
+        let bases = BaseAddresses::default().set_eh_frame_hdr(0x2000);
+        let fits = hdr(0x03, &3u32.to_le_bytes(), 3);
+        let hdr_of = |b: &[u8]| parsed_hdr(b, &bases).map(|h| h.table().is_some());
+        assert_eq!(hdr_of(&fits), Some(true));
+        // The count fuzzing found: gimli's search multiplied it past u64.
+        assert_eq!(hdr_of(&hdr(0x04, &u64::MAX.to_le_bytes(), 3)), None);
+        assert_eq!(hdr_of(&hdr(0x03, &4u32.to_le_bytes(), 3)), None);
+        // Variable-length counts, a cut header, another version.
+        assert_eq!(hdr_of(&hdr(0x01, &[3], 3)), None);
+        assert_eq!(hdr_of(&fits[..6]), None);
+        let mut v2 = fits.clone();
+        v2[0] = 2;
+        assert_eq!(hdr_of(&v2), None);
+        // What passes is searched without overflow.
+        let ok = hdr(0x03, &3u32.to_le_bytes(), 3);
+        let parsed = parsed_hdr(&ok, &bases).unwrap();
+        assert!(parsed.table().unwrap().lookup(0x20, &bases).is_ok());
+    }
 }
