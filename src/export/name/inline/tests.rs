@@ -145,6 +145,33 @@ fn deeper_inlining_is_left_unread_without_a_stack_overflow() {
 }
 
 #[test]
+fn too_deep_inlining_in_any_unit_is_found() {
+    // The units are walked in two halves (by bytes), each on a thread: the
+    // deep unit is found first, last, in the middle, and beside big ones.
+    const ALLOC_EXEC: u64 = 0x2 | 0x4;
+    let image = |depths: &[usize]| {
+        let units: Vec<u8> = depths.iter().flat_map(|&d| info(d)).collect();
+        let image = elf(&[
+            (".text", ALLOC_EXEC, &[0x90; 0x100]),
+            (".debug_abbrev", 0, &abbrevs()),
+            (".debug_info", 0, &units),
+        ]);
+        Inline::parse(&image).is_some()
+    };
+    let deep = MOST_INLINE_DEPTH + 1;
+    assert!(image(&[3, 900, 1, 5, 2]));
+    for depths in [
+        [deep, 1, 2, 3, 4],
+        [1, 2, 3, 4, deep],
+        [1, 2, deep, 3, 4],
+        [900, 900, 900, 1, deep],
+        [deep, 1, 1, 900, 900],
+    ] {
+        assert!(!image(&depths), "{depths:?}");
+    }
+}
+
+#[test]
 fn inlined_subroutines_side_by_side_are_not_nested() {
     // Siblings: each closes before the next opens (null entries between).
     let mut info = info(0);
