@@ -24,6 +24,9 @@ pub enum SideBand {
         build_id: Option<Vec<u8>>,
         /// The record's cpumode is kernel: a kernel image or module map.
         kernel: bool,
+        /// The record's MMAP_DATA bit: memory that is not executable
+        /// (perf's `mmap_data` records it), where no code runs.
+        data: bool,
     },
     /// A thread's name; `exec`: set by an exec (its maps were replaced).
     Comm {
@@ -132,6 +135,7 @@ impl SideBand {
         let pid = u32_at(body, 0)?;
         let tid = u32_at(body, 4)?;
         let kernel = misc_bits & misc::CPUMODE_MASK == misc::KERNEL;
+        let data = misc_bits & misc::MMAP_DATA != 0;
         Some(match type_ {
             RecordType::MMAP => SideBand::Map {
                 pid,
@@ -141,6 +145,7 @@ impl SideBand {
                 path: path_text(cbytes_at(body, 32)?),
                 build_id: None,
                 kernel,
+                data,
             },
             RecordType::MMAP2 => SideBand::Map {
                 pid,
@@ -155,6 +160,7 @@ impl SideBand {
                     })
                     .flatten(),
                 kernel,
+                data,
             },
             RecordType::COMM => SideBand::Comm {
                 pid,

@@ -228,6 +228,79 @@ fn c_dwarf_cfa_kept_in_rbx() {
     );
 }
 
+/// The same function calling the hot loop (`cfa_rbx SECONDS calls`), as
+/// `_dl_runtime_resolve_xsavec` calls `_dl_fixup`, in a program built with
+/// frame pointers: an unwinder that steps out of it by the frame pointer
+/// skips its caller (`main;perfz_rbx_calls;perfz_spin_leaf`, where perf
+/// has `main;perfz_rbx_caller;perfz_rbx_calls;perfz_spin_leaf`).
+#[test]
+fn c_dwarf_cfa_kept_in_rbx_by_a_caller() {
+    require_recording();
+    let program = out_dir().join("cfa_rbx_fp");
+    build(
+        "cfa_rbx.c",
+        Command::new("cc")
+            .args(["-O2", "-g", "-fno-omit-frame-pointer"])
+            .arg(src("lang/cfa_rbx.c"))
+            .arg("-o")
+            .arg(&program),
+    );
+    row_then(
+        "C dwarf, CFA in rbx, a caller",
+        DWARF,
+        &with(program, &["0.3", "calls"]),
+        Some("main"),
+        |_, ours, _| {
+            let total: u64 = ours.values().sum();
+            let chain = ";perfz_rbx_caller;perfz_rbx_calls;perfz_spin_leaf";
+            let under: u64 = ours
+                .iter()
+                .filter(|(k, _)| k.contains(chain))
+                .map(|(_, n)| n)
+                .sum();
+            let whole = under as f64 / total.max(1) as f64;
+            assert!(
+                whole > 0.5,
+                "{:.1} % of the weight is in perfz_spin_leaf under its two callers",
+                whole * 100.0
+            );
+        },
+    );
+}
+
+/// A function whose return address, by its CFI, is a pointer into the
+/// heap (tests/workload/lang/heap_ra.c), as a new thread's first
+/// instruction finds one on its stack: the stack ends at the function, as
+/// perf 7.3 ends it (6.x print `[anon]`); before, export named the word as
+/// JIT code, `[perf-PID.map]`.
+#[test]
+fn c_dwarf_return_address_in_the_heap() {
+    require_recording();
+    let program = out_dir().join("heap_ra");
+    build(
+        "heap_ra.c",
+        Command::new("cc")
+            .args(["-O2", "-g"])
+            .arg(src("lang/heap_ra.c"))
+            .arg("-o")
+            .arg(&program),
+    );
+    row_then(
+        "C dwarf, return address in the heap",
+        DWARF,
+        &with(program, &["0.3"]),
+        None,
+        |_, ours, _| {
+            let total: u64 = ours.values().sum();
+            let alone = ours.get("heap_ra;perfz_heap_ra").copied().unwrap_or(0);
+            assert!(
+                alone as f64 > 0.5 * total as f64,
+                "{alone} of {total} end at perfz_heap_ra: {ours:?}"
+            );
+        },
+    );
+}
+
 /// The share of `folded`'s weight with a frame whose name holds `part`.
 fn reaching_any(folded: &Folded, part: &str) -> f64 {
     let total: u64 = folded.values().sum();

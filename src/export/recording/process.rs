@@ -29,6 +29,9 @@ pub(crate) struct Mapping {
     /// When it was made (the side band's time).
     pub(crate) from: u64,
     until: u64,
+    /// Not executable (the MMAP record's MMAP_DATA bit): a word of the
+    /// stack that points into it is no return address.
+    pub(crate) data: bool,
 }
 
 impl Mapping {
@@ -42,6 +45,7 @@ impl Mapping {
             build_id: None,
             from: 0,
             until: u64::MAX,
+            data: false,
         }
     }
 
@@ -115,6 +119,7 @@ impl Timeline {
                 path,
                 build_id,
                 kernel,
+                data,
             } => {
                 // A build id of no bytes (a damaged or hostile MMAP2) is
                 // none.
@@ -130,6 +135,7 @@ impl Timeline {
                     build_id,
                     from: t,
                     until: u64::MAX,
+                    data,
                 };
                 self.add_map(if kernel { None } else { Some(pid) }, m);
             }
@@ -279,6 +285,7 @@ mod tests {
             path: path.into(),
             build_id: None,
             kernel: false,
+            data: false,
         }
     }
 
@@ -346,6 +353,7 @@ mod tests {
             path: "/bin/x".into(),
             build_id: Some(Vec::new()),
             kernel: false,
+            data: false,
         };
         t.push(1, ev);
         t.build();

@@ -85,9 +85,10 @@ impl<'a> View<'a> {
         Some(self.maps[j])
     }
 
-    /// Whether some mapping holds `addr`.
-    pub(crate) fn holds(&self, addr: u64) -> bool {
-        self.find(addr).is_some()
+    /// Whether a mapping of code (not one of data: the heap, a thread's
+    /// stack) holds `addr`.
+    pub(crate) fn holds_code(&self, addr: u64) -> bool {
+        self.find(addr).is_some_and(|m| !m.data)
     }
 }
 

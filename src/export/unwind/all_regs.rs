@@ -3,10 +3,12 @@
 //! `_dl_runtime_resolve_xsavec` keeps it in rbx while it realigns its
 //! stack; so does code built with `-mstackrealign`). framehop tracks rip,
 //! rsp and rbp only, and falls back to the frame pointer there, which ends
-//! the stack; perf's unwinders (libdw, libunwind) track every register.
-//! Where a stack ends at such a frame, it is unwound again from the leaf
-//! with every general register the sample recorded, each frame by its CFI
-//! row as DWARF defines it (gimli), and the longer stack is kept.
+//! the stack, or skips the frame's caller; perf's unwinders (libdw,
+//! libunwind) track every register. Where a stack ends at such a frame, or
+//! framehop stepped out of one by the frame pointer, it is unwound again
+//! from the leaf with every general register the sample recorded, each
+//! frame by its CFI row as DWARF defines it (gimli), and kept where it gets
+//! past that frame (see `Unwind::again_with_all_regs`).
 
 use gimli::{CfaRule, Register, RegisterRule, UnwindTableRow, X86_64};
 
@@ -79,6 +81,36 @@ pub(crate) fn frames(
     frames
 }
 
+/// Makes `frames` (framehop's, which meet a frame whose CFA it cannot
+/// find at index `at`) the frames found with every register, `again`,
+/// where they get past that frame. framehop ends the stack there, or
+/// steps out of the frame by its frame pointer, which skips its caller
+/// (ld.so's `_dl_runtime_resolve_xsavec`, entered from a PLT stub:
+/// `main;noteBottomOfStack;_dl_runtime_resolve_xsavec` came out
+/// `main;_dl_runtime_resolve_xsavec`) or goes into the heap. Where
+/// `again` ends sooner, framehop's frames go on from the last frame both
+/// found; else `cut` says whether `again` ends where the stack copy was cut
+/// (an `[unknown]` root, 0, then). At most `most` frames.
+pub(crate) fn keep(
+    frames: &mut Vec<u64>,
+    mut again: Vec<u64>,
+    at: usize,
+    most: usize,
+    cut: impl Fn(u64) -> bool,
+) {
+    if again.len() <= at + 1 {
+        return;
+    }
+    let last = *again.last().unwrap_or(&0);
+    if let Some(i) = frames[at + 1..].iter().position(|&f| f == last) {
+        again.extend_from_slice(&frames[at + 2 + i..]);
+    } else if again.len() < most && cut(last) {
+        again.push(0);
+    }
+    again.truncate(most);
+    *frames = again;
+}
+
 /// The caller's registers from `regs` by `row`: its rsp is the CFA, each
 /// register as its rule says. A register without a rule keeps its value
 /// (callee-saved registers the frame did not touch); one whose rule is an
@@ -111,6 +143,34 @@ fn step(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frames_found_with_every_register_are_kept_past_the_frame() {
+        let keep_with = |framehop: &[u64], again: &[u64], at: usize| {
+            let mut frames = framehop.to_vec();
+            keep(&mut frames, again.to_vec(), at, 6, |last| last == 9);
+            frames
+        };
+        // Stepped out of by the frame pointer, the caller (3) skipped.
+        assert_eq!(
+            keep_with(&[1, 2, 4, 5], &[1, 2, 3, 4, 5], 1),
+            [1, 2, 3, 4, 5]
+        );
+        // Not past the frame: framehop's stay.
+        assert_eq!(keep_with(&[1, 2, 4, 5], &[1, 2], 1), [1, 2, 4, 5]);
+        // Ending sooner: framehop's go on from the last both found.
+        assert_eq!(
+            keep_with(&[1, 2, 4, 5, 6], &[1, 2, 3, 4], 1),
+            [1, 2, 3, 4, 5, 6]
+        );
+        // Ending where the copy was cut: an [unknown] root.
+        assert_eq!(keep_with(&[1, 2, 7], &[1, 2, 3, 9], 1), [1, 2, 3, 9, 0]);
+        // At most `most`.
+        assert_eq!(
+            keep_with(&[1, 2, 4, 5, 6, 7, 8], &[1, 2, 3, 4], 1),
+            [1, 2, 3, 4, 5, 6]
+        );
+    }
 
     #[test]
     fn dwarf_registers_map_to_perfs() {

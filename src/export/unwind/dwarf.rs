@@ -127,13 +127,8 @@ impl Unwind {
             return Vec::new();
         };
         let bp = u.reg(REG_BP).unwrap_or(0);
-        let process = process(
-            &mut self.processes,
-            &mut self.images,
-            &self.locate,
-            view,
-            pid,
-        );
+        let (processes, images) = (&mut self.processes, &mut self.images);
+        let process = process(processes, images, &self.locate, view, pid);
         let copy = StackCopy::new(u.stack, u.endian, sp);
         let mut read_stack = |addr: u64| copy.read(addr);
         // A leaf no FDE covers is left by its frame pointer, as perf does,
@@ -142,7 +137,11 @@ impl Unwind {
         let mut regs = UnwindRegsX86_64::new(ip, sp, bp);
         let mut at = FrameAddress::from_instruction_pointer(ip);
         let mut frames = vec![ip];
+        // The frames framehop stepped out of by the frame pointer, by
+        // index: its rule there, or its fallback where the CFI is beyond it.
+        let mut by_fp: u128 = 0;
         while frames.len() < MAX_FRAMES {
+            let bp = regs.bp();
             let step = if frames.len() == 1 && leaf != Leaf::Cfi {
                 uncovered_leaf(leaf, &mut regs, &mut read_stack)
             } else {
@@ -152,6 +151,7 @@ impl Unwind {
                     .unwind_frame(at, &mut regs, cache, &mut read_stack);
                 step.map_err(|_| ())
             };
+            by_fp |= u128::from(regs.sp() == bp.wrapping_add(16)) << (frames.len() - 1);
             let next = match step {
                 Ok(Some(ra)) => FrameAddress::from_return_address(ra),
                 Ok(None) => break,
@@ -165,56 +165,56 @@ impl Unwind {
             };
             at = next;
             let addr = next.address_for_lookup();
-            // A caller outside every mapping is a word past the stack's
-            // end (ld.so's _start has no caller), not a frame: perf stops.
-            if !view.holds(addr) {
+            // A caller outside every mapping of code is a word past the
+            // stack's end (ld.so's _start has no caller) or one of data (a
+            // new thread's first instruction in __clone3 has none, the word
+            // points into the heap), not a frame: perf 7.3 stops.
+            if !view.holds_code(addr) {
                 break;
             }
             frames.push(addr);
         }
         if frames.len() < MAX_FRAMES {
-            self.again_with_all_regs(view, u, sp, &mut frames);
+            self.again_with_all_regs(view, u, (sp, by_fp), &mut frames);
         }
         frames
     }
 
-    /// Where `frames` ends at a frame whose CFA framehop cannot find (see
+    /// Where `frames` meets a frame whose CFA framehop cannot find (see
     /// [`all_regs`]), the stack unwound again from `u` (its stack copy
-    /// from `sp`) with every register, kept where it is longer.
+    /// from `sp`) with every register, and kept as [`all_regs::keep`]
+    /// says. Only the frames framehop stepped out of by the frame pointer
+    /// (`by_fp`, by index), as its fallback does there, and the last are
+    /// looked at.
     fn again_with_all_regs(
         &mut self,
         view: &View<'_>,
         u: &UserState<'_>,
-        sp: u64,
+        (sp, by_fp): (u64, u128),
         frames: &mut Vec<u64>,
     ) {
-        let Some(&stop) = frames.iter().rev().find(|&&f| f != UNKNOWN_ROOT) else {
+        let (images, untracked) = (&self.images, &mut self.untracked);
+        let last = frames.iter().rposition(|&f| f != UNKNOWN_ROOT);
+        let looked_at = |i: usize| by_fp & (1 << i) != 0 || Some(i) == last;
+        let Some(at) = frames.iter().enumerate().position(|(i, &f)| {
+            looked_at(i)
+                && view.find(f).is_some_and(|m| {
+                    *untracked
+                        .entry((m as *const Mapping as usize, f))
+                        .or_insert_with(|| {
+                            row_at(images, view, f).is_some_and(|r| all_regs::untracked_cfa(&r))
+                        })
+                })
+        }) else {
             return;
         };
-        let Some(m) = view.find(stop) else {
-            return;
-        };
-        let images = &self.images;
-        let untracked = *(self.untracked)
-            .entry((m as *const Mapping as usize, stop))
-            .or_insert_with(|| {
-                row_at(images, view, stop).is_some_and(|r| all_regs::untracked_cfa(&r))
-            });
-        if !untracked {
-            return;
-        }
         let copy = StackCopy::new(u.stack, u.endian, sp);
         let regs = all_regs::from_perf(|n| u.reg(n));
         let row = |addr| row_at(images, view, addr);
-        let holds = |addr| view.holds(addr);
-        let mut again = all_regs::frames(regs, MAX_FRAMES, row, holds, &mut |a| copy.read(a));
-        let last = *again.last().unwrap_or(&0);
-        if again.len() < MAX_FRAMES && cut_short(view, last, copy.outside()) {
-            again.push(UNKNOWN_ROOT);
-        }
-        if again.len() > frames.len() {
-            *frames = again;
-        }
+        let holds = |addr| view.holds_code(addr);
+        let again = all_regs::frames(regs, MAX_FRAMES, row, holds, &mut |a| copy.read(a));
+        let cut = |last| cut_short(view, last, copy.outside());
+        all_regs::keep(frames, again, at, MAX_FRAMES, cut);
     }
 }
 
