@@ -94,7 +94,11 @@ impl Decoder for Lz4LinkedUnitsDecoder {
                                 out.len()
                             ));
                         }
-                        *dec = FrameDecoder::new(std::mem::take(dec.get_mut()));
+                        // A frame's end (not an empty block): the next
+                        // frame gets a frame decoder of its own.
+                        if f.buf[f.pos..].starts_with(&LZ4_MAGIC.to_le_bytes()) {
+                            *dec = FrameDecoder::new(std::mem::take(dec.get_mut()));
+                        }
                     }
                     Ok(n) => {
                         got += n;

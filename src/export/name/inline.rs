@@ -137,8 +137,9 @@ fn from_file(bytes: &Arc<FileBytes>, what: &str) -> Option<addr2line::Context<Re
             let name = (wanted(id) && id != gimli::SectionId::DebugInfo).then(|| id.name());
             section(&file, bytes, name)
         });
+        let info = info.join().ok()?.ok()?;
         let mut dwarf = rest.ok()?;
-        dwarf.debug_info = info.join().ok()?.ok()?.into();
+        dwarf.debug_info = info.into();
         Some(dwarf)
     })?;
     addr2line::Context::from_dwarf(readable(dwarf, what)?).ok()
@@ -246,9 +247,9 @@ fn deepest_inlining(dwarf: &gimli::Dwarf<Reader>) -> gimli::Result<usize> {
     let (first, second) = units.split_at(cut);
     std::thread::scope(|s| {
         let other = s.spawn(|| deepest_in(dwarf, second));
-        let one = deepest_in(dwarf, first)?;
-        let other = other.join().unwrap_or(Err(gimli::Error::Io))?;
-        Ok(one.max(other))
+        let one = deepest_in(dwarf, first);
+        let other = other.join().unwrap_or(Err(gimli::Error::Io));
+        Ok(one?.max(other?))
     })
 }
 

@@ -163,12 +163,14 @@ impl Timeline {
         // brk: 25 000 maps in 4 s of a Rust program recorded with
         // dwarf stacks, which record data maps) stays one mapping,
         // as far as it ever reached: perf keeps what a new map
-        // does not overlap too, and no code is named from it.
+        // does not overlap too, and no code is named from it. Not where
+        // it turns to code (a JIT reserves `//anon` memory without
+        // access, then maps code at the same start): that one ends the
+        // reservation as any mapping ends what it covers.
         if grows(&m.path) {
-            let same = maps
-                .iter_mut()
-                .rev()
-                .find(|o| o.until == u64::MAX && o.start == m.start && o.path == m.path);
+            let same = maps.iter_mut().rev().find(|o| {
+                o.until == u64::MAX && o.start == m.start && o.path == m.path && o.data == m.data
+            });
             if let Some(o) = same {
                 o.end = o.end.max(m.end);
                 return;
@@ -311,6 +313,32 @@ mod tests {
         assert_eq!((a.from, a.until()), (20, 30));
         let b = maps.iter().find(|m| &*m.path == "/lib/b.so").unwrap();
         assert_eq!((b.from, b.until()), (30, u64::MAX));
+    }
+
+    /// A JIT's reservation (`//anon` without access: a data map) then its
+    /// code at the same start: the code is a mapping of code, not the
+    /// reservation grown.
+    #[test]
+    fn code_mapped_over_a_reservation_is_code() {
+        let mut t = Timeline::default();
+        let mut reservation = map(0x6000_0000, 0x10_0000, "//anon");
+        if let SideBand::Map { data, .. } = &mut reservation {
+            *data = true;
+        }
+        t.push(10, reservation);
+        t.push(20, map(0x6000_0000, 0x1000, "//anon"));
+        t.build();
+        let maps = t.maps_of(7);
+        let at = |time: u64| {
+            maps.iter()
+                .find(|m| m.start == 0x6000_0000 && m.from <= time && time < m.until())
+        };
+        assert!(at(15).unwrap().data);
+        assert!(!at(25).unwrap().data);
+        // What the code does not cover stays reserved.
+        assert!(maps
+            .iter()
+            .any(|m| m.start == 0x6000_1000 && m.data && m.from == 20));
     }
 
     /// An image mapped whole from offset 0 (gold, `-z noseparate-code`),

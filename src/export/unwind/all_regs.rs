@@ -89,8 +89,11 @@ pub(crate) fn frames(
 /// `main;noteBottomOfStack;_dl_runtime_resolve_xsavec` came out
 /// `main;_dl_runtime_resolve_xsavec`) or goes into the heap. Where
 /// `again` ends sooner, framehop's frames go on from the last frame both
-/// found; else `cut` says whether `again` ends where the stack copy was cut
-/// (an `[unknown]` root, 0, then). At most `most` frames.
+/// found (its last such frame: a recursion repeats one); else `cut` says
+/// whether `again` ends where the stack copy was cut (an `[unknown]` root,
+/// 0, then), and `again` is kept only where it is longer (it stops at a
+/// caller without CFI, where framehop goes on by the frame pointer). At
+/// most `most` frames.
 pub(crate) fn keep(
     frames: &mut Vec<u64>,
     mut again: Vec<u64>,
@@ -102,10 +105,15 @@ pub(crate) fn keep(
         return;
     }
     let last = *again.last().unwrap_or(&0);
-    if let Some(i) = frames[at + 1..].iter().position(|&f| f == last) {
+    if let Some(i) = frames[at + 1..].iter().rposition(|&f| f == last) {
         again.extend_from_slice(&frames[at + 2 + i..]);
-    } else if again.len() < most && cut(last) {
-        again.push(0);
+    } else {
+        if again.len() < most && cut(last) {
+            again.push(0);
+        }
+        if again.len() <= frames.len() {
+            return;
+        }
     }
     again.truncate(most);
     *frames = again;
@@ -165,6 +173,14 @@ mod tests {
         );
         // Ending where the copy was cut: an [unknown] root.
         assert_eq!(keep_with(&[1, 2, 7], &[1, 2, 3, 9], 1), [1, 2, 3, 9, 0]);
+        // Ending sooner with no frame in common (a caller without CFI):
+        // framehop's longer stack stays.
+        assert_eq!(keep_with(&[1, 2, 4, 5, 6], &[1, 2, 3], 1), [1, 2, 4, 5, 6]);
+        // A recursion: framehop's go on from its last frame in common.
+        assert_eq!(
+            keep_with(&[1, 2, 8, 8, 8, 5], &[1, 2, 3, 8, 8], 1),
+            [1, 2, 3, 8, 8, 5]
+        );
         // At most `most`.
         assert_eq!(
             keep_with(&[1, 2, 4, 5, 6, 7, 8], &[1, 2, 3, 4], 1),

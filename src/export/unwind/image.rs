@@ -107,7 +107,10 @@ impl Image {
             loads: LoadMap::of(&file),
             text: section(&file, &bytes, ".text"),
             eh_frame: section(&file, &bytes, ".eh_frame"),
-            eh_frame_hdr: section(&file, &bytes, ".eh_frame_hdr"),
+            // framehop searches its table as gimli does: one it cannot
+            // read is not given to either.
+            eh_frame_hdr: section(&file, &bytes, ".eh_frame_hdr")
+                .filter(|s| s.data.as_deref().is_some_and(hdr_fits)),
             got: section(&file, &bytes, ".got").map(|s| s.svma),
             debug_frame,
             cover: std::sync::OnceLock::new(),
@@ -229,16 +232,23 @@ fn hdr_fde<'a>(
     fde.contains(svma).then_some(fde)
 }
 
-/// `.eh_frame_hdr` parsed, where its table holds the rows it declares.
-/// gimli's binary search multiplies the declared count unchecked (a
-/// hostile count overflowed it; found by fuzzing export_inputs); a table
-/// that cannot be read is left out, and `.eh_frame` is searched instead.
+/// `.eh_frame_hdr` parsed, where its table holds the rows it declares
+/// (see [`hdr_fits`]).
 fn parsed_hdr<'a>(
     b: &'a [u8],
     bases: &BaseAddresses,
 ) -> Option<gimli::ParsedEhFrameHdr<Slice<'a>>> {
+    hdr_fits(b).then(|| EhFrameHdr::new(b, LittleEndian).parse(bases, 8).ok())?
+}
+
+/// Whether the `.eh_frame_hdr` `b` is version 1 and its table holds the
+/// rows it declares. gimli's binary search (framehop's too) multiplies the
+/// declared count unchecked (a hostile count overflowed it; found by
+/// fuzzing export_inputs): a table that cannot be read is left out, and
+/// `.eh_frame` is searched instead.
+fn hdr_fits(b: &[u8]) -> bool {
     // The bytes of a value in `enc` (DW_EH_PE_*: the low four bits give
-    // the format), where fixed.
+    // the format, 0x08 a signed one), where fixed.
     let size = |enc: u8| match enc & 0x0f {
         0x00 | 0x04 | 0x0c => Some(8),
         0x02 | 0x0a => Some(2),
@@ -246,19 +256,22 @@ fn parsed_hdr<'a>(
         _ => None,
     };
     let &[1, ptr_enc, count_enc, table_enc, ref rest @ ..] = b else {
-        return None;
+        return false;
     };
-    let (ptr, count) = (size(ptr_enc)?, size(count_enc)?);
-    let row = 2 * size(table_enc)?;
-    let count_bytes = rest.get(ptr..ptr + count)?;
+    let (Some(ptr), Some(count), Some(cell)) = (size(ptr_enc), size(count_enc), size(table_enc))
+    else {
+        return false;
+    };
+    let Some(count_bytes) = rest.get(ptr..ptr + count) else {
+        return false;
+    };
+    // gimli reads a signed count sign-extended: its top bit set, a count
+    // past any table.
+    let negative = count_enc & 0x08 != 0 && count_bytes[count - 1] & 0x80 != 0;
     let mut word = [0u8; 8];
     word[..count].copy_from_slice(count_bytes);
-    let declared = u64::from_le_bytes(word);
-    let rows = (rest.len() - ptr - count) / row;
-    if declared > rows as u64 {
-        return None;
-    }
-    EhFrameHdr::new(b, LittleEndian).parse(bases, 8).ok()
+    let rows = (rest.len() - ptr - count) / (2 * cell);
+    !negative && u64::from_le_bytes(word) <= rows as u64
 }
 
 #[cfg(test)]
@@ -287,6 +300,9 @@ mod tests {
         // The count fuzzing found: gimli's search multiplied it past u64.
         assert_eq!(hdr_of(&hdr(0x04, &u64::MAX.to_le_bytes(), 3)), None);
         assert_eq!(hdr_of(&hdr(0x03, &4u32.to_le_bytes(), 3)), None);
+        // A signed count gimli reads sign-extended (0x8000 as sdata2).
+        assert_eq!(hdr_of(&hdr(0x0a, &0x8000u16.to_le_bytes(), 0x8000)), None);
+        assert_eq!(hdr_of(&hdr(0x0a, &3u16.to_le_bytes(), 3)), Some(true));
         // Variable-length counts, a cut header, another version.
         assert_eq!(hdr_of(&hdr(0x01, &[3], 3)), None);
         assert_eq!(hdr_of(&fits[..6]), None);

@@ -114,9 +114,7 @@ fn package(path: &Path) -> Option<gimli::DwarfPackage<Reader>> {
     let bytes = Arc::new(crate::export::files::file::map(path)?);
     let file = object::File::parse(&bytes[..]).ok()?;
     let empty = section(&file, &bytes, None).ok()?;
-    gimli::DwarfPackage::load(
-        |id| section(&file, &bytes, id.dwo_name().filter(|_| wanted(id))),
-        empty,
-    )
-    .ok()
+    // Every section, location lists too: a package's index gives each
+    // unit's range of them, which gimli checks against the section.
+    gimli::DwarfPackage::load(|id| section(&file, &bytes, id.dwo_name()), empty).ok()
 }
